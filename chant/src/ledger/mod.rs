@@ -1,0 +1,1 @@
+//! The ledger: records on the orphan branch `chant/lifecycle` (being built).

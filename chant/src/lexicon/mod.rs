@@ -1,0 +1,1 @@
+//! Lexicons: readers and writers of one kind of substrate each (being built).

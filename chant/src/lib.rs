@@ -1,0 +1,24 @@
+//! chant keeps declared environments converged.
+//!
+//! Users write Ops and ConvergeOps as Rust source with [`op!`] and [`converge_op!`]; the macros
+//! check every rule at compile time, embed the validated table as op.json, and register it with
+//! the project binary that [`main!`] builds. See the README for a tour.
+
+extern crate self as chant;
+
+pub mod cli;
+pub mod git;
+pub mod ledger;
+pub mod lexicon;
+pub mod model;
+pub mod observe;
+pub mod registry;
+pub mod step;
+
+#[doc(hidden)]
+pub mod __private;
+
+/// The names a project needs to declare its ops.
+pub mod prelude {
+    pub use crate::step::{StepContext, StepError, StepResult};
+}

@@ -1,0 +1,1 @@
+//! The observation contract: the tri-state, change set, status rows and symptom derivation (being built).

@@ -1,0 +1,1 @@
+//! Compile-fail and pass cases for chant's macros; see `tests/`.
