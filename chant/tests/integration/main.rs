@@ -1,0 +1,3 @@
+//! chant's integration tests: one test binary, one module per area.
+
+mod guard;
