@@ -15,6 +15,7 @@ pub enum DefaultCommand {
     Tick(&'static str),
 }
 
+#[cfg(feature = "cli")]
 /// The body of a project binary's `main`: parses the command line and runs it over the ops
 /// registered in this binary.
 pub fn project_main(default: DefaultCommand) -> std::process::ExitCode {

@@ -6,6 +6,8 @@
 
 extern crate self as chant;
 
+pub mod catalog;
+#[cfg(feature = "cli")]
 pub mod cli;
 pub mod git;
 pub mod ledger;

@@ -10,6 +10,7 @@ pub mod cron;
 pub mod op;
 pub mod rule;
 pub mod symptom;
+pub mod validate;
 
 pub use contract::{ClassKind, DialKind, SymptomKind};
 pub use op::{ConvergeSpec, Dial, OP_JSON_VERSION, OpDocument, Overlap, Phase, Schedule, Step, VerbClass};
@@ -18,3 +19,6 @@ pub use rule::{
     evaluate, is_well_formed,
 };
 pub use symptom::{ComponentRow, ConvergeSymptom, EnvStatus, ResourceStatus, ResourceSymptom, UnobservedReason};
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,132 @@
+//! `ops`: list the ops compiled into this binary; `ops check`: re-validate op.json files.
+
+use std::path::{Path, PathBuf};
+
+use clap::{Args, Subcommand};
+
+use super::{Binary, Exit};
+use crate::catalog;
+
+/// List the ops compiled into this binary, or check op.json files
+#[derive(Debug, Args)]
+pub struct OpsArgs {
+    /// Print the embedded op.json documents as one JSON array on one line.
+    #[arg(long)]
+    pub json: bool,
+    /// A subcommand.
+    #[command(subcommand)]
+    pub command: Option<OpsCommand>,
+}
+
+/// The `ops` subcommands.
+#[derive(Debug, Subcommand)]
+pub enum OpsCommand {
+    /// Re-validate op.json files (a set, checked together) against the rule-table contract
+    Check(CheckArgs),
+}
+
+/// Re-validate op.json files against the rule-table contract
+#[derive(Debug, Args)]
+pub struct CheckArgs {
+    /// op.json files, or directories searched recursively for `*.json`.
+    #[arg(required = true)]
+    pub paths: Vec<PathBuf>,
+}
+
+/// Runs `ops` or `ops check`.
+pub fn cmd_ops(binary: Binary, args: &OpsArgs) -> Exit {
+    match &args.command {
+        Some(OpsCommand::Check(check)) => cmd_check(check),
+        None => cmd_list(binary, args.json),
+    }
+}
+
+fn cmd_list(binary: Binary, json: bool) -> Exit {
+    let catalog = match catalog::Catalog::embedded() {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return Exit::Usage;
+        }
+    };
+    if json {
+        let docs: Vec<&crate::model::OpDocument> = catalog.ops().collect();
+        match serde_json::to_string(&docs) {
+            Ok(s) => println!("{s}"),
+            Err(e) => {
+                eprintln!("error: cannot render the ops as JSON: {e}");
+                return Exit::Failed;
+            }
+        }
+        return Exit::Done;
+    }
+    if catalog.is_empty() {
+        match binary {
+            Binary::Stock => eprintln!(
+                "the stock chant binary carries no ops; list a project's ops with its own binary (e.g. `cargo run --bin <project-bin> -- ops`)"
+            ),
+            Binary::Project => {
+                eprintln!("no ops are compiled into this binary; declare them with op! and converge_op!")
+            }
+        }
+        return Exit::Done;
+    }
+    print!("{}", catalog::render_table(&catalog));
+    Exit::Done
+}
+
+fn cmd_check(args: &CheckArgs) -> Exit {
+    let mut files = Vec::new();
+    for p in &args.paths {
+        if let Err(e) = collect(p, &mut files) {
+            eprintln!("error: {}: {e}", p.display());
+            return Exit::Usage;
+        }
+    }
+    if files.is_empty() {
+        eprintln!(
+            "error: no .json files under {}",
+            args.paths.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", ")
+        );
+        return Exit::Usage;
+    }
+    let mut texts = Vec::with_capacity(files.len());
+    for f in &files {
+        match std::fs::read_to_string(f) {
+            Ok(t) => texts.push((f.display().to_string(), t)),
+            Err(e) => {
+                eprintln!("error: cannot read {}: {e}", f.display());
+                return Exit::Usage;
+            }
+        }
+    }
+    let report = crate::model::validate::check_set(texts.iter().map(|(o, t)| (o.as_str(), t.as_str())));
+    for p in &report.problems {
+        eprintln!("error: {p}");
+    }
+    if report.is_valid() {
+        println!("{} op.json file(s) checked: no problems", files.len());
+        Exit::Done
+    } else {
+        eprintln!("{} problem(s) in {} op.json file(s)", report.problems.len(), files.len());
+        Exit::Failed
+    }
+}
+
+fn collect(path: &Path, out: &mut Vec<PathBuf>) -> std::io::Result<()> {
+    if path.is_dir() {
+        let mut entries: Vec<PathBuf> =
+            std::fs::read_dir(path)?.map(|e| e.map(|e| e.path())).collect::<Result<_, _>>()?;
+        entries.sort();
+        for e in entries {
+            if e.is_dir() || e.extension().is_some_and(|x| x == "json") {
+                collect(&e, out)?;
+            }
+        }
+        Ok(())
+    } else {
+        std::fs::metadata(path)?;
+        out.push(path.to_path_buf());
+        Ok(())
+    }
+}

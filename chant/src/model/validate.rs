@@ -1,0 +1,370 @@
+//! The op.json loader: parses a set of op.json documents and re-validates them against the same
+//! contract the macros enforce at compile time.
+//!
+//! This is the runtime backstop for a rule table that did not come through the macros (edited by
+//! hand, written by another tool, or older than this build): every compile-time refusal is
+//! refused here too, naming the file, the op, the rule id and the reason. A set is checked
+//! together because `run()` targets live in other documents.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::fmt;
+
+use serde_json::Value;
+
+use super::contract::{self, ClassKind, SymptomKind};
+use super::cron::parse_cron;
+use super::op::{OP_JSON_VERSION, OpDocument, Step};
+use super::rule::{Action, Predicate, Rule, Source, check_predicate};
+
+/// One problem found in an op.json document.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Problem {
+    /// Where the document came from (a path, or `embedded:<name>`).
+    pub origin: String,
+    /// The op's name, once known.
+    pub op: Option<String>,
+    /// The rule's id, for a problem in a rule.
+    pub rule: Option<String>,
+    /// What is wrong and how to fix it.
+    pub message: String,
+}
+
+impl fmt::Display for Problem {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: ", self.origin)?;
+        match (&self.op, &self.rule) {
+            (Some(op), Some(rule)) => write!(f, "op \"{op}\", rule \"{rule}\": ")?,
+            (Some(op), None) => write!(f, "op \"{op}\": ")?,
+            (None, Some(rule)) => write!(f, "rule \"{rule}\": ")?,
+            (None, None) => {}
+        }
+        f.write_str(&self.message)
+    }
+}
+
+/// Every problem found in a set of documents; empty means the set is valid.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Report {
+    /// The documents that parsed, by origin, in input order.
+    pub documents: Vec<(String, OpDocument)>,
+    /// Every problem, in input order.
+    pub problems: Vec<Problem>,
+}
+
+impl Report {
+    /// Returns true when no problem was found.
+    pub fn is_valid(&self) -> bool {
+        self.problems.is_empty()
+    }
+}
+
+/// Parses and validates a set of op.json texts, given as `(origin, text)` pairs, together.
+pub fn check_set<'a>(inputs: impl IntoIterator<Item = (&'a str, &'a str)>) -> Report {
+    let mut report = Report::default();
+    for (origin, text) in inputs {
+        let mut p = Ctx { origin, op: None, problems: &mut report.problems };
+        if let Some(doc) = parse_document(&mut p, text) {
+            report.documents.push((origin.to_owned(), doc));
+        }
+    }
+    check_documents(&mut report);
+    report
+}
+
+struct Ctx<'a, 'p> {
+    origin: &'a str,
+    op: Option<String>,
+    problems: &'p mut Vec<Problem>,
+}
+
+impl Ctx<'_, '_> {
+    fn push(&mut self, rule: Option<&str>, message: impl Into<String>) {
+        self.problems.push(Problem {
+            origin: self.origin.to_owned(),
+            op: self.op.clone(),
+            rule: rule.map(str::to_owned),
+            message: message.into(),
+        });
+    }
+}
+
+fn parse_document(p: &mut Ctx<'_, '_>, text: &str) -> Option<OpDocument> {
+    let mut value: Value = match serde_json::from_str(text) {
+        Ok(v) => v,
+        Err(e) => {
+            p.push(None, format!("not valid JSON at line {}, column {}: {e}", e.line(), e.column()));
+            return None;
+        }
+    };
+    p.op = value.get("name").and_then(Value::as_str).map(str::to_owned);
+    // Rules are parsed one by one so a problem names its rule; the rest of the document is typed.
+    let raw_rules = value
+        .get_mut("converge")
+        .and_then(|c| c.get_mut("rules"))
+        .map(|r| std::mem::replace(r, Value::Array(Vec::new())));
+    let mut doc: OpDocument = match serde_json::from_value(value) {
+        Ok(d) => d,
+        Err(e) => {
+            p.push(None, format!("does not match the op.json format: {e}"));
+            return None;
+        }
+    };
+    if let (Some(spec), Some(raw)) = (doc.converge.as_mut(), raw_rules) {
+        let Value::Array(items) = raw else {
+            p.push(None, "`converge.rules` must be an array of rules");
+            return None;
+        };
+        for (i, item) in items.into_iter().enumerate() {
+            if let Some(rule) = parse_rule(p, i, item) {
+                spec.rules.push(rule);
+            }
+        }
+    }
+    Some(doc)
+}
+
+const RULE_KEYS: [&str; 6] = ["id", "when", "then", "why", "flapThreshold", "source"];
+
+fn parse_rule(p: &mut Ctx<'_, '_>, index: usize, item: Value) -> Option<Rule> {
+    let Value::Object(mut map) = item else {
+        p.push(None, format!("rule #{} is not an object", index + 1));
+        return None;
+    };
+    let id = match map.get("id") {
+        Some(Value::String(s)) => s.clone(),
+        _ => {
+            p.push(
+                Some(&format!("#{}", index + 1)),
+                "a rule must have a string `id` (flap counters and history are keyed by it)",
+            );
+            return None;
+        }
+    };
+    let rid = Some(id.as_str());
+    let mut ok = true;
+    for key in map.keys() {
+        if !RULE_KEYS.contains(&key.as_str()) {
+            let hint =
+                contract::did_you_mean(key, RULE_KEYS).map(|s| format!("; did you mean `{s}`?")).unwrap_or_default();
+            p.push(rid, format!("unknown rule key `{key}`{hint}"));
+            ok = false;
+        }
+    }
+    let why = match map.remove("why") {
+        Some(Value::String(s)) if !s.trim().is_empty() => s,
+        _ => {
+            p.push(rid, "every rule must carry its why: add a non-blank `why` saying why the rule exists");
+            ok = false;
+            String::new()
+        }
+    };
+    let when = match map.remove("when").map(serde_json::from_value::<Predicate>) {
+        Some(Ok(w)) => Some(w),
+        Some(Err(e)) => {
+            p.push(
+                rid,
+                format!(
+                    "predicate is outside the evaluable subset (eq/neq/gt/gte/lt/lte/truthy/falsy/all-of/any-of over a symptom field): {e}"
+                ),
+            );
+            None
+        }
+        None => {
+            p.push(rid, "a rule needs a `when` predicate");
+            None
+        }
+    };
+    let then = match map.remove("then").map(serde_json::from_value::<Action>) {
+        Some(Ok(a)) => Some(a),
+        Some(Err(e)) => {
+            p.push(rid, format!("the action must be {{kind: \"run\", op}} or {{kind: \"report\", reason}}: {e}"));
+            None
+        }
+        None => {
+            p.push(rid, "a rule needs a `then` action");
+            None
+        }
+    };
+    let flap_threshold = match map.remove("flapThreshold") {
+        None => None,
+        Some(v) => match v.as_u64() {
+            Some(n) if n >= 1 => Some(n),
+            _ => {
+                p.push(rid, format!("flapThreshold must be an integer >= 1, got {v}"));
+                ok = false;
+                None
+            }
+        },
+    };
+    let source = match map.remove("source").map(serde_json::from_value::<Source>) {
+        None => None,
+        Some(Ok(s)) => Some(s),
+        Some(Err(e)) => {
+            p.push(rid, format!("`source` must be {{file, line}}: {e}"));
+            ok = false;
+            None
+        }
+    };
+    let (Some(when), Some(then), true) = (when, then, ok) else { return None };
+    Some(Rule { id, when, then, why, flap_threshold, source })
+}
+
+fn check_documents(report: &mut Report) {
+    let mut by_name: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
+    for (origin, doc) in &report.documents {
+        by_name.entry(doc.name.as_str()).or_default().push(origin.as_str());
+    }
+    let classes: BTreeMap<&str, ClassKind> =
+        report.documents.iter().map(|(_, d)| (d.name.as_str(), d.folded_class())).collect();
+    let mut problems = Vec::new();
+    for (origin, doc) in &report.documents {
+        let mut p = Ctx { origin, op: Some(doc.name.clone()), problems: &mut problems };
+        if let Some(origins) = by_name.get(doc.name.as_str()).filter(|o| o.len() > 1) {
+            p.push(None, format!("the op name is declared more than once in this set ({})", origins.join(", ")));
+        }
+        check_document(&mut p, doc, &classes);
+    }
+    report.problems.extend(problems);
+}
+
+fn check_document(p: &mut Ctx<'_, '_>, doc: &OpDocument, classes: &BTreeMap<&str, ClassKind>) {
+    if doc.version != OP_JSON_VERSION {
+        p.push(
+            None,
+            format!("op.json version {} is not supported; this chant reads version {OP_JSON_VERSION}", doc.version),
+        );
+    }
+    if let Err(m) = contract::check_name("op name", &doc.name) {
+        p.push(None, m);
+    }
+    if let Some(Err(m)) = doc.env.as_ref().map(|env| contract::check_name("env name", env)) {
+        p.push(None, m);
+    }
+    if let Some(Err(m)) = doc.schedule.as_ref().map(|s| parse_cron(&s.cron)) {
+        p.push(None, m);
+    }
+    for phase in doc.phases.iter().chain(doc.on_failure.iter()) {
+        for step in &phase.steps {
+            check_step(p, step);
+        }
+    }
+    let folded = doc.folded_class();
+    if doc.class != folded {
+        p.push(
+            None,
+            format!(
+                "`class` says {} but its steps fold to {}; the class is derived from the steps, never self-reported",
+                doc.class.as_str(),
+                folded.as_str()
+            ),
+        );
+    }
+    if let Some(spec) = &doc.converge {
+        check_converge(p, doc, spec, classes);
+    }
+}
+
+fn check_step(p: &mut Ctx<'_, '_>, step: &Step) {
+    let Some(spec) = contract::step_spec(&step.kind) else {
+        let hint = contract::did_you_mean(&step.kind, contract::STEPS.iter().map(|s| s.name))
+            .map(|s| format!("; did you mean `{s}`?"))
+            .unwrap_or_default();
+        p.push(None, format!("unknown step kind `{}`{hint}", step.kind));
+        return;
+    };
+    let mut args: BTreeMap<&str, &Value> = step.args.iter().map(|(k, v)| (k.as_str(), v)).collect();
+    if let Some(name) = &step.name {
+        args.insert("name", &Value::Null);
+        if let Err(m) = contract::check_name(&format!("{} name", spec.name), name) {
+            p.push(None, m);
+        }
+    }
+    if step.run.is_some() {
+        args.insert("run", &Value::Null);
+    }
+    for key in args.keys() {
+        if !spec.args.iter().any(|a| a.name == *key) {
+            p.push(None, format!("step `{}` takes no argument `{key}`", spec.name));
+        }
+    }
+    for a in spec.args.iter().filter(|a| a.required) {
+        if !args.contains_key(a.name) {
+            p.push(None, format!("step `{}` needs the argument `{}`", spec.name, a.name));
+        }
+    }
+    let declared = step.args.get("class").and_then(Value::as_str).and_then(ClassKind::from_ident);
+    let delete_mode = step.args.get("delete_mode").and_then(Value::as_str);
+    if let Some(mode) = delete_mode.filter(|m| !contract::DELETE_MODES.contains(m)) {
+        p.push(None, format!("`delete_mode` must be one of {}, got `{mode}`", contract::DELETE_MODES.join(", ")));
+    }
+    let expected = contract::step_class(spec, declared, delete_mode);
+    if step.class != expected {
+        p.push(
+            None,
+            format!(
+                "step `{}` is recorded as {} but is {}; a step's class follows from its kind and arguments",
+                spec.name,
+                step.class.as_str(),
+                expected.as_str()
+            ),
+        );
+    }
+}
+
+fn check_converge(
+    p: &mut Ctx<'_, '_>,
+    doc: &OpDocument,
+    spec: &super::op::ConvergeSpec,
+    classes: &BTreeMap<&str, ClassKind>,
+) {
+    let Some(env) = &doc.env else {
+        p.push(None, "a ConvergeOp needs an `env`");
+        return;
+    };
+    let expected_labels = [("Converge", "true"), ("Dial", spec.dial.as_str()), ("Env", env.as_str())];
+    for (k, v) in expected_labels {
+        if doc.labels.get(k).map(String::as_str) != Some(v) {
+            p.push(None, format!("label `{k}` must be \"{v}\" for this ConvergeOp"));
+        }
+    }
+    if spec.rules.is_empty() {
+        p.push(None, "at least one rule is required: an empty table has nothing to converge");
+    }
+    let kind = match &spec.observe {
+        Some(step) => {
+            check_step(p, step);
+            if step.class != ClassKind::ReadOnly {
+                p.push(None, format!("the observer `{}` is not read-only; an observer must only read", step.kind));
+            }
+            SymptomKind::Resource
+        }
+        None => SymptomKind::Converge,
+    };
+    let mut seen = BTreeSet::new();
+    for rule in &spec.rules {
+        let rid = Some(rule.id.as_str());
+        if !seen.insert(rule.id.as_str()) {
+            p.push(rid, "duplicate rule id: flap counters are keyed by id, so ids must be unique");
+        }
+        if let Err(m) = contract::check_name("rule id", &rule.id) {
+            p.push(rid, m);
+        }
+        for problem in check_predicate(&rule.when, kind) {
+            p.push(rid, format!("predicate is outside the evaluable subset: {}", problem.message(kind)));
+        }
+        let Action::Run { op: target } = &rule.then else { continue };
+        let Some(class) = classes.get(target.as_str()) else {
+            let hint = contract::did_you_mean(target, classes.keys().copied())
+                .map(|s| format!("; did you mean \"{s}\"?"))
+                .unwrap_or_default();
+            p.push(rid, format!("run(\"{target}\") names no op in this set{hint}"));
+            continue;
+        };
+        if let Err(refusal) = contract::permits(spec.dial, *class) {
+            p.push(rid, refusal.message(target));
+        }
+        if *class == ClassKind::Mutating && rule.when.references(contract::ADOPT_FIELD) {
+            p.push(rid, contract::adopt_refusal(target, false));
+        }
+    }
+}
