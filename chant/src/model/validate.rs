@@ -102,10 +102,14 @@ fn parse_document(p: &mut Ctx<'_, '_>, text: &str) -> Option<OpDocument> {
         .get_mut("converge")
         .and_then(|c| c.get_mut("rules"))
         .map(|r| std::mem::replace(r, Value::Array(Vec::new())));
-    let mut doc: OpDocument = match serde_json::from_value(value) {
+    if let Some(b) = value.get("converge").and_then(|c| c.get("budget")).filter(|b| !b.is_u64()) {
+        p.push(None, format!("`budget` must be a non-negative integer (the most run() dispatches per tick), got {b}"));
+        return None;
+    }
+    let mut doc: OpDocument = match serde_path_to_error::deserialize(value) {
         Ok(d) => d,
         Err(e) => {
-            p.push(None, format!("does not match the op.json format: {e}"));
+            p.push(None, format!("does not match the op.json format at `{}`: {}", e.path(), e.inner()));
             return None;
         }
     };
