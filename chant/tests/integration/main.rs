@@ -1,4 +1,7 @@
 //! chant's integration tests: one test binary, one module per area.
 
+// Test helpers outside `#[test]` functions unwrap freely: a failure there is a test failure.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
 mod guard;
 mod opcheck;
