@@ -15,7 +15,9 @@ pub mod lexicon;
 pub mod model;
 pub mod observe;
 pub mod registry;
+pub mod redact;
 pub mod step;
+pub mod tick;
 
 #[doc(hidden)]
 pub mod __private;

@@ -1,0 +1,300 @@
+//! The redactor: the one filter every printed or recorded text passes through.
+//!
+//! It removes the values of secret variables named in configuration, the password of any URL
+//! userinfo (`scheme://user:pass@host` and the scheme-less `user:pass@host/`), and tokens of the
+//! well-known credential formats (PEM blocks, JWTs, `Authorization`/bearer values, GitHub, GitLab,
+//! OpenAI, Stripe, Slack, AWS, Google and npm keys). [`sanitise`] additionally trims free text that
+//! comes from outside chant (child output, error messages) to one recordable line.
+
+/// The text that replaces a secret.
+pub const REDACTED: &str = "[redacted]";
+
+/// The longest free text recorded, in characters, before `…` is appended.
+pub const MAX_FREE_TEXT: usize = 300;
+
+/// Token prefixes of the credential formats chant recognises, with the shortest plausible token.
+const TOKEN_PREFIXES: &[(&str, usize)] = &[
+    ("ghp_", 20),
+    ("gho_", 20),
+    ("ghu_", 20),
+    ("ghs_", 20),
+    ("ghr_", 20),
+    ("github_pat_", 30),
+    ("glpat-", 20),
+    ("sk-proj-", 20),
+    ("sk-", 20),
+    ("sk_live_", 16),
+    ("sk_test_", 16),
+    ("rk_live_", 16),
+    ("rk_test_", 16),
+    ("pk_live_", 16),
+    ("xoxb-", 15),
+    ("xoxp-", 15),
+    ("xoxa-", 15),
+    ("xoxr-", 15),
+    ("xoxs-", 15),
+    ("xapp-", 15),
+    ("AKIA", 20),
+    ("ASIA", 20),
+    ("AIza", 30),
+    ("npm_", 30),
+];
+
+/// Redacts secrets from text. Build one from configuration with the values of the variables it
+/// names; [`Redactor::default`] still removes URL passwords and known token formats.
+#[derive(Debug, Clone, Default)]
+pub struct Redactor {
+    secrets: Vec<String>,
+}
+
+impl Redactor {
+    /// Creates a redactor that also removes each of `secrets` (values shorter than 4 characters
+    /// are ignored: they would redact ordinary words).
+    pub fn new(secrets: impl IntoIterator<Item = String>) -> Self {
+        let mut secrets: Vec<String> = secrets.into_iter().filter(|s| s.chars().count() >= 4).collect();
+        // Longest first, so a secret that contains another is removed whole.
+        secrets.sort_by_key(|s| std::cmp::Reverse(s.len()));
+        secrets.dedup();
+        Redactor { secrets }
+    }
+
+    /// Creates a redactor from the names of environment variables holding secrets, reading their
+    /// current values; unset variables are skipped.
+    pub fn from_env_vars<'a>(names: impl IntoIterator<Item = &'a str>) -> Self {
+        Redactor::new(names.into_iter().filter_map(|n| std::env::var(n).ok()))
+    }
+
+    /// Returns `text` with every secret replaced by [`REDACTED`].
+    pub fn redact(&self, text: &str) -> String {
+        let mut out = text.to_owned();
+        for s in &self.secrets {
+            if out.contains(s.as_str()) {
+                out = out.replace(s.as_str(), REDACTED);
+            }
+        }
+        let out = redact_pem(&out);
+        let out = redact_userinfo(&out);
+        redact_tokens(&out)
+    }
+
+    /// Redacts, then sanitises: the form every recorded free text takes.
+    pub fn record(&self, text: &str) -> String {
+        sanitise(&self.redact(text))
+    }
+}
+
+/// Trims free text to one recordable line: the first non-empty line, control characters turned
+/// into spaces, trimmed, at most [`MAX_FREE_TEXT`] characters plus `…`.
+pub fn sanitise(text: &str) -> String {
+    let line = text.lines().map(str::trim).find(|l| !l.is_empty()).unwrap_or("");
+    let cleaned: String = line.chars().map(|c| if c.is_control() { ' ' } else { c }).collect();
+    let cleaned = cleaned.trim();
+    if cleaned.chars().count() > MAX_FREE_TEXT {
+        let mut cut: String = cleaned.chars().take(MAX_FREE_TEXT).collect();
+        cut.push('…');
+        cut
+    } else {
+        cleaned.to_owned()
+    }
+}
+
+fn redact_pem(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(start) = rest.find("-----BEGIN ") {
+        out.push_str(&rest[..start]);
+        let after = &rest[start..];
+        match after.find("-----END ").and_then(|e| after[e + 9..].find("-----").map(|f| e + 9 + f + 5)) {
+            Some(end) => {
+                out.push_str(REDACTED);
+                rest = &after[end..];
+            }
+            None => {
+                out.push_str(REDACTED);
+                rest = "";
+            }
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
+fn is_host_char(c: char) -> bool {
+    c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '_' | '[' | ']' | ':')
+}
+
+fn is_userinfo_char(c: char) -> bool {
+    c.is_ascii_alphanumeric()
+        || matches!(c, '.' | '-' | '_' | '~' | '%' | '!' | '$' | '&' | '\'' | '(' | ')' | '*' | '+' | ',' | ';' | '=')
+}
+
+/// Replaces the password of `user:password@host` (with or without a scheme). Without a scheme the
+/// host must be followed by `/`, whitespace or the end, so `nginx:1.25@sha256:...` is left alone.
+fn redact_userinfo(text: &str) -> String {
+    let chars: Vec<char> = text.chars().collect();
+    let mut out = String::with_capacity(text.len());
+    let mut i = 0;
+    while i < chars.len() {
+        if chars[i] == '@' && i > 0 {
+            // Walk back over the password to a ':'.
+            let mut j = i;
+            while j > 0 && is_userinfo_char(chars[j - 1]) && chars[j - 1] != ':' {
+                j -= 1;
+            }
+            if j > 0 && chars[j - 1] == ':' && j < i {
+                let colon = j - 1;
+                let mut u = colon;
+                while u > 0 && is_userinfo_char(chars[u - 1]) {
+                    u -= 1;
+                }
+                let has_scheme = u >= 3 && chars[u - 1] == '/' && chars[u - 2] == '/' && chars[u - 3] == ':';
+                let mut h = i + 1;
+                while h < chars.len() && is_host_char(chars[h]) {
+                    h += 1;
+                }
+                let host_ok =
+                    h > i + 1 && (h == chars.len() || chars[h] == '/' || chars[h].is_whitespace() || has_scheme);
+                let image_ref = chars[i + 1..h].iter().collect::<String>().starts_with("sha256");
+                if u < colon && host_ok && !image_ref {
+                    // Remove the password already copied to `out`.
+                    let pw_len = i - j;
+                    for _ in 0..pw_len {
+                        out.pop();
+                    }
+                    out.push_str(REDACTED);
+                }
+            }
+        }
+        out.push(chars[i]);
+        i += 1;
+    }
+    out
+}
+
+fn token_char(c: char) -> bool {
+    c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.' | '=' | '+' | '/')
+}
+
+fn redact_tokens(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut word = String::new();
+    let flush = |word: &mut String, out: &mut String| {
+        if is_token(word) {
+            out.push_str(REDACTED);
+        } else {
+            out.push_str(word);
+        }
+        word.clear();
+    };
+    let mut prev_bearer = false;
+    for c in text.chars() {
+        if token_char(c) {
+            word.push(c);
+        } else {
+            if prev_bearer && word.len() >= 8 {
+                out.push_str(REDACTED);
+                word.clear();
+            } else {
+                let lower = word.to_ascii_lowercase();
+                let is_scheme = lower == "bearer" || lower == "basic" || lower == "token";
+                flush(&mut word, &mut out);
+                if is_scheme && c == ' ' {
+                    prev_bearer = true;
+                    out.push(c);
+                    continue;
+                }
+            }
+            prev_bearer = false;
+            out.push(c);
+        }
+    }
+    if prev_bearer && word.len() >= 8 {
+        out.push_str(REDACTED);
+    } else {
+        flush(&mut word, &mut out);
+    }
+    out
+}
+
+/// Returns true when `word` looks like a credential of a known format (a JWT or a prefixed key).
+pub fn is_token(word: &str) -> bool {
+    if is_jwt(word) {
+        return true;
+    }
+    TOKEN_PREFIXES.iter().any(|(p, min)| {
+        word.starts_with(p)
+            && word.len() >= *min
+            && word[p.len()..].chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+            && word[p.len()..].chars().any(|c| c.is_ascii_digit() || c.is_ascii_uppercase())
+    })
+}
+
+fn is_jwt(word: &str) -> bool {
+    let parts: Vec<&str> = word.split('.').collect();
+    parts.len() == 3
+        && parts[0].starts_with("eyJ")
+        && parts.iter().all(|p| p.len() >= 4 && p.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-'))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn configured_secrets_are_removed() {
+        let r = Redactor::new(["s3cret-value".to_owned(), "ab".to_owned()]);
+        assert_eq!(r.redact("password is s3cret-value, ab stays"), "password is [redacted], ab stays");
+    }
+
+    #[test]
+    fn url_passwords_are_removed_with_or_without_scheme() {
+        let r = Redactor::default();
+        assert_eq!(
+            r.redact("postgres://app:hunter22@127.0.0.1:55432/app failed"),
+            "postgres://app:[redacted]@127.0.0.1:55432/app failed"
+        );
+        assert_eq!(r.redact("app:hunter22@db.internal/app"), "app:[redacted]@db.internal/app");
+        assert_eq!(r.redact("postgres://app@127.0.0.1/app"), "postgres://app@127.0.0.1/app");
+        // An image reference is not userinfo.
+        assert_eq!(r.redact("image nginx:1.25@sha256:abcdef"), "image nginx:1.25@sha256:abcdef");
+        assert_eq!(r.redact("mail me at a@b.c"), "mail me at a@b.c");
+    }
+
+    #[test]
+    fn known_token_formats_are_removed() {
+        let r = Redactor::default();
+        for t in [
+            "ghp_abcdefghijklmnopqrstuvwxyz0123456789",
+            "glpat-ABCDEFGHIJ0123456789",
+            "sk-proj-ABCDEFGHIJKLMNOP1234",
+            "xoxb-1234567890-ABCDEFGHIJ",
+            "AKIAIOSFODNN7EXAMPLE",
+            "AIzaSyA1234567890abcdefghijklmnopqrstu",
+            "npm_ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789",
+            "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxIn0.abcdEFGHijkl",
+        ] {
+            let out = r.redact(&format!("token {t} here"));
+            assert!(!out.contains(t), "{t} survived: {out}");
+        }
+        assert_eq!(r.redact("Authorization: Bearer abcdefgh12345678"), "Authorization: Bearer [redacted]");
+        // Ordinary words are not tokens.
+        assert_eq!(r.redact("sk-ip the ask- task"), "sk-ip the ask- task");
+    }
+
+    #[test]
+    fn pem_blocks_are_removed() {
+        let r = Redactor::default();
+        let t = "key: -----BEGIN PRIVATE KEY-----\nMIIEv\n-----END PRIVATE KEY----- done";
+        assert_eq!(r.redact(t), "key: [redacted] done");
+    }
+
+    #[test]
+    fn sanitise_keeps_one_bounded_line() {
+        assert_eq!(sanitise("\n  first\tline \nsecond"), "first line");
+        let long = "x".repeat(400);
+        let s = sanitise(&long);
+        assert_eq!(s.chars().count(), 301);
+        assert!(s.ends_with('…'));
+        assert_eq!(sanitise(""), "");
+    }
+}

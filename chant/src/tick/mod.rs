@@ -1,0 +1,63 @@
+//! A tick: observe, derive a symptom, evaluate the rules, dispatch within the budget and the
+//! dial's authority, record.
+//!
+//! This module holds the pure half: [`plan`] (from a symptom and a rule table to outcomes) and
+//! [`record`] (the tick record and its summary line). The effectful half (observation, dispatch,
+//! the ledger append) builds on it.
+//!
+//! # Guarantees
+//!
+//! - `unknown` never remediates: a `run()` rule that fires on an unknown env or resource is
+//!   recorded `reported`, whatever the rule says.
+//! - The worst tick is bounded: at most `budget` dispatches; a match beyond it is
+//!   `skipped-budget`, never queued.
+//! - A dial never grants more than its matrix: a refused dispatch is `reported` before any budget
+//!   is used.
+//! - Flap damping reads only the newest tick record's run lengths, so it survives restarts.
+//!
+//! # Assumptions
+//!
+//! - The rule table was validated (by the macros, and again by the catalog) before planning.
+//!
+//! # Caveats
+//!
+//! - A target's class is looked up in this binary's catalog; a target missing from it is reported.
+
+pub mod plan;
+pub mod record;
+
+#[cfg(test)]
+mod tests;
+
+use crate::model::{ConvergeSymptom, ResourceStatus, ResourceSymptom};
+
+pub use plan::{DispatchResult, Plan, PlanInput, Subject, next_flap, plan, record_dispatch};
+pub use record::{Action, Fired, FlapEntry, ObservedResource, Outcome, Summary, TickRecord};
+
+/// Computes the summary counts of a tick from its subject and final outcomes.
+pub fn summarise(subject: Subject<'_>, outcomes: &[Outcome]) -> Summary {
+    let mut s = match subject {
+        Subject::Env(sym) => env_counts(sym),
+        Subject::Resources(rs) => resource_counts(rs),
+    };
+    s.count_outcomes(outcomes);
+    s
+}
+
+fn env_counts(sym: &ConvergeSymptom) -> Summary {
+    Summary {
+        drifted: sym.create_count + sym.update_count + sym.delete_count,
+        unobserved: sym.unobserved_count,
+        adopted: sym.adopt_count,
+        ..Summary::default()
+    }
+}
+
+fn resource_counts(rs: &[ResourceSymptom]) -> Summary {
+    let count = |st: ResourceStatus| rs.iter().filter(|r| r.status == st).count() as u64;
+    Summary {
+        drifted: count(ResourceStatus::Drifted),
+        unobserved: count(ResourceStatus::Unknown),
+        ..Summary::default()
+    }
+}

@@ -1,0 +1,233 @@
+//! The tick record: one JSON line per tick on the ledger, and the outcome of each fired rule.
+
+use serde::{Deserialize, Serialize};
+
+use crate::model::{ComponentRow, Source};
+
+/// What happened to one fired rule (and resource).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Action {
+    /// Dispatched, and the dispatch succeeded.
+    Ran,
+    /// Logged and recorded only (a report rule, a refused or unknown dispatch, a failed dispatch).
+    Reported,
+    /// Matched past the per-tick budget: not queued.
+    SkippedBudget,
+    /// Damped: it dispatched `flap_threshold` ticks in a row without its predicate clearing.
+    SkippedFlap,
+    /// The dispatched op stopped at a gate (exit 3): a pending fact, not an error.
+    Gated,
+}
+
+impl Action {
+    /// Returns the action as written in records (`skipped-budget`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Action::Ran => "ran",
+            Action::Reported => "reported",
+            Action::SkippedBudget => "skipped-budget",
+            Action::SkippedFlap => "skipped-flap",
+            Action::Gated => "gated",
+        }
+    }
+}
+
+/// The outcome of one fired rule (for one resource in resource mode).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Outcome {
+    /// The rule.
+    pub rule_id: String,
+    /// What happened.
+    pub action: Action,
+    /// Where the rule was written.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub source: Option<Source>,
+    /// The op a `run()` rule targets.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub op: Option<String>,
+    /// The resource, in resource mode.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub resource: Option<String>,
+    /// The gate the dispatched op stopped at.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub gate_name: Option<String>,
+    /// Why (a report's reason, a refusal, a damping, a failure).
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub reason: Option<String>,
+    /// Where a gate can be approved, when known.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub url: Option<String>,
+    /// Set on a `reported` outcome whose dispatch failed (it counts toward flap damping).
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub dispatch_failed: Option<bool>,
+}
+
+impl Outcome {
+    /// Returns true when this outcome counts toward a flap run: a dispatch that ran, or one that
+    /// failed.
+    pub fn counts_for_flap(&self) -> bool {
+        self.action == Action::Ran || (self.action == Action::Reported && self.dispatch_failed == Some(true))
+    }
+}
+
+/// A rule (and resource) whose predicate held this tick.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Fired {
+    /// The rule.
+    pub rule_id: String,
+    /// The resource, in resource mode.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub resource: Option<String>,
+}
+
+/// The current flap run length of one (rule, resource): consecutive dispatching ticks with the
+/// predicate holding.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct FlapEntry {
+    /// The rule.
+    pub rule_id: String,
+    /// The resource, in resource mode.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub resource: Option<String>,
+    /// The run length.
+    pub run: u64,
+}
+
+/// The per-tick counts.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Summary {
+    /// Env mode: create + update + delete entries; resource mode: resources `drifted`.
+    pub drifted: u64,
+    /// Outcomes `ran`.
+    pub remediated: u64,
+    /// Outcomes `reported`.
+    pub reported: u64,
+    /// Outcomes `skipped-budget`.
+    pub skipped_budget: u64,
+    /// Outcomes `skipped-flap`.
+    pub skipped_flap: u64,
+    /// Outcomes `gated`.
+    #[serde(default)]
+    pub gated: u64,
+    /// Env mode: unobserved entries; resource mode: resources `unknown`.
+    pub unobserved: u64,
+    /// Env mode: adopt entries; resource mode: 0.
+    pub adopted: u64,
+}
+
+impl Summary {
+    /// Renders the summary line:
+    /// `converge(<env>): drifted=N remediated=N reported=N skipped-budget=N skipped-flap=N gated=N unobserved=N adopted=N`.
+    pub fn line(&self, env: &str) -> String {
+        format!(
+            "converge({env}): drifted={} remediated={} reported={} skipped-budget={} skipped-flap={} gated={} unobserved={} adopted={}",
+            self.drifted,
+            self.remediated,
+            self.reported,
+            self.skipped_budget,
+            self.skipped_flap,
+            self.gated,
+            self.unobserved,
+            self.adopted
+        )
+    }
+
+    /// Adds the outcome counts of `outcomes` to the summary.
+    pub fn count_outcomes(&mut self, outcomes: &[Outcome]) {
+        for o in outcomes {
+            match o.action {
+                Action::Ran => self.remediated += 1,
+                Action::Reported => self.reported += 1,
+                Action::SkippedBudget => self.skipped_budget += 1,
+                Action::SkippedFlap => self.skipped_flap += 1,
+                Action::Gated => self.gated += 1,
+            }
+        }
+    }
+}
+
+/// One observed resource in a resource-mode tick record.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ObservedResource {
+    /// The resource's name.
+    pub name: String,
+    /// `in-sync`, `drifted` or `unknown`.
+    pub status: crate::model::ResourceStatus,
+    /// The observer's detail line.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub detail: Option<String>,
+}
+
+/// The lease a tick ran under.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LeaseStamp {
+    /// `<host>:<pid>:<random>`.
+    pub holder: String,
+    /// The fencing token.
+    pub token: String,
+}
+
+/// One tick, as recorded on the ledger. Serialised with keys in byte order, on one line.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TickRecord {
+    /// Always 1.
+    pub version: u32,
+    /// The tick's id.
+    pub id: String,
+    /// The ConvergeOp.
+    pub op: String,
+    /// The env.
+    pub env: String,
+    /// When the tick started (RFC 3339 UTC, milliseconds).
+    pub started_at: String,
+    /// When it ended.
+    pub timestamp: String,
+    /// The distinct ids of the rules that fired.
+    pub fired_rule_ids: Vec<String>,
+    /// Every (rule, resource) that fired.
+    pub fired: Vec<Fired>,
+    /// One outcome per fired (rule, resource), in plan order.
+    pub outcomes: Vec<Outcome>,
+    /// The current flap run lengths.
+    pub flap: Vec<FlapEntry>,
+    /// Env mode: the status rows.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub components: Option<Vec<ComponentRow>>,
+    /// Resource mode: the observation.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub resources: Option<Vec<ObservedResource>>,
+    /// The counts.
+    pub summary: Summary,
+    /// The summary line.
+    pub log: String,
+    /// The lease the tick ran under (absent with `--no-lease`).
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub lease: Option<LeaseStamp>,
+    /// The commit the project was at, when known.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub git_sha: Option<String>,
+    /// A digest of the op.json the tick ran.
+    pub op_digest: String,
+    /// Why the tick failed, when it did.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub error: Option<String>,
+}
+
+impl TickRecord {
+    /// Serialises the record as one line with keys in byte order.
+    ///
+    /// # Errors
+    ///
+    /// Returns a serialisation error, which the types here make impossible in practice.
+    pub fn to_line(&self) -> Result<String, serde_json::Error> {
+        // serde_json's map is ordered by key, so going through a Value sorts every object.
+        let value = serde_json::to_value(self)?;
+        serde_json::to_string(&value)
+    }
+}
