@@ -1,1 +1,26 @@
-//! The observation contract: the tri-state, change set, status rows and symptom derivation (being built).
+//! The observation contract: how a lexicon reports what it saw, and how chant turns that into a
+//! change set, status rows and the [`ConvergeSymptom`](crate::model::ConvergeSymptom).
+//!
+//! Observation is a tri-state per declared entity — present (with ownership), absent (in neither
+//! map: the only verdict that may become a `create`), unobserved (with a total reason: never a
+//! `create` or a `delete`) — defined in [`observation`]. [`change_set`] classifies each entity
+//! against the declaration and the last recorded apply; [`status`] derives the per-component rows
+//! and the env's symptom from the change sets. Those two are pure and do no I/O; the only
+//! effectful function here is [`observe_component`], which asks a [`Lexicon`]. [`conformance`] is
+//! the suite a lexicon author runs to prove their reader keeps the contract.
+
+pub mod change_set;
+pub mod conformance;
+pub mod observation;
+pub mod status;
+
+pub use change_set::{
+    ActionCounts, ChangeAction, ChangeEntry, ChangeSet, Delta, Evidence, LastApply, build_change_set,
+};
+pub use observation::{
+    DeclaredEntity, Lexicon, LexiconError, Observation, Ownership, PresentResource, Unobserved, normalize,
+    observe_component,
+};
+pub use status::{
+    ComponentInput, EnvAssessment, assess, assess_component, derive_symptom, describe_unobserved, status_row,
+};

@@ -1,0 +1,542 @@
+//! The change set: one entry per entity of a component, saying what converging it would take.
+//!
+//! [`build_change_set`] is a pure function of three inputs: the declared entities, a lexicon's
+//! [`Observation`], and the component's [`LastApply`] (whether a successful apply is recorded, and
+//! the names it owned). Each entity becomes exactly one entry (DESIGN.md section 5):
+//!
+//! | entry | when |
+//! |---|---|
+//! | `unobserved` | the lexicon could not look (declared or not) — never a `create` or a `delete` |
+//! | `create` | declared, observed absent (in neither map) |
+//! | `update` | declared, present, a declared property differs |
+//! | `noop` | declared, present, every declared property equal |
+//! | `runtime` | undeclared, present, belongs to a declared entity |
+//! | `delete` | undeclared, present, ownership `owned` |
+//! | `adopt` | undeclared, present, ownership `foreign` or `unknown` |
+//!
+//! A name the lexicon put in both maps is read as unobserved, the cautious reading. An undeclared
+//! name the lexicon could not read is an `unobserved` entry too, so a hole is never silently
+//! dropped. Entries are sorted by name.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use serde::{Deserialize, Serialize};
+
+use super::observation::{DeclaredEntity, Observation, Ownership};
+use crate::model::UnobservedReason;
+
+/// What converging one entity would take.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ChangeAction {
+    /// Declared, observed absent.
+    Create,
+    /// Declared, present, differs.
+    Update,
+    /// Undeclared, present, owned.
+    Delete,
+    /// Undeclared, present, not owned.
+    Adopt,
+    /// Undeclared, present, belongs to a declared entity.
+    Runtime,
+    /// Declared, present, as declared.
+    Noop,
+    /// Not read: no conclusion.
+    Unobserved,
+}
+
+impl ChangeAction {
+    /// Every action, in declaration order.
+    pub const ALL: [ChangeAction; 7] = [
+        ChangeAction::Create,
+        ChangeAction::Update,
+        ChangeAction::Delete,
+        ChangeAction::Adopt,
+        ChangeAction::Runtime,
+        ChangeAction::Noop,
+        ChangeAction::Unobserved,
+    ];
+
+    /// Returns the action as written in records (`create`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ChangeAction::Create => "create",
+            ChangeAction::Update => "update",
+            ChangeAction::Delete => "delete",
+            ChangeAction::Adopt => "adopt",
+            ChangeAction::Runtime => "runtime",
+            ChangeAction::Noop => "noop",
+            ChangeAction::Unobserved => "unobserved",
+        }
+    }
+}
+
+/// What an entry's verdict rests on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct Evidence {
+    /// The entity is declared.
+    pub declared: bool,
+    /// The entity is among the names the last recorded apply owned.
+    pub in_last_apply: bool,
+    /// The entity was observed present.
+    pub live: bool,
+    /// The lexicon looked (present or absent); false for unobserved entries.
+    pub observed: bool,
+}
+
+/// One declared property whose observed value differs.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct Delta {
+    /// The property's key.
+    pub property: String,
+    /// The declared value.
+    pub declared: String,
+    /// The observed value; `None` when the live resource does not carry the property.
+    pub live: Option<String>,
+}
+
+/// One entity's entry in a change set.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ChangeEntry {
+    /// The entity's name.
+    pub name: String,
+    /// Its kind, from the declaration or the observation.
+    #[serde(rename = "type", default, skip_serializing_if = "Option::is_none")]
+    pub kind: Option<String>,
+    /// The verdict.
+    pub action: ChangeAction,
+    /// What the verdict rests on.
+    pub evidence: Evidence,
+    /// The differing declared properties (`update` only).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub deltas: Vec<Delta>,
+    /// The observed ownership (present entities only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ownership: Option<Ownership>,
+    /// Why it was not observed (`unobserved` only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unobserved_reason: Option<UnobservedReason>,
+    /// What went wrong (`unobserved` only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unobserved_detail: Option<String>,
+    /// The address the read was issued against, when the lexicon said.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub queried: Option<String>,
+    /// The declared entity a `runtime` entry belongs to.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub runtime_owner: Option<String>,
+}
+
+/// The last recorded apply of one component, as the change set needs it.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct LastApply {
+    /// Whether a successful apply of this binding is on the ledger.
+    pub recorded: bool,
+    /// The names that apply owned.
+    #[serde(default)]
+    pub owned: BTreeSet<String>,
+}
+
+impl LastApply {
+    /// Returns "never applied".
+    pub fn none() -> Self {
+        LastApply::default()
+    }
+
+    /// Returns a recorded apply that owned `names`.
+    pub fn recorded<S: Into<String>>(names: impl IntoIterator<Item = S>) -> Self {
+        LastApply { recorded: true, owned: names.into_iter().map(Into::into).collect() }
+    }
+}
+
+/// How many entries of each action a change set holds.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ActionCounts {
+    /// `create` entries.
+    pub create: u64,
+    /// `update` entries.
+    pub update: u64,
+    /// `delete` entries.
+    pub delete: u64,
+    /// `adopt` entries.
+    pub adopt: u64,
+    /// `runtime` entries.
+    pub runtime: u64,
+    /// `noop` entries.
+    pub noop: u64,
+    /// `unobserved` entries.
+    pub unobserved: u64,
+}
+
+impl ActionCounts {
+    /// Returns the count for one action.
+    pub fn get(&self, action: ChangeAction) -> u64 {
+        match action {
+            ChangeAction::Create => self.create,
+            ChangeAction::Update => self.update,
+            ChangeAction::Delete => self.delete,
+            ChangeAction::Adopt => self.adopt,
+            ChangeAction::Runtime => self.runtime,
+            ChangeAction::Noop => self.noop,
+            ChangeAction::Unobserved => self.unobserved,
+        }
+    }
+
+    /// Adds one entry of `action`.
+    pub fn add(&mut self, action: ChangeAction) {
+        let slot = match action {
+            ChangeAction::Create => &mut self.create,
+            ChangeAction::Update => &mut self.update,
+            ChangeAction::Delete => &mut self.delete,
+            ChangeAction::Adopt => &mut self.adopt,
+            ChangeAction::Runtime => &mut self.runtime,
+            ChangeAction::Noop => &mut self.noop,
+            ChangeAction::Unobserved => &mut self.unobserved,
+        };
+        *slot += 1;
+    }
+
+    /// Returns the number of entries counted.
+    pub fn total(&self) -> u64 {
+        ChangeAction::ALL.iter().map(|a| self.get(*a)).sum()
+    }
+}
+
+/// The change set of one component: its entries, sorted by name.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ChangeSet {
+    /// The component (lexicon binding) the entries belong to.
+    pub component: String,
+    /// One entry per entity, sorted by name.
+    pub entries: Vec<ChangeEntry>,
+}
+
+impl ChangeSet {
+    /// Counts the entries by action.
+    pub fn counts(&self) -> ActionCounts {
+        let mut counts = ActionCounts::default();
+        for entry in &self.entries {
+            counts.add(entry.action);
+        }
+        counts
+    }
+
+    /// Returns the entry named `name`.
+    pub fn entry(&self, name: &str) -> Option<&ChangeEntry> {
+        self.entries.iter().find(|e| e.name == name)
+    }
+
+    /// Returns the entries with the given action.
+    pub fn with_action(&self, action: ChangeAction) -> impl Iterator<Item = &ChangeEntry> {
+        self.entries.iter().filter(move |e| e.action == action)
+    }
+}
+
+/// Builds the change set of one component from its declaration, its observation and its last
+/// recorded apply. Pure: no I/O.
+///
+/// Duplicate declared names are read once (the first declaration wins).
+pub fn build_change_set(
+    component: &str,
+    declared: &[DeclaredEntity],
+    observation: &Observation,
+    last_apply: &LastApply,
+) -> ChangeSet {
+    let mut by_name: BTreeMap<&str, &DeclaredEntity> = BTreeMap::new();
+    for entity in declared {
+        by_name.entry(entity.name.as_str()).or_insert(entity);
+    }
+    let mut names: BTreeSet<&str> = by_name.keys().copied().collect();
+    names.extend(observation.resources.keys().map(String::as_str));
+    names.extend(observation.unobserved.keys().map(String::as_str));
+
+    let entries = names
+        .into_iter()
+        .map(|name| classify(name, by_name.get(name).copied(), &by_name, observation, last_apply))
+        .collect();
+    ChangeSet { component: component.to_owned(), entries }
+}
+
+fn classify(
+    name: &str,
+    declared: Option<&DeclaredEntity>,
+    all_declared: &BTreeMap<&str, &DeclaredEntity>,
+    observation: &Observation,
+    last_apply: &LastApply,
+) -> ChangeEntry {
+    let in_last_apply = last_apply.owned.contains(name);
+    let queried = observation.queried.get(name).cloned();
+    let declared_kind = declared.and_then(|d| d.kind.clone());
+
+    if let Some(verdict) = observation.unobserved.get(name) {
+        return ChangeEntry {
+            name: name.to_owned(),
+            kind: declared_kind.or_else(|| verdict.kind.clone()),
+            action: ChangeAction::Unobserved,
+            evidence: Evidence { declared: declared.is_some(), in_last_apply, live: false, observed: false },
+            deltas: Vec::new(),
+            ownership: None,
+            unobserved_reason: Some(verdict.reason),
+            unobserved_detail: verdict.detail.clone(),
+            queried: verdict.queried.clone().or(queried),
+            runtime_owner: None,
+        };
+    }
+
+    let mut entry = ChangeEntry {
+        name: name.to_owned(),
+        kind: declared_kind,
+        action: ChangeAction::Create,
+        evidence: Evidence { declared: declared.is_some(), in_last_apply, live: false, observed: true },
+        deltas: Vec::new(),
+        ownership: None,
+        unobserved_reason: None,
+        unobserved_detail: None,
+        queried,
+        runtime_owner: None,
+    };
+
+    let Some(present) = observation.resources.get(name) else {
+        // In neither map: observed absent. Only names that are declared or in an observation
+        // map reach here, so this is a declared entity.
+        return entry;
+    };
+    entry.evidence.live = true;
+    entry.ownership = Some(present.ownership);
+    if entry.kind.is_none() {
+        entry.kind = present.kind.clone();
+    }
+
+    match declared {
+        Some(declared) => {
+            entry.deltas = deltas(declared, present.properties.iter());
+            entry.action = if entry.deltas.is_empty() { ChangeAction::Noop } else { ChangeAction::Update };
+        }
+        None => {
+            let runtime_owner =
+                present.runtime_owner.as_deref().filter(|owner| all_declared.contains_key(owner) && *owner != name);
+            entry.action = match (runtime_owner, present.ownership) {
+                (Some(owner), _) => {
+                    entry.runtime_owner = Some(owner.to_owned());
+                    ChangeAction::Runtime
+                }
+                (None, Ownership::Owned) => ChangeAction::Delete,
+                (None, Ownership::Foreign | Ownership::Unknown) => ChangeAction::Adopt,
+            };
+        }
+    }
+    entry
+}
+
+fn deltas<'a>(declared: &DeclaredEntity, live: impl Iterator<Item = (&'a String, &'a String)>) -> Vec<Delta> {
+    let live: BTreeMap<&String, &String> = live.collect();
+    declared
+        .properties
+        .iter()
+        .filter_map(|(key, want)| {
+            let got = live.get(key).copied();
+            (got != Some(want)).then(|| Delta { property: key.clone(), declared: want.clone(), live: got.cloned() })
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::observe::observation::{PresentResource, Unobserved};
+
+    fn file(name: &str, content: &str) -> DeclaredEntity {
+        DeclaredEntity::new(name).kind("file").property("content", content).property("mode", "0644")
+    }
+
+    fn live(ownership: Ownership, content: &str) -> PresentResource {
+        PresentResource::new(ownership).kind("file").property("content", content).property("mode", "0644")
+    }
+
+    fn action(cs: &ChangeSet, name: &str) -> ChangeAction {
+        cs.entry(name).map(|e| e.action).unwrap()
+    }
+
+    #[test]
+    fn declared_absent_is_create_and_observed() {
+        let cs = build_change_set("files", &[file("a", "x")], &Observation::new(), &LastApply::none());
+        let entry = cs.entry("a").unwrap();
+        assert_eq!(entry.action, ChangeAction::Create);
+        assert_eq!(entry.evidence, Evidence { declared: true, in_last_apply: false, live: false, observed: true });
+        assert_eq!(entry.kind.as_deref(), Some("file"));
+    }
+
+    #[test]
+    fn declared_present_equal_is_noop_and_differing_is_update_with_deltas() {
+        let mut obs = Observation::new();
+        obs.insert_present("same", live(Ownership::Owned, "x"));
+        obs.insert_present("diff", live(Ownership::Owned, "y").property("extra", "ignored"));
+        let declared = [file("same", "x"), file("diff", "x")];
+        let cs = build_change_set("files", &declared, &obs, &LastApply::recorded(["same", "diff"]));
+        assert_eq!(action(&cs, "same"), ChangeAction::Noop);
+        let diff = cs.entry("diff").unwrap();
+        assert_eq!(diff.action, ChangeAction::Update);
+        assert_eq!(
+            diff.deltas,
+            vec![Delta { property: "content".into(), declared: "x".into(), live: Some("y".into()) }],
+            "only declared properties are compared"
+        );
+        assert!(diff.evidence.live && diff.evidence.in_last_apply);
+    }
+
+    #[test]
+    fn a_declared_property_missing_live_is_a_delta() {
+        let mut obs = Observation::new();
+        obs.insert_present("a", PresentResource::new(Ownership::Foreign).property("type", "symlink"));
+        let cs = build_change_set("files", &[file("a", "x").property("type", "file")], &obs, &LastApply::none());
+        let entry = cs.entry("a").unwrap();
+        assert_eq!(entry.action, ChangeAction::Update);
+        assert_eq!(entry.deltas.len(), 3);
+        assert_eq!(entry.deltas[0], Delta { property: "content".into(), declared: "x".into(), live: None });
+    }
+
+    #[test]
+    fn unobserved_never_becomes_create_or_delete() {
+        for reason in UnobservedReason::ALL {
+            let mut obs = Observation::new();
+            obs.insert_unobserved("declared", Unobserved::new(reason).detail("d"));
+            obs.insert_unobserved("owned-undeclared", Unobserved::new(reason));
+            // A contract violation (both maps) reads as unobserved too.
+            obs.insert_present("both", live(Ownership::Owned, "x"));
+            obs.insert_unobserved("both", Unobserved::new(reason));
+            let declared = [file("declared", "x")];
+            let cs = build_change_set("c", &declared, &obs, &LastApply::recorded(["owned-undeclared", "both"]));
+            for entry in &cs.entries {
+                assert_eq!(entry.action, ChangeAction::Unobserved, "{}", entry.name);
+                assert!(!entry.evidence.observed);
+                assert_eq!(entry.unobserved_reason, Some(reason));
+            }
+            assert_eq!(cs.entry("declared").unwrap().unobserved_detail.as_deref(), Some("d"));
+            assert!(!cs.entry("owned-undeclared").unwrap().evidence.declared);
+        }
+    }
+
+    #[test]
+    fn undeclared_present_by_ownership() {
+        let mut obs = Observation::new();
+        obs.insert_present("owned", live(Ownership::Owned, "x"));
+        obs.insert_present("foreign", live(Ownership::Foreign, "x"));
+        obs.insert_present("unknown", live(Ownership::Unknown, "x"));
+        let cs = build_change_set("c", &[], &obs, &LastApply::recorded(["owned"]));
+        assert_eq!(action(&cs, "owned"), ChangeAction::Delete);
+        assert_eq!(action(&cs, "foreign"), ChangeAction::Adopt);
+        assert_eq!(action(&cs, "unknown"), ChangeAction::Adopt, "unknown ownership never becomes delete");
+        assert_eq!(cs.entry("owned").unwrap().ownership, Some(Ownership::Owned));
+    }
+
+    #[test]
+    fn runtime_needs_a_declared_owner() {
+        let mut obs = Observation::new();
+        obs.insert_present("t", PresentResource::new(Ownership::Owned));
+        obs.insert_present("t_idx", PresentResource::new(Ownership::Owned).runtime_of("t"));
+        obs.insert_present("orphan_idx", PresentResource::new(Ownership::Unknown).runtime_of("gone"));
+        obs.insert_present("self", PresentResource::new(Ownership::Owned).runtime_of("self"));
+        let cs = build_change_set("pg", &[DeclaredEntity::new("t")], &obs, &LastApply::recorded(["t"]));
+        assert_eq!(action(&cs, "t"), ChangeAction::Noop);
+        let idx = cs.entry("t_idx").unwrap();
+        assert_eq!((idx.action, idx.runtime_owner.as_deref()), (ChangeAction::Runtime, Some("t")));
+        assert_eq!(action(&cs, "orphan_idx"), ChangeAction::Adopt);
+        assert_eq!(action(&cs, "self"), ChangeAction::Delete);
+    }
+
+    #[test]
+    fn entries_are_sorted_unique_and_carry_queried() {
+        let mut obs = Observation::new();
+        obs.insert_queried("b", "/r/b");
+        obs.insert_present("c", live(Ownership::Foreign, "x"));
+        obs.insert_unobserved("a", Unobserved::new(UnobservedReason::ReadFailed));
+        obs.insert_queried("a", "/r/a");
+        let declared = [file("b", "x"), file("a", "x"), file("b", "other")];
+        let cs = build_change_set("files", &declared, &obs, &LastApply::none());
+        let names: Vec<&str> = cs.entries.iter().map(|e| e.name.as_str()).collect();
+        assert_eq!(names, ["a", "b", "c"]);
+        assert_eq!(cs.entry("b").unwrap().queried.as_deref(), Some("/r/b"));
+        assert_eq!(cs.entry("a").unwrap().queried.as_deref(), Some("/r/a"), "joined onto the unobserved row");
+        assert_eq!(cs.counts(), ActionCounts { create: 1, adopt: 1, unobserved: 1, ..ActionCounts::default() });
+        assert_eq!(cs.counts().total(), 3);
+    }
+
+    #[test]
+    fn inline_queried_wins_over_the_map() {
+        let mut obs = Observation::new();
+        obs.insert_unobserved("a", Unobserved::new(UnobservedReason::ReadFailed).queried("inline"));
+        obs.insert_queried("a", "map");
+        let cs = build_change_set("files", &[file("a", "x")], &obs, &LastApply::none());
+        assert_eq!(cs.entry("a").unwrap().queried.as_deref(), Some("inline"));
+    }
+
+    /// Every combination of declared x verdict x ownership x reason, both directions of the
+    /// safety rules.
+    #[test]
+    fn exhaustive_matrix() {
+        #[derive(Clone, Copy, Debug)]
+        enum Verdict {
+            Absent,
+            Present(Ownership, bool),
+            Unobserved(UnobservedReason),
+        }
+        let mut verdicts = vec![Verdict::Absent];
+        for o in Ownership::ALL {
+            verdicts.push(Verdict::Present(o, true));
+            verdicts.push(Verdict::Present(o, false));
+        }
+        verdicts.extend(UnobservedReason::ALL.map(Verdict::Unobserved));
+        for declared in [false, true] {
+            for in_last in [false, true] {
+                for verdict in &verdicts {
+                    let mut obs = Observation::new();
+                    match *verdict {
+                        Verdict::Absent => {}
+                        Verdict::Present(o, same) => obs.insert_present("e", live(o, if same { "x" } else { "y" })),
+                        Verdict::Unobserved(r) => obs.insert_unobserved("e", Unobserved::new(r)),
+                    }
+                    let decl: Vec<DeclaredEntity> = if declared { vec![file("e", "x")] } else { vec![] };
+                    let last = if in_last { LastApply::recorded(["e"]) } else { LastApply::none() };
+                    let cs = build_change_set("c", &decl, &obs, &last);
+                    let got = cs.entry("e").map(|e| e.action);
+                    let want = match (*verdict, declared) {
+                        (Verdict::Absent, true) => Some(ChangeAction::Create),
+                        (Verdict::Absent, false) => None,
+                        (Verdict::Unobserved(_), _) => Some(ChangeAction::Unobserved),
+                        (Verdict::Present(_, true), true) => Some(ChangeAction::Noop),
+                        (Verdict::Present(_, false), true) => Some(ChangeAction::Update),
+                        (Verdict::Present(Ownership::Owned, _), false) => Some(ChangeAction::Delete),
+                        (Verdict::Present(_, _), false) => Some(ChangeAction::Adopt),
+                    };
+                    assert_eq!(got, want, "declared={declared} in_last={in_last} verdict={verdict:?}");
+                    if let Some(entry) = cs.entry("e") {
+                        assert_eq!(entry.evidence.in_last_apply, in_last);
+                        assert_eq!(entry.evidence.declared, declared);
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn json_shape() {
+        let mut obs = Observation::new();
+        obs.insert_present("a", live(Ownership::Owned, "y"));
+        let cs = build_change_set("files", &[file("a", "x")], &obs, &LastApply::recorded(["a"]));
+        let json = serde_json::to_string(&cs).unwrap();
+        assert_eq!(
+            json,
+            r#"{"component":"files","entries":[{"name":"a","type":"file","action":"update","evidence":{"declared":true,"inLastApply":true,"live":true,"observed":true},"deltas":[{"property":"content","declared":"x","live":"y"}],"ownership":"owned"}]}"#
+        );
+        assert_eq!(serde_json::from_str::<ChangeSet>(&json).unwrap(), cs);
+        for a in ChangeAction::ALL {
+            assert_eq!(serde_json::to_string(&a).unwrap(), format!("\"{}\"", a.as_str()));
+        }
+    }
+}
