@@ -7,6 +7,7 @@
 extern crate self as chant;
 
 pub mod catalog;
+pub mod config;
 #[cfg(feature = "cli")]
 pub mod cli;
 pub mod git;
