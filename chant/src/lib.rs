@@ -8,6 +8,8 @@ extern crate self as chant;
 
 pub mod catalog;
 pub mod config;
+pub mod duration;
+pub mod exec;
 #[cfg(feature = "cli")]
 pub mod cli;
 pub mod git;
