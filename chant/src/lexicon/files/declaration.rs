@@ -1,0 +1,238 @@
+//! A files declaration: the files an env declares, each a path relative to the env's root, its
+//! content and its mode.
+//!
+//! Paths are written with `/` separators and must be *confined*: relative, with no empty, `.` or
+//! `..` component, so that a declared name maps to exactly one place under the root and can never
+//! name a place outside it lexically. (Escapes through symlinks on disk are refused when the path
+//! is resolved; see [`super::confine`].) A declaration is validated as a whole by
+//! [`FilesDeclaration::validate`] before anything is written.
+
+use std::collections::BTreeMap;
+
+use super::FilesError;
+use crate::observe::DeclaredEntity;
+
+/// The entity kind every declared file carries.
+pub const FILE_KIND: &str = "file";
+
+/// The property keys a file is compared on.
+pub mod property {
+    /// `file` for a regular file, `symlink` for a symbolic link in its place.
+    pub const TYPE: &str = "type";
+    /// The permission bits, four octal digits (`0644`).
+    pub const MODE: &str = "mode";
+    /// The content digest, `sha1:<hex>`.
+    pub const CONTENT: &str = "content";
+}
+
+/// The largest mode a file may declare: permission bits plus setuid, setgid and sticky.
+pub const MAX_MODE: u32 = 0o7777;
+
+/// One declared file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DeclaredFile {
+    /// The exact bytes the file must hold.
+    pub content: Vec<u8>,
+    /// Its permission bits (`0o644`).
+    pub mode: u32,
+}
+
+/// The files an env declares, keyed by their path relative to the root.
+///
+/// ```
+/// use chant::lexicon::files::FilesDeclaration;
+///
+/// let files = FilesDeclaration::new()
+///     .file("app.conf", "port = 8080\n", 0o644)
+///     .file("bin/start.sh", "#!/bin/sh\nexec app\n", 0o755);
+/// assert!(files.validate().is_ok());
+/// ```
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct FilesDeclaration {
+    files: BTreeMap<String, DeclaredFile>,
+}
+
+impl FilesDeclaration {
+    /// Creates an empty declaration.
+    pub fn new() -> Self {
+        FilesDeclaration::default()
+    }
+
+    /// Declares one file. A later declaration of the same path replaces the earlier one; paths
+    /// and modes are checked by [`FilesDeclaration::validate`].
+    #[must_use]
+    pub fn file(mut self, path: impl Into<String>, content: impl Into<Vec<u8>>, mode: u32) -> Self {
+        self.files.insert(path.into(), DeclaredFile { content: content.into(), mode });
+        self
+    }
+
+    /// Returns the declared files, sorted by path.
+    pub fn files(&self) -> &BTreeMap<String, DeclaredFile> {
+        &self.files
+    }
+
+    /// Returns true when nothing is declared.
+    pub fn is_empty(&self) -> bool {
+        self.files.is_empty()
+    }
+
+    /// Checks every path and mode, and that no declared file is also the parent directory of
+    /// another.
+    ///
+    /// # Errors
+    ///
+    /// [`FilesError::InvalidPath`] or [`FilesError::InvalidMode`] for the first offending file,
+    /// in path order.
+    pub fn validate(&self) -> Result<(), FilesError> {
+        for (path, file) in &self.files {
+            check_path(path).map_err(|reason| FilesError::InvalidPath { path: path.clone(), reason })?;
+            if file.mode > MAX_MODE {
+                return Err(FilesError::InvalidMode { path: path.clone(), mode: file.mode });
+            }
+            let prefix = format!("{path}/");
+            if let Some((other, _)) = self.files.range(prefix.clone()..).next().filter(|(o, _)| o.starts_with(&prefix))
+            {
+                return Err(FilesError::InvalidPath {
+                    path: path.clone(),
+                    reason: format!("it is declared as a file and as the directory of {other}"),
+                });
+            }
+        }
+        Ok(())
+    }
+
+    /// Returns the declared entities the observe core compares: kind `file`, with the type, mode
+    /// and content digest as properties.
+    ///
+    /// # Errors
+    ///
+    /// [`FilesError::Digest`] when a content digest cannot be computed (a detected SHA-1
+    /// collision attack).
+    pub fn entities(&self) -> Result<Vec<DeclaredEntity>, FilesError> {
+        self.files
+            .iter()
+            .map(|(path, file)| {
+                Ok(DeclaredEntity::new(path.clone())
+                    .kind(FILE_KIND)
+                    .property(property::TYPE, FILE_KIND)
+                    .property(property::MODE, format_mode(file.mode))
+                    .property(
+                        property::CONTENT,
+                        content_digest(&file.content).map_err(|detail| FilesError::Digest {
+                            what: format!("the declared content of {path}"),
+                            detail,
+                        })?,
+                    ))
+            })
+            .collect()
+    }
+
+    /// Returns the digest of the whole declaration (`sha1:<hex>` over every path, mode and
+    /// content), recorded with each apply.
+    ///
+    /// # Errors
+    ///
+    /// [`FilesError::Digest`] as for [`FilesDeclaration::entities`].
+    pub fn digest(&self) -> Result<String, FilesError> {
+        let mut hasher = gix::hash::hasher(gix::hash::Kind::Sha1);
+        for (path, file) in &self.files {
+            hasher.update(path.as_bytes());
+            hasher.update(b"\0");
+            hasher.update(format_mode(file.mode).as_bytes());
+            hasher.update(b"\0");
+            hasher.update(&(file.content.len() as u64).to_be_bytes());
+            hasher.update(&file.content);
+        }
+        finish(hasher).map_err(|detail| FilesError::Digest { what: "the declaration".into(), detail })
+    }
+}
+
+/// Formats permission bits as four octal digits (`0644`).
+pub fn format_mode(mode: u32) -> String {
+    format!("{mode:04o}")
+}
+
+/// Returns the content digest of `bytes` (`sha1:<hex>`), or why it could not be computed.
+pub(crate) fn content_digest(bytes: &[u8]) -> Result<String, String> {
+    let mut hasher = gix::hash::hasher(gix::hash::Kind::Sha1);
+    hasher.update(bytes);
+    finish(hasher)
+}
+
+fn finish(hasher: gix::hash::Hasher) -> Result<String, String> {
+    hasher.try_finalize().map(|id| format!("sha1:{}", id.to_hex())).map_err(|e| e.to_string())
+}
+
+/// Checks that `path` is a confined relative path; returns why not.
+pub(crate) fn check_path(path: &str) -> Result<(), String> {
+    if path.is_empty() {
+        return Err("the path is empty".into());
+    }
+    if path.starts_with('/') {
+        return Err("absolute paths are not allowed: declare it relative to the root".into());
+    }
+    if path.contains('\0') {
+        return Err("the path contains a NUL byte".into());
+    }
+    for component in path.split('/') {
+        match component {
+            "" => return Err("the path has an empty component (`//` or a trailing `/`)".into()),
+            "." => return Err("the path has a `.` component: write it without".into()),
+            ".." => return Err("the path has a `..` component, which could leave the root".into()),
+            _ => {}
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn confined_paths() {
+        for ok in ["a", "a.conf", "dir/a", "a/b/c.txt", ".hidden", "a..b", "...", "a b"] {
+            assert_eq!(check_path(ok), Ok(()), "{ok}");
+        }
+        for bad in ["", "/etc/passwd", "../x", "a/../../x", "a/..", "./a", "a/./b", "a//b", "a/", "a\0b"] {
+            assert!(check_path(bad).is_err(), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn validate_names_the_offending_file() {
+        let err = FilesDeclaration::new().file("ok", "", 0o644).file("../escape", "", 0o644).validate().unwrap_err();
+        assert!(
+            matches!(&err, FilesError::InvalidPath { path, reason } if path == "../escape" && reason.contains("..")),
+            "{err}"
+        );
+        let err = FilesDeclaration::new().file("a", "", 0o10000).validate().unwrap_err();
+        assert!(matches!(err, FilesError::InvalidMode { mode: 0o10000, .. }));
+        assert!(FilesDeclaration::new().file("a", "", 0o7777).validate().is_ok());
+        let err = FilesDeclaration::new().file("a", "", 0o644).file("a/b", "", 0o644).validate().unwrap_err();
+        assert!(err.to_string().contains("as the directory of a/b"), "{err}");
+        assert!(FilesDeclaration::new().file("a", "", 0o644).file("a.d/b", "", 0o644).validate().is_ok());
+    }
+
+    #[test]
+    fn entities_carry_type_mode_and_digest() {
+        let decl = FilesDeclaration::new().file("b", "hello", 0o600).file("a", "", 0o755);
+        let entities = decl.entities().unwrap();
+        assert_eq!(entities[0].name, "a");
+        assert_eq!(entities[0].properties[property::MODE], "0755");
+        assert_eq!(entities[1].properties[property::TYPE], "file");
+        // `printf hello | git hash-object --stdin` hashes a blob header too; this is the raw SHA-1.
+        assert_eq!(entities[1].properties[property::CONTENT], "sha1:aaf4c61ddcc5e8a2dabede0f3b482cd9aea9434d");
+        assert_eq!(entities[1].kind.as_deref(), Some(FILE_KIND));
+    }
+
+    #[test]
+    fn digest_is_stable_and_sensitive() {
+        let a = FilesDeclaration::new().file("a", "x", 0o644).digest().unwrap();
+        assert_eq!(a, FilesDeclaration::new().file("a", "x", 0o644).digest().unwrap());
+        assert_ne!(a, FilesDeclaration::new().file("a", "x", 0o600).digest().unwrap());
+        assert_ne!(a, FilesDeclaration::new().file("a", "y", 0o644).digest().unwrap());
+        assert_ne!(a, FilesDeclaration::new().file("b", "x", 0o644).digest().unwrap());
+        assert!(a.starts_with("sha1:") && a.len() == 45);
+    }
+}

@@ -1,0 +1,336 @@
+//! The files lexicon, chant's embedded default: declared files (a path under a root, content,
+//! mode) per env, observed and applied on the local filesystem.
+//!
+//! An env binds a root directory (`files_root` under `[env.<name>]` in chant.toml) and declares
+//! its files in Rust with a [`FilesDeclaration`]. A [`FilesLexicon`] joins the two with the
+//! env's last recorded apply and answers the observation contract ([`crate::observe`]):
+//!
+//! - **present**: a regular file (or a replaceable symlink in its place), with its type, mode and
+//!   content digest, so the change set reports drift on either content or mode; ownership is
+//!   `owned` when the path was in the last recorded apply, otherwise `foreign`;
+//! - **absent**: nothing is there (the root itself may be missing) — only ever after a real look;
+//! - **unobserved** `read-failed`: anything that could not be read, for real even as root: a
+//!   directory where a file is declared, a symlink loop, a symlink out of the root, a FIFO, an I/O
+//!   error, or a path that is not confined to the root; **unobserved** `no-binding`: the env
+//!   binds no root, for every declared file.
+//!
+//! Undeclared files are reported only when the lexicon was told about them: the paths of the
+//! last recorded apply (owned, so a `delete` entry, which default-mode apply never acts on). The
+//! lexicon never scans the root.
+//!
+//! [`FilesLexicon::apply`] writes atomically and never deletes; it returns an
+//! [`ApplyRecord`] that the caller appends to the ledger. The lexicon itself holds no storage.
+
+mod apply;
+mod confine;
+pub mod declaration;
+
+use std::collections::BTreeSet;
+use std::fs::{self, File};
+use std::io::{self, Read};
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+
+pub use apply::ApplyRecord;
+pub use declaration::{DeclaredFile, FILE_KIND, FilesDeclaration, MAX_MODE, format_mode, property};
+
+use self::confine::{Parent, Target};
+use crate::model::UnobservedReason;
+use crate::observe::{
+    ComponentInput, DeclaredEntity, LastApply, Lexicon, LexiconError, Observation, Ownership, PresentResource,
+    Unobserved, observe_component,
+};
+
+/// The component name of the files lexicon, used in status rows and apply records.
+pub const COMPONENT: &str = "files";
+
+/// The errors of the files lexicon: declaring, observing (outside the observation itself) and
+/// applying. Returned by [`FilesDeclaration::validate`], [`FilesLexicon::declared`],
+/// [`FilesLexicon::observe`] and [`FilesLexicon::apply`].
+#[derive(Debug, thiserror::Error)]
+pub enum FilesError {
+    /// The env binds no files root.
+    #[error("no files root is bound for env {env}: set `files_root` under `[env.{env}]` in chant.toml")]
+    NoBinding {
+        /// The env.
+        env: String,
+    },
+    /// A declared path is not a confined relative path.
+    #[error("invalid declared file path {path:?}: {reason}")]
+    InvalidPath {
+        /// The path as declared.
+        path: String,
+        /// Why it is refused.
+        reason: String,
+    },
+    /// A declared mode has bits beyond `0o7777`.
+    #[error("invalid mode {mode:o} for declared file {path}: a mode is at most 7777 (octal)")]
+    InvalidMode {
+        /// The path as declared.
+        path: String,
+        /// The mode as declared.
+        mode: u32,
+    },
+    /// The root cannot be created or resolved.
+    #[error("files root {} cannot be used", root.display())]
+    Root {
+        /// The root as bound.
+        root: PathBuf,
+        /// The underlying error.
+        #[source]
+        source: io::Error,
+    },
+    /// A declared path cannot be written safely (checked before anything is written).
+    #[error("refusing to write {path}: {detail}")]
+    Refused {
+        /// The path as declared.
+        path: String,
+        /// Why.
+        detail: String,
+    },
+    /// Writing a file failed; the files written before it stay written.
+    #[error("failed to write {path}{}", already_written(written))]
+    Write {
+        /// The path as declared.
+        path: String,
+        /// The paths written before the failure.
+        written: Vec<String>,
+        /// The underlying error.
+        #[source]
+        source: io::Error,
+    },
+    /// A content digest could not be computed (a detected SHA-1 collision attack).
+    #[error("cannot digest {what}: {detail}")]
+    Digest {
+        /// What was being digested.
+        what: String,
+        /// Why it failed.
+        detail: String,
+    },
+}
+
+fn already_written(written: &[String]) -> String {
+    if written.is_empty() { String::new() } else { format!(" (already written: {})", written.join(", ")) }
+}
+
+/// The files lexicon bound to one env: its root, its declaration and its last recorded apply.
+#[derive(Debug, Clone)]
+pub struct FilesLexicon {
+    env: String,
+    root: Option<PathBuf>,
+    declaration: FilesDeclaration,
+    last_apply: LastApply,
+}
+
+impl FilesLexicon {
+    /// Creates the lexicon for `env` with its root binding (`None` when the env binds no root),
+    /// its declaration, and no recorded apply.
+    pub fn new(env: impl Into<String>, root: Option<PathBuf>, declaration: FilesDeclaration) -> Self {
+        FilesLexicon { env: env.into(), root, declaration, last_apply: LastApply::none() }
+    }
+
+    /// Sets the env's last recorded apply: whether one exists and the paths it owned.
+    #[must_use]
+    pub fn with_last_apply(mut self, last_apply: LastApply) -> Self {
+        self.last_apply = last_apply;
+        self
+    }
+
+    /// Returns the env.
+    pub fn env(&self) -> &str {
+        &self.env
+    }
+
+    /// Returns the root binding.
+    pub fn root(&self) -> Option<&Path> {
+        self.root.as_deref()
+    }
+
+    /// Returns the declaration.
+    pub fn declaration(&self) -> &FilesDeclaration {
+        &self.declaration
+    }
+
+    /// Returns the last recorded apply.
+    pub fn last_apply(&self) -> &LastApply {
+        &self.last_apply
+    }
+
+    /// Returns the declared entities (see [`FilesDeclaration::entities`]).
+    ///
+    /// # Errors
+    ///
+    /// [`FilesError::Digest`].
+    pub fn declared(&self) -> Result<Vec<DeclaredEntity>, FilesError> {
+        self.declaration.entities()
+    }
+
+    /// Observes the declared files (and those of the last recorded apply).
+    ///
+    /// # Errors
+    ///
+    /// [`FilesError::Digest`] from the declared side; every failure to read is in the
+    /// observation, never an error.
+    pub fn observe(&self) -> Result<Observation, FilesError> {
+        Ok(observe_component(self, &self.declared()?))
+    }
+
+    /// Observes and returns everything the observe core needs to assess this component.
+    ///
+    /// # Errors
+    ///
+    /// As [`FilesLexicon::observe`].
+    pub fn component_input(&self, delete_counts_as_drift: bool) -> Result<ComponentInput, FilesError> {
+        let declared = self.declared()?;
+        let observation = observe_component(self, &declared);
+        Ok(ComponentInput {
+            component: COMPONENT.to_owned(),
+            declared,
+            observation,
+            last_apply: self.last_apply.clone(),
+            delete_counts_as_drift,
+        })
+    }
+
+    /// Writes every declared file that is not already as declared, atomically, creating parent
+    /// directories and deleting nothing.
+    ///
+    /// # Guarantees
+    ///
+    /// Each file is written to a temporary file in its own directory with its mode set
+    /// explicitly, `fsync`ed, renamed over the target and its directory `fsync`ed: a reader sees
+    /// the old file or the new one, never a torn write. Nothing is ever deleted.
+    ///
+    /// # Errors
+    ///
+    /// An invalid declaration, an unbound or unusable root, or a path that cannot be written
+    /// safely refuse the apply before anything is written; a failing write stops it, naming the
+    /// files already written.
+    pub fn apply(&self) -> Result<ApplyRecord, FilesError> {
+        apply::apply(&self.env, self.root.as_deref(), &self.declaration)
+    }
+
+    fn ownership(&self, path: &str) -> Ownership {
+        if self.last_apply.recorded && self.last_apply.owned.contains(path) {
+            Ownership::Owned
+        } else {
+            Ownership::Foreign
+        }
+    }
+
+    fn observe_one(&self, real_root: &Path, name: &str, kind: Option<&str>, out: &mut Observation) {
+        let unobserved = |detail: String| {
+            let mut verdict = Unobserved::new(UnobservedReason::ReadFailed).detail(detail);
+            verdict.kind = kind.map(str::to_owned);
+            verdict
+        };
+        if let Err(reason) = declaration::check_path(name) {
+            out.insert_unobserved(name, unobserved(format!("the path is not confined to the root: {reason}")));
+            return;
+        }
+        let mut address = real_root.join(name);
+        let dir = match confine::parent(real_root, name, false) {
+            Ok(Parent::Missing) => {
+                out.insert_queried(name, address.display().to_string());
+                return;
+            }
+            Ok(Parent::Dir(dir)) => dir,
+            Err(why) => {
+                out.insert_unobserved(name, unobserved(why.0).queried(address.display().to_string()));
+                return;
+            }
+        };
+        let file_name = confine::file_name(name);
+        address = dir.join(file_name);
+        let shown = address.display().to_string();
+        out.insert_queried(name, shown.clone());
+        let resource = |kind_value: &str| {
+            PresentResource::new(self.ownership(name)).kind(FILE_KIND).property(property::TYPE, kind_value)
+        };
+        match confine::inspect(real_root, &dir, file_name, name) {
+            Ok(Target::Absent) => {}
+            Ok(Target::Symlink) => out.insert_present(name, resource("symlink")),
+            Ok(Target::File(_)) => match read_regular(&address) {
+                Ok((content, mode)) => match declaration::content_digest(&content) {
+                    Ok(digest) => out.insert_present(
+                        name,
+                        resource(FILE_KIND)
+                            .property(property::MODE, format_mode(mode))
+                            .property(property::CONTENT, digest),
+                    ),
+                    Err(e) => {
+                        out.insert_unobserved(name, unobserved(format!("cannot digest {name}: {e}")).queried(shown))
+                    }
+                },
+                Err(e) => out.insert_unobserved(name, unobserved(format!("cannot read {name}: {e}")).queried(shown)),
+            },
+            Err(why) => out.insert_unobserved(name, unobserved(why.0).queried(shown)),
+        }
+    }
+}
+
+/// Reads a file that `lstat` said is regular, re-checking the type on the open handle.
+fn read_regular(path: &Path) -> io::Result<(Vec<u8>, u32)> {
+    let mut file = File::open(path)?;
+    let meta = file.metadata()?;
+    if !meta.is_file() {
+        return Err(io::Error::other("it changed into something that is not a regular file while being read"));
+    }
+    let mut content = Vec::with_capacity(usize::try_from(meta.len()).unwrap_or(0));
+    file.read_to_end(&mut content)?;
+    Ok((content, meta.permissions().mode() & MAX_MODE))
+}
+
+impl Lexicon for FilesLexicon {
+    fn name(&self) -> &str {
+        COMPONENT
+    }
+
+    fn describe_resources(&self, declared: &[DeclaredEntity]) -> Result<Observation, LexiconError> {
+        let Some(root) = &self.root else {
+            let detail = format!(
+                "env {} binds no files root (set `files_root` under `[env.{}]` in chant.toml)",
+                self.env, self.env
+            );
+            return Ok(Observation::unobserved_all(declared, UnobservedReason::NoBinding, Some(&detail)));
+        };
+        let mut names: BTreeSet<(&str, Option<&str>)> =
+            declared.iter().map(|d| (d.name.as_str(), d.kind.as_deref())).collect();
+        let declared_names: BTreeSet<&str> = names.iter().map(|(n, _)| *n).collect();
+        names.extend(
+            self.last_apply.owned.iter().filter(|n| !declared_names.contains(n.as_str())).map(|n| (n.as_str(), None)),
+        );
+
+        let real_root = match fs::canonicalize(root) {
+            Ok(real) if real.is_dir() => real,
+            Ok(_) => {
+                return Err(LexiconError::ReadFailed {
+                    lexicon: COMPONENT.to_owned(),
+                    detail: format!("files root {} is not a directory", root.display()),
+                    source: None,
+                });
+            }
+            Err(e) if e.kind() == io::ErrorKind::NotFound => {
+                // The root itself is missing: every file is really not there.
+                let mut observation = Observation::new();
+                for (name, _) in names {
+                    observation.insert_queried(name, root.join(name).display().to_string());
+                }
+                return Ok(observation);
+            }
+            Err(e) => {
+                return Err(LexiconError::read_failed(
+                    COMPONENT,
+                    format!("cannot resolve files root {}", root.display()),
+                    e,
+                ));
+            }
+        };
+
+        let mut observation = Observation::new();
+        for (name, kind) in names {
+            self.observe_one(&real_root, name, kind, &mut observation);
+        }
+        Ok(observation)
+    }
+}
