@@ -7,9 +7,12 @@
 extern crate self as chant;
 
 pub mod catalog;
+pub mod clock;
 pub mod config;
 pub mod duration;
 pub mod exec;
+pub mod gate;
+pub mod id;
 #[cfg(feature = "cli")]
 pub mod cli;
 pub mod git;

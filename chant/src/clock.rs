@@ -1,0 +1,53 @@
+//! The clock: every time chant reads (tick start and end, gate expiry, lease expiry, schedules)
+//! comes from here, so `CHANT_NOW` can fix it in tests.
+//!
+//! `CHANT_NOW` is for tests only: when set to an RFC 3339 instant, [`now`] returns it, unchanged,
+//! on every call.
+
+use jiff::Timestamp;
+
+/// The variable that fixes the clock (tests only).
+pub const NOW_VAR: &str = "CHANT_NOW";
+
+/// A `CHANT_NOW` that does not parse.
+#[derive(Debug, Clone, thiserror::Error)]
+#[error("{NOW_VAR}={value:?} is not an RFC 3339 instant such as 2026-08-25T10:00:00Z")]
+pub struct BadNow {
+    /// The value given.
+    pub value: String,
+}
+
+/// Returns the current instant, or `CHANT_NOW` when set.
+///
+/// # Errors
+///
+/// Returns [`BadNow`] when `CHANT_NOW` is set but does not parse.
+pub fn now() -> Result<Timestamp, BadNow> {
+    match std::env::var(NOW_VAR) {
+        Ok(v) if !v.trim().is_empty() => v.trim().parse::<Timestamp>().map_err(|_| BadNow { value: v }),
+        _ => Ok(Timestamp::now()),
+    }
+}
+
+/// Formats an instant as records write it: RFC 3339 UTC with milliseconds and `Z`.
+pub fn format(ts: Timestamp) -> String {
+    ts.strftime("%Y-%m-%dT%H:%M:%S%.3fZ").to_string()
+}
+
+/// Parses a recorded instant.
+pub fn parse(s: &str) -> Option<Timestamp> {
+    s.parse::<Timestamp>().ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn formats_with_milliseconds_and_z() {
+        let t: Timestamp = "2026-08-25T10:04:00.5+02:00".parse().unwrap();
+        assert_eq!(format(t), "2026-08-25T08:04:00.500Z");
+        assert_eq!(parse("2026-08-25T08:04:00.500Z"), Some(t));
+        assert_eq!(parse("yesterday"), None);
+    }
+}
