@@ -87,14 +87,14 @@ pub enum Decision {
     /// A resolution answers the standing pending fact: walk through, carrying it.
     Approved {
         /// The pending fact it answers.
-        pending: GateFact,
+        pending: Box<GateFact>,
         /// The resolution.
-        resolution: GateFact,
+        resolution: Box<GateFact>,
     },
     /// A pending fact stands and is unanswered: stop (exit 3) without writing another.
     Waiting {
         /// The standing fact.
-        pending: GateFact,
+        pending: Box<GateFact>,
     },
     /// No pending fact stands: write one and stop (exit 3).
     Ask,
@@ -111,10 +111,10 @@ pub fn decide(facts: &[GateFact], op: &str, gate: &str, resource: Option<&str>, 
         return Decision::Ask;
     }
     if let Some(resolution) = after.iter().find(|f| f.kind == FactKind::Resolution) {
-        return Decision::Approved { pending: pending.clone(), resolution: (*resolution).clone() };
+        return Decision::Approved { pending: Box::new(pending.clone()), resolution: Box::new((*resolution).clone()) };
     }
     let expired = pending.expires_at.as_deref().and_then(crate::clock::parse).is_some_and(|e| e <= now);
-    if expired { Decision::Ask } else { Decision::Waiting { pending: pending.clone() } }
+    if expired { Decision::Ask } else { Decision::Waiting { pending: Box::new(pending.clone()) } }
 }
 
 /// A pending gate as a status view shows it.
@@ -135,7 +135,7 @@ pub fn pending(facts: &[GateFact], now: Timestamp) -> Vec<PendingGate> {
     }
     keys.into_iter()
         .filter_map(|(op, gate, res)| match decide(facts, op, gate, res, now) {
-            Decision::Waiting { pending } => Some(PendingGate { fact: pending }),
+            Decision::Waiting { pending } => Some(PendingGate { fact: *pending }),
             _ => None,
         })
         .collect()
