@@ -5,3 +5,5 @@
 
 mod guard;
 mod opcheck;
+mod files;
+mod observe;
