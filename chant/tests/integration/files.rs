@@ -414,3 +414,22 @@ fn an_unreadable_previously_owned_file_is_unobserved_not_dropped() {
     assert!(!entry.evidence.declared);
     assert_eq!(action(&assessed.change_sets[0], "conf.d/extra.conf"), ChangeAction::Delete);
 }
+
+#[test]
+fn the_apply_record_carries_the_configured_binding_and_round_trips() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("examples/estates/staging");
+    let lex = lexicon(&root, LastApply::none()).with_binding("examples/estates/staging");
+    let record = lex.apply().unwrap();
+    assert_eq!(record.binding, "examples/estates/staging");
+
+    let json = serde_json::to_string(&record).unwrap();
+    assert!(
+        json.starts_with(r#"{"env":"staging","component":"files","binding":"examples/estates/staging","written":["#)
+    );
+    let back: chant::lexicon::files::ApplyRecord = serde_json::from_str(&json).unwrap();
+    assert_eq!(back, record);
+
+    assert_eq!(back.last_apply_for("examples/estates/staging"), record.last_apply());
+    assert_eq!(back.last_apply_for("elsewhere"), LastApply::none(), "a re-bound root is not recorded");
+}

@@ -49,10 +49,22 @@ impl ApplyRecord {
     pub fn last_apply(&self) -> LastApply {
         LastApply::recorded(self.owned.iter().cloned())
     }
+
+    /// Returns the record as the last recorded apply of `binding`: "never applied" when the
+    /// record is of another binding (the env's root was re-bound since), since only a
+    /// successful apply of this env's binding counts as recorded.
+    pub fn last_apply_for(&self, binding: &str) -> LastApply {
+        if self.binding == binding && self.component == COMPONENT { self.last_apply() } else { LastApply::none() }
+    }
 }
 
 /// Applies `declaration` under `root` for `env`. See the module documentation.
-pub(crate) fn apply(env: &str, root: Option<&Path>, declaration: &FilesDeclaration) -> Result<ApplyRecord, FilesError> {
+pub(crate) fn apply(
+    env: &str,
+    root: Option<&Path>,
+    binding: Option<String>,
+    declaration: &FilesDeclaration,
+) -> Result<ApplyRecord, FilesError> {
     declaration.validate()?;
     let digest = declaration.digest()?;
     let Some(root) = root else {
@@ -95,7 +107,7 @@ pub(crate) fn apply(env: &str, root: Option<&Path>, declaration: &FilesDeclarati
     Ok(ApplyRecord {
         env: env.to_owned(),
         component: COMPONENT.to_owned(),
-        binding: root.display().to_string(),
+        binding: binding.unwrap_or_else(|| root.display().to_string()),
         written,
         owned: declaration.files().keys().cloned().collect(),
         digest,

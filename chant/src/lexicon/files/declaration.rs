@@ -4,7 +4,7 @@
 //! Paths are written with `/` separators and must be *confined*: relative, with no empty, `.` or
 //! `..` component, so that a declared name maps to exactly one place under the root and can never
 //! name a place outside it lexically. (Escapes through symlinks on disk are refused when the path
-//! is resolved; see [`super::confine`].) A declaration is validated as a whole by
+//! is resolved, one component at a time.) A declaration is validated as a whole by
 //! [`FilesDeclaration::validate`] before anything is written.
 
 use std::collections::BTreeMap;

@@ -118,6 +118,7 @@ fn already_written(written: &[String]) -> String {
 pub struct FilesLexicon {
     env: String,
     root: Option<PathBuf>,
+    binding: Option<String>,
     declaration: FilesDeclaration,
     last_apply: LastApply,
 }
@@ -126,7 +127,22 @@ impl FilesLexicon {
     /// Creates the lexicon for `env` with its root binding (`None` when the env binds no root),
     /// its declaration, and no recorded apply.
     pub fn new(env: impl Into<String>, root: Option<PathBuf>, declaration: FilesDeclaration) -> Self {
-        FilesLexicon { env: env.into(), root, declaration, last_apply: LastApply::none() }
+        FilesLexicon { env: env.into(), root, binding: None, last_apply: LastApply::none(), declaration }
+    }
+
+    /// Sets the binding as configured (`examples/estates/staging`), which apply records carry;
+    /// without it they carry the root path as given. Record the configured value, not a path
+    /// anchored on this machine, so clones in other directories recognise the record.
+    #[must_use]
+    pub fn with_binding(mut self, binding: impl Into<String>) -> Self {
+        self.binding = Some(binding.into());
+        self
+    }
+
+    /// Returns the binding apply records carry: the configured value, else the root as given,
+    /// else `None` when no root is bound.
+    pub fn binding(&self) -> Option<String> {
+        self.binding.clone().or_else(|| self.root.as_ref().map(|r| r.display().to_string()))
     }
 
     /// Sets the env's last recorded apply: whether one exists and the paths it owned.
@@ -207,7 +223,7 @@ impl FilesLexicon {
     /// safely refuse the apply before anything is written; a failing write stops it, naming the
     /// files already written.
     pub fn apply(&self) -> Result<ApplyRecord, FilesError> {
-        apply::apply(&self.env, self.root.as_deref(), &self.declaration)
+        apply::apply(&self.env, self.root.as_deref(), self.binding(), &self.declaration)
     }
 
     fn ownership(&self, path: &str) -> Ownership {
