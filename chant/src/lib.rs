@@ -21,6 +21,7 @@ pub mod lexicon;
 pub mod model;
 pub mod observe;
 pub mod registry;
+pub mod runner;
 pub mod redact;
 pub mod step;
 pub mod tick;
@@ -28,7 +29,10 @@ pub mod tick;
 #[doc(hidden)]
 pub mod __private;
 
+pub use chant_macros::{converge_op, main, op, when};
+
 /// The names a project needs to declare its ops.
 pub mod prelude {
     pub use crate::step::{StepContext, StepError, StepResult};
+    pub use crate::{converge_op, op, when};
 }

@@ -1,0 +1,433 @@
+//! Running an op: its phases in order, each step really executed, the failure phases after a
+//! failure, and a gate with no resolution stopping the run with exit 3.
+//!
+//! The runner owns the order and the record; what a step touches outside the process (the
+//! lexicon an `apply` writes, the gate facts on the ledger) comes through [`Services`], which the
+//! project binary implements over the real ledger and lexicons.
+//!
+//! # Guarantees
+//!
+//! - Steps run in declared order; after a failed step no later step of the main phases runs, and
+//!   the `on_failure` phases run once.
+//! - A gate with no resolution stops the run: nothing after it runs, no failure phase runs, and
+//!   the run ends `gated` (exit 3) with the approve command.
+//! - Every detail that reaches the record passed through the redactor and was sanitised.
+
+pub mod expand;
+pub mod http;
+pub mod record;
+
+use std::collections::BTreeMap;
+use std::time::{Duration, Instant};
+
+use jiff::Timestamp;
+
+use crate::gate::{Decision, FactKind, GateFact};
+use crate::model::{OpDocument, Step};
+use crate::redact::Redactor;
+use crate::step::{StepContext, StepFn};
+
+pub use record::{GateStop, PhaseOutcome, RunRecord, Status, StepOutcome};
+
+/// What the runner needs from outside the process.
+pub trait Services {
+    /// Applies the declaration of `env` (`delete_mode`: `never` or `owned-only`), records the
+    /// apply, and returns one line saying what changed.
+    ///
+    /// # Errors
+    ///
+    /// Returns one line saying what failed.
+    fn apply(&self, env: &str, delete_mode: &str) -> Result<String, String>;
+
+    /// Returns the gate facts of `op`, in ledger order.
+    ///
+    /// # Errors
+    ///
+    /// Returns one line saying what failed.
+    fn gate_facts(&self, op: &str) -> Result<Vec<GateFact>, String>;
+
+    /// Appends a gate fact to the ledger.
+    ///
+    /// # Errors
+    ///
+    /// Returns one line saying what failed.
+    fn append_gate_fact(&self, fact: &GateFact) -> Result<(), String>;
+}
+
+/// The settings of one run.
+#[derive(Debug, Clone)]
+pub struct RunSettings {
+    /// The env the run is in (`_runs` when none).
+    pub env: String,
+    /// The resource of a resource-mode dispatch (`CHANT_CONVERGE_RESOURCE`).
+    pub resource: Option<String>,
+    /// The redactor for every detail.
+    pub redactor: Redactor,
+    /// The default timeout of a shell step.
+    pub shell_timeout: Duration,
+    /// The default timeout of an HTTP check.
+    pub http_timeout: Duration,
+    /// The grace period between SIGTERM and SIGKILL for a timed-out child.
+    pub kill_grace: Duration,
+    /// The commit the project is at, when known.
+    pub git_sha: Option<String>,
+    /// Who is running (recorded on gate facts).
+    pub actor: String,
+}
+
+impl RunSettings {
+    /// Creates settings for `env` with default timeouts (shell 10m, HTTP 10s, grace 5s).
+    pub fn new(env: impl Into<String>) -> Self {
+        RunSettings {
+            env: env.into(),
+            resource: None,
+            redactor: Redactor::default(),
+            shell_timeout: Duration::from_secs(600),
+            http_timeout: Duration::from_secs(10),
+            kill_grace: Duration::from_secs(5),
+            git_sha: None,
+            actor: std::env::var("USER").unwrap_or_else(|_| "unknown".into()),
+        }
+    }
+}
+
+/// The clock and the variables a run reads, injectable for tests.
+pub struct Environment<'a> {
+    /// Returns the current instant.
+    pub now: &'a dyn Fn() -> Timestamp,
+    /// Looks a variable up.
+    pub var: &'a dyn Fn(&str) -> Option<String>,
+}
+
+enum StepEnd {
+    Ok { detail: Option<String>, approved_by: Option<String>, output: Option<serde_json::Value> },
+    Failed(String),
+    Gated { gate: String, since: String, url: Option<String> },
+}
+
+/// Runs `doc` and returns its record. `steps` maps user step names to their functions.
+pub fn run(
+    doc: &OpDocument,
+    steps: &BTreeMap<&str, StepFn>,
+    settings: &RunSettings,
+    services: &dyn Services,
+    environment: &Environment<'_>,
+) -> RunRecord {
+    let started = (environment.now)();
+    let id = crate::id::uuid();
+    let mut rec = RunRecord {
+        version: 1,
+        id: id.clone(),
+        op: doc.name.clone(),
+        env: settings.env.clone(),
+        resource: settings.resource.clone(),
+        started_at: crate::clock::format(started),
+        ended_at: String::new(),
+        status: Status::Ok,
+        outcomes: Vec::new(),
+        phases: Vec::new(),
+        gate: None,
+        approve: None,
+        url: None,
+        error: None,
+        git_sha: settings.git_sha.clone(),
+        op_digest: String::new(),
+    };
+    let ctx = Ctx { doc, steps, settings, services, environment, run_id: &id };
+    let mut stopped: Option<Status> = None;
+    for phase in &doc.phases {
+        if stopped.is_some() {
+            rec.phases.push(PhaseOutcome { name: phase.name.clone(), status: Status::Skipped, on_failure: false });
+            for s in &phase.steps {
+                rec.outcomes.push(skipped(&phase.name, s));
+            }
+            continue;
+        }
+        let mut phase_status = Status::Ok;
+        for s in &phase.steps {
+            if stopped.is_some() {
+                rec.outcomes.push(skipped(&phase.name, s));
+                continue;
+            }
+            let t = Instant::now();
+            let end = ctx.step(s);
+            let ms = u64::try_from(t.elapsed().as_millis()).unwrap_or(u64::MAX);
+            let mut o = StepOutcome {
+                phase: phase.name.clone(),
+                step: s.kind.clone(),
+                name: s.name.clone(),
+                status: Status::Ok,
+                duration_ms: ms,
+                detail: None,
+                approved_by: None,
+                output: None,
+            };
+            match end {
+                StepEnd::Ok { detail, approved_by, output } => {
+                    o.detail = detail.map(|d| settings.redactor.record(&d));
+                    o.approved_by = approved_by;
+                    o.output = output;
+                }
+                StepEnd::Failed(e) => {
+                    let e = settings.redactor.record(&e);
+                    o.status = Status::Failed;
+                    o.detail = Some(e.clone());
+                    rec.error = Some(e);
+                    phase_status = Status::Failed;
+                    stopped = Some(Status::Failed);
+                }
+                StepEnd::Gated { gate, since, url } => {
+                    o.status = Status::Gated;
+                    rec.approve = Some(format!("chant approve {} {gate}", doc.name));
+                    rec.gate = Some(GateStop { name: gate, since });
+                    rec.url = url;
+                    phase_status = Status::Gated;
+                    stopped = Some(Status::Gated);
+                }
+            }
+            rec.outcomes.push(o);
+        }
+        rec.phases.push(PhaseOutcome { name: phase.name.clone(), status: phase_status, on_failure: false });
+    }
+    if stopped == Some(Status::Failed) {
+        for phase in &doc.on_failure {
+            let mut phase_status = Status::Ok;
+            for s in &phase.steps {
+                let t = Instant::now();
+                let end = ctx.step(s);
+                let ms = u64::try_from(t.elapsed().as_millis()).unwrap_or(u64::MAX);
+                let (status, detail) = match end {
+                    StepEnd::Ok { detail, .. } => (Status::Ok, detail),
+                    StepEnd::Failed(e) => (Status::Failed, Some(e)),
+                    StepEnd::Gated { gate, .. } => {
+                        (Status::Failed, Some(format!("gate \"{gate}\" in a failure phase cannot wait")))
+                    }
+                };
+                if status == Status::Failed {
+                    phase_status = Status::Failed;
+                }
+                rec.outcomes.push(StepOutcome {
+                    phase: phase.name.clone(),
+                    step: s.kind.clone(),
+                    name: s.name.clone(),
+                    status,
+                    duration_ms: ms,
+                    detail: detail.map(|d| settings.redactor.record(&d)),
+                    approved_by: None,
+                    output: None,
+                });
+            }
+            rec.phases.push(PhaseOutcome { name: phase.name.clone(), status: phase_status, on_failure: true });
+        }
+    }
+    rec.status = stopped.unwrap_or(Status::Ok);
+    rec.ended_at = crate::clock::format((environment.now)());
+    rec
+}
+
+fn skipped(phase: &str, s: &Step) -> StepOutcome {
+    StepOutcome {
+        phase: phase.to_owned(),
+        step: s.kind.clone(),
+        name: s.name.clone(),
+        status: Status::Skipped,
+        duration_ms: 0,
+        detail: None,
+        approved_by: None,
+        output: None,
+    }
+}
+
+struct Ctx<'a> {
+    doc: &'a OpDocument,
+    steps: &'a BTreeMap<&'a str, StepFn>,
+    settings: &'a RunSettings,
+    services: &'a dyn Services,
+    environment: &'a Environment<'a>,
+    run_id: &'a str,
+}
+
+impl Ctx<'_> {
+    fn args(&self, step: &Step) -> Result<BTreeMap<String, serde_json::Value>, String> {
+        let mut out = BTreeMap::new();
+        for (k, v) in &step.args {
+            let v = match v {
+                serde_json::Value::String(s) => serde_json::Value::String(
+                    expand::expand(s, &step.kind, k, self.environment.var).map_err(|e| e.to_string())?,
+                ),
+                other => other.clone(),
+            };
+            out.insert(k.clone(), v);
+        }
+        Ok(out)
+    }
+
+    fn timeout(&self, args: &BTreeMap<String, serde_json::Value>, default: Duration) -> Result<Duration, String> {
+        match args.get("timeout").and_then(serde_json::Value::as_str) {
+            Some(t) => crate::duration::parse(t).map_err(|e| e.to_string()),
+            None => Ok(default),
+        }
+    }
+
+    fn step(&self, step: &Step) -> StepEnd {
+        let args = match self.args(step) {
+            Ok(a) => a,
+            Err(e) => return StepEnd::Failed(e),
+        };
+        let str_arg = |k: &str| args.get(k).and_then(serde_json::Value::as_str).map(str::to_owned);
+        match step.kind.as_str() {
+            "shell" => {
+                let Some(cmd) = str_arg("cmd") else { return StepEnd::Failed("shell needs `cmd`".into()) };
+                let timeout = match self.timeout(&args, self.settings.shell_timeout) {
+                    Ok(t) => t,
+                    Err(e) => return StepEnd::Failed(e),
+                };
+                let mut spec = crate::exec::Spec::shell(&cmd);
+                spec.timeout = timeout;
+                spec.grace = self.settings.kill_grace;
+                spec.env = vec![("CHANT_ENV".into(), self.settings.env.clone())];
+                if let Some(r) = &self.settings.resource {
+                    spec.env.push((crate::tick::RESOURCE_VAR.into(), r.clone()));
+                }
+                match crate::exec::run(&spec) {
+                    Ok(out) if out.success() => StepEnd::Ok {
+                        detail: Some(crate::redact::sanitise(&out.stdout)).filter(|s| !s.is_empty()),
+                        approved_by: None,
+                        output: None,
+                    },
+                    Ok(out) => {
+                        let why = crate::redact::sanitise(if out.stderr.trim().is_empty() {
+                            &out.stdout
+                        } else {
+                            &out.stderr
+                        });
+                        let how = out.describe(timeout);
+                        StepEnd::Failed(if why.is_empty() {
+                            format!("shell: {how}")
+                        } else {
+                            format!("shell: {how}: {why}")
+                        })
+                    }
+                    Err(e) => StepEnd::Failed(format!("shell: {e}")),
+                }
+            }
+            "http_check" => {
+                let Some(url) = str_arg("url") else { return StepEnd::Failed("http_check needs `url`".into()) };
+                let timeout = match self.timeout(&args, self.settings.http_timeout) {
+                    Ok(t) => t,
+                    Err(e) => return StepEnd::Failed(e),
+                };
+                match http::check(&url, timeout) {
+                    Ok(status) => StepEnd::Ok {
+                        detail: Some(format!("GET {url} answered {status}")),
+                        approved_by: None,
+                        output: None,
+                    },
+                    Err(e) => StepEnd::Failed(e.to_string()),
+                }
+            }
+            "apply" => {
+                let env = str_arg("env").unwrap_or_else(|| self.settings.env.clone());
+                let mode = str_arg("delete_mode").unwrap_or_else(|| "never".into());
+                match self.services.apply(&env, &mode) {
+                    Ok(detail) => StepEnd::Ok { detail: Some(detail), approved_by: None, output: None },
+                    Err(e) => StepEnd::Failed(format!("apply {env}: {e}")),
+                }
+            }
+            "gate" => self.gate(step, &args),
+            "step" => {
+                let name = step.name.clone().unwrap_or_default();
+                let Some(f) = self.steps.get(name.as_str()) else {
+                    return StepEnd::Failed(format!("step `{name}` has no function in this binary"));
+                };
+                let ctx = StepContext {
+                    op: &self.doc.name,
+                    env: Some(&self.settings.env),
+                    resource: self.settings.resource.as_deref(),
+                    args: &args,
+                };
+                match f(&ctx) {
+                    Ok(v) => StepEnd::Ok { detail: None, approved_by: None, output: Some(v).filter(|v| !v.is_null()) },
+                    Err(e) => StepEnd::Failed(format!("step `{name}`: {e}")),
+                }
+            }
+            other => StepEnd::Failed(format!(
+                "step `{other}` is not available in this version of chant (teardown and the box steps arrive with their issues)"
+            )),
+        }
+    }
+
+    fn gate(&self, step: &Step, args: &BTreeMap<String, serde_json::Value>) -> StepEnd {
+        let gate = step.name.clone().unwrap_or_default();
+        let now = (self.environment.now)();
+        let facts = match self.services.gate_facts(&self.doc.name) {
+            Ok(f) => f,
+            Err(e) => return StepEnd::Failed(format!("gate \"{gate}\": cannot read the gate ledger: {e}")),
+        };
+        let resource = self.settings.resource.as_deref();
+        match crate::gate::decide(&facts, &self.doc.name, &gate, resource, now) {
+            Decision::Approved { resolution, .. } => {
+                let by = resolution.resolved_by.clone().unwrap_or_else(|| "unknown".into());
+                let passed = GateFact {
+                    version: 1,
+                    kind: FactKind::Passed,
+                    op: self.doc.name.clone(),
+                    gate: gate.clone(),
+                    env: self.settings.env.clone(),
+                    resource: resource.map(str::to_owned),
+                    description: None,
+                    resolved_by: Some(by.clone()),
+                    note: None,
+                    url: resolution.url.clone(),
+                    run_id: self.run_id.to_owned(),
+                    git_sha: self.settings.git_sha.clone(),
+                    timestamp: crate::clock::format(now),
+                    expires_at: None,
+                };
+                if let Err(e) = self.services.append_gate_fact(&passed) {
+                    return StepEnd::Failed(format!("gate \"{gate}\": cannot record the pass: {e}"));
+                }
+                let mut detail = format!("[approved] {by} at {}", resolution.timestamp);
+                if let Some(u) = &resolution.url {
+                    detail.push_str(&format!(" ({u})"));
+                }
+                StepEnd::Ok { detail: Some(detail), approved_by: Some(by), output: None }
+            }
+            Decision::Waiting { pending } => {
+                StepEnd::Gated { gate, since: pending.timestamp.clone(), url: pending.url.clone() }
+            }
+            Decision::Ask => {
+                let expiry =
+                    args.get("timeout").and_then(serde_json::Value::as_str).unwrap_or(crate::gate::DEFAULT_EXPIRY);
+                let expiry = match crate::duration::parse(expiry) {
+                    Ok(d) => d,
+                    Err(e) => return StepEnd::Failed(format!("gate \"{gate}\": {e}")),
+                };
+                let expires = jiff::SignedDuration::try_from(expiry).ok().and_then(|d| now.checked_add(d).ok());
+                let fact = GateFact {
+                    version: 1,
+                    kind: FactKind::Pending,
+                    op: self.doc.name.clone(),
+                    gate: gate.clone(),
+                    env: self.settings.env.clone(),
+                    resource: resource.map(str::to_owned),
+                    description: args.get("description").and_then(serde_json::Value::as_str).map(str::to_owned),
+                    resolved_by: None,
+                    note: None,
+                    url: (self.environment.var)("CHANT_APPROVAL_URL"),
+                    run_id: self.run_id.to_owned(),
+                    git_sha: self.settings.git_sha.clone(),
+                    timestamp: crate::clock::format(now),
+                    expires_at: expires.map(crate::clock::format),
+                };
+                if let Err(e) = self.services.append_gate_fact(&fact) {
+                    return StepEnd::Failed(format!("gate \"{gate}\": cannot record the pending fact: {e}"));
+                }
+                StepEnd::Gated { gate, since: fact.timestamp.clone(), url: fact.url.clone() }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;

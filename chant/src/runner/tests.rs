@@ -1,0 +1,233 @@
+//! Unit tests of the runner's order and gate handling. Services are an in-memory stand-in here;
+//! the integration suite runs the same paths over the real ledger and files lexicon.
+
+use std::cell::RefCell;
+use std::collections::BTreeMap;
+use std::io::{Read, Write};
+use std::time::Duration;
+
+use serde_json::json;
+
+use super::*;
+use crate::gate::FactKind;
+
+#[derive(Default)]
+struct Memory {
+    facts: RefCell<Vec<GateFact>>,
+    applies: RefCell<Vec<String>>,
+}
+
+impl Services for Memory {
+    fn apply(&self, env: &str, mode: &str) -> Result<String, String> {
+        self.applies.borrow_mut().push(format!("{env}:{mode}"));
+        Ok("1 file written".into())
+    }
+    fn gate_facts(&self, _op: &str) -> Result<Vec<GateFact>, String> {
+        Ok(self.facts.borrow().clone())
+    }
+    fn append_gate_fact(&self, fact: &GateFact) -> Result<(), String> {
+        self.facts.borrow_mut().push(fact.clone());
+        Ok(())
+    }
+}
+
+fn doc(phases: serde_json::Value, on_failure: serde_json::Value) -> OpDocument {
+    serde_json::from_value(json!({
+        "version": 1, "name": "prod-apply", "overview": "o", "class": "mutating",
+        "phases": phases, "onFailure": on_failure
+    }))
+    .unwrap()
+}
+
+fn shell(cmd: &str) -> serde_json::Value {
+    json!({"kind": "shell", "class": "mutating", "args": {"cmd": cmd}})
+}
+
+fn gate(name: &str) -> serde_json::Value {
+    json!({"kind": "gate", "name": name, "class": "read-only", "args": {"description": "release manager signs off"}})
+}
+
+fn now() -> Timestamp {
+    "2026-09-05T12:00:00Z".parse().unwrap()
+}
+
+fn vars(name: &str) -> Option<String> {
+    (name == "GREETING").then(|| "hello".to_owned())
+}
+
+fn go(d: &OpDocument, services: &Memory) -> RunRecord {
+    let settings = RunSettings::new("prod");
+    let env = Environment { now: &now, var: &vars };
+    run(d, &BTreeMap::new(), &settings, services, &env)
+}
+
+#[test]
+fn phases_run_in_order_and_record_each_step() {
+    let d = doc(
+        json!([{"name": "A", "steps": [shell("echo ${GREETING}"), shell("true")]}, {"name": "B", "steps": [shell("true")]}]),
+        json!([]),
+    );
+    let r = go(&d, &Memory::default());
+    assert_eq!(r.status, Status::Ok);
+    assert_eq!(r.outcomes.len(), 3);
+    assert_eq!(r.outcomes[0].detail.as_deref(), Some("hello"));
+    assert_eq!(r.phases.iter().map(|p| p.status).collect::<Vec<_>>(), [Status::Ok, Status::Ok]);
+}
+
+#[test]
+fn a_failure_stops_the_run_and_runs_the_failure_phases() {
+    let d = doc(
+        json!([{"name": "A", "steps": [shell("echo boom >&2; exit 4"), shell("true")]}, {"name": "B", "steps": [shell("true")]}]),
+        json!([{"name": "Report", "steps": [shell("echo reported")]}]),
+    );
+    let r = go(&d, &Memory::default());
+    assert_eq!(r.status, Status::Failed);
+    let statuses: Vec<Status> = r.outcomes.iter().map(|o| o.status).collect();
+    assert_eq!(statuses, [Status::Failed, Status::Skipped, Status::Skipped, Status::Ok]);
+    assert_eq!(r.error.as_deref(), Some("shell: exit 4: boom"));
+    assert!(r.phases.last().unwrap().on_failure);
+}
+
+#[test]
+fn an_unset_variable_fails_the_step_naming_it() {
+    let d = doc(json!([{"name": "A", "steps": [shell("echo ${MISSING_VAR}")]}]), json!([]));
+    let r = go(&d, &Memory::default());
+    assert_eq!(r.status, Status::Failed);
+    assert!(r.error.unwrap().contains("MISSING_VAR is not set"));
+}
+
+#[test]
+fn a_gate_without_resolution_records_a_pending_fact_and_stops() {
+    let d = doc(
+        json!([{"name": "Plan", "steps": [shell("true"), gate("rollout"), shell("echo after")]}]),
+        json!([{"name": "F", "steps": [shell("true")]}]),
+    );
+    let m = Memory::default();
+    let r = go(&d, &m);
+    assert_eq!(r.status, Status::Gated);
+    assert_eq!(r.approve.as_deref(), Some("chant approve prod-apply rollout"));
+    assert_eq!(r.outcomes.iter().map(|o| o.status).collect::<Vec<_>>(), [Status::Ok, Status::Gated, Status::Skipped]);
+    // No failure phase ran.
+    assert!(r.phases.iter().all(|p| !p.on_failure));
+    let facts = m.facts.borrow();
+    assert_eq!(facts.len(), 1);
+    assert_eq!(facts[0].kind, FactKind::Pending);
+    assert_eq!(facts[0].expires_at.as_deref(), Some("2026-09-07T12:00:00.000Z"));
+    assert_eq!(facts[0].description.as_deref(), Some("release manager signs off"));
+    drop(facts);
+    // Running again before expiry reuses the fact.
+    let again = go(&d, &m);
+    assert_eq!(again.status, Status::Gated);
+    assert_eq!(m.facts.borrow().len(), 1);
+}
+
+#[test]
+fn an_approved_gate_is_walked_through_once() {
+    let d = doc(json!([{"name": "Plan", "steps": [gate("rollout"), shell("echo applied")]}]), json!([]));
+    let m = Memory::default();
+    assert_eq!(go(&d, &m).status, Status::Gated);
+    let pending = m.facts.borrow()[0].clone();
+    m.facts.borrow_mut().push(GateFact {
+        kind: FactKind::Resolution,
+        resolved_by: Some("alex".into()),
+        timestamp: "2026-09-05T13:04:00.000Z".into(),
+        expires_at: None,
+        ..pending
+    });
+    let r = go(&d, &m);
+    assert_eq!(r.status, Status::Ok);
+    assert_eq!(r.outcomes[0].approved_by.as_deref(), Some("alex"));
+    assert!(r.outcomes[0].detail.as_deref().unwrap().starts_with("[approved] alex"));
+    assert_eq!(m.facts.borrow().last().unwrap().kind, FactKind::Passed);
+    // The approval admitted one run; the next asks again.
+    assert_eq!(go(&d, &m).status, Status::Gated);
+}
+
+#[test]
+fn apply_goes_through_the_services() {
+    let d = doc(
+        json!([{"name": "Apply", "steps": [{"kind": "apply", "class": "mutating", "args": {"env": "staging"}}]}]),
+        json!([]),
+    );
+    let m = Memory::default();
+    let r = go(&d, &m);
+    assert_eq!(r.status, Status::Ok);
+    assert_eq!(*m.applies.borrow(), ["staging:never"]);
+}
+
+fn purge(ctx: &crate::step::StepContext<'_>) -> crate::step::StepResult {
+    Ok(json!({"purged": ctx.args.get("what").cloned().unwrap_or_default(), "env": ctx.env}))
+}
+
+fn refuse(_: &crate::step::StepContext<'_>) -> crate::step::StepResult {
+    Err(crate::step::StepError::new("cache is locked"))
+}
+
+#[test]
+fn user_steps_run_their_function() {
+    let d = doc(
+        json!([{"name": "A", "steps": [
+            {"kind": "step", "name": "purge-cache", "class": "destructive", "run": "purge", "args": {"what": "${GREETING}"}},
+            {"kind": "step", "name": "refuse", "class": "mutating", "run": "refuse"}
+        ]}]),
+        json!([]),
+    );
+    let mut steps: BTreeMap<&str, StepFn> = BTreeMap::new();
+    steps.insert("purge-cache", purge);
+    steps.insert("refuse", refuse);
+    let env = Environment { now: &now, var: &vars };
+    let r = run(&d, &steps, &RunSettings::new("prod"), &Memory::default(), &env);
+    assert_eq!(r.outcomes[0].output, Some(json!({"purged": "hello", "env": "prod"})));
+    assert_eq!(r.error.as_deref(), Some("step `refuse`: cache is locked"));
+}
+
+#[test]
+fn shell_timeouts_fail_the_step() {
+    let d = doc(
+        json!([{"name": "A", "steps": [{"kind": "shell", "class": "mutating", "args": {"cmd": "sleep 5", "timeout": "100ms"}}]}]),
+        json!([]),
+    );
+    let mut settings = RunSettings::new("prod");
+    settings.kill_grace = Duration::from_millis(100);
+    let env = Environment { now: &now, var: &vars };
+    let r = run(&d, &BTreeMap::new(), &settings, &Memory::default(), &env);
+    assert_eq!(r.error.as_deref(), Some("shell: timed out after 100ms"));
+}
+
+/// Serves `responses` (one per connection) on 127.0.0.1 and returns the base URL.
+fn serve(responses: Vec<&'static str>) -> String {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    std::thread::spawn(move || {
+        for resp in responses {
+            let (mut s, _) = listener.accept().unwrap();
+            let mut buf = [0u8; 1024];
+            let _ = s.read(&mut buf);
+            let _ = s.write_all(resp.as_bytes());
+        }
+    });
+    format!("http://{addr}")
+}
+
+#[test]
+fn http_check_passes_only_2xx_and_follows_no_redirect() {
+    let base = serve(vec![
+        "HTTP/1.1 204 No Content\r\ncontent-length: 0\r\n\r\n",
+        "HTTP/1.1 503 Service Unavailable\r\ncontent-length: 0\r\n\r\n",
+        "HTTP/1.1 302 Found\r\nlocation: http://127.0.0.1:1/\r\ncontent-length: 0\r\n\r\n",
+    ]);
+    assert_eq!(http::check(&format!("{base}/health"), Duration::from_secs(5)), Ok(204));
+    assert!(matches!(
+        http::check(&format!("{base}/health"), Duration::from_secs(5)),
+        Err(http::CheckError::Status { status: 503, .. })
+    ));
+    assert!(matches!(
+        http::check(&format!("{base}/health"), Duration::from_secs(5)),
+        Err(http::CheckError::Status { status: 302, .. })
+    ));
+    // Nothing listens on port 1.
+    assert!(matches!(
+        http::check("http://127.0.0.1:1/", Duration::from_secs(5)),
+        Err(http::CheckError::Transport { .. })
+    ));
+}
