@@ -1,1 +1,283 @@
-//! The ledger: records on the orphan branch `chant/lifecycle` (being built).
+//! The ledger: chant's only memory, JSON-line records on the orphan branch
+//! `refs/heads/chant/lifecycle` (DESIGN.md section 6).
+//!
+//! Records are opaque JSON objects grouped by [`ShardKey`] (record kind, member, env, op) into
+//! count-based shards of at most 64 records, so an append costs the same at the millionth record
+//! as at the first. Every append is one commit on the current tip, written with compare-and-swap
+//! on the branch ref; concurrent writers re-read and retry, so all of them land. The original's
+//! single files are read as history and never written. HEAD, the index and the work tree are
+//! never touched. With a remote configured, each append fetches first, fast-forwards or re-appends
+//! local records onto the remote tip, and pushes with `--force-with-lease`; a push that cannot
+//! land is reported in the [`AppendReceipt`], never as an error that loses the record.
+
+mod append;
+mod key;
+mod keys;
+mod read;
+mod remote;
+mod shard;
+
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, OnceLock};
+use std::time::Duration;
+
+use crate::git::cmd::Git;
+use crate::git::{self, ObjectId, SharedRepo};
+
+pub use append::STALE_LOCK_AGE;
+pub use key::{HAND_RUNS_DIR, RecordKind, ShardKey};
+pub use read::{Latest, Record, Records, Unreadable};
+pub use remote::{PushStatus, SyncReport};
+pub use shard::{RECORDS_PER_SHARD, SHARDS_PER_BUCKET};
+
+/// The ledger branch.
+pub const BRANCH: &str = "refs/heads/chant/lifecycle";
+/// A branch that, if it exists, makes [`BRANCH`] impossible (a ref cannot also be a directory).
+pub const CLASHING_BRANCH: &str = "refs/heads/chant";
+
+/// What [`Ledger::open`], [`Ledger::append`] and the read methods return when they fail.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// Git storage failed.
+    #[error("ledger storage failed")]
+    Git(#[from] git::Error),
+    /// A branch named `chant` exists, so `chant/lifecycle` cannot.
+    #[error(
+        "the branch `chant` ({CLASHING_BRANCH}) exists, so the ledger branch {BRANCH} cannot be created: \
+         git refs cannot be both a branch and a directory; rename it (`git branch -m chant <new-name>`) and retry"
+    )]
+    BranchClash,
+    /// An op, env or member name is not valid for a ledger path.
+    #[error("invalid {what} name {name:?} for a ledger path")]
+    InvalidName {
+        /// `op`, `env` or `member`.
+        what: &'static str,
+        /// The rejected name.
+        name: String,
+    },
+    /// A record is not one line of JSON.
+    #[error("refused to append a record that is not one line of JSON: {reason}")]
+    InvalidRecord {
+        /// What is wrong with it.
+        reason: String,
+    },
+    /// A lock file on the branch ref outlived the stale-lock age.
+    #[error(
+        "the ledger ref {reference} has a stale lock file at {} ({}s old): a killed git or chant left it; \
+         remove it (`rm {}`) and retry",
+        path.display(), age.as_secs(), path.display()
+    )]
+    StaleLock {
+        /// The ref.
+        reference: String,
+        /// The lock file.
+        path: PathBuf,
+        /// Its age.
+        age: Duration,
+    },
+    /// Too many lost races in a row.
+    #[error("gave up updating {reference} after {attempts} lost races")]
+    Contended {
+        /// The ref.
+        reference: String,
+        /// How many attempts were made.
+        attempts: u32,
+    },
+    /// A path the ledger owns holds something else.
+    #[error("unexpected ledger layout: {path} {reason}")]
+    Layout {
+        /// The path.
+        path: String,
+        /// What is wrong.
+        reason: &'static str,
+    },
+}
+
+/// How a [`Ledger`] works. `Default` gives a local-only ledger with production timeouts.
+#[derive(Debug, Clone)]
+pub struct LedgerConfig {
+    /// The remote to synchronise with (`[ledger] remote` in `chant.toml`): a configured remote
+    /// name or a URL. `None`: local only.
+    pub remote: Option<String>,
+    /// How long a ref update waits for a `<ref>.lock` held by another writer before it counts as
+    /// a lost race.
+    pub lock_timeout: Duration,
+    /// How long one git child (fetch, push, gc) may run before it is killed.
+    pub git_timeout: Duration,
+    /// How many fetch/re-append/push rounds one append tries before reporting `pushed: false`.
+    pub push_attempts: u32,
+    /// `git gc --auto` runs after about one append in this many (chosen by the new commit id, so
+    /// the rate holds across processes and keys); 0 disables it.
+    pub gc_every: u32,
+    /// Extra environment for git children (tests pass a hermetic git configuration here).
+    pub git_env: Vec<(OsString, OsString)>,
+}
+
+impl Default for LedgerConfig {
+    fn default() -> Self {
+        Self {
+            remote: None,
+            lock_timeout: Duration::from_millis(100),
+            git_timeout: Duration::from_secs(60),
+            push_attempts: 8,
+            gc_every: 256,
+            git_env: Vec::new(),
+        }
+    }
+}
+
+/// What an append did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AppendReceipt {
+    /// The commit that holds the record (after any re-append onto the remote tip).
+    pub commit: ObjectId,
+    /// The shard file it is in.
+    pub path: String,
+    /// Its sequence number within its key.
+    pub seq: u64,
+    /// Whether and where it was pushed.
+    pub push: PushStatus,
+    /// Anything the caller should tell a human (a push that did not land, a failed gc).
+    pub warnings: Vec<String>,
+}
+
+impl AppendReceipt {
+    /// Whether the record reached the configured remote (`false` when local only).
+    pub fn pushed(&self) -> bool {
+        matches!(self.push, PushStatus::Pushed { .. })
+    }
+}
+
+/// A handle on the ledger of one repository; cheap to share between threads.
+#[derive(Clone)]
+pub struct Ledger {
+    repo: SharedRepo,
+    git: Git,
+    config: LedgerConfig,
+    git_version: Arc<OnceLock<Result<(), String>>>,
+}
+
+impl Ledger {
+    /// Opens the ledger of the repository containing `repo_dir`. Refuses a repository with a
+    /// branch named `chant` ([`Error::BranchClash`]). Nothing is written.
+    pub fn open(repo_dir: &Path, config: LedgerConfig) -> Result<Self, Error> {
+        let repo = SharedRepo::discover(repo_dir, config.lock_timeout)?;
+        let local = repo.local();
+        if local.ref_exists(CLASHING_BRANCH)? {
+            return Err(Error::BranchClash);
+        }
+        let git = Git::new(local.git_dir(), config.git_timeout).with_env(config.git_env.clone());
+        Ok(Self { repo, git, config, git_version: Arc::default() })
+    }
+
+    /// The configuration this ledger was opened with.
+    pub fn config(&self) -> &LedgerConfig {
+        &self.config
+    }
+
+    /// The repository's git directory.
+    pub fn git_dir(&self) -> PathBuf {
+        self.repo.local().git_dir().to_owned()
+    }
+
+    /// The commit at the tip of the local branch, `None` before the first append.
+    pub fn tip(&self) -> Result<Option<ObjectId>, Error> {
+        Ok(self.repo.local().read_ref(BRANCH)?)
+    }
+
+    /// Appends `line`, one JSON object on one line, to `key`, and pushes when a remote is
+    /// configured. Errors mean nothing was recorded; a push that did not land is in the receipt.
+    pub fn append(&self, key: &ShardKey, line: &str) -> Result<AppendReceipt, Error> {
+        check_record(line)?;
+        let mut receipt = match &self.config.remote {
+            None => {
+                let written = append::append_local(&self.repo.local(), &key.dir(), &key.label(), line, None)?;
+                AppendReceipt {
+                    commit: written.commit,
+                    path: written.path,
+                    seq: written.seq,
+                    push: PushStatus::LocalOnly,
+                    warnings: Vec::new(),
+                }
+            }
+            Some(remote) => remote::append_synced(self, remote, key, line)?,
+        };
+        if self.gc_due(receipt.commit)
+            && let Err(err) = self.git.gc_auto()
+        {
+            receipt.warnings.push(format!("git gc --auto failed: {}", error_chain(&err)));
+        }
+        Ok(receipt)
+    }
+
+    /// Every record of `key`, oldest first, with the unreadable lines counted.
+    pub fn read(&self, key: &ShardKey) -> Result<Records, Error> {
+        let repo = self.repo.local();
+        let (tip, root) = self.snapshot(&repo)?;
+        read::all(&repo, tip, root, key)
+    }
+
+    /// The newest readable record of `key`; reads one shard unless newer lines are unreadable.
+    pub fn latest(&self, key: &ShardKey) -> Result<Latest, Error> {
+        let repo = self.repo.local();
+        let (tip, root) = self.snapshot(&repo)?;
+        read::latest(&repo, tip, root, key)
+    }
+
+    /// Every key that has records (sharded or in the original's files), in key order.
+    pub fn keys(&self) -> Result<Vec<ShardKey>, Error> {
+        let repo = self.repo.local();
+        let (_, root) = self.snapshot(&repo)?;
+        keys::all(&repo, root)
+    }
+
+    /// Fetches the remote branch, integrates it (fast-forward, or re-append of local records onto
+    /// it) and pushes local records the remote lacks. Local only: does nothing.
+    pub fn sync(&self) -> Result<SyncReport, Error> {
+        match &self.config.remote {
+            None => Ok(SyncReport { push: PushStatus::LocalOnly, tip: self.tip()? }),
+            Some(remote) => remote::sync(self, remote),
+        }
+    }
+
+    fn snapshot(&self, repo: &git::Repo) -> Result<(Option<ObjectId>, Option<ObjectId>), Error> {
+        let tip = repo.read_ref(BRANCH)?;
+        let root = tip.map(|tip| repo.commit_info(tip)).transpose()?.map(|info| info.tree);
+        Ok((tip, root))
+    }
+
+    /// Checks the git binary once per ledger; the reason is kept for every later call.
+    fn git_version_checked(&self) -> Result<(), String> {
+        self.git_version.get_or_init(|| self.git.check_version().map(drop).map_err(|err| error_chain(&err))).clone()
+    }
+
+    fn gc_due(&self, commit: ObjectId) -> bool {
+        let every = self.config.gc_every;
+        let bytes = commit.as_bytes();
+        every > 0 && u32::from(u16::from_be_bytes([bytes[0], bytes[1]])) % every == 0
+    }
+}
+
+fn check_record(line: &str) -> Result<(), Error> {
+    if line.contains(['\n', '\r']) {
+        return Err(Error::InvalidRecord { reason: "it contains a line break".to_owned() });
+    }
+    match serde_json::from_str::<serde_json::Value>(line) {
+        Ok(value) if value.is_object() => Ok(()),
+        Ok(_) => Err(Error::InvalidRecord { reason: "it is not a JSON object".to_owned() }),
+        Err(err) => Err(Error::InvalidRecord { reason: err.to_string() }),
+    }
+}
+
+/// An error and its sources on one line, for warnings.
+fn error_chain(err: &dyn std::error::Error) -> String {
+    let mut text = err.to_string();
+    let mut source = err.source();
+    while let Some(cause) = source {
+        text.push_str(": ");
+        text.push_str(&cause.to_string());
+        source = cause.source();
+    }
+    text
+}

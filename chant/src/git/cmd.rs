@@ -1,0 +1,263 @@
+//! The one place that runs the `git` binary: fetch, push and `gc --auto`, which gix cannot do
+//! (or which git does better). Every child gets an explicit `--git-dir`, `-c core.fsmonitor=false`,
+//! `LC_MESSAGES=C` (so the parsers in [`super::porcelain`] read English), `GIT_TERMINAL_PROMPT=0`,
+//! batch-mode ssh, a null stdin and a timeout; variables that would point git at another
+//! repository are removed. Non-zero exits of fetch and push are classified into outcomes; only a
+//! git that cannot be run, or one that overruns its timeout, is an error.
+
+use std::ffi::OsString;
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitStatus, Stdio};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+use super::ObjectId;
+use super::porcelain::{self, FetchFailure, PushRefusal, Version};
+
+/// The oldest git chant drives: `fetch --no-write-fetch-head` needs 2.29;
+/// `push --force-with-lease=<ref>:<expect>` (1.8.5) and `push --porcelain` (1.7) are older.
+pub const MINIMUM_GIT_VERSION: Version = (2, 29, 0);
+
+/// Variables removed from every git child, so that only `--git-dir` decides the repository.
+const REPOSITORY_VARIABLES: &[&str] = &[
+    "GIT_DIR",
+    "GIT_WORK_TREE",
+    "GIT_INDEX_FILE",
+    "GIT_OBJECT_DIRECTORY",
+    "GIT_ALTERNATE_OBJECT_DIRECTORIES",
+    "GIT_COMMON_DIR",
+    "GIT_NAMESPACE",
+    "GIT_CEILING_DIRECTORIES",
+    "LC_ALL",
+    "LANGUAGE",
+];
+
+/// What [`Git`] returns when git could not be run to completion.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// The git binary could not be started.
+    #[error("failed to run {program}")]
+    Spawn {
+        /// The program that was run.
+        program: String,
+        /// Why it could not start.
+        #[source]
+        source: std::io::Error,
+    },
+    /// Git ran past its timeout and was killed.
+    #[error("git {command} did not finish within {timeout:?} and was killed")]
+    Timeout {
+        /// The subcommand.
+        command: String,
+        /// The timeout.
+        timeout: Duration,
+    },
+    /// Git exited non-zero where no outcome classification applies.
+    #[error("git {command} failed: {message}")]
+    Failed {
+        /// The subcommand.
+        command: String,
+        /// Git's first error line.
+        message: String,
+    },
+    /// `git version` printed something unparseable.
+    #[error("failed to read the git version from {output:?}")]
+    Version {
+        /// What git printed.
+        output: String,
+    },
+    /// The installed git is older than [`MINIMUM_GIT_VERSION`].
+    #[error("git {found} is too old: chant needs git {}.{}.{} or newer", MINIMUM_GIT_VERSION.0, MINIMUM_GIT_VERSION.1, MINIMUM_GIT_VERSION.2)]
+    TooOld {
+        /// The version found, as printed.
+        found: String,
+    },
+}
+
+/// The result type of this module.
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// What a captured git run produced.
+#[derive(Debug, Clone)]
+pub struct Output {
+    /// The exit status.
+    pub status: ExitStatus,
+    /// Standard output, lossily decoded.
+    pub stdout: String,
+    /// Standard error, lossily decoded.
+    pub stderr: String,
+}
+
+/// How `git fetch` of one reference ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Fetched {
+    /// The remote reference was copied to the local tracking reference.
+    Updated,
+    /// The remote has no such reference.
+    Missing,
+    /// The fetch failed (unknown or unreachable remote, refused connection), with git's words.
+    Failed(String),
+}
+
+/// How `git push --force-with-lease` of one reference ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Pushed {
+    /// The remote reference now holds what was pushed.
+    Landed,
+    /// The remote refused the update.
+    Refused(PushRefusal),
+    /// The push failed before the remote could decide (unreachable remote), with git's words.
+    Failed(String),
+}
+
+/// A git binary bound to one repository.
+#[derive(Debug, Clone)]
+pub struct Git {
+    program: PathBuf,
+    git_dir: PathBuf,
+    timeout: Duration,
+    env: Vec<(OsString, OsString)>,
+}
+
+impl Git {
+    /// Runs `git` from `PATH` against `git_dir`, killing any run that takes longer than `timeout`.
+    pub fn new(git_dir: &Path, timeout: Duration) -> Self {
+        Self { program: PathBuf::from("git"), git_dir: git_dir.to_owned(), timeout, env: Vec::new() }
+    }
+
+    /// Adds variables to every child's environment (tests use this for a hermetic git).
+    pub fn with_env(mut self, env: impl IntoIterator<Item = (OsString, OsString)>) -> Self {
+        self.env.extend(env);
+        self
+    }
+
+    /// The installed git's version, refused when older than [`MINIMUM_GIT_VERSION`].
+    pub fn check_version(&self) -> Result<Version> {
+        let output = self.run("version", &["version"])?;
+        let version =
+            porcelain::parse_version(&output.stdout).ok_or(Error::Version { output: output.stdout.clone() })?;
+        if version < MINIMUM_GIT_VERSION {
+            return Err(Error::TooOld { found: output.stdout.trim().to_owned() });
+        }
+        Ok(version)
+    }
+
+    /// Fetches `remote_ref` of `remote` (a configured remote name or a URL) into `local_ref`,
+    /// forcing the local reference to whatever the remote holds.
+    pub fn fetch_ref(&self, remote: &str, remote_ref: &str, local_ref: &str) -> Result<Fetched> {
+        let refspec = format!("+{remote_ref}:{local_ref}");
+        let args = [
+            "fetch",
+            "--quiet",
+            "--no-tags",
+            "--no-write-fetch-head",
+            "--no-recurse-submodules",
+            "--no-auto-maintenance",
+            "--",
+            remote,
+            &refspec,
+        ];
+        let output = self.run("fetch", &args)?;
+        if output.status.success() {
+            return Ok(Fetched::Updated);
+        }
+        Ok(match porcelain::classify_fetch_failure(&output.stderr) {
+            FetchFailure::MissingRemoteRef => Fetched::Missing,
+            FetchFailure::Other(message) => Fetched::Failed(message),
+        })
+    }
+
+    /// Pushes object `new` to `remote_ref` of `remote` if and only if the remote reference holds
+    /// `expected` (`None`: does not exist). Hooks are not run.
+    pub fn push_with_lease(
+        &self,
+        remote: &str,
+        new: ObjectId,
+        remote_ref: &str,
+        expected: Option<ObjectId>,
+    ) -> Result<Pushed> {
+        let lease =
+            format!("--force-with-lease={remote_ref}:{}", expected.map(|id| id.to_string()).unwrap_or_default());
+        let refspec = format!("{new}:{remote_ref}");
+        let output = self.run("push", &["push", "--porcelain", "--no-verify", &lease, "--", remote, &refspec])?;
+        let lines = porcelain::parse_push(&output.stdout);
+        match lines.iter().find(|line| line.to == remote_ref) {
+            Some(line) if line.landed() && output.status.success() => Ok(Pushed::Landed),
+            Some(line) if !line.landed() => Ok(Pushed::Refused(porcelain::classify_refusal(line, &output.stderr))),
+            _ => Ok(Pushed::Failed(porcelain::first_error_line(&output.stderr))),
+        }
+    }
+
+    /// Runs `git gc --auto --quiet`, which packs and prunes only when git's own thresholds say so.
+    pub fn gc_auto(&self) -> Result<()> {
+        let output = self.run("gc", &["gc", "--auto", "--quiet"])?;
+        if output.status.success() {
+            Ok(())
+        } else {
+            Err(Error::Failed { command: "gc".to_owned(), message: porcelain::first_error_line(&output.stderr) })
+        }
+    }
+
+    /// Runs git with `args` (after the fixed `--git-dir` and `-c` options) and captures its output.
+    pub fn run(&self, command: &str, args: &[&str]) -> Result<Output> {
+        let mut cmd = Command::new(&self.program);
+        cmd.arg("--git-dir").arg(&self.git_dir).args(["-c", "core.fsmonitor=false"]).args(args);
+        for name in REPOSITORY_VARIABLES {
+            cmd.env_remove(name);
+        }
+        let ssh = match std::env::var_os("GIT_SSH_COMMAND") {
+            Some(mut user) if !user.is_empty() => {
+                user.push(" -o BatchMode=yes");
+                user
+            }
+            _ => OsString::from("ssh -o BatchMode=yes"),
+        };
+        cmd.env("LC_MESSAGES", "C").env("GIT_TERMINAL_PROMPT", "0").env("GIT_SSH_COMMAND", ssh);
+        cmd.envs(self.env.iter().map(|(k, v)| (k, v)));
+        cmd.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped());
+        let spawn_err = |source| Error::Spawn { program: self.program.display().to_string(), source };
+        let mut child = cmd.spawn().map_err(spawn_err)?;
+        let (tx, rx) = mpsc::channel();
+        if let Some(stdout) = child.stdout.take() {
+            spawn_reader(stdout, 0, tx.clone());
+        }
+        if let Some(stderr) = child.stderr.take() {
+            spawn_reader(stderr, 1, tx);
+        }
+        let deadline = Instant::now() + self.timeout;
+        let mut streams = [Vec::new(), Vec::new()];
+        for _ in 0..2 {
+            let remaining = deadline.saturating_duration_since(Instant::now());
+            match rx.recv_timeout(remaining) {
+                Ok((index, bytes)) => streams[index] = bytes,
+                Err(mpsc::RecvTimeoutError::Disconnected) => break,
+                Err(mpsc::RecvTimeoutError::Timeout) => {
+                    // Killing fails only when git already exited, which is what we want anyway.
+                    let _ = child.kill();
+                    let _ = child.wait();
+                    return Err(Error::Timeout { command: command.to_owned(), timeout: self.timeout });
+                }
+            }
+        }
+        let status = child.wait().map_err(spawn_err)?;
+        let [stdout, stderr] = streams;
+        Ok(Output {
+            status,
+            stdout: String::from_utf8_lossy(&stdout).into_owned(),
+            stderr: String::from_utf8_lossy(&stderr).into_owned(),
+        })
+    }
+}
+
+/// Reads a pipe to its end on its own thread, so a full pipe never blocks git, and sends the
+/// bytes tagged with `index`. If git's own children keep the pipe open past a timeout, the thread
+/// ends with them.
+fn spawn_reader(mut pipe: impl Read + Send + 'static, index: usize, tx: mpsc::Sender<(usize, Vec<u8>)>) {
+    std::thread::spawn(move || {
+        let mut bytes = Vec::new();
+        // A read error ends the stream; what was read so far is still reported.
+        let _ = pipe.read_to_end(&mut bytes);
+        let _ = tx.send((index, bytes));
+    });
+}

@@ -1,0 +1,366 @@
+//! A repository opened through gix with reproducible settings: system and user configuration are
+//! ignored, so only the repository's own config applies; reflogs are not written for chant's
+//! references; commits are written under chant's fixed identity.
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, SystemTime};
+
+use gix::bstr::ByteSlice;
+use gix::refs::transaction::{PreviousValue, RefEdit};
+use gix::refs::{FullName, Target};
+
+use super::{Error, ObjectId, Result};
+
+/// The name and email chant writes as author and committer of ledger commits.
+const IDENTITY: (&str, &str) = ("chant", "chant@localhost");
+
+/// A repository that can be shared between threads; [`SharedRepo::local`] hands out a [`Repo`]
+/// for one thread's operation.
+#[derive(Clone)]
+pub struct SharedRepo {
+    inner: gix::ThreadSafeRepository,
+}
+
+impl SharedRepo {
+    /// Finds the repository containing `dir` (a work tree, a subdirectory of one, or a bare
+    /// repository). `lock_timeout` bounds how long a reference update waits for a `<ref>.lock`
+    /// held by someone else before reporting [`Error::RefLocked`].
+    pub fn discover(dir: &Path, lock_timeout: Duration) -> Result<Self> {
+        let ms = lock_timeout.as_millis();
+        let options = gix::open::Options::isolated().config_overrides([
+            format!("core.filesRefLockTimeout={ms}"),
+            format!("core.packedRefsTimeout={}", ms.max(1000)),
+            "core.logAllRefUpdates=false".to_owned(),
+        ]);
+        let mapping = gix::sec::trust::Mapping { full: options.clone(), reduced: options };
+        let inner = gix::ThreadSafeRepository::discover_opts(dir, Default::default(), mapping)
+            .map_err(|source| Error::Open { path: dir.to_owned(), source: Box::new(source) })?;
+        Ok(Self { inner })
+    }
+
+    /// A handle for the calling thread.
+    pub fn local(&self) -> Repo {
+        Repo { inner: self.inner.to_thread_local() }
+    }
+}
+
+/// A repository handle for one thread.
+pub struct Repo {
+    inner: gix::Repository,
+}
+
+/// What a tree entry points at.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EntryKind {
+    /// A subtree (directory).
+    Tree,
+    /// A file, executable or not.
+    Blob,
+    /// A symbolic link or a submodule commit.
+    Other,
+}
+
+/// One entry of a tree.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TreeEntry {
+    /// The entry's file name (lossily decoded as UTF-8).
+    pub name: String,
+    /// What it points at.
+    pub kind: EntryKind,
+    /// The object it points at.
+    pub id: ObjectId,
+}
+
+/// The parts of a commit chant reads.
+#[derive(Debug, Clone)]
+pub struct CommitInfo {
+    /// The root tree.
+    pub tree: ObjectId,
+    /// The parents, first parent first.
+    pub parents: Vec<ObjectId>,
+    /// The full message (lossily decoded as UTF-8).
+    pub message: String,
+}
+
+impl Repo {
+    /// The repository's git directory (`.git` of a work tree, or the bare repository itself).
+    pub fn git_dir(&self) -> &Path {
+        self.inner.git_dir()
+    }
+
+    /// The directory that holds shared references (the git directory except in linked work trees).
+    pub fn common_dir(&self) -> &Path {
+        self.inner.common_dir()
+    }
+
+    /// Whether the repository has no work tree.
+    pub fn is_bare(&self) -> bool {
+        self.inner.is_bare()
+    }
+
+    /// The object a direct reference points at, or `None` when the reference does not exist.
+    pub fn read_ref(&self, name: &str) -> Result<Option<ObjectId>> {
+        let full = full_name(name)?;
+        let found = self
+            .inner
+            .refs
+            .try_find(full.as_ref())
+            .map_err(|source| Error::ReadRef { name: name.to_owned(), source: Box::new(source) })?;
+        match found.map(|r| r.target) {
+            None => Ok(None),
+            Some(Target::Object(id)) => Ok(Some(id)),
+            Some(Target::Symbolic(_)) => Err(Error::SymbolicRef { name: name.to_owned() }),
+        }
+    }
+
+    /// Whether a reference of this exact full name exists, direct or symbolic.
+    pub fn ref_exists(&self, name: &str) -> Result<bool> {
+        let full = full_name(name)?;
+        let found = self
+            .inner
+            .refs
+            .try_find(full.as_ref())
+            .map_err(|source| Error::ReadRef { name: name.to_owned(), source: Box::new(source) })?;
+        Ok(found.is_some())
+    }
+
+    /// Sets reference `name` to `new` if and only if it currently holds `expected` (`None`: if it
+    /// does not exist). `new` may be any object, a commit or a blob. A lost race is
+    /// [`Error::RefConflict`]; a lock that could not be taken in time is [`Error::RefLocked`].
+    ///
+    /// With `expected = None`, gix accepts a reference that already holds exactly `new`; callers
+    /// that arbitrate ownership must therefore write a unique object per attempt.
+    pub fn update_ref(&self, name: &str, new: ObjectId, expected: Option<ObjectId>, message: &str) -> Result<()> {
+        let previous = match expected {
+            Some(id) => PreviousValue::MustExistAndMatch(Target::Object(id)),
+            None => PreviousValue::MustNotExist,
+        };
+        let edit = RefEdit::update(full_name(name)?, new, previous, message);
+        self.apply_edit(name, edit, expected)
+    }
+
+    /// Deletes reference `name` if and only if it currently holds `expected`.
+    pub fn delete_ref(&self, name: &str, expected: ObjectId) -> Result<()> {
+        let edit = RefEdit::delete(full_name(name)?, PreviousValue::MustExistAndMatch(Target::Object(expected)));
+        self.apply_edit(name, edit, Some(expected))
+    }
+
+    fn apply_edit(&self, name: &str, edit: RefEdit, expected: Option<ObjectId>) -> Result<()> {
+        let signature = signature();
+        let mut buf = gix::date::parse::TimeBuf::default();
+        match self.inner.edit_references_as([edit], Some(signature.to_ref(&mut buf))) {
+            Ok(_) => Ok(()),
+            Err(source) => Err(self.classify_edit_error(name, expected, source)),
+        }
+    }
+
+    fn classify_edit_error(&self, name: &str, expected: Option<ObjectId>, source: gix::Error) -> Error {
+        use gix::refs::file::transaction::prepare::{MustNotExist, ReferenceOutOfDate};
+        let conflict = |actual: &Target| Error::RefConflict {
+            name: name.to_owned(),
+            expected,
+            actual: match actual {
+                Target::Object(id) => Some(*id),
+                Target::Symbolic(_) => None,
+            },
+        };
+        if let Some(out_of_date) = source.downcast_any_ref::<ReferenceOutOfDate>() {
+            return conflict(&out_of_date.actual);
+        }
+        if let Some(exists) = source.downcast_any_ref::<MustNotExist>() {
+            return conflict(&exists.actual);
+        }
+        if expected.is_some() && source.is_not_found() {
+            return Error::RefConflict { name: name.to_owned(), expected, actual: None };
+        }
+        let lock_busy = source.iter_errors().any(|e| {
+            e.downcast_ref::<std::io::Error>().is_some_and(|io| io.kind() == std::io::ErrorKind::AlreadyExists)
+        });
+        if lock_busy || source.is_retryable() {
+            let (lock_path, age) = self.lock_file(name);
+            return Error::RefLocked { name: name.to_owned(), lock_path, age };
+        }
+        Error::UpdateRef { name: name.to_owned(), source: Box::new(source) }
+    }
+
+    /// The lock file that blocks an update of `name`, and its age: `<ref>.lock` if it exists, else
+    /// `packed-refs.lock` if that exists, else `<ref>.lock` with no age.
+    pub fn lock_file(&self, name: &str) -> (PathBuf, Option<Duration>) {
+        let ref_lock = self.common_dir().join(format!("{name}.lock"));
+        let packed_lock = self.common_dir().join("packed-refs.lock");
+        for path in [&ref_lock, &packed_lock] {
+            if let Some(age) = file_age(path) {
+                return (path.clone(), Some(age));
+            }
+        }
+        (ref_lock, None)
+    }
+
+    /// Writes `bytes` as a blob.
+    pub fn write_blob(&self, bytes: &[u8]) -> Result<ObjectId> {
+        self.inner
+            .write_blob(bytes)
+            .map(gix::Id::detach)
+            .map_err(|source| Error::WriteObject { kind: "blob", source: Box::new(source) })
+    }
+
+    /// The content of blob `id`.
+    pub fn read_blob(&self, id: ObjectId) -> Result<Vec<u8>> {
+        let object = self.find(id)?;
+        if object.kind != gix::object::Kind::Blob {
+            return Err(Error::ObjectKind { id, expected: "blob", actual: object.kind.to_string() });
+        }
+        Ok(object.detach().data)
+    }
+
+    /// The entries of tree `id`, in git's order.
+    pub fn tree_entries(&self, id: ObjectId) -> Result<Vec<TreeEntry>> {
+        let object = self.find(id)?;
+        if object.kind != gix::object::Kind::Tree {
+            return Err(Error::ObjectKind { id, expected: "tree", actual: object.kind.to_string() });
+        }
+        let tree = object.into_tree();
+        let decoded = tree.decode().map_err(|source| Error::ReadObject { id, source: Box::new(source) })?;
+        Ok(decoded
+            .entries
+            .iter()
+            .map(|entry| TreeEntry {
+                name: entry.filename.to_str_lossy().into_owned(),
+                kind: entry_kind(entry.mode),
+                id: entry.oid.to_owned(),
+            })
+            .collect())
+    }
+
+    /// The entry at `path` (components separated by `/`) below tree `id`, if there is one.
+    pub fn tree_entry(&self, id: ObjectId, path: &str) -> Result<Option<TreeEntry>> {
+        let components = tree_path(path)?;
+        let mut current = id;
+        let mut found = None;
+        for (index, component) in components.iter().enumerate() {
+            if index > 0 {
+                match found.take() {
+                    Some(TreeEntry { kind: EntryKind::Tree, id, .. }) => current = id,
+                    _ => return Ok(None),
+                }
+            }
+            found = self.tree_entries(current)?.into_iter().find(|entry| entry.name == *component);
+            if found.is_none() {
+                return Ok(None);
+            }
+        }
+        Ok(found)
+    }
+
+    /// Writes the tree that is `base` (`None`: the empty tree) with each `(path, blob)` of
+    /// `blobs` inserted or replaced as a regular file. Only the trees along those paths are
+    /// rewritten; sibling subtrees are reused by id.
+    pub fn edit_tree(&self, base: Option<ObjectId>, blobs: &[(String, ObjectId)]) -> Result<ObjectId> {
+        let base = base.unwrap_or_else(|| ObjectId::empty_tree(self.inner.object_hash()));
+        let write_err = |source| Error::WriteObject { kind: "tree", source: Box::new(source) };
+        let mut editor =
+            self.inner.edit_tree(base).map_err(|source| Error::ReadObject { id: base, source: Box::new(source) })?;
+        for (path, blob) in blobs {
+            tree_path(path)?;
+            editor.upsert(path.as_str(), gix::object::tree::EntryKind::Blob, *blob).map_err(write_err)?;
+        }
+        editor.write().map(gix::Id::detach).map_err(write_err)
+    }
+
+    /// Writes a commit of `tree` with `parents` and `message`, authored and committed by chant
+    /// now. No reference moves.
+    pub fn write_commit(&self, tree: ObjectId, parents: &[ObjectId], message: &str) -> Result<ObjectId> {
+        let signature = signature();
+        let commit = gix::objs::Commit {
+            tree,
+            parents: parents.iter().copied().collect(),
+            author: signature.clone(),
+            committer: signature,
+            encoding: None,
+            message: message.into(),
+            extra_headers: Vec::new(),
+        };
+        self.inner
+            .write_object(commit)
+            .map(gix::Id::detach)
+            .map_err(|source| Error::WriteObject { kind: "commit", source: Box::new(source) })
+    }
+
+    /// The tree, parents and message of commit `id`.
+    pub fn commit_info(&self, id: ObjectId) -> Result<CommitInfo> {
+        let object = self.find(id)?;
+        if object.kind != gix::object::Kind::Commit {
+            return Err(Error::ObjectKind { id, expected: "commit", actual: object.kind.to_string() });
+        }
+        let commit = object.into_commit();
+        let decoded = commit.decode().map_err(|source| Error::ReadObject { id, source: Box::new(source) })?;
+        Ok(CommitInfo {
+            tree: decoded.tree(),
+            parents: decoded.parents().collect(),
+            message: decoded.message.to_str_lossy().into_owned(),
+        })
+    }
+
+    /// The first parent of commit `id`, if it has one.
+    pub fn first_parent(&self, id: ObjectId) -> Result<Option<ObjectId>> {
+        Ok(self.commit_info(id)?.parents.first().copied())
+    }
+
+    fn find(&self, id: ObjectId) -> Result<gix::Object<'_>> {
+        self.inner.find_object(id).map_err(|source| Error::ReadObject { id, source: Box::new(source) })
+    }
+}
+
+fn full_name(name: &str) -> Result<FullName> {
+    if !name.starts_with("refs/") {
+        return Err(Error::RefName { name: name.to_owned() });
+    }
+    FullName::try_from(name).map_err(|_| Error::RefName { name: name.to_owned() })
+}
+
+fn tree_path(path: &str) -> Result<Vec<&str>> {
+    let components: Vec<&str> = path.split('/').collect();
+    if path.is_empty() || components.iter().any(|c| c.is_empty() || *c == "." || *c == "..") {
+        return Err(Error::TreePath { path: path.to_owned() });
+    }
+    Ok(components)
+}
+
+fn entry_kind(mode: gix::object::tree::EntryMode) -> EntryKind {
+    if mode.is_tree() {
+        EntryKind::Tree
+    } else if mode.is_blob() {
+        EntryKind::Blob
+    } else {
+        EntryKind::Other
+    }
+}
+
+fn signature() -> gix::actor::Signature {
+    gix::actor::Signature { name: IDENTITY.0.into(), email: IDENTITY.1.into(), time: gix::date::Time::now_utc() }
+}
+
+fn file_age(path: &Path) -> Option<Duration> {
+    let modified = std::fs::metadata(path).and_then(|m| m.modified()).ok()?;
+    Some(SystemTime::now().duration_since(modified).unwrap_or(Duration::ZERO))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tree_paths_refuse_empty_and_dot_components() {
+        assert!(tree_path("a/b.jsonl").is_ok());
+        for bad in ["", "/a", "a//b", "a/./b", "../a", "a/"] {
+            assert!(matches!(tree_path(bad), Err(Error::TreePath { .. })), "{bad}");
+        }
+    }
+
+    #[test]
+    fn reference_names_must_be_full() {
+        assert!(full_name("refs/heads/chant/lifecycle").is_ok());
+        assert!(matches!(full_name("chant/lifecycle"), Err(Error::RefName { .. })));
+        assert!(matches!(full_name("refs/heads/a..b"), Err(Error::RefName { .. })));
+    }
+}

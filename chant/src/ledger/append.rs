@@ -1,0 +1,130 @@
+//! The local append: one record becomes one commit on the current tip of the branch, written
+//! with compare-and-swap on the branch ref. A writer that loses the race re-reads the new tip and
+//! rebuilds its commit on it, so concurrent writers to different shards both land and writers to
+//! the same shard never overwrite each other. Each commit names its key directory in a
+//! `Chant-Shard:` trailer, which is what lets a diverged clone re-append its records elsewhere.
+
+use std::time::Duration;
+
+use crate::git::{self, ObjectId, Repo};
+
+use super::{BRANCH, Error, shard};
+
+/// A `<ref>.lock` older than this is stale (DESIGN.md section 8); a younger one is a lost race.
+pub const STALE_LOCK_AGE: Duration = Duration::from_secs(10);
+
+/// The trailer naming the key directory a commit appended to.
+const SHARD_TRAILER: &str = "Chant-Shard: ";
+/// The trailer naming the commit a re-appended record was first written in.
+const ORIGIN_TRAILER: &str = "Chant-Origin: ";
+
+/// A record written locally.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) struct Written {
+    /// The commit that holds it.
+    pub commit: ObjectId,
+    /// The shard file it is in.
+    pub path: String,
+    /// Its sequence number within its key.
+    pub seq: u64,
+}
+
+/// How many lost races one append tolerates before giving up: generous, since every lost race
+/// means another writer made progress.
+pub(super) const MAX_ATTEMPTS: u32 = 10_000;
+
+/// Appends `line` to key directory `dir` on the local branch. `origin` is set when re-appending
+/// a record first written in another commit.
+pub(super) fn append_local(
+    repo: &Repo,
+    dir: &str,
+    label: &str,
+    line: &str,
+    origin: Option<ObjectId>,
+) -> Result<Written, Error> {
+    let mut attempts = 0;
+    loop {
+        attempts += 1;
+        let tip = repo.read_ref(BRANCH)?;
+        let built = build(repo, tip, dir, label, line, origin)?;
+        match cas_branch(repo, BRANCH, built.commit, tip, attempts)? {
+            true => return Ok(built),
+            false => continue,
+        }
+    }
+}
+
+/// Moves `name` from `expected` to `new`. `Ok(false)` means the race was lost (the ref moved, or
+/// a young lock was in the way) and the caller should re-read and retry; a stale lock and too many
+/// lost races are errors.
+pub(super) fn cas_branch(
+    repo: &Repo,
+    name: &str,
+    new: ObjectId,
+    expected: Option<ObjectId>,
+    attempts: u32,
+) -> Result<bool, Error> {
+    match repo.update_ref(name, new, expected, "chant: ledger append") {
+        Ok(()) => Ok(true),
+        Err(git::Error::RefLocked { lock_path, age: Some(age), .. }) if age > STALE_LOCK_AGE => {
+            Err(Error::StaleLock { reference: name.to_owned(), path: lock_path, age })
+        }
+        Err(git::Error::RefConflict { .. } | git::Error::RefLocked { .. }) if attempts < MAX_ATTEMPTS => Ok(false),
+        Err(git::Error::RefConflict { .. } | git::Error::RefLocked { .. }) => {
+            Err(Error::Contended { reference: name.to_owned(), attempts })
+        }
+        Err(other) => Err(other.into()),
+    }
+}
+
+/// Writes the blob, tree and commit that append `line` to `dir` on top of `tip`, without moving
+/// any ref.
+pub(super) fn build(
+    repo: &Repo,
+    tip: Option<ObjectId>,
+    dir: &str,
+    label: &str,
+    line: &str,
+    origin: Option<ObjectId>,
+) -> Result<Written, Error> {
+    let root = tip.map(|tip| repo.commit_info(tip)).transpose()?.map(|info| info.tree);
+    let slot = shard::next_slot(shard::newest(repo, root, dir)?);
+    let path = shard::shard_path(dir, slot.shard);
+    let blob = repo.write_blob(&shard::with_line(slot.before, line))?;
+    let tree = repo.edit_tree(root, &[(path.clone(), blob)])?;
+    let mut message = format!("chant: {label}\n\n{SHARD_TRAILER}{dir}\n");
+    if let Some(origin) = origin {
+        message.push_str(&format!("{ORIGIN_TRAILER}{origin}\n"));
+    }
+    let parents: Vec<ObjectId> = tip.into_iter().collect();
+    let commit = repo.write_commit(tree, &parents, &message)?;
+    Ok(Written { commit, path, seq: slot.seq })
+}
+
+/// What a ledger commit says about itself.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) struct Appended {
+    /// The key directory it appended to; `None` for a commit chant did not write.
+    pub dir: Option<String>,
+    /// The subject line without its `chant: ` prefix.
+    pub subject: String,
+    /// The commit the record was first written in (the commit itself unless re-appended).
+    pub origin: ObjectId,
+}
+
+/// Reads the trailers of commit `id`.
+pub(super) fn describe(repo: &Repo, id: ObjectId) -> Result<Appended, Error> {
+    let message = repo.commit_info(id)?.message;
+    let trailer = |prefix: &str| message.lines().find_map(|l| l.strip_prefix(prefix)).map(str::trim).map(str::to_owned);
+    let origin = trailer(ORIGIN_TRAILER).and_then(|hex| ObjectId::from_hex(hex.as_bytes()).ok()).unwrap_or(id);
+    let first = message.lines().next().unwrap_or_default();
+    let subject = first.strip_prefix("chant: ").unwrap_or(first).to_owned();
+    Ok(Appended { dir: trailer(SHARD_TRAILER), subject, origin })
+}
+
+/// The record commit `id` appended to `dir`: the last line of that key's newest shard.
+pub(super) fn appended_line(repo: &Repo, id: ObjectId, dir: &str) -> Result<Option<String>, Error> {
+    let root = repo.commit_info(id)?.tree;
+    let newest = shard::newest(repo, Some(root), dir)?;
+    Ok(newest.and_then(|shard| shard.lines().last().map(|line| line.to_string())))
+}

@@ -1,0 +1,227 @@
+//! Synchronising the ledger with a remote, used only when configuration names one. Each round
+//! fetches the remote branch into `refs/chant/ledger-remote/<remote>`, integrates it into the
+//! local branch (create, fast-forward, or re-append the local records the remote lacks onto the
+//! remote tip, in process, with no work tree), appends, and pushes with `--force-with-lease`
+//! against the fetched tip. A rejected push starts another round. The local branch is only ever
+//! moved by compare-and-swap and always onto a descendant of what the remote held, so history is
+//! never rewritten on the remote and no parentless commit is pushed over it.
+
+use std::collections::{HashMap, HashSet};
+
+use crate::git::cmd::{Fetched, Pushed};
+use crate::git::porcelain::PushRefusal;
+use crate::git::{ObjectId, Repo};
+
+use super::append::{self, Written};
+use super::{AppendReceipt, BRANCH, Error, Ledger, ShardKey, error_chain};
+
+/// Whether and where a record or a sync reached the remote.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PushStatus {
+    /// No remote is configured; the ledger is local only.
+    LocalOnly,
+    /// The remote branch now holds the local tip.
+    Pushed {
+        /// The remote.
+        remote: String,
+    },
+    /// The record is committed locally but did not reach the remote; the next append or sync
+    /// retries.
+    NotPushed {
+        /// The remote.
+        remote: String,
+        /// Why, in words for a human.
+        reason: String,
+    },
+}
+
+/// What [`Ledger::sync`] did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SyncReport {
+    /// Whether the local branch reached the remote.
+    pub push: PushStatus,
+    /// The local tip afterwards.
+    pub tip: Option<ObjectId>,
+}
+
+/// The local ref a remote's ledger branch is fetched into.
+pub(super) fn tracking_ref(remote: &str) -> String {
+    let name: String =
+        remote.chars().map(|c| if c.is_ascii_alphanumeric() || matches!(c, '-' | '_') { c } else { '_' }).collect();
+    format!("refs/chant/ledger-remote/{name}")
+}
+
+/// Appends with a remote: see the module documentation.
+pub(super) fn append_synced(ledger: &Ledger, remote: &str, key: &ShardKey, line: &str) -> Result<AppendReceipt, Error> {
+    let repo = ledger.repo.local();
+    let (dir, label) = (key.dir(), key.label());
+    let mut written: Option<Written> = None;
+    let push = rounds(ledger, &repo, remote, |repo, replayed| {
+        match written.as_mut() {
+            Some(ours) => {
+                if let Some(moved) = replayed.get(&ours.commit) {
+                    *ours = moved.clone();
+                }
+            }
+            None => written = Some(append::append_local(repo, &dir, &label, line, None)?),
+        }
+        Ok(())
+    })?;
+    let written = match written {
+        Some(written) => written,
+        None => append::append_local(&repo, &dir, &label, line, None)?,
+    };
+    let warnings = match &push {
+        PushStatus::NotPushed { remote, reason } => {
+            vec![format!("the record is kept locally but did not reach {remote}: {reason}")]
+        }
+        _ => Vec::new(),
+    };
+    Ok(AppendReceipt { commit: written.commit, path: written.path, seq: written.seq, push, warnings })
+}
+
+/// Fetches, integrates and pushes without appending.
+pub(super) fn sync(ledger: &Ledger, remote: &str) -> Result<super::SyncReport, Error> {
+    let repo = ledger.repo.local();
+    let push = rounds(ledger, &repo, remote, |_, _| Ok(()))?;
+    Ok(SyncReport { push, tip: repo.read_ref(BRANCH)? })
+}
+
+/// Runs fetch/integrate/push rounds until a push lands or cannot. `step` runs after each
+/// integration with the map of re-appended commits (old id to new record position); an append
+/// writes its record there.
+fn rounds(
+    ledger: &Ledger,
+    repo: &Repo,
+    remote: &str,
+    mut step: impl FnMut(&Repo, &HashMap<ObjectId, Written>) -> Result<(), Error>,
+) -> Result<PushStatus, Error> {
+    let not_pushed = |reason: String| PushStatus::NotPushed { remote: remote.to_owned(), reason };
+    let tracking = tracking_ref(remote);
+    for _ in 0..ledger.config.push_attempts.max(1) {
+        let remote_tip = match fetch(ledger, repo, remote, &tracking) {
+            Ok(tip) => tip,
+            Err(reason) => return Ok(not_pushed(reason)),
+        };
+        let replayed = match integrate(repo, remote_tip)? {
+            Ok(replayed) => replayed,
+            Err(foreign) => {
+                return Ok(not_pushed(format!(
+                    "the local {BRANCH} has commit {foreign}, which chant did not write and {remote} lacks; \
+                     chant cannot re-append it, so reconcile the branch by hand"
+                )));
+            }
+        };
+        step(repo, &replayed)?;
+        let Some(tip) = repo.read_ref(BRANCH)? else { return Ok(PushStatus::Pushed { remote: remote.to_owned() }) };
+        if Some(tip) == remote_tip {
+            return Ok(PushStatus::Pushed { remote: remote.to_owned() });
+        }
+        match ledger.git.push_with_lease(remote, tip, BRANCH, remote_tip) {
+            Ok(Pushed::Landed) => {
+                // Only a cache of the remote's state; the next fetch corrects it if this fails.
+                let _ = repo.update_ref(&tracking, tip, remote_tip, "chant: pushed");
+                return Ok(PushStatus::Pushed { remote: remote.to_owned() });
+            }
+            Ok(Pushed::Refused(PushRefusal::Moved)) => continue,
+            Ok(Pushed::Refused(PushRefusal::RemoteLocked(text))) => {
+                return Ok(not_pushed(format!("{BRANCH} is locked on {remote}: {text}")));
+            }
+            Ok(Pushed::Refused(PushRefusal::Other(text))) => {
+                return Ok(not_pushed(format!("{remote} refused {BRANCH}: {text}")));
+            }
+            Ok(Pushed::Failed(text)) => return Ok(not_pushed(format!("push to {remote} failed: {text}"))),
+            Err(err) => return Ok(not_pushed(error_chain(&err))),
+        }
+    }
+    Ok(not_pushed(format!(
+        "{BRANCH} on {remote} kept moving: {} pushes in a row were rejected",
+        ledger.config.push_attempts.max(1)
+    )))
+}
+
+/// Fetches the remote branch; `Ok(None)` when the remote has none. `Err` carries the reason for
+/// a human.
+fn fetch(ledger: &Ledger, repo: &Repo, remote: &str, tracking: &str) -> Result<Option<ObjectId>, String> {
+    ledger.git_version_checked().map_err(|reason| format!("cannot synchronise with {remote}: {reason}"))?;
+    match ledger.git.fetch_ref(remote, BRANCH, tracking) {
+        Ok(Fetched::Updated) => match repo.read_ref(tracking) {
+            Ok(Some(tip)) => Ok(Some(tip)),
+            Ok(None) => Err(format!("fetch from {remote} left no {tracking}")),
+            Err(err) => Err(error_chain(&err)),
+        },
+        Ok(Fetched::Missing) => {
+            if let Ok(Some(stale)) = repo.read_ref(tracking) {
+                // A cache of a branch the remote no longer has; failing to drop it changes nothing.
+                let _ = repo.delete_ref(tracking, stale);
+            }
+            Ok(None)
+        }
+        Ok(Fetched::Failed(text)) => Err(format!("fetch from {remote} failed: {text}")),
+        Err(err) => Err(error_chain(&err)),
+    }
+}
+
+/// Makes the local branch contain the remote tip: creates it, fast-forwards it, or re-appends
+/// the local records the remote lacks onto the remote tip. Returns the re-appended records by
+/// their old commit, or `Err(commit)` naming a local commit chant cannot re-append.
+fn integrate(repo: &Repo, remote_tip: Option<ObjectId>) -> Result<Result<HashMap<ObjectId, Written>, ObjectId>, Error> {
+    let Some(remote_tip) = remote_tip else { return Ok(Ok(HashMap::new())) };
+    let mut attempts = 0;
+    loop {
+        attempts += 1;
+        let local = repo.read_ref(BRANCH)?;
+        let (new_tip, replayed) = match local {
+            None => (remote_tip, HashMap::new()),
+            Some(local) => {
+                let divergence = repo.divergence(local, remote_tip)?;
+                if divergence.ours.is_empty() {
+                    if local == remote_tip {
+                        return Ok(Ok(HashMap::new()));
+                    }
+                    (remote_tip, HashMap::new())
+                } else if divergence.theirs.is_empty() && divergence.base.is_some() {
+                    return Ok(Ok(HashMap::new()));
+                } else {
+                    match reappend(repo, &divergence.ours, &divergence.theirs, remote_tip)? {
+                        Ok(done) => done,
+                        Err(foreign) => return Ok(Err(foreign)),
+                    }
+                }
+            }
+        };
+        if append::cas_branch(repo, BRANCH, new_tip, local, attempts)? {
+            return Ok(Ok(replayed));
+        }
+    }
+}
+
+type Reappended = (ObjectId, HashMap<ObjectId, Written>);
+
+/// Re-appends the records of `ours` (oldest first) onto `onto`, skipping those `theirs` already
+/// holds (another process of this clone may have pushed them under a new commit).
+fn reappend(
+    repo: &Repo,
+    ours: &[ObjectId],
+    theirs: &[ObjectId],
+    onto: ObjectId,
+) -> Result<Result<Reappended, ObjectId>, Error> {
+    let mut landed = HashSet::new();
+    for id in theirs {
+        landed.insert(append::describe(repo, *id)?.origin);
+    }
+    let mut tip = onto;
+    let mut moved = HashMap::new();
+    for id in ours {
+        let appended = append::describe(repo, *id)?;
+        let Some(dir) = appended.dir else { return Ok(Err(*id)) };
+        if landed.contains(&appended.origin) {
+            continue;
+        }
+        let Some(line) = append::appended_line(repo, *id, &dir)? else { return Ok(Err(*id)) };
+        let written = append::build(repo, Some(tip), &dir, &appended.subject, &line, Some(appended.origin))?;
+        tip = written.commit;
+        moved.insert(*id, written);
+    }
+    Ok(Ok((tip, moved)))
+}
