@@ -29,6 +29,7 @@ pub const RESOURCE_VAR: &str = "CHANT_CONVERGE_RESOURCE";
 /// The variable a dispatched run reads the dispatching tick's env from.
 pub const ENV_VAR: &str = "CHANT_CONVERGE_ENV";
 
+pub mod dispatch;
 pub mod plan;
 pub mod record;
 
