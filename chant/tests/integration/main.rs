@@ -5,5 +5,6 @@
 
 mod guard;
 mod opcheck;
+mod macros;
 mod files;
 mod observe;

@@ -1,0 +1,637 @@
+//! Checks a parsed invocation against the contract and builds its op.json document.
+//!
+//! Every rule of the contract comes from the shared model (`contract::check_leaf`, `permits`,
+//! `adopt_refusal`, `check_name`, `step_spec`, `step_class`, `cron::parse_cron`,
+//! `Rule::derive_id`); this module only maps them onto the tokens the user wrote. All problems go
+//! to the [`Ctxt`]; nothing returns early, so one invocation reports all of its errors. What could
+//! be checked is still returned (the name, the `run()` targets), so the expansion can emit a
+//! placeholder and the cross-op checks after errors.
+
+use std::collections::BTreeMap;
+
+use proc_macro2::{Group, Ident, Span};
+use quote::quote;
+use syn::LitStr;
+
+use crate::ast::{ActionAst, ArgValue, ConvergeAst, LiteralAst, OpAst, PhaseAst, PredicateAst, RuleAst, StepAst};
+use crate::ctxt::Ctxt;
+use crate::env::BuildEnv;
+use crate::model::contract::{
+    self, ADOPT_FIELD, ArgType, ClassKind, DEFAULT_BUDGET, DELETE_MODES, DialKind, LeafProblem, LiteralKind, STEPS,
+    SymptomKind,
+};
+use crate::model::cron;
+use crate::model::op::{ConvergeSpec, OP_JSON_VERSION, OpDocument, Overlap, Phase, Schedule, Step};
+use crate::model::rule::{Action, ComparisonOp, Literal, Predicate, Rule, TruthinessOp};
+use crate::symbol;
+
+/// What the checks made of one `op!` or `converge_op!`.
+pub(crate) struct Checked {
+    /// The op's name, when it was given and valid.
+    pub(crate) name: Option<String>,
+    /// True for a `converge_op!`.
+    pub(crate) converge: bool,
+    /// The op.json document; complete only when no error was recorded.
+    pub(crate) doc: Option<OpDocument>,
+    /// The user steps (`step("name", run = path)`) whose functions the binary links.
+    pub(crate) user_steps: Vec<(String, syn::Path)>,
+    /// One entry per `run()` rule, for the compile-time resolution and class checks.
+    pub(crate) dispatches: Vec<Dispatch>,
+}
+
+/// A `run("target")` of a rule, with the classes of target it must refuse.
+pub(crate) struct Dispatch {
+    /// The target's name literal: an unknown target is reported here.
+    pub(crate) target: LitStr,
+    /// The `run` identifier and its argument group: a refusal spans `run("target")`.
+    pub(crate) run: Ident,
+    /// The argument group of `run(...)`.
+    pub(crate) group: Group,
+    /// For each refused class of target, the message to fail with.
+    pub(crate) refusals: Vec<(ClassKind, String)>,
+}
+
+/// Checks an `op!`.
+pub(crate) fn op(ast: &OpAst, member: Option<Option<String>>, cx: &Ctxt) -> Checked {
+    let name = ast.name.as_ref().and_then(|n| name_of(cx, "Op name", n));
+    let overview = ast.overview.as_ref().and_then(|o| non_blank(cx, o, "overview", "say in one line what the Op does"));
+    let op_env = ast.env.as_ref().and_then(|e| name_of(cx, "env name", e));
+    let mut user_steps = Vec::new();
+    let main_phases = phases(&ast.phases, cx, &mut user_steps);
+    let on_failure = phases(&ast.on_failure, cx, &mut user_steps);
+    let doc = match (&name, overview, main_phases, on_failure, member) {
+        (Some(name), Some(overview), Some(phases), Some(on_failure), Some(member)) => {
+            let mut doc = OpDocument {
+                version: OP_JSON_VERSION,
+                name: name.clone(),
+                overview,
+                member,
+                env: op_env,
+                labels: BTreeMap::new(),
+                schedule: None,
+                class: ClassKind::ReadOnly,
+                phases,
+                on_failure,
+                converge: None,
+            };
+            doc.class = doc.folded_class();
+            Some(doc)
+        }
+        _ => None,
+    };
+    Checked { name, converge: false, doc, user_steps, dispatches: Vec::new() }
+}
+
+fn phases(p: &[PhaseAst], cx: &Ctxt, user: &mut Vec<(String, syn::Path)>) -> Option<Vec<Phase>> {
+    let mut out = Vec::new();
+    let mut ok = true;
+    for phase in p {
+        let mut steps = Vec::new();
+        for s in &phase.steps {
+            match step(s, cx) {
+                Some((step, path)) => {
+                    if let (Some(path), Some(n)) = (path, &step.name) {
+                        user.push((n.clone(), path));
+                    }
+                    steps.push(step);
+                }
+                None => ok = false,
+            }
+        }
+        out.push(Phase { name: phase.name.value(), steps });
+    }
+    ok.then_some(out)
+}
+
+fn name_of(cx: &Ctxt, what: &str, lit: &LitStr) -> Option<String> {
+    let v = lit.value();
+    match contract::check_name(what, &v) {
+        Ok(()) => Some(v),
+        Err(e) => {
+            cx.error(lit.span(), e);
+            None
+        }
+    }
+}
+
+fn non_blank(cx: &Ctxt, lit: &LitStr, what: &str, fix: &str) -> Option<String> {
+    let v = lit.value();
+    if v.trim().is_empty() {
+        cx.error(lit.span(), format!("`{what}` is blank; {fix}"));
+        None
+    } else {
+        Some(v)
+    }
+}
+
+/// Checks one step call against the built-in step table and returns its op.json form, with the
+/// path of its function for a user step.
+fn step(ast: &StepAst, cx: &Ctxt) -> Option<(Step, Option<syn::Path>)> {
+    let kind = ast.kind.to_string();
+    let Some(spec) = contract::step_spec(&kind) else {
+        let names: Vec<&str> = STEPS.iter().map(|s| s.name).collect();
+        let hint = match contract::did_you_mean(&kind, names.iter().copied()) {
+            Some(s) => format!("did you mean `{s}`?"),
+            None => format!(
+                "the built-in steps are {}; a step of your own is written `step(\"<name>\", class = mutating, run = path::to_fn)`",
+                names.join(", ")
+            ),
+        };
+        cx.error(ast.kind.span(), format!("unknown step `{kind}`; {hint}"));
+        return None;
+    };
+    let mut ok = true;
+    let mut values: Vec<(&'static str, Span, &ArgValue)> = Vec::new();
+    let positional_value;
+    if let Some(p) = &ast.positional {
+        match spec.positional {
+            Some(arg) => {
+                positional_value = ArgValue::Str(p.clone());
+                values.push((arg, p.span(), &positional_value));
+            }
+            None => {
+                cx.error(p.span(), format!("`{kind}` takes only named arguments, such as `{}`", example_arg(spec)));
+                ok = false;
+            }
+        }
+    }
+    for a in &ast.args {
+        let n = a.name.to_string();
+        let Some(spec_arg) = spec.args.iter().find(|s| s.name == n) else {
+            let hint = match contract::did_you_mean(&n, spec.args.iter().map(|s| s.name)) {
+                Some(s) => format!("did you mean `{s}`?"),
+                None => format!("it takes {}", spec.args.iter().map(|s| s.name).collect::<Vec<_>>().join(", ")),
+            };
+            cx.error(a.name.span(), format!("`{kind}` has no argument `{n}`; {hint}"));
+            ok = false;
+            continue;
+        };
+        if values.iter().any(|(seen, _, _)| *seen == spec_arg.name) {
+            cx.error(a.name.span(), format!("`{n}` is given twice to `{kind}`; remove one"));
+            ok = false;
+            continue;
+        }
+        values.push((spec_arg.name, a.name.span(), &a.value));
+    }
+    for req in spec.args.iter().filter(|a| a.required) {
+        if !values.iter().any(|(n, _, _)| *n == req.name) {
+            let how = if spec.positional == Some(req.name) {
+                format!("its name first: `{kind}(\"<name>\", ...)`")
+            } else {
+                format!("`{} = {}`", req.name, placeholder(req.ty))
+            };
+            let (k, g) = (&ast.kind, &ast.group);
+            cx.error_spanned(quote!(#k #g), format!("`{kind}` needs {how}"));
+            ok = false;
+        }
+    }
+    let mut name = None;
+    let mut declared = None;
+    let mut delete_mode = None;
+    let mut run = None;
+    let mut args = BTreeMap::new();
+    for (arg, span, value) in values {
+        let Some(spec_arg) = spec.args.iter().find(|s| s.name == arg) else { continue };
+        match (spec_arg.ty, value) {
+            (ArgType::Str, ArgValue::Str(s)) => {
+                let v = s.value();
+                if spec.positional == Some(arg) {
+                    if kind == symbol::GATE
+                        && contract::check_name("gate name", &v).map_err(|e| cx.error(s.span(), e)).is_err()
+                    {
+                        ok = false;
+                    }
+                    name = Some(v);
+                    continue;
+                }
+                if arg == symbol::DELETE_MODE {
+                    if !DELETE_MODES.contains(&v.as_str()) {
+                        let hint = match contract::did_you_mean(&v, DELETE_MODES.iter().copied()) {
+                            Some(s) => format!("did you mean `{s}`?"),
+                            None => format!("it is one of {}", DELETE_MODES.join(", ")),
+                        };
+                        cx.error(s.span(), format!("`{v}` is not a delete_mode; {hint}"));
+                        ok = false;
+                    }
+                    delete_mode = Some(v.clone());
+                }
+                if arg == symbol::ENV
+                    && !v.contains("${")
+                    && contract::check_name("env name", &v).map_err(|e| cx.error(s.span(), e)).is_err()
+                {
+                    ok = false;
+                }
+                args.insert(arg.to_owned(), serde_json::Value::String(v));
+            }
+            (ArgType::Bool, ArgValue::Bool(b)) => {
+                args.insert(arg.to_owned(), serde_json::Value::Bool(b.value));
+            }
+            (ArgType::Class, ArgValue::Path(p)) if p.get_ident().is_some() => {
+                let word = p.get_ident().map(ToString::to_string).unwrap_or_default();
+                match ClassKind::from_ident(&word) {
+                    Some(c) => declared = Some(c),
+                    None => {
+                        let idents = ClassKind::ALL.map(ClassKind::ident);
+                        let hint = match contract::did_you_mean(&word, idents) {
+                            Some(s) => format!("did you mean `{s}`?"),
+                            None => "it is read_only, mutating or destructive".to_owned(),
+                        };
+                        cx.error(span_of(value, span), format!("`{word}` is not a verb class; {hint}"));
+                        ok = false;
+                    }
+                }
+            }
+            (ArgType::Path, ArgValue::Path(p)) => {
+                run = Some(p.clone());
+            }
+            (ty, other) => {
+                cx.error(span_of(other, span), format!("`{arg}` of `{kind}` takes {}", describe(ty)));
+                ok = false;
+            }
+        }
+    }
+    if !ok {
+        return None;
+    }
+    let class = contract::step_class(spec, declared, delete_mode.as_deref());
+    let run_text = run.as_ref().map(|p| quote!(#p).to_string().replace(' ', ""));
+    Some((Step { kind: spec.name.to_owned(), name, class, args, run: run_text }, run))
+}
+
+fn span_of(value: &ArgValue, fallback: Span) -> Span {
+    match value {
+        ArgValue::Str(s) => s.span(),
+        ArgValue::Bool(b) => b.span,
+        ArgValue::Path(p) => p.segments.first().map_or(fallback, |s| s.ident.span()),
+        ArgValue::Other(ts) => ts.clone().into_iter().next().map_or(fallback, |t| t.span()),
+    }
+}
+
+fn placeholder(ty: ArgType) -> &'static str {
+    match ty {
+        ArgType::Str => "\"...\"",
+        ArgType::Bool => "true",
+        ArgType::Class => "mutating",
+        ArgType::Path => "path::to_fn",
+    }
+}
+
+fn describe(ty: ArgType) -> &'static str {
+    match ty {
+        ArgType::Str => "a string literal, such as \"staging\" (`${VAR}` is expanded when the step runs)",
+        ArgType::Bool => "`true` or `false`",
+        ArgType::Class => "a verb class: read_only, mutating or destructive",
+        ArgType::Path => "the path of a function `fn(&StepContext<'_>) -> StepResult`, such as `crate::steps::purge`",
+    }
+}
+
+fn example_arg(spec: &contract::StepSpec) -> String {
+    spec.args.first().map_or_else(String::new, |a| format!("{} = {}", a.name, placeholder(a.ty)))
+}
+
+/// Checks a `converge_op!`.
+pub(crate) fn converge(ast: &ConvergeAst, member: Option<Option<String>>, env: &BuildEnv, cx: &Ctxt) -> Checked {
+    let name = ast.name.as_ref().and_then(|n| name_of(cx, "ConvergeOp name", n));
+    let op_env = ast.env.as_ref().and_then(|e| name_of(cx, "env name", e));
+    let overview = match &ast.overview {
+        Some(o) => non_blank(cx, o, "overview", "say in one line what the ConvergeOp keeps converged"),
+        None => None,
+    };
+    let dial = match &ast.dial {
+        None if ast.incomplete => None,
+        None => Some(DialKind::Observe),
+        Some(i) => {
+            let word = i.to_string();
+            let d = DialKind::parse(&word);
+            if d.is_none() {
+                let hint = match contract::did_you_mean(&word, DialKind::ALL.map(DialKind::as_str)) {
+                    Some(s) => format!("did you mean `{s}`?"),
+                    None => "a dial is observe, reconcile or apply".to_owned(),
+                };
+                cx.error(i.span(), format!("unknown dial `{word}`; {hint}"));
+            }
+            d
+        }
+    };
+    let schedule = ast.schedule.as_ref().and_then(|s| match cron::parse_cron(&s.value()) {
+        Ok(_) => {
+            Some(Schedule { cron: s.value(), tz: ast.tz.as_ref().map(|(_, t)| t.value()), overlap: Overlap::Skip })
+        }
+        Err(e) => {
+            cx.error(s.span(), e);
+            None
+        }
+    });
+    if let Some((key, tz)) = &ast.tz {
+        if ast.schedule.is_none() {
+            cx.error(
+                key.span(),
+                "`tz` sets the time zone of `schedule`, and there is no `schedule`; add one or remove `tz`",
+            );
+        }
+        let t = tz.value();
+        if t.trim().is_empty() || t.contains(char::is_whitespace) {
+            cx.error(tz.span(), format!("`{t}` is not a time zone name; write an IANA name such as \"Europe/Berlin\""));
+        }
+    }
+    let observe = ast.observe.as_ref().and_then(|s| {
+        let (step, _) = step(s, cx)?;
+        if step.class != ClassKind::ReadOnly || step.kind == symbol::GATE {
+            let what = if step.kind == symbol::GATE { "a gate".to_owned() } else { format!("{} here", step.class.as_str()) };
+            let (k, g) = (&s.kind, &s.group);
+            cx.error_spanned(
+                quote!(#k #g),
+                format!(
+                    "the observer must be read-only, and `{}` is {what}; observe with a read-only step such as `sprite_services_observe(box = true)`, or declare a shell step that only reads with `class = read_only`",
+                    s.kind
+                ),
+            );
+            return None;
+        }
+        Some(step)
+    });
+    let kind = if ast.observe.is_some() { SymptomKind::Resource } else { SymptomKind::Converge };
+    let rules = rules(ast, name.as_deref(), kind, dial, env, cx);
+    let doc = match (&name, &op_env, dial, member, rules.rules, ast.observe.is_some() == observe.is_some()) {
+        (Some(n), Some(e), Some(d), Some(member), Some(rules), true)
+            if schedule.is_some() == ast.schedule.is_some() =>
+        {
+            let labels = BTreeMap::from([
+                ("Converge".to_owned(), "true".to_owned()),
+                ("Env".to_owned(), e.clone()),
+                ("Dial".to_owned(), d.as_str().to_owned()),
+            ]);
+            let mut doc = OpDocument {
+                version: OP_JSON_VERSION,
+                name: n.clone(),
+                overview: overview.unwrap_or_else(|| {
+                    format!("Converge the {e} environment toward its declaration (dial: {})", d.as_str())
+                }),
+                member,
+                env: Some(e.clone()),
+                labels,
+                schedule,
+                class: ClassKind::ReadOnly,
+                phases: Vec::new(),
+                on_failure: Vec::new(),
+                converge: Some(ConvergeSpec { dial: d, budget: ast.budget.unwrap_or(DEFAULT_BUDGET), observe, rules }),
+            };
+            doc.class = doc.folded_class();
+            Some(doc)
+        }
+        _ => None,
+    };
+    Checked { name, converge: true, doc, user_steps: Vec::new(), dispatches: rules.dispatches }
+}
+
+struct Rules {
+    rules: Option<Vec<Rule>>,
+    dispatches: Vec<Dispatch>,
+}
+
+/// An id already taken, for the duplicate check.
+struct Taken {
+    id: String,
+    line: u32,
+    derived: bool,
+}
+
+fn rules(
+    ast: &ConvergeAst,
+    op: Option<&str>,
+    kind: SymptomKind,
+    dial: Option<DialKind>,
+    env: &BuildEnv,
+    cx: &Ctxt,
+) -> Rules {
+    let Some((group, list)) = &ast.rules else {
+        return Rules { rules: None, dispatches: Vec::new() };
+    };
+    if list.is_empty() && !ast.incomplete {
+        cx.error(
+            group.span(),
+            "the rule table is empty; a ConvergeOp needs at least one `when!(<predicate> => <action>, why = \"...\")`, or it has nothing to converge",
+        );
+    }
+    let mut ok = !list.is_empty();
+    let mut out = Vec::new();
+    let mut dispatches = Vec::new();
+    let mut taken: Vec<Taken> = Vec::new();
+    for r in list {
+        let checked = rule(r, kind, env, cx);
+        let id = checked.as_ref().map(|c| c.0.id.clone());
+        if let Some(ActionAst::Run { ident, group, target }) = &r.action
+            && name_ok(target).is_some()
+        {
+            let reads_adopt = checked
+                .as_ref()
+                .map(|c| c.0.when.references(ADOPT_FIELD))
+                .or_else(|| r.predicate.as_ref().map(|p| mentions(p, "adopt_count")));
+            let prefix = format!(
+                "converge_op \"{}\", rule \"{}\": ",
+                op.unwrap_or("(unnamed)"),
+                id.as_deref().or(r.id.as_ref().map(LitStr::value).as_deref()).unwrap_or("(unnamed rule)")
+            );
+            dispatches.push(Dispatch {
+                target: target.clone(),
+                run: ident.clone(),
+                group: group.clone(),
+                refusals: refusals(&prefix, &target.value(), dial, reads_adopt),
+            });
+        }
+        let Some((rule, derived)) = checked else {
+            ok = false;
+            continue;
+        };
+        let line = rule.source.as_ref().map_or(0, |s| s.line);
+        if let Some(first) = taken.iter().find(|t| t.id == rule.id) {
+            let hint = if derived || first.derived {
+                "; the id was derived from the predicate and action, so set `id` on one of them"
+            } else {
+                "; flap counters and history are keyed by id, so give each rule its own"
+            };
+            let span = if derived { r.when.span() } else { r.id.as_ref().map_or(r.when.span(), LitStr::span) };
+            cx.error(
+                span,
+                format!("duplicate rule id `{}`: the rule on line {} has it too{hint}", rule.id, first.line),
+            );
+            ok = false;
+        }
+        taken.push(Taken { id: rule.id.clone(), line, derived });
+        out.push(rule);
+    }
+    Rules { rules: ok.then_some(out), dispatches }
+}
+
+fn name_ok(target: &LitStr) -> Option<()> {
+    contract::check_name("run() target", &target.value()).ok()
+}
+
+fn mentions(p: &PredicateAst, snake: &str) -> bool {
+    match p {
+        PredicateAst::Comparison { field, .. } | PredicateAst::Truthiness { field, .. } => field == snake,
+        PredicateAst::Combinator { children, .. } => children.iter().any(|c| mentions(c, snake)),
+    }
+}
+
+/// The classes of target a rule must refuse: by the dial (`permits`), and a mutating target when
+/// the predicate reads `adopt_count`. Unknown inputs (a dial that failed to parse) add nothing.
+fn refusals(prefix: &str, target: &str, dial: Option<DialKind>, reads_adopt: Option<bool>) -> Vec<(ClassKind, String)> {
+    let mut out = Vec::new();
+    for class in ClassKind::ALL {
+        let mut msgs = Vec::new();
+        if let Some(d) = dial
+            && let Err(r) = contract::permits(d, class)
+        {
+            msgs.push(r.message(target));
+        }
+        if class == ClassKind::Mutating && reads_adopt == Some(true) {
+            msgs.push(contract::adopt_refusal(target, true));
+        }
+        if !msgs.is_empty() {
+            out.push((class, format!("{prefix}{}", msgs.join("; also, "))));
+        }
+    }
+    out
+}
+
+/// Checks one rule; returns it with whether its id was derived.
+fn rule(r: &RuleAst, kind: SymptomKind, env: &BuildEnv, cx: &Ctxt) -> Option<(Rule, bool)> {
+    let why = match &r.why {
+        None => {
+            cx.error(
+                r.when.span(),
+                "this rule has no `why`: add `why = \"<why this rule exists>\"`; every rule carries its rationale",
+            );
+            None
+        }
+        Some(w) => non_blank(cx, w, "why", "say why this rule exists"),
+    };
+    let predicate = r.predicate.as_ref().and_then(|p| predicate(p, kind, cx));
+    let action = r.action.as_ref().and_then(|a| match a {
+        ActionAst::Run { target, .. } => name_of(cx, "run() target", target).map(|op| Action::Run { op }),
+        ActionAst::Report { reason } => non_blank(cx, reason, "report reason", "say what a human should look at")
+            .map(|reason| Action::Report { reason }),
+    });
+    let flap_threshold = r.flap_threshold.as_ref().and_then(|l| match l.base10_parse::<u64>() {
+        Ok(n) if n >= 1 => Some(n),
+        _ => {
+            cx.error(
+                l.span(),
+                format!(
+                    "`flap_threshold` must be an integer >= 1 (the default is {}); `{l}` is not",
+                    contract::DEFAULT_FLAP_THRESHOLD
+                ),
+            );
+            None
+        }
+    });
+    let explicit = r.id.as_ref().map(|i| name_of(cx, "rule id", i));
+    let (when, then, why) = (predicate?, action?, why?);
+    if r.flap_threshold.is_some() && flap_threshold.is_none() {
+        return None;
+    }
+    let (id, derived) = match explicit {
+        Some(id) => (id?, false),
+        None => match Rule::derive_id(&when, &then) {
+            Ok(id) => (id, true),
+            Err(e) => {
+                cx.error(r.when.span(), format!("cannot derive this rule's id ({e}); set `id`"));
+                return None;
+            }
+        },
+    };
+    let source = Some(env.source(r.when.span()));
+    Some((Rule { id, when, then, why, flap_threshold, source }, derived))
+}
+
+fn comparison(op: &str) -> Option<ComparisonOp> {
+    Some(match op {
+        "eq" => ComparisonOp::Eq,
+        "neq" => ComparisonOp::Neq,
+        "gt" => ComparisonOp::Gt,
+        "gte" => ComparisonOp::Gte,
+        "lt" => ComparisonOp::Lt,
+        "lte" => ComparisonOp::Lte,
+        _ => return None,
+    })
+}
+
+/// Looks a DSL field up by its snake_case name, reporting an unknown one at the field.
+fn field(field: &Ident, op: &str, kind: SymptomKind, cx: &Ctxt) -> Option<&'static contract::FieldSpec> {
+    let f = field.to_string();
+    if let Some(spec) = kind.fields().iter().find(|s| s.snake == f) {
+        return Some(spec);
+    }
+    let suggestion = contract::suggest_field(kind, &f);
+    let mut msg = LeafProblem::UnknownField { suggestion }.message(&f, op, None, kind, true);
+    let other = match kind {
+        SymptomKind::Converge => SymptomKind::Resource,
+        SymptomKind::Resource => SymptomKind::Converge,
+    };
+    if suggestion.is_none() && other.fields().iter().any(|s| s.snake == f) {
+        msg.push_str(&match kind {
+            SymptomKind::Resource => format!(
+                " (`{f}` is a field of ConvergeSymptom; this ConvergeOp has `observe:`, so its rules read one ResourceSymptom per resource)"
+            ),
+            SymptomKind::Converge => format!(
+                " (`{f}` is a field of ResourceSymptom, which only a ConvergeOp with `observe:` reads)"
+            ),
+        });
+    }
+    cx.error(field.span(), msg);
+    None
+}
+
+fn predicate(p: &PredicateAst, kind: SymptomKind, cx: &Ctxt) -> Option<Predicate> {
+    match p {
+        PredicateAst::Combinator { op, children } => {
+            let checked: Vec<Option<Predicate>> = children.iter().map(|c| predicate(c, kind, cx)).collect();
+            let predicates = checked.into_iter().collect::<Option<Vec<_>>>()?;
+            Some(if op == symbol::ALL_OF { Predicate::AllOf { predicates } } else { Predicate::AnyOf { predicates } })
+        }
+        PredicateAst::Truthiness { op, field: f } => {
+            let o = op.to_string();
+            let spec = field(f, &o, kind, cx)?;
+            if let Err(problem) = contract::check_leaf(kind, spec.camel, &o, None) {
+                cx.error(op.span(), problem.message(spec.snake, &o, None, kind, true));
+                return None;
+            }
+            let op = if o == "truthy" { TruthinessOp::Truthy } else { TruthinessOp::Falsy };
+            Some(Predicate::FieldTruthiness { field: spec.camel.to_owned(), op })
+        }
+        PredicateAst::Comparison { op, field: f, literal } => {
+            let o = op.to_string();
+            let spec = field(f, &o, kind, cx)?;
+            let text = match literal {
+                LiteralAst::Str(s) => Some(s.value()),
+                _ => None,
+            };
+            let lit_kind = match literal {
+                LiteralAst::Str(_) => LiteralKind::Str(text.as_deref().unwrap_or("")),
+                LiteralAst::Number(..) => LiteralKind::Number,
+                LiteralAst::Bool(_) => LiteralKind::Bool,
+                LiteralAst::Other(_) => LiteralKind::Other,
+            };
+            if let Err(problem) = contract::check_leaf(kind, spec.camel, &o, Some(lit_kind)) {
+                let msg = problem.message(spec.snake, &o, text.as_deref(), kind, true);
+                match problem {
+                    LeafProblem::WrongLiteralType(_) | LeafProblem::NotAValue { .. } => match literal {
+                        LiteralAst::Str(s) => cx.error(s.span(), msg),
+                        LiteralAst::Bool(b) => cx.error(b.span, msg),
+                        LiteralAst::Number(_, ts) | LiteralAst::Other(ts) => cx.error_spanned(ts.clone(), msg),
+                    },
+                    _ => cx.error(op.span(), msg),
+                }
+                return None;
+            }
+            let value = match literal {
+                LiteralAst::Str(s) => Literal::Str(s.value()),
+                LiteralAst::Number(n, _) => Literal::Number(n.clone()),
+                LiteralAst::Bool(b) => Literal::Bool(b.value),
+                LiteralAst::Other(_) => return None,
+            };
+            Some(Predicate::FieldComparison { field: spec.camel.to_owned(), op: comparison(&o)?, value })
+        }
+    }
+}

@@ -1,0 +1,214 @@
+//! Turns a checked invocation into Rust: the compile-time registry entries, the per-rule
+//! resolution and class checks, the registration with the project binary, and the op.json export.
+//!
+//! Generated code names only `::chant::__private::...` and `::core::...`/`::std::...`. After
+//! errors the expansion still emits a placeholder registry entry (read-only, so it causes no
+//! follow-on dial refusals) and every `run()` check that could be built, so the user sees the
+//! macro's own errors and nothing that cascades from them.
+
+use proc_macro2::{Delimiter, Group, Literal, Span, TokenStream};
+use quote::{quote, quote_spanned};
+
+use crate::ast::MainAst;
+use crate::check::{self, Checked, Dispatch};
+use crate::ctxt::Ctxt;
+use crate::env::{BuildEnv, Member, OPS_DIR_VAR};
+use crate::model::contract::{self, ClassKind};
+use crate::{export, json, parse};
+
+/// Expands `op! { ... }`.
+pub(crate) fn op(input: TokenStream) -> TokenStream {
+    let cx = Ctxt::new();
+    let env = BuildEnv::read();
+    let member = member(&env, &cx);
+    let ast = parse::op(input, &cx);
+    let checked = check::op(&ast, member.clone().map(|m| m.map(|m| m.name)), &cx);
+    finish(&checked, &env, member.flatten(), cx)
+}
+
+/// Expands `converge_op! { ... }`.
+pub(crate) fn converge_op(input: TokenStream) -> TokenStream {
+    let cx = Ctxt::new();
+    let env = BuildEnv::read();
+    let member = member(&env, &cx);
+    let ast = parse::converge_op(input, &cx);
+    let checked = check::converge(&ast, member.clone().map(|m| m.map(|m| m.name)), &env, &cx);
+    finish(&checked, &env, member.flatten(), cx)
+}
+
+/// Expands a standalone `when!(...)`, which is always an error: rules live in a rule table.
+pub(crate) fn when() -> TokenStream {
+    syn::Error::new(
+        Span::call_site(),
+        "when!(...) is only valid inside `converge_op! { rules: [ ... ] }`; move this rule into a ConvergeOp's rule table",
+    )
+    .to_compile_error()
+}
+
+/// Expands `main!()` / `main!(default = tick("op"))`.
+pub(crate) fn main(input: TokenStream) -> TokenStream {
+    let cx = Ctxt::new();
+    let ast = parse::main_macro(input, &cx);
+    let (default, check) = match &ast {
+        MainAst::Help => (quote!(::chant::__private::DefaultCommand::Help), TokenStream::new()),
+        MainAst::Tick(lit) => {
+            let name = lit.value();
+            if let Err(e) = contract::check_name("ConvergeOp name", &name) {
+                cx.error(lit.span(), e);
+            }
+            let h = hash(&name);
+            let lookup = quote_spanned! {lit.span()=>
+                <::chant::__private::OpName<#h> as ::chant::__private::DeclaredConverge<_>>::NAME
+            };
+            (quote!(::chant::__private::DefaultCommand::Tick(#lit)), quote!(const _: &str = #lookup;))
+        }
+    };
+    let errors = cx.check().err().map(|e| e.to_compile_error());
+    quote! {
+        #errors
+        fn main() -> ::std::process::ExitCode {
+            ::chant::__private::project_main(#default)
+        }
+        #check
+    }
+}
+
+fn member(env: &BuildEnv, cx: &Ctxt) -> Option<Option<Member>> {
+    match env.member() {
+        Ok(m) => Some(m),
+        Err(e) => {
+            cx.error(Span::call_site(), e);
+            None
+        }
+    }
+}
+
+fn finish(checked: &Checked, env: &BuildEnv, member: Option<Member>, cx: Ctxt) -> TokenStream {
+    let checks: TokenStream = checked.dispatches.iter().map(dispatch_check).collect();
+    let result = cx.check().and_then(|()| full(checked, env, member.as_ref()));
+    match result {
+        Ok(tokens) => quote!(#tokens #checks),
+        Err(e) => {
+            let errors = e.to_compile_error();
+            let placeholder = checked.name.as_deref().map(|n| {
+                let impls = registry_impls(n, ClassKind::ReadOnly, checked.converge);
+                quote!(const _: () = { #impls };)
+            });
+            quote!(#errors #placeholder #checks)
+        }
+    }
+}
+
+fn full(checked: &Checked, env: &BuildEnv, member: Option<&Member>) -> syn::Result<TokenStream> {
+    let (Some(name), Some(doc)) = (&checked.name, &checked.doc) else {
+        // Every path that leaves the document incomplete records an error first.
+        return Err(syn::Error::new(Span::call_site(), "chant: the op could not be checked; see the errors above"));
+    };
+    let bytes = json::to_bytes(doc)
+        .map_err(|e| syn::Error::new(Span::call_site(), format!("cannot serialise op.json for `{name}`: {e}")))?;
+    let mut tracked = quote!(
+        const _: ::core::option::Option<&str> = ::core::option_env!(#OPS_DIR_VAR);
+    );
+    if let Some(path) = env.export_path(name) {
+        export::write_if_changed(&path, bytes.as_bytes()).map_err(|e| syn::Error::new(Span::call_site(), e))?;
+        let p = path.to_string_lossy().into_owned();
+        tracked.extend(quote!(
+            const _: &[u8] = ::core::include_bytes!(#p);
+        ));
+    }
+    if let Some(m) = member {
+        let p = m.file.to_string_lossy().into_owned();
+        tracked.extend(quote!(
+            const _: &[u8] = ::core::include_bytes!(#p);
+        ));
+    }
+    let impls = registry_impls(name, doc.class, checked.converge);
+    let class = class_tokens(doc.class);
+    let json = Literal::string(&bytes);
+    let steps = checked.user_steps.iter().map(|(n, path)| quote!((#n, #path)));
+    Ok(quote! {
+        const _: () = {
+            #impls
+            ::chant::__private::inventory::submit! {
+                ::chant::__private::RegisteredOp {
+                    name: #name,
+                    class: #class,
+                    json: #json,
+                    steps: &[#(#steps),*],
+                    krate: ::core::env!("CARGO_PKG_NAME"),
+                }
+            }
+            #tracked
+        };
+    })
+}
+
+/// Returns the type-level key of an op name.
+fn hash(name: &str) -> Literal {
+    Literal::u64_unsuffixed(contract::fnv1a64(name.as_bytes()))
+}
+
+fn class_tokens(class: ClassKind) -> TokenStream {
+    match class {
+        ClassKind::ReadOnly => quote!(::chant::__private::ClassKind::ReadOnly),
+        ClassKind::Mutating => quote!(::chant::__private::ClassKind::Mutating),
+        ClassKind::Destructive => quote!(::chant::__private::ClassKind::Destructive),
+    }
+}
+
+/// The compile-time registry entries of one op: `Declared` (and `DeclaredConverge` for a
+/// ConvergeOp) implemented for its `OpName`, with a marker type local to this invocation.
+fn registry_impls(name: &str, class: ClassKind, converge: bool) -> TokenStream {
+    let h = hash(name);
+    let class = class_tokens(class);
+    let converge = converge.then(|| {
+        quote! {
+            #[diagnostic::do_not_recommend]
+            impl ::chant::__private::DeclaredConverge<__chant_Op> for ::chant::__private::OpName<#h> {
+                const NAME: &'static str = #name;
+            }
+        }
+    });
+    quote! {
+        // The marker is only ever named in the impls below; it keeps impls from different
+        // invocations apart (a crate-local type satisfies the orphan rule).
+        #[allow(non_camel_case_types, dead_code)]
+        struct __chant_Op;
+        #[diagnostic::do_not_recommend]
+        impl ::chant::__private::Declared<__chant_Op> for ::chant::__private::OpName<#h> {
+            const NAME: &'static str = #name;
+            const CLASS: ::chant::__private::ClassKind = #class;
+        }
+        #converge
+    }
+}
+
+/// One `run()` rule's compile-time check: the target must be declared (an unimplemented trait,
+/// reported at the name literal), and a refused class of target fails const evaluation with the
+/// rule's message, spanned over `run("target")`.
+fn dispatch_check(d: &Dispatch) -> TokenStream {
+    let h = hash(&d.target.value());
+    let lookup = quote_spanned! {d.target.span()=>
+        <::chant::__private::OpName<#h> as ::chant::__private::Declared<_>>::CLASS
+    };
+    if d.refusals.is_empty() {
+        return quote!(const _: ::chant::__private::ClassKind = #lookup;);
+    }
+    let arms = d.refusals.iter().map(|(class, msg)| {
+        let pattern = class_tokens(*class);
+        let path = quote_spanned!(d.run.span()=> ::core::panic!);
+        let mut args = Group::new(Delimiter::Parenthesis, quote!("{}", #msg));
+        args.set_span(d.group.span());
+        quote!(#pattern => #path #args,)
+    });
+    let permitted: Vec<TokenStream> =
+        ClassKind::ALL.into_iter().filter(|c| !d.refusals.iter().any(|(r, _)| r == c)).map(class_tokens).collect();
+    quote! {
+        // The refusal is a const-evaluation panic so it names the rule and the fix.
+        #[allow(clippy::panic)]
+        const _: () = match #lookup {
+            #(#arms)*
+            #(#permitted)|* => {}
+        };
+    }
+}
