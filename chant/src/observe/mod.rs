@@ -8,6 +8,31 @@
 //! and the env's symptom from the change sets. Those two are pure and do no I/O; the only
 //! effectful function here is [`observe_component`], which asks a [`Lexicon`]. [`conformance`] is
 //! the suite a lexicon author runs to prove their reader keeps the contract.
+//!
+//! One component, end to end (what a tick and `lifecycle diff` both do):
+//!
+//! ```
+//! use chant::lexicon::files::{FilesDeclaration, FilesLexicon};
+//! use chant::model::EnvStatus;
+//! use chant::observe::{LastApply, assess};
+//!
+//! let root = std::env::temp_dir().join(format!("chant-observe-doc-{}", std::process::id()));
+//! let files = FilesDeclaration::new().file("app.conf", "port = 8080\n", 0o644);
+//! let lexicon = FilesLexicon::new("staging", Some(root.clone()), files);
+//!
+//! // Nothing applied yet: every file is a create, the env unrecorded.
+//! let before = assess("staging", &[lexicon.component_input(false)?]);
+//! assert_eq!(before.symptom.status, EnvStatus::Unrecorded);
+//! assert_eq!(before.symptom.create_count, 1);
+//!
+//! // Apply, and hand the record (which the caller appends to the ledger) back as the last apply.
+//! let record = lexicon.apply()?;
+//! let lexicon = lexicon.with_last_apply(record.last_apply());
+//! let after = assess("staging", &[lexicon.component_input(false)?]);
+//! assert_eq!(after.symptom.status, EnvStatus::Reconciled);
+//! # std::fs::remove_dir_all(&root)?;
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
 
 pub mod change_set;
 pub mod conformance;
