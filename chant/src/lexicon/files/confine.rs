@@ -10,7 +10,8 @@
 //! out of the root or opens anything but a regular file.
 //!
 //! Assumption (documented, not enforced): nobody races chant inside the root, swapping a checked
-//! directory for a symlink between the check and the use.
+//! directory for a symlink between the check and the use. (A file swapped between the check and
+//! the read is caught: the reader compares the opened file with the one it checked.)
 
 use std::fs::{self, Metadata};
 use std::io;

@@ -28,7 +28,7 @@ pub mod declaration;
 use std::collections::BTreeSet;
 use std::fs::{self, File};
 use std::io::{self, Read};
-use std::os::unix::fs::PermissionsExt;
+use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 
 pub use apply::ApplyRecord;
@@ -266,7 +266,7 @@ impl FilesLexicon {
         match confine::inspect(real_root, &dir, file_name, name) {
             Ok(Target::Absent) => {}
             Ok(Target::Symlink) => out.insert_present(name, resource("symlink")),
-            Ok(Target::File(_)) => match read_regular(&address) {
+            Ok(Target::File(checked)) => match read_regular(&address, &checked) {
                 Ok((content, mode)) => match declaration::content_digest(&content) {
                     Ok(digest) => out.insert_present(
                         name,
@@ -285,12 +285,13 @@ impl FilesLexicon {
     }
 }
 
-/// Reads a file that `lstat` said is regular, re-checking the type on the open handle.
-fn read_regular(path: &Path) -> io::Result<(Vec<u8>, u32)> {
+/// Reads a file that `lstat` said is regular, checking on the open handle that it is still that
+/// same file (so a swap for a symlink between the check and the open is never read through).
+fn read_regular(path: &Path, checked: &fs::Metadata) -> io::Result<(Vec<u8>, u32)> {
     let mut file = File::open(path)?;
     let meta = file.metadata()?;
-    if !meta.is_file() {
-        return Err(io::Error::other("it changed into something that is not a regular file while being read"));
+    if !meta.is_file() || meta.dev() != checked.dev() || meta.ino() != checked.ino() {
+        return Err(io::Error::other("it was replaced while being read"));
     }
     let mut content = Vec::with_capacity(usize::try_from(meta.len()).unwrap_or(0));
     file.read_to_end(&mut content)?;
