@@ -81,7 +81,8 @@ pub fn classify_refusal(line: &PushedRef, stderr: &str) -> PushRefusal {
     if summary.starts_with("[remote rejected]") {
         let remote_lines = stderr.lines().filter_map(|l| l.strip_prefix("remote:")).map(str::trim);
         for remote in remote_lines {
-            if remote.contains("cannot lock ref") && remote.contains("but expected") {
+            let lost_race = remote.contains("but expected") || remote.contains("reference already exists");
+            if remote.contains("cannot lock ref") && lost_race {
                 return PushRefusal::Moved;
             }
             if remote.contains("Unable to create") && remote.contains(".lock") {
@@ -136,6 +137,7 @@ mod tests {
     const REMOTE_REJECTED: &str = "To ../bare.git\n!\t4303c199aa44f2626a5ad358edc200559d0baa06:refs/heads/chant/lifecycle\t[remote rejected] (failed to update ref)\nDone\n";
     const LOCK_STDERR: &str = "remote: error: cannot lock ref 'refs/heads/chant/lifecycle': Unable to create '/tmp/cap/bare.git/./refs/heads/chant/lifecycle.lock': File exists.        \nremote: \nremote: Another git process seems to be running in this repository, e.g.        \nerror: failed to push some refs to '../bare.git'\n";
     const RACE_STDERR: &str = "remote: error: cannot lock ref 'refs/chant/lease/x': is at 5b0dc61 but expected c1be699        \nerror: failed to push some refs to 'file:///tmp/bare'\n";
+    const CREATE_RACE_STDERR: &str = "remote: error: cannot lock ref 'refs/heads/chant/lifecycle': reference already exists        \nerror: failed to push some refs to '/tmp/remote.git'\n";
     const CLASH_STDERR: &str = "remote: error: cannot lock ref 'refs/heads/chant': 'refs/heads/chant/lifecycle' exists; cannot create 'refs/heads/chant'        \nerror: failed to push some refs to '../bare.git'\n";
     const NOWHERE: &str = "fatal: 'nowhere' does not appear to be a git repository\nfatal: Could not read from remote repository.\n\nPlease make sure you have the correct access rights\nand the repository exists.\n";
 
@@ -171,6 +173,7 @@ mod tests {
     fn remote_side_compare_and_swap_means_the_remote_moved() {
         let line = &parse_push(REMOTE_REJECTED)[0];
         assert_eq!(classify_refusal(line, RACE_STDERR), PushRefusal::Moved);
+        assert_eq!(classify_refusal(line, CREATE_RACE_STDERR), PushRefusal::Moved);
     }
 
     #[test]

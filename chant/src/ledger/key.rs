@@ -1,5 +1,5 @@
 //! Shard keys: which records go together. A key names the record kind (converge tick, run,
-//! gate fact), the workspace member (`_members/<member>/` prefix, or flat), the env (none for
+//! gate fact, lexicon apply), the workspace member (`_members/<member>/` prefix, or flat), the env (none for
 //! gates, which carry it as a field) and the op. Each key owns one directory on the ledger
 //! branch, and maps to the one single file the original wrote for it, read as history.
 
@@ -14,10 +14,15 @@ pub enum RecordKind {
     Run,
     /// Gate facts (pending and resolution), per (member, op).
     Gate,
+    /// Apply records of a lexicon component, per (member, env, component); the "op" of such a key
+    /// is the component name (`files`).
+    Apply,
 }
 
 /// The directory that holds run records of ops run by hand without an env.
 pub const HAND_RUNS_DIR: &str = "_runs";
+/// The directory, inside an env's, that holds apply records per lexicon component.
+pub const APPLY_DIR: &str = "_apply";
 
 /// Identifies one sequence of records on the ledger.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -42,6 +47,11 @@ impl ShardKey {
     /// Gate facts of `op`, whatever the env.
     pub fn gate(member: Option<&str>, op: &str) -> Result<Self, Error> {
         Self::new(RecordKind::Gate, member, None, op)
+    }
+
+    /// Apply records of lexicon `component` (such as `files`) in `env`.
+    pub fn apply(member: Option<&str>, env: &str, component: &str) -> Result<Self, Error> {
+        Self::new(RecordKind::Apply, member, Some(env), component)
     }
 
     fn new(kind: RecordKind, member: Option<&str>, env: Option<&str>, op: &str) -> Result<Self, Error> {
@@ -70,7 +80,7 @@ impl ShardKey {
         self.env.as_deref()
     }
 
-    /// The op.
+    /// The op (the component for apply records).
     pub fn op(&self) -> &str {
         &self.op
     }
@@ -81,8 +91,8 @@ impl ShardKey {
     }
 
     /// The key's directory on the ledger branch, without a trailing slash:
-    /// `<prefix><env>/<op>/converge`, `<prefix><env>/<op>/runs`, `<prefix>_runs/<op>/runs` or
-    /// `<prefix>_gates/<op>`.
+    /// `<prefix><env>/<op>/converge`, `<prefix><env>/<op>/runs`, `<prefix>_runs/<op>/runs`,
+    /// `<prefix>_gates/<op>` or `<prefix><env>/_apply/<component>`.
     pub fn dir(&self) -> String {
         let prefix = self.prefix();
         let env = self.env.as_deref().unwrap_or(HAND_RUNS_DIR);
@@ -90,6 +100,7 @@ impl ShardKey {
             RecordKind::Converge => format!("{prefix}{env}/{}/converge", self.op),
             RecordKind::Run => format!("{prefix}{env}/{}/runs", self.op),
             RecordKind::Gate => format!("{prefix}_gates/{}", self.op),
+            RecordKind::Apply => format!("{prefix}{env}/{APPLY_DIR}/{}", self.op),
         }
     }
 
@@ -112,6 +123,7 @@ impl ShardKey {
             RecordKind::Converge => "converge",
             RecordKind::Run => "run",
             RecordKind::Gate => "gate",
+            RecordKind::Apply => "apply",
         };
         format!("{kind} {}", self.dir())
     }
@@ -171,6 +183,10 @@ mod tests {
         assert_eq!(gate.dir(), "_members/platform/_members/core/_gates/deploy");
         assert_eq!(gate.legacy_path().as_deref(), Some("_members/platform/_members/core/_gates/deploy.jsonl"));
         assert_eq!(gate.env(), None);
+
+        let apply = ShardKey::apply(None, "staging", "files").unwrap();
+        assert_eq!(apply.dir(), "staging/_apply/files");
+        assert_eq!(apply.legacy_path(), None);
     }
 
     #[test]

@@ -7,7 +7,7 @@ use std::collections::BTreeSet;
 
 use crate::git::{EntryKind, ObjectId, Repo, TreeEntry};
 
-use super::key::{HAND_RUNS_DIR, ShardKey, is_member_segment, is_name};
+use super::key::{APPLY_DIR, HAND_RUNS_DIR, ShardKey, is_member_segment, is_name};
 use super::{Error, shard};
 
 /// Every key with records in root tree `root`, in key order.
@@ -60,6 +60,11 @@ fn env_keys(repo: &Repo, env: &TreeEntry, member: Option<&str>, keys: &mut BTree
     let name = env.name.as_str();
     for entry in repo.tree_entries(env.id)? {
         match entry.kind {
+            EntryKind::Tree if entry.name == APPLY_DIR => {
+                for component in subtrees(repo, &entry)? {
+                    keys.extend(ShardKey::apply(member, name, &component.name).ok());
+                }
+            }
             EntryKind::Tree if is_name(&entry.name) => {
                 if has_subtree(repo, &entry, "converge")? {
                     keys.extend(ShardKey::converge(member, name, &entry.name).ok());

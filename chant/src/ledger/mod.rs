@@ -26,7 +26,7 @@ use crate::git::cmd::Git;
 use crate::git::{self, ObjectId, SharedRepo};
 
 pub use append::STALE_LOCK_AGE;
-pub use key::{HAND_RUNS_DIR, RecordKind, ShardKey};
+pub use key::{APPLY_DIR, HAND_RUNS_DIR, RecordKind, ShardKey};
 pub use read::{Latest, Record, Records, Unreadable};
 pub use remote::{PushStatus, SyncReport};
 pub use shard::{RECORDS_PER_SHARD, SHARDS_PER_BUCKET};

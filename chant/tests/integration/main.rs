@@ -8,3 +8,4 @@ mod opcheck;
 mod macros;
 mod files;
 mod observe;
+mod ledger;

@@ -1,0 +1,240 @@
+//! The ledger in one repository: layout, ordering, CAS appends from many threads, refusals,
+//! unreadable lines, locks, gc, and that HEAD, the index and the work tree stay untouched.
+
+use std::time::{Duration, SystemTime};
+
+use chant::ledger::{BRANCH, Error, Ledger, PushStatus, RECORDS_PER_SHARD, ShardKey};
+
+use super::support::{converge, git, local_config, open, project, record, show_lines, written};
+
+#[test]
+fn first_append_creates_an_orphan_branch_and_leaves_head_index_and_work_tree_alone() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = project(tmp.path(), "p");
+    std::fs::write(dir.join("README.md"), "edited, not staged\n").unwrap();
+    std::fs::write(dir.join("staged.txt"), "staged\n").unwrap();
+    git(&dir, &["add", "staged.txt"]);
+    let head = git(&dir, &["rev-parse", "HEAD"]);
+    let status = git(&dir, &["status", "--porcelain"]);
+    let index = std::fs::read(dir.join(".git/index")).unwrap();
+
+    let ledger = open(&dir, local_config());
+    let key = converge("staging-converge");
+    for n in 0..3 {
+        let receipt = ledger.append(&key, &record("staging-converge", "a", n)).unwrap();
+        assert_eq!(receipt.seq, n as u64);
+        assert_eq!(receipt.path, "staging/staging-converge/converge/0/0.jsonl");
+        assert_eq!(receipt.push, PushStatus::LocalOnly);
+        assert!(!receipt.pushed());
+    }
+
+    assert_eq!(git(&dir, &["rev-parse", "HEAD"]), head);
+    assert_eq!(git(&dir, &["symbolic-ref", "HEAD"]).trim(), "refs/heads/main");
+    assert_eq!(git(&dir, &["status", "--porcelain"]), status);
+    assert_eq!(std::fs::read(dir.join(".git/index")).unwrap(), index);
+    assert_eq!(std::fs::read_to_string(dir.join("README.md")).unwrap(), "edited, not staged\n");
+
+    let roots = git(&dir, &["rev-list", "--max-parents=0", BRANCH]);
+    assert_eq!(roots.lines().count(), 1, "one orphan root");
+    assert_eq!(git(&dir, &["rev-list", "--count", BRANCH]).trim(), "3", "one commit per append");
+    let merge_base = super::support::git_output(&dir, &["merge-base", "--all", "HEAD", BRANCH]);
+    assert!(merge_base.stdout.is_empty(), "no shared history with main");
+    let lines = show_lines(&dir, &format!("{BRANCH}:staging/staging-converge/converge/0/0.jsonl"));
+    assert_eq!(lines, (0..3).map(|n| record("staging-converge", "a", n)).collect::<Vec<_>>());
+    git(&dir, &["fsck", "--strict", "--no-dangling"]);
+}
+
+#[test]
+fn shards_hold_64_records_and_reads_come_back_in_ledger_order() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = project(tmp.path(), "p");
+    let ledger = open(&dir, local_config());
+    let key = ShardKey::run(Some("platform"), Some("staging"), "apply").unwrap();
+    let total = 2 * RECORDS_PER_SHARD as usize + 2;
+    let mut paths = Vec::new();
+    for n in 0..total {
+        paths.push(ledger.append(&key, &record("apply", "a", n)).unwrap().path);
+    }
+    assert_eq!(paths[0], "_members/platform/staging/apply/runs/0/0.jsonl");
+    assert_eq!(paths[64], "_members/platform/staging/apply/runs/0/1.jsonl");
+    assert_eq!(paths[total - 1], "_members/platform/staging/apply/runs/0/2.jsonl");
+
+    let records = ledger.read(&key).unwrap();
+    assert_eq!(records.records.len(), total);
+    for (n, r) in records.records.iter().enumerate() {
+        assert_eq!(r.value["n"], n);
+        assert_eq!(r.seq, Some(n as u64));
+    }
+    assert_eq!(records.tip, ledger.tip().unwrap());
+
+    let latest = ledger.latest(&key).unwrap();
+    let newest = latest.record.unwrap();
+    assert_eq!(newest.value["n"], total - 1);
+    assert_eq!((newest.path.as_str(), newest.line), ("_members/platform/staging/apply/runs/0/2.jsonl", 2));
+    assert!(latest.unreadable.is_empty());
+
+    assert!(ledger.read(&converge("other")).unwrap().records.is_empty());
+    assert!(ledger.latest(&converge("other")).unwrap().record.is_none());
+}
+
+#[test]
+fn concurrent_threads_to_different_and_the_same_shards_all_land() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = project(tmp.path(), "p");
+    let ledger = open(&dir, local_config());
+    let per_thread = 40;
+    let writers = ["a", "b", "c", "d"];
+    std::thread::scope(|scope| {
+        for (i, writer) in writers.iter().enumerate() {
+            let ledger = ledger.clone();
+            scope.spawn(move || {
+                // a and b share one key; c and d have their own.
+                let key = converge(if i < 2 { "shared" } else { writer });
+                for n in 0..per_thread {
+                    ledger.append(&key, &record("x", writer, n)).unwrap();
+                }
+            });
+        }
+    });
+    let shared = written(&ledger, &converge("shared"));
+    assert_eq!(shared.len(), 2 * per_thread);
+    for writer in ["a", "b"] {
+        let mine: Vec<u64> = shared.iter().filter(|(w, _)| w == writer).map(|(_, n)| *n).collect();
+        assert_eq!(mine, (0..per_thread as u64).collect::<Vec<_>>(), "each writer's records once, in its order");
+    }
+    for writer in ["c", "d"] {
+        assert_eq!(written(&ledger, &converge(writer)).len(), per_thread);
+    }
+    let commits = git(&dir, &["rev-list", "--count", BRANCH]);
+    assert_eq!(commits.trim(), (writers.len() * per_thread).to_string());
+}
+
+#[test]
+fn a_branch_named_chant_is_refused_naming_the_clash() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = project(tmp.path(), "p");
+    git(&dir, &["branch", "chant"]);
+    let err = Ledger::open(&dir, local_config()).err().unwrap();
+    assert!(matches!(err, Error::BranchClash));
+    let text = err.to_string();
+    assert!(text.contains("refs/heads/chant") && text.contains("refs/heads/chant/lifecycle"), "{text}");
+}
+
+#[test]
+fn records_that_are_not_one_json_object_are_refused_and_nothing_changes() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = project(tmp.path(), "p");
+    let ledger = open(&dir, local_config());
+    let key = converge("op");
+    ledger.append(&key, &record("op", "a", 0)).unwrap();
+    let tip = ledger.tip().unwrap();
+    for bad in ["not json", "{\"a\":1}\n{\"b\":2}", "[1,2]", ""] {
+        let err = ledger.append(&key, bad).unwrap_err();
+        assert!(matches!(err, Error::InvalidRecord { .. }), "{bad:?}: {err}");
+    }
+    assert_eq!(ledger.tip().unwrap(), tip);
+    assert!(ShardKey::converge(None, "../etc", "op").is_err());
+}
+
+#[test]
+fn unreadable_lines_are_counted_and_returned_never_dropped() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = project(tmp.path(), "p");
+    let ledger = open(&dir, local_config());
+    let key = converge("op");
+    ledger.append(&key, &record("op", "a", 0)).unwrap();
+    // A hand edit appends a broken line to the shard.
+    let path = "staging/op/converge/0/0.jsonl";
+    let content = format!("{}\n{{\"truncated\":\n", record("op", "a", 0));
+    super::legacy::commit_files(&dir, &[(path, content.as_str())]);
+
+    let latest = ledger.latest(&key).unwrap();
+    assert_eq!(latest.record.unwrap().value["n"], 0);
+    assert_eq!(latest.unreadable.len(), 1);
+    assert_eq!((latest.unreadable[0].path.as_str(), latest.unreadable[0].line), (path, 2));
+    assert!(latest.unreadable[0].reason.starts_with("not JSON"), "{}", latest.unreadable[0].reason);
+
+    let receipt = ledger.append(&key, &record("op", "a", 1)).unwrap();
+    assert_eq!(receipt.seq, 2, "the broken line keeps its slot");
+    let records = ledger.read(&key).unwrap();
+    assert_eq!(records.records.len(), 2);
+    assert_eq!(records.unreadable.len(), 1);
+    assert_eq!(records.unreadable[0].text, "{\"truncated\":");
+}
+
+#[test]
+fn a_stale_lock_on_the_branch_ref_is_an_error_naming_the_path() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = project(tmp.path(), "p");
+    let ledger = open(&dir, local_config());
+    let key = converge("op");
+    ledger.append(&key, &record("op", "a", 0)).unwrap();
+    let tip = ledger.tip().unwrap();
+    let lock = dir.join(".git/refs/heads/chant/lifecycle.lock");
+    let file = std::fs::File::create(&lock).unwrap();
+    file.set_modified(SystemTime::now() - Duration::from_secs(60)).unwrap();
+
+    let err = ledger.append(&key, &record("op", "a", 1)).unwrap_err();
+    match &err {
+        Error::StaleLock { path, age, .. } => {
+            assert_eq!(path, &lock);
+            assert!(*age >= Duration::from_secs(50));
+        }
+        other => panic!("{other}"),
+    }
+    assert!(err.to_string().contains(&format!("rm {}", lock.display())), "{err}");
+    assert_eq!(ledger.tip().unwrap(), tip);
+
+    std::fs::remove_file(&lock).unwrap();
+    assert_eq!(ledger.append(&key, &record("op", "a", 1)).unwrap().seq, 1);
+}
+
+#[test]
+fn gc_auto_runs_through_the_git_binary() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = project(tmp.path(), "p");
+    let trace = tmp.path().join("trace.log");
+    let mut config = chant::ledger::LedgerConfig { gc_every: 1, ..local_config() };
+    config.git_env.push(("GIT_TRACE".into(), trace.clone().into()));
+    let ledger = open(&dir, config);
+    let key = converge("op");
+    for n in 0..3 {
+        let receipt = ledger.append(&key, &record("op", "a", n)).unwrap();
+        assert!(receipt.warnings.is_empty(), "{:?}", receipt.warnings);
+    }
+    let traced = std::fs::read_to_string(&trace).unwrap();
+    let runs = traced.lines().filter(|l| l.contains("built-in: git") && l.contains("gc --auto --quiet")).count();
+    assert_eq!(runs, 3, "{traced}");
+    assert_eq!(written(&ledger, &key).len(), 3);
+}
+
+#[test]
+fn keys_lists_every_kind_member_and_layout() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = project(tmp.path(), "p");
+    super::legacy::commit_files(
+        &dir,
+        &[
+            ("staging/converge.jsonl", "{\"op\":\"old-converge\",\"version\":1}\n"),
+            ("_members/web/_gates/old-gate.jsonl", "{\"version\":1}\n"),
+            ("prod/runs__old-run.jsonl", "{\"version\":1}\n"),
+        ],
+    );
+    let ledger = open(&dir, local_config());
+    let keys = [
+        converge("tick"),
+        ShardKey::run(None, None, "by-hand").unwrap(),
+        ShardKey::run(None, Some("prod"), "apply").unwrap(),
+        ShardKey::gate(Some("web/api"), "deploy").unwrap(),
+        ShardKey::apply(None, "staging", "files").unwrap(),
+    ];
+    for key in &keys {
+        ledger.append(key, "{}").unwrap();
+    }
+    let mut expected = keys.to_vec();
+    expected.push(converge("old-converge"));
+    expected.push(ShardKey::gate(Some("web"), "old-gate").unwrap());
+    expected.push(ShardKey::run(None, Some("prod"), "old-run").unwrap());
+    expected.sort();
+    assert_eq!(ledger.keys().unwrap(), expected);
+}

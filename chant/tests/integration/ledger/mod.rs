@@ -1,0 +1,8 @@
+//! The ledger on git: real repositories in temporary directories, a real bare remote, real
+//! threads and processes.
+
+mod legacy;
+mod local;
+mod procs;
+mod remote;
+mod support;
