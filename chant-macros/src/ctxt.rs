@@ -7,7 +7,7 @@ use std::fmt::Display;
 use proc_macro2::Span;
 use quote::ToTokens;
 
-/// Collects `syn::Error`s; [`Ctxt::check`] combines them into one.
+/// Collects `syn::Error`s; [`Ctxt::check`] combines them into one, in source order.
 #[derive(Default)]
 pub(crate) struct Ctxt {
     errors: RefCell<Option<Vec<syn::Error>>>,
@@ -47,7 +47,12 @@ impl Ctxt {
     ///
     /// Returns the combined error when any was recorded.
     pub(crate) fn check(self) -> syn::Result<()> {
-        let errors = self.errors.borrow_mut().take().unwrap_or_default();
+        let mut errors = self.errors.borrow_mut().take().unwrap_or_default();
+        // Report in source order, whichever stage found the problem.
+        errors.sort_by_key(|e| {
+            let at = e.span().start();
+            (at.line, at.column)
+        });
         let mut iter = errors.into_iter();
         let Some(mut first) = iter.next() else {
             return Ok(());

@@ -171,9 +171,12 @@ fn registry_impls(name: &str, class: ClassKind, converge: bool) -> TokenStream {
     });
     quote! {
         // The marker is only ever named in the impls below; it keeps impls from different
-        // invocations apart (a crate-local type satisfies the orphan rule).
-        #[allow(non_camel_case_types, dead_code)]
-        struct __chant_Op;
+        // invocations apart (a crate-local type satisfies the orphan rule). It is `pub` because
+        // `run()` in another module infers it, and type privacy checks an inferred type's
+        // visibility; inside this anonymous const nothing can name it.
+        #[allow(non_camel_case_types, dead_code, unreachable_pub)]
+        #[doc(hidden)]
+        pub struct __chant_Op;
         #[diagnostic::do_not_recommend]
         impl ::chant::__private::Declared<__chant_Op> for ::chant::__private::OpName<#h> {
             const NAME: &'static str = #name;

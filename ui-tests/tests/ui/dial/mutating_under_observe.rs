@@ -1,0 +1,19 @@
+use chant::prelude::*;
+
+op! {
+    name: "staging-apply",
+    overview: "Apply the staging declaration.",
+    env: "staging",
+    phases: [ phase("Apply", [ apply(env = "staging") ]) ],
+}
+
+converge_op! {
+    name: "staging-converge",
+    env: "staging",
+    dial: observe,
+    rules: [
+        when!(eq(status, "drifted") => run("staging-apply"), id = "drift-apply", why = "observe only reports"),
+    ],
+}
+
+fn main() {}

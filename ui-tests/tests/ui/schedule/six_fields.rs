@@ -1,0 +1,12 @@
+use chant::prelude::*;
+
+converge_op! {
+    name: "staging-converge",
+    env: "staging",
+    schedule: "0 */10 * * * *",
+    rules: [
+        when!(eq(status, "drifted") => report("drifted"), why = "w"),
+    ],
+}
+
+fn main() {}

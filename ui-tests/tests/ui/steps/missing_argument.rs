@@ -1,0 +1,9 @@
+use chant::prelude::*;
+
+op! {
+    name: "staging-apply",
+    overview: "Apply the staging declaration.",
+    phases: [ phase("Apply", [ apply() ]) ],
+}
+
+fn main() {}
