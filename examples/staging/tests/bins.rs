@@ -1,0 +1,27 @@
+//! The example binaries carry the library's ops: inventory registration survives linking across
+//! crates, and both binaries list the same documents the library embeds.
+
+// Helpers outside `#[test]` functions unwrap freely: a failure there is a test failure.
+#![allow(clippy::unwrap_used)]
+
+use std::process::Command;
+
+fn ops_json(bin: &str) -> Vec<serde_json::Value> {
+    let out = Command::new(bin).args(["ops", "--json"]).output().unwrap();
+    assert!(out.status.success(), "{bin} ops --json: {}", String::from_utf8_lossy(&out.stderr));
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+#[test]
+fn both_binaries_list_the_library_ops() {
+    for bin in [env!("CARGO_BIN_EXE_staging"), env!("CARGO_BIN_EXE_staging-converge")] {
+        let docs = ops_json(bin);
+        let mut names: Vec<&str> = docs.iter().map(|d| d["name"].as_str().unwrap()).collect();
+        names.sort_unstable();
+        assert_eq!(names, ["staging-apply", "staging-converge", "staging-smoke", "staging-teardown"], "{bin}");
+        let converge = docs.iter().find(|d| d["name"] == "staging-converge").unwrap();
+        assert_eq!(converge["member"], "staging");
+        assert_eq!(converge["converge"]["rules"].as_array().unwrap().len(), 4);
+        assert_eq!(converge["converge"]["rules"][0]["source"]["file"], "src/ops.rs");
+    }
+}
