@@ -126,6 +126,12 @@ impl Git {
         Self { program: PathBuf::from("git"), git_dir: git_dir.to_owned(), timeout, env: Vec::new() }
     }
 
+    /// Runs `program` instead of the `git` found on `PATH`.
+    pub fn with_program(mut self, program: impl Into<PathBuf>) -> Self {
+        self.program = program.into();
+        self
+    }
+
     /// Adds variables to every child's environment (tests use this for a hermetic git).
     pub fn with_env(mut self, env: impl IntoIterator<Item = (OsString, OsString)>) -> Self {
         self.env.extend(env);
@@ -260,4 +266,54 @@ fn spawn_reader(mut pipe: impl Read + Send + 'static, index: usize, tx: mpsc::Se
         let _ = pipe.read_to_end(&mut bytes);
         let _ = tx.send((index, bytes));
     });
+}
+
+#[cfg(test)]
+mod tests {
+    use std::os::unix::fs::PermissionsExt;
+
+    use super::*;
+
+    /// A stand-in for git: a shell script that ignores its arguments.
+    fn fake_git(dir: &Path, body: &str) -> PathBuf {
+        let path = dir.join("fake-git");
+        std::fs::write(&path, format!("#!/bin/sh\n{body}\n")).unwrap();
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+        path
+    }
+
+    #[test]
+    fn a_git_that_overruns_its_timeout_is_killed() {
+        let tmp = tempfile::tempdir().unwrap();
+        let git = Git::new(tmp.path(), Duration::from_millis(200)).with_program(fake_git(tmp.path(), "exec sleep 30"));
+        assert!(matches!(git.run("fetch", &[]), Err(Error::Timeout { .. })));
+    }
+
+    #[test]
+    fn output_and_status_are_captured_with_a_null_stdin_and_c_messages() {
+        let tmp = tempfile::tempdir().unwrap();
+        let script =
+            "read line || echo \"stdin closed\"; echo \"$LC_MESSAGES $GIT_TERMINAL_PROMPT\"; echo \"$@\" >&2; exit 3";
+        let git = Git::new(Path::new("/repo.git"), Duration::from_secs(30)).with_program(fake_git(tmp.path(), script));
+        let output = git.run("x", &["status"]).unwrap();
+        assert_eq!(output.status.code(), Some(3));
+        assert_eq!(output.stdout, "stdin closed\nC 0\n");
+        assert_eq!(output.stderr, "--git-dir /repo.git -c core.fsmonitor=false status\n");
+    }
+
+    #[test]
+    fn an_old_git_is_refused() {
+        let tmp = tempfile::tempdir().unwrap();
+        let git = Git::new(tmp.path(), Duration::from_secs(30));
+        let old = git.clone().with_program(fake_git(tmp.path(), "echo git version 2.20.1"));
+        assert!(matches!(old.check_version(), Err(Error::TooOld { .. })));
+        let new = git.with_program(fake_git(tmp.path(), "echo git version 2.47.3"));
+        assert_eq!(new.check_version().unwrap(), (2, 47, 3));
+    }
+
+    #[test]
+    fn a_missing_git_is_a_spawn_error() {
+        let git = Git::new(Path::new("/"), Duration::from_secs(30)).with_program("/nonexistent/git");
+        assert!(matches!(git.run("version", &["version"]), Err(Error::Spawn { .. })));
+    }
 }

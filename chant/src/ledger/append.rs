@@ -4,7 +4,8 @@
 //! the same shard never overwrite each other. Each commit names its key directory in a
 //! `Chant-Shard:` trailer, which is what lets a diverged clone re-append its records elsewhere.
 
-use std::time::Duration;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use crate::git::{self, ObjectId, Repo};
 
@@ -17,6 +18,8 @@ pub const STALE_LOCK_AGE: Duration = Duration::from_secs(10);
 const SHARD_TRAILER: &str = "Chant-Shard: ";
 /// The trailer naming the commit a re-appended record was first written in.
 const ORIGIN_TRAILER: &str = "Chant-Origin: ";
+/// The trailer that makes every parentless commit unique.
+const ROOT_TRAILER: &str = "Chant-Root: ";
 
 /// A record written locally.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -96,6 +99,11 @@ pub(super) fn build(
     if let Some(origin) = origin {
         message.push_str(&format!("{ORIGIN_TRAILER}{origin}\n"));
     }
+    if tip.is_none() {
+        // A ref update that expects no ref accepts a ref that already holds the very same commit,
+        // so two writers of byte-identical first records must not produce the same commit.
+        message.push_str(&format!("{ROOT_TRAILER}{}\n", unique_token()));
+    }
     let parents: Vec<ObjectId> = tip.into_iter().collect();
     let commit = repo.write_commit(tree, &parents, &message)?;
     Ok(Written { commit, path, seq: slot.seq })
@@ -127,4 +135,11 @@ pub(super) fn appended_line(repo: &Repo, id: ObjectId, dir: &str) -> Result<Opti
     let root = repo.commit_info(id)?.tree;
     let newest = shard::newest(repo, Some(root), dir)?;
     Ok(newest.and_then(|shard| shard.lines().last().map(|line| line.to_string())))
+}
+
+/// A token no other writer produces: process id, wall-clock nanoseconds and a process counter.
+fn unique_token() -> String {
+    static COUNTER: AtomicU64 = AtomicU64::new(0);
+    let nanos = SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_nanos());
+    format!("{}-{nanos}-{}", std::process::id(), COUNTER.fetch_add(1, Ordering::Relaxed))
 }

@@ -3,6 +3,7 @@
 
 mod legacy;
 mod local;
+mod primitives;
 mod procs;
 mod remote;
 mod support;
