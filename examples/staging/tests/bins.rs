@@ -16,9 +16,10 @@ fn ops_json(bin: &str) -> Vec<serde_json::Value> {
 fn both_binaries_list_the_library_ops() {
     for bin in [env!("CARGO_BIN_EXE_staging"), env!("CARGO_BIN_EXE_staging-converge")] {
         let docs = ops_json(bin);
-        let mut names: Vec<&str> = docs.iter().map(|d| d["name"].as_str().unwrap()).collect();
-        names.sort_unstable();
-        assert_eq!(names, ["staging-apply", "staging-converge", "staging-smoke", "staging-teardown"], "{bin}");
+        let names: Vec<&str> = docs.iter().map(|d| d["name"].as_str().unwrap()).collect();
+        for want in ["staging-apply", "staging-converge", "staging-smoke", "staging-teardown"] {
+            assert!(names.contains(&want), "{bin} lacks {want}: {names:?}");
+        }
         let converge = docs.iter().find(|d| d["name"] == "staging-converge").unwrap();
         assert_eq!(converge["member"], "staging");
         assert_eq!(converge["converge"]["rules"].as_array().unwrap().len(), 4);
