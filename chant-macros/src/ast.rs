@@ -81,8 +81,9 @@ pub(crate) struct ConvergeAst {
     pub(crate) observe: Option<StepAst>,
     /// `rules: [...]`: the bracket group and the rules read from it.
     pub(crate) rules: Option<(Group, Vec<RuleAst>)>,
-    /// True when some field failed to parse (the dial or the table may be incomplete).
-    pub(crate) incomplete: bool,
+    /// True when `dial:` was given but could not be read (its checks are then skipped, not
+    /// guessed).
+    pub(crate) dial_failed: bool,
 }
 
 /// One `when!(predicate => action, options...)`.

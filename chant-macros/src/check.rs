@@ -298,7 +298,7 @@ pub(crate) fn converge(ast: &ConvergeAst, member: Option<Option<String>>, env: &
         None => None,
     };
     let dial = match &ast.dial {
-        None if ast.incomplete => None,
+        None if ast.dial_failed => None,
         None => Some(DialKind::Observe),
         Some(i) => {
             let word = i.to_string();
@@ -404,15 +404,9 @@ fn rules(
     env: &BuildEnv,
     cx: &Ctxt,
 ) -> Rules {
-    let Some((group, list)) = &ast.rules else {
+    let Some((_, list)) = &ast.rules else {
         return Rules { rules: None, dispatches: Vec::new() };
     };
-    if list.is_empty() && !ast.incomplete {
-        cx.error(
-            group.span(),
-            "the rule table is empty; a ConvergeOp needs at least one `when!(<predicate> => <action>, why = \"...\")`, or it has nothing to converge",
-        );
-    }
     let mut ok = !list.is_empty();
     let mut out = Vec::new();
     let mut dispatches = Vec::new();
@@ -633,5 +627,108 @@ fn predicate(p: &PredicateAst, kind: SymptomKind, cx: &Ctxt) -> Option<Predicate
             };
             Some(Predicate::FieldComparison { field: spec.camel.to_owned(), op: comparison(&o)?, value })
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use proc_macro2::TokenStream;
+    use quote::quote;
+
+    use super::*;
+    use crate::parse;
+
+    fn env() -> BuildEnv {
+        BuildEnv { package: "unit".into(), manifest_dir: None, ops_dir: None }
+    }
+
+    fn converge_op(input: TokenStream) -> (Checked, Vec<String>) {
+        let cx = Ctxt::new();
+        let ast = parse::converge_op(input, &cx);
+        let checked = converge(&ast, Some(None), &env(), &cx);
+        let errors = cx.check().err().map(|e| e.into_iter().map(|e| e.to_string()).collect()).unwrap_or_default();
+        (checked, errors)
+    }
+
+    #[test]
+    fn the_design_table_checks_clean() {
+        let (c, errors) = converge_op(quote! {
+            name: "staging-converge",
+            env: "staging",
+            dial: apply,
+            budget: 3,
+            schedule: "*/10 * * * *",
+            rules: [
+                when!(eq(status, "drifted") => run("staging-apply"), id = "drift-apply", why = "w"),
+                when!(gt(adopt_count, 0) => report("unowned resources present"), why = "w"),
+            ],
+        });
+        assert!(errors.is_empty(), "{errors:?}");
+        let doc = c.doc.unwrap();
+        let spec = doc.converge.unwrap();
+        assert_eq!(spec.rules[1].id, "adopt-count-gt-0-report-unowned-resources-present");
+        assert_eq!(c.dispatches.len(), 1);
+        // Under `apply` only a destructive target is refused.
+        let refused: Vec<ClassKind> = c.dispatches[0].refusals.iter().map(|(k, _)| *k).collect();
+        assert_eq!(refused, [ClassKind::Destructive]);
+    }
+
+    #[test]
+    fn observe_refuses_mutating_targets_and_adopt_adds_its_reason() {
+        let (c, errors) = converge_op(quote! {
+            name: "c",
+            env: "e",
+            rules: [ when!(any_of(gt(adopt_count, 0)) => run("x"), id = "r", why = "w") ],
+        });
+        assert!(errors.is_empty(), "{errors:?}");
+        let refusals = &c.dispatches[0].refusals;
+        assert_eq!(refusals.iter().map(|(k, _)| *k).collect::<Vec<_>>(), [ClassKind::Mutating, ClassKind::Destructive]);
+        let (_, mutating) = &refusals[0];
+        assert!(mutating.starts_with("converge_op \"c\", rule \"r\": "), "{mutating}");
+        assert!(mutating.contains("dial `observe`") && mutating.contains("adopt_count"), "{mutating}");
+    }
+
+    #[test]
+    fn every_error_of_one_invocation_is_reported() {
+        let (c, errors) = converge_op(quote! {
+            name: "c",
+            env: "e",
+            dial: aply,
+            budget: -1,
+            rules: [
+                when!(eq(stauts, "drifted") => report("r")),
+                when!(eq(status, "drifed") => run("x"), why = "w", flap_threshold = 0),
+            ],
+        });
+        assert_eq!(errors.len(), 6, "{errors:#?}");
+        assert!(c.doc.is_none());
+        // The run() rule still gets its resolution check, without dial arms (the dial is unknown).
+        assert_eq!(c.dispatches.len(), 1);
+        assert!(c.dispatches[0].refusals.is_empty());
+        assert_eq!(c.name.as_deref(), Some("c"));
+    }
+
+    #[test]
+    fn steps_fold_their_classes() {
+        let cx = Ctxt::new();
+        let ast = parse::op(
+            quote! {
+                name: "o",
+                overview: "x",
+                phases: [ phase("P", [
+                    http_check(url = "http://${HOST}/"),
+                    apply(env = "e", delete_mode = "owned-only"),
+                    sprite_apply_services(box = true, start = true),
+                ]) ],
+            },
+            &cx,
+        );
+        let c = op(&ast, Some(None), &cx);
+        assert!(cx.check().is_ok());
+        let doc = c.doc.unwrap();
+        let classes: Vec<ClassKind> = doc.phases[0].steps.iter().map(|s| s.class).collect();
+        assert_eq!(classes, [ClassKind::ReadOnly, ClassKind::Destructive, ClassKind::Mutating]);
+        assert_eq!(doc.class, ClassKind::Destructive);
+        assert_eq!(doc.phases[0].steps[0].args["url"], "http://${HOST}/");
     }
 }

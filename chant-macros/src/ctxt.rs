@@ -36,11 +36,6 @@ impl Ctxt {
         }
     }
 
-    /// Returns true when an error has been recorded.
-    pub(crate) fn has_errors(&self) -> bool {
-        self.errors.borrow().as_ref().is_some_and(|e| !e.is_empty())
-    }
-
     /// Consumes the collector, combining every recorded error into one.
     ///
     /// # Errors

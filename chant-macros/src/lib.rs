@@ -19,13 +19,54 @@ mod symbol;
 
 use proc_macro::TokenStream;
 
-/// Declares an Op: a pipeline of phases of steps. See the `chant` crate's documentation.
+/// Declares an Op: a pipeline of phases of steps, run start to finish.
+///
+/// ```text
+/// op! {
+///     name: "staging-apply",                        // [a-z][a-z0-9-]*
+///     overview: "Apply the staging declaration.",
+///     env: "staging",                               // optional
+///     phases: [ phase("Apply", [ apply(env = "staging") ]) ],
+///     on_failure: [ phase("Report", [ shell(cmd = "echo apply failed") ]) ],   // optional
+/// }
+/// ```
+///
+/// Steps are `name(arg = value, ...)`: `apply(env, delete_mode?)`, `teardown(env)`,
+/// `http_check(url, timeout?)`, `shell(cmd, class?, timeout?)`, `gate("name", description?,
+/// timeout?)`, `sprite_services_observe(box)`, `sprite_service_restart(box, name?)`,
+/// `sprite_apply_services(box, start?, restart?, only?)`, and a step of your own,
+/// `step("name", class = destructive, run = path::to_fn)` with `fn(&StepContext<'_>) -> StepResult`.
+/// String arguments keep `${VAR}` for run time. The Op's verb class is folded from its steps; the
+/// op registers itself with the project binary, embeds its op.json, and `cargo build` exports it
+/// to `$CHANT_OPS_DIR/<crate>/<name>.json`.
 #[proc_macro]
 pub fn op(input: TokenStream) -> TokenStream {
     expand::op(input.into()).into()
 }
 
-/// Declares a ConvergeOp: a rule table evaluated on each tick. See the `chant` crate's documentation.
+/// Declares a ConvergeOp: a rule table evaluated against a symptom on each tick.
+///
+/// ```text
+/// converge_op! {
+///     name: "staging-converge",
+///     env: "staging",
+///     dial: apply,               // observe (default) | reconcile | apply
+///     budget: 3,                 // run() dispatches per tick (default 3)
+///     schedule: "*/10 * * * *",  // optional 5-field cron, UTC unless `tz: "Europe/Berlin"`
+///     observe: sprite_services_observe(box = true),   // optional: resource mode
+///     rules: [
+///         when!(eq(status, "drifted") => run("staging-apply"), id = "drift-apply",
+///               why = "Live state drifted; re-applying converges it.", flap_threshold = 3),
+///     ],
+/// }
+/// ```
+///
+/// Predicates: `eq, neq, gt, gte, lt, lte(field, literal)`, `truthy(field)`, `falsy(field)`,
+/// `all_of(...)`, `any_of(...)` over the snake_case fields of ConvergeSymptom (ResourceSymptom with
+/// `observe:`). Actions: `run("<op>")`, `report("<reason>")`. Every refusal of the contract (a
+/// missing `why`, an unknown field or value, a `run()` of an undeclared Op, a target the dial or
+/// the adopt rule forbids, a non-read-only observer, duplicate ids, a bad cron, ...) is a compile
+/// error at the offending token, and all of one invocation's errors are reported together.
 #[proc_macro]
 pub fn converge_op(input: TokenStream) -> TokenStream {
     expand::converge_op(input.into()).into()

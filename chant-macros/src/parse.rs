@@ -61,9 +61,8 @@ pub(crate) fn converge_op(input: TokenStream, cx: &Ctxt) -> ConvergeAst {
         tz: None,
         observe: None,
         rules: None,
-        incomplete: false,
+        dial_failed: false,
     };
-    let before = cx.has_errors();
     let (mut name_key, mut env_key, mut rules_key) = (false, false, false);
     for (key, value) in fields(input, "converge_op!", symbol::CONVERGE_FIELDS, cx) {
         match key.to_string().as_str() {
@@ -78,10 +77,13 @@ pub(crate) fn converge_op(input: TokenStream, cx: &Ctxt) -> ConvergeAst {
             }
             symbol::DIAL => match value.as_slice() {
                 [TokenTree::Ident(i)] => ast.dial = Some(i.clone()),
-                _ => cx.error_spanned(
-                    stream(&value),
-                    "`dial` is one of the words observe, reconcile or apply, written without quotes",
-                ),
+                _ => {
+                    ast.dial_failed = true;
+                    cx.error_spanned(
+                        stream(&value),
+                        "`dial` is one of the words observe, reconcile or apply, written without quotes",
+                    );
+                }
             },
             symbol::BUDGET => ast.budget = budget(&value, cx),
             symbol::SCHEDULE => ast.schedule = lit_str(&key, &value, "\"*/10 * * * *\"", cx),
@@ -96,7 +98,6 @@ pub(crate) fn converge_op(input: TokenStream, cx: &Ctxt) -> ConvergeAst {
     missing(cx, "converge_op!", name_key, "name: \"<op name>\"");
     missing(cx, "converge_op!", env_key, "env: \"<env name>\"");
     missing(cx, "converge_op!", rules_key, "rules: [ when!(<predicate> => <action>, why = \"...\"), ... ]");
-    ast.incomplete = cx.has_errors() && !before;
     ast
 }
 
@@ -376,7 +377,14 @@ fn arg_value(value: &[TokenTree]) -> ArgValue {
 
 fn rules(key: &Ident, value: &[TokenTree], cx: &Ctxt) -> Option<(Group, Vec<RuleAst>)> {
     let list = bracket(key, value, " when!(eq(status, \"drifted\") => run(\"<op>\"), why = \"...\") ", cx)?;
-    let rules = split_commas(list.stream(), cx).iter().filter_map(|seg| rule(seg, cx)).collect();
+    let segments = split_commas(list.stream(), cx);
+    if segments.is_empty() {
+        cx.error(
+            list.span(),
+            "the rule table is empty; a ConvergeOp needs at least one `when!(<predicate> => <action>, why = \"...\")`, or it has nothing to converge",
+        );
+    }
+    let rules = segments.iter().filter_map(|seg| rule(seg, cx)).collect();
     Some((list, rules))
 }
 
