@@ -20,6 +20,7 @@ pub mod ledger;
 pub mod lexicon;
 pub mod model;
 pub mod observe;
+pub mod project;
 pub mod registry;
 pub mod runner;
 pub mod redact;

@@ -1,8 +1,15 @@
 //! `run <op>` and `tick <converge-op>`.
 
+use std::collections::BTreeMap;
+
 use clap::Args;
 
 use super::{Binary, Exit};
+use crate::model::OpDocument;
+use crate::project::{Project, RunServices};
+use crate::runner::{self, Environment, RunSettings, Status};
+use crate::step::StepFn;
+use crate::tick::{self, Dispatcher, TickOptions};
 
 /// Run an op once
 #[derive(Debug, Args)]
@@ -34,17 +41,8 @@ impl TickArgs {
     }
 }
 
-/// Runs `run`.
-pub fn cmd_run(binary: Binary, args: &RunArgs) -> Exit {
-    not_here(binary, "run", &args.op)
-}
-
-/// Runs `tick`.
-pub fn cmd_tick(binary: Binary, args: &TickArgs) -> Exit {
-    not_here(binary, "tick", &args.op)
-}
-
-fn not_here(binary: Binary, verb: &str, op: &str) -> Exit {
+/// Opens the project and finds `op`, or says why not (exit 2).
+fn open(binary: Binary, verb: &str, op: &str) -> Result<(Project, OpDocument), Exit> {
     if crate::registry::find(op).is_none() {
         match binary {
             Binary::Stock => eprintln!(
@@ -58,8 +56,187 @@ fn not_here(binary: Binary, verb: &str, op: &str) -> Exit {
                 eprintln!("error: no op named `{op}` is compiled into this binary{hint} (see `ops`)");
             }
         }
+        return Err(Exit::Usage);
+    }
+    let cwd = match std::env::current_dir() {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("error: cannot read the working directory: {e}");
+            return Err(Exit::Usage);
+        }
+    };
+    let project = match Project::open(&cwd) {
+        Ok(p) => p,
+        Err(e) => {
+            eprintln!("error: {}", error_chain(&e));
+            return Err(Exit::Usage);
+        }
+    };
+    let Some(doc) = project.catalog.get(op).cloned() else {
+        eprintln!("error: op `{op}` is registered but missing from the catalog");
+        return Err(Exit::Usage);
+    };
+    Ok((project, doc))
+}
+
+/// Renders an error with its sources, one `: ` apart.
+pub fn error_chain(e: &dyn std::error::Error) -> String {
+    let mut s = e.to_string();
+    let mut src = e.source();
+    while let Some(c) = src {
+        let t = c.to_string();
+        if !s.contains(&t) {
+            s.push_str(": ");
+            s.push_str(&t);
+        }
+        src = c.source();
+    }
+    s
+}
+
+/// Runs `run`.
+pub fn cmd_run(binary: Binary, args: &RunArgs) -> Exit {
+    crate::exec::die_with_parent_if_asked();
+    let (project, doc) = match open(binary, "run", &args.op) {
+        Ok(x) => x,
+        Err(e) => return e,
+    };
+    if doc.is_converge() {
+        eprintln!("error: `{}` is a ConvergeOp; tick it with `tick {}`", doc.name, doc.name);
         return Exit::Usage;
     }
-    eprintln!("error: `{verb}` is not available in this version of chant yet (it arrives with the tick runner)");
-    Exit::Usage
+    let env = doc
+        .env
+        .clone()
+        .or_else(|| std::env::var(tick::ENV_VAR).ok().filter(|e| !e.is_empty()))
+        .unwrap_or_else(|| crate::ledger::HAND_RUNS_DIR.to_owned());
+    let mut settings = RunSettings::new(env.clone());
+    settings.resource = std::env::var(tick::RESOURCE_VAR).ok().filter(|r| !r.is_empty());
+    settings.redactor = project.redactor.clone();
+    settings.git_sha = project.git_sha();
+    let steps: BTreeMap<&str, StepFn> =
+        crate::registry::find(&doc.name).map(|o| o.steps.iter().copied().collect()).unwrap_or_default();
+    let services = RunServices { project: &project, member: doc.member.as_deref() };
+    let now = || crate::clock::now().unwrap_or_else(|_| jiff::Timestamp::now());
+    let var = |n: &str| std::env::var(n).ok();
+    let environment = Environment { now: &now, var: &var };
+    if !args.json {
+        eprintln!("[run] {} ({env})", doc.name);
+    }
+    let mut record = runner::run(&doc, &steps, &settings, &services, &environment);
+    record.op_digest = tick::execute::op_digest(&doc);
+    let env_key = (env != crate::ledger::HAND_RUNS_DIR).then_some(env.as_str());
+    let appended = crate::ledger::ShardKey::run(doc.member.as_deref(), env_key, &doc.name)
+        .map_err(|e| e.to_string())
+        .and_then(|key| {
+            let line = record.to_line().map_err(|e| e.to_string())?;
+            project.ledger.append(&key, &line).map_err(|e| error_chain(&e))
+        });
+    if args.json {
+        match record.to_line() {
+            Ok(l) => println!("{l}"),
+            Err(e) => eprintln!("error: cannot render the run record: {e}"),
+        }
+    } else {
+        render_run(&record);
+    }
+    match appended {
+        Ok(receipt) => receipt.warnings.iter().for_each(|w| eprintln!("warning: {w}")),
+        Err(e) => eprintln!("warning: the run record was not recorded on the ledger: {e}"),
+    }
+    match record.status {
+        Status::Ok | Status::Skipped => Exit::Done,
+        Status::Failed => Exit::Failed,
+        Status::Gated => Exit::Gated,
+    }
+}
+
+fn render_run(r: &runner::RunRecord) {
+    let mut phase = "";
+    for o in &r.outcomes {
+        if o.phase != phase {
+            eprintln!("[phase] {}", o.phase);
+            phase = &o.phase;
+        }
+        let mark = match o.status {
+            Status::Ok => "✓",
+            Status::Failed => "✗",
+            Status::Gated => "•",
+            Status::Skipped => "•",
+        };
+        let label = match &o.name {
+            Some(n) if o.step == "gate" => format!("gate:{n}"),
+            Some(n) => format!("{}({n})", o.step),
+            None => o.step.clone(),
+        };
+        let tail = if o.status == Status::Skipped { "skipped".to_owned() } else { format!("{}ms", o.duration_ms) };
+        eprintln!("  {mark} {label}   {tail}");
+        if let Some(d) = &o.detail {
+            eprintln!("    {d}");
+        }
+    }
+    match (&r.status, &r.gate) {
+        (Status::Gated, Some(g)) => {
+            eprintln!("Op \"{}\" is gated on \"{}\"", r.op, g.name);
+            if let Some(a) = &r.approve {
+                eprintln!("  approve : {a}");
+            }
+            if let Some(u) = &r.url {
+                eprintln!("  approve at: {u}");
+            }
+        }
+        (Status::Failed, _) => eprintln!("Op \"{}\" failed: {}", r.op, r.error.as_deref().unwrap_or("")),
+        _ => eprintln!("Op \"{}\" completed", r.op),
+    }
+}
+
+/// Runs `tick`.
+pub fn cmd_tick(binary: Binary, args: &TickArgs) -> Exit {
+    let (project, doc) = match open(binary, "tick", &args.op) {
+        Ok(x) => x,
+        Err(e) => return e,
+    };
+    if !doc.is_converge() {
+        eprintln!("error: `{}` is not a ConvergeOp; run it with `run {}`", doc.name, doc.name);
+        return Exit::Usage;
+    }
+    let dispatcher = match Dispatcher::current() {
+        Ok(d) => d,
+        Err(e) => {
+            eprintln!("error: cannot find this binary to dispatch runs: {e}");
+            return Exit::Failed;
+        }
+    };
+    let options = TickOptions { dispatcher, lease: None };
+    match tick::execute::execute(&project, &doc, &options) {
+        Ok(outcome) => {
+            let r = &outcome.record;
+            if args.json {
+                match r.to_line() {
+                    Ok(l) => println!("{l}"),
+                    Err(e) => eprintln!("error: cannot render the tick record: {e}"),
+                }
+            } else {
+                for o in &r.outcomes {
+                    let res = o.resource.as_deref().map(|x| format!(" [{x}]")).unwrap_or_default();
+                    let target = o.op.as_deref().map(|x| format!(" → {x}")).unwrap_or_default();
+                    let why = o.reason.as_deref().map(|x| format!(": {x}")).unwrap_or_default();
+                    eprintln!("  {} {}{res}{target}{why}", o.action.as_str(), o.rule_id);
+                }
+                println!("{}", r.log);
+            }
+            for w in &outcome.receipt.warnings {
+                eprintln!("warning: {w}");
+            }
+            if let Some(e) = &r.error {
+                eprintln!("error: tick failed: {e}");
+                return Exit::Failed;
+            }
+            Exit::Done
+        }
+        Err(e) => {
+            eprintln!("error: {}", error_chain(&e));
+            Exit::Failed
+        }
+    }
 }

@@ -30,6 +30,7 @@ pub const RESOURCE_VAR: &str = "CHANT_CONVERGE_RESOURCE";
 pub const ENV_VAR: &str = "CHANT_CONVERGE_ENV";
 
 pub mod dispatch;
+pub mod execute;
 pub mod plan;
 pub mod record;
 
@@ -38,8 +39,10 @@ mod tests;
 
 use crate::model::{ConvergeSymptom, ResourceStatus, ResourceSymptom};
 
+pub use dispatch::Dispatcher;
+pub use execute::{TickOptions, TickOutcome, execute};
 pub use plan::{DispatchResult, Plan, PlanInput, Subject, next_flap, plan, record_dispatch};
-pub use record::{Action, Fired, FlapEntry, ObservedResource, Outcome, Summary, TickRecord};
+pub use record::{Action, Fired, FlapEntry, LeaseStamp, ObservedResource, Outcome, Summary, TickRecord};
 
 /// Computes the summary counts of a tick from its subject and final outcomes.
 pub fn summarise(subject: Subject<'_>, outcomes: &[Outcome]) -> Summary {

@@ -1,0 +1,206 @@
+//! A project: its configuration (`chant.toml`), its ledger (the repository it runs in), the ops
+//! compiled into this binary, and the redactor built from the configured secret variables.
+//!
+//! This is the seam between the pure core and the world: it observes and applies an env's
+//! lexicons, reads and appends records, and implements [`runner::Services`] for a run.
+
+use std::path::{Path, PathBuf};
+
+use crate::catalog::{Catalog, InvalidCatalog};
+use crate::config::{self, Config};
+use crate::gate::GateFact;
+use crate::ledger::{self, Ledger, LedgerConfig, ShardKey};
+use crate::lexicon::files::{ApplyRecord, FilesLexicon};
+use crate::model::OpDocument;
+use crate::observe::{ComponentInput, EnvAssessment, LastApply, assess};
+use crate::redact::Redactor;
+use crate::runner;
+
+/// Errors of opening a project and of its operations.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// `chant.toml` is missing or invalid.
+    #[error(transparent)]
+    Config(#[from] config::Error),
+    /// The embedded ops do not validate.
+    #[error(transparent)]
+    Catalog(#[from] InvalidCatalog),
+    /// The ledger failed.
+    #[error(transparent)]
+    Ledger(#[from] ledger::Error),
+    /// The env's declaration could not be read.
+    #[error("env {env}: {message}")]
+    Declaration {
+        /// The env.
+        env: String,
+        /// What is wrong.
+        message: String,
+    },
+    /// A record could not be serialised.
+    #[error("cannot serialise a record")]
+    Serialise(#[from] serde_json::Error),
+}
+
+/// A project, opened from a working directory.
+pub struct Project {
+    /// The project root (the directory of `chant.toml`).
+    pub root: PathBuf,
+    /// The configuration.
+    pub config: Config,
+    /// The ledger of the repository the project is in.
+    pub ledger: Ledger,
+    /// The ops compiled into this binary.
+    pub catalog: Catalog,
+    /// The redactor for everything printed or recorded.
+    pub redactor: Redactor,
+}
+
+impl Project {
+    /// Opens the project containing `cwd`: finds `chant.toml`, opens the ledger of the repository
+    /// holding it, validates the embedded ops.
+    ///
+    /// # Errors
+    ///
+    /// Any [`Error`]; each names the file or the op at fault.
+    pub fn open(cwd: &Path) -> Result<Project, Error> {
+        let config = Config::discover(cwd)?;
+        let catalog = Catalog::embedded()?;
+        let ledger_config = LedgerConfig { remote: config.ledger.remote.clone(), ..LedgerConfig::default() };
+        let ledger = Ledger::open(&config.root, ledger_config)?;
+        let redactor = Redactor::from_env_vars(config.secret_vars());
+        Ok(Project { root: config.root.clone(), config, ledger, catalog, redactor })
+    }
+
+    /// Returns the commit HEAD points at in the project's repository, when there is one.
+    pub fn git_sha(&self) -> Option<String> {
+        let repo = gix::discover(&self.root).ok()?;
+        repo.head_id().ok().map(|id| id.to_string())
+    }
+
+    /// Returns the files lexicon of `env`, or `None` when the env declares no files.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Declaration`] when the declaration cannot be built; ledger errors reading the last
+    /// apply.
+    pub fn files_lexicon(&self, member: Option<&str>, env: &str) -> Result<Option<FilesLexicon>, Error> {
+        let declaration = crate::lexicon::declaration(env)
+            .map_err(|e| Error::Declaration { env: env.to_owned(), message: e.to_string() })?;
+        let Some(files) = declaration.and_then(|d| d.files) else { return Ok(None) };
+        let binding = self.config.env(env).and_then(|b| b.files_root.clone());
+        let root = binding.as_deref().map(|b| self.config.resolve(b));
+        let mut lexicon = FilesLexicon::new(env, root, files);
+        if let Some(b) = &binding {
+            lexicon = lexicon.with_binding(b.clone());
+            let last = self.last_apply(member, env)?;
+            lexicon = lexicon.with_last_apply(last.map(|r| r.last_apply_for(b)).unwrap_or_else(LastApply::none));
+        }
+        Ok(Some(lexicon))
+    }
+
+    /// Returns the last recorded apply of the files of `env`.
+    ///
+    /// # Errors
+    ///
+    /// Ledger errors.
+    pub fn last_apply(&self, member: Option<&str>, env: &str) -> Result<Option<ApplyRecord>, Error> {
+        let key = ShardKey::apply(member, env, crate::lexicon::files::COMPONENT)?;
+        let latest = self.ledger.latest(&key)?;
+        Ok(latest.record.and_then(|r| serde_json::from_value(r.value).ok()))
+    }
+
+    /// Returns true when some op in this binary applies `env` with `delete_mode = "owned-only"`,
+    /// which makes an owned, undeclared entity drift.
+    pub fn deletes_owned(&self, env: &str) -> bool {
+        self.catalog.ops().flat_map(OpDocument::steps).any(|s| {
+            s.kind == "apply"
+                && s.args.get("env").and_then(serde_json::Value::as_str) == Some(env)
+                && s.args.get("delete_mode").and_then(serde_json::Value::as_str) == Some("owned-only")
+        })
+    }
+
+    /// Observes every lexicon bound to `env` and derives its change sets, status rows and symptom.
+    ///
+    /// # Errors
+    ///
+    /// Declaration and ledger errors. Observation failures are not errors: they become unobserved
+    /// entities.
+    pub fn assess(&self, member: Option<&str>, env: &str) -> Result<EnvAssessment, Error> {
+        let mut inputs: Vec<ComponentInput> = Vec::new();
+        if let Some(files) = self.files_lexicon(member, env)? {
+            let input = files
+                .component_input(self.deletes_owned(env))
+                .map_err(|e| Error::Declaration { env: env.to_owned(), message: e.to_string() })?;
+            inputs.push(input);
+        }
+        Ok(assess(env, &inputs))
+    }
+
+    /// Applies the files of `env`, records the apply on the ledger, and says what it wrote.
+    ///
+    /// # Errors
+    ///
+    /// One line saying what failed.
+    pub fn apply_env(&self, member: Option<&str>, env: &str, delete_mode: &str) -> Result<String, String> {
+        if delete_mode != "never" {
+            return Err(format!(
+                "delete_mode = \"{delete_mode}\" is not supported by the files lexicon in this version; it never deletes"
+            ));
+        }
+        let Some(files) = self.files_lexicon(member, env).map_err(|e| e.to_string())? else {
+            return Ok(format!("env {env} declares nothing to apply"));
+        };
+        let record = files.apply().map_err(|e| e.to_string())?;
+        let key = ShardKey::apply(member, env, crate::lexicon::files::COMPONENT).map_err(|e| e.to_string())?;
+        let line = serde_json::to_string(&record).map_err(|e| e.to_string())?;
+        let receipt =
+            self.ledger.append(&key, &line).map_err(|e| format!("the apply was written but not recorded: {e}"))?;
+        for w in &receipt.warnings {
+            eprintln!("warning: {w}");
+        }
+        Ok(format!("{} of {} declared file(s) written", record.written.len(), record.owned.len()))
+    }
+
+    /// Returns the gate facts of `op`, in ledger order.
+    ///
+    /// # Errors
+    ///
+    /// Ledger errors.
+    pub fn gate_facts(&self, member: Option<&str>, op: &str) -> Result<(Vec<GateFact>, usize), Error> {
+        let records = self.ledger.read(&ShardKey::gate(member, op)?)?;
+        let mut unreadable = records.unreadable.len();
+        let mut facts = Vec::new();
+        for r in records.records {
+            match serde_json::from_value::<GateFact>(r.value) {
+                Ok(f) => facts.push(f),
+                Err(_) => unreadable += 1,
+            }
+        }
+        Ok((facts, unreadable))
+    }
+}
+
+/// The services of one run: the project, and the member the op belongs to.
+pub struct RunServices<'a> {
+    /// The project.
+    pub project: &'a Project,
+    /// The op's member.
+    pub member: Option<&'a str>,
+}
+
+impl runner::Services for RunServices<'_> {
+    fn apply(&self, env: &str, delete_mode: &str) -> Result<String, String> {
+        self.project.apply_env(self.member, env, delete_mode)
+    }
+
+    fn gate_facts(&self, op: &str) -> Result<Vec<GateFact>, String> {
+        self.project.gate_facts(self.member, op).map(|(f, _)| f).map_err(|e| e.to_string())
+    }
+
+    fn append_gate_fact(&self, fact: &GateFact) -> Result<(), String> {
+        let key = ShardKey::gate(self.member, &fact.op).map_err(|e| e.to_string())?;
+        let line = serde_json::to_string(&serde_json::to_value(fact).map_err(|e| e.to_string())?)
+            .map_err(|e| e.to_string())?;
+        self.project.ledger.append(&key, &line).map(|_| ()).map_err(|e| e.to_string())
+    }
+}

@@ -1,0 +1,245 @@
+//! Executing one tick against a project: observe, derive the symptom, plan, dispatch, record.
+//!
+//! A tick whose observation cannot be trusted (a resource observer that failed or returned a
+//! malformed reading) converges nothing: it is recorded with `error`, its flap runs carried
+//! forward unchanged, and the caller exits 1.
+
+use crate::ledger::{AppendReceipt, ShardKey};
+use crate::model::{ConvergeSymptom, OpDocument, ResourceStatus, ResourceSymptom, Step};
+use crate::project::{self, Project};
+
+use super::dispatch::Dispatcher;
+use super::plan::{DispatchResult, PlanInput, Subject, next_flap, plan, record_dispatch};
+use super::record::{FlapEntry, LeaseStamp, ObservedResource, Summary, TickRecord};
+
+/// Errors that stop a tick before it can be recorded.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// The op is not a ConvergeOp.
+    #[error("`{0}` is not a ConvergeOp; run it with `run {0}`")]
+    NotConverge(String),
+    /// The project failed (ledger, declaration, serialisation).
+    #[error(transparent)]
+    Project(#[from] project::Error),
+    /// The ledger failed.
+    #[error(transparent)]
+    Ledger(#[from] crate::ledger::Error),
+    /// The clock failed.
+    #[error(transparent)]
+    Clock(#[from] crate::clock::BadNow),
+}
+
+/// What a tick produced.
+#[derive(Debug)]
+pub struct TickOutcome {
+    /// The record, as appended.
+    pub record: TickRecord,
+    /// The ledger's receipt.
+    pub receipt: AppendReceipt,
+}
+
+/// How to run a tick.
+#[derive(Debug, Clone)]
+pub struct TickOptions {
+    /// How dispatched runs are started.
+    pub dispatcher: Dispatcher,
+    /// The lease the tick runs under, if any.
+    pub lease: Option<LeaseStamp>,
+}
+
+/// Returns the digest of an op.json document (`fnv1a64:<hex>` of its canonical bytes).
+pub fn op_digest(doc: &OpDocument) -> String {
+    let bytes = serde_json::to_vec(doc).unwrap_or_default();
+    format!("fnv1a64:{:016x}", crate::model::contract::fnv1a64(&bytes))
+}
+
+/// Runs one tick of `doc` against `project`.
+///
+/// # Errors
+///
+/// [`Error`] when the tick cannot even be recorded; a failed observation is recorded instead.
+pub fn execute(project: &Project, doc: &OpDocument, options: &TickOptions) -> Result<TickOutcome, Error> {
+    let Some(spec) = &doc.converge else { return Err(Error::NotConverge(doc.name.clone())) };
+    let env = doc.env.clone().unwrap_or_default();
+    let member = doc.member.as_deref();
+    let started = crate::clock::now()?;
+    let key = ShardKey::converge(member, &env, &doc.name)?;
+    let previous: Vec<FlapEntry> = project
+        .ledger
+        .latest(&key)?
+        .record
+        .and_then(|r| r.value.get("flap").cloned())
+        .and_then(|f| serde_json::from_value(f).ok())
+        .unwrap_or_default();
+
+    let mut record = TickRecord {
+        version: 1,
+        id: crate::id::uuid(),
+        op: doc.name.clone(),
+        env: env.clone(),
+        started_at: crate::clock::format(started),
+        timestamp: String::new(),
+        fired_rule_ids: Vec::new(),
+        fired: Vec::new(),
+        outcomes: Vec::new(),
+        flap: previous.clone(),
+        components: None,
+        resources: None,
+        summary: Summary::default(),
+        log: String::new(),
+        lease: options.lease.clone(),
+        git_sha: project.git_sha(),
+        op_digest: op_digest(doc),
+        error: None,
+    };
+
+    let observed = match &spec.observe {
+        None => project.assess(member, &env).map(|a| Observed::Env(a.symptom)).map_err(|e| e.to_string()),
+        Some(step) => observe_resources(project, step, &env).map(Observed::Resources),
+    };
+    match observed {
+        Err(e) => {
+            record.error = Some(project.redactor.record(&e));
+            record.summary = Summary::default();
+        }
+        Ok(observed) => {
+            let subject = match &observed {
+                Observed::Env(s) => Subject::Env(s),
+                Observed::Resources(rs) => Subject::Resources(rs),
+            };
+            let input = PlanInput {
+                rules: &spec.rules,
+                dial: spec.dial,
+                budget: spec.budget,
+                subject,
+                previous_flap: &previous,
+            };
+            let class_of = |name: &str| project.catalog.get(name).map(OpDocument::folded_class);
+            let p = plan(&input, &class_of);
+            let mut outcomes = p.outcomes.clone();
+            for o in outcomes.iter_mut().filter(|o| o.action == super::Action::Ran) {
+                let target = o.op.clone().unwrap_or_default();
+                let result: DispatchResult =
+                    options.dispatcher.dispatch(&target, &env, o.resource.as_deref(), &project.redactor);
+                record_dispatch(o, result);
+            }
+            record.flap = next_flap(&p, &outcomes, &spec.rules);
+            record.fired_rule_ids = p.fired_rule_ids();
+            record.fired = p.fired.clone();
+            record.summary = super::summarise(subject, &outcomes);
+            record.outcomes = outcomes;
+            match observed {
+                Observed::Env(s) => record.components = Some(s.components),
+                Observed::Resources(rs) => {
+                    record.resources = Some(
+                        rs.into_iter()
+                            .map(|r| ObservedResource {
+                                name: r.resource,
+                                status: r.status,
+                                detail: Some(r.detail).filter(|d| !d.is_empty()),
+                            })
+                            .collect(),
+                    );
+                }
+            }
+        }
+    }
+    record.log = record.summary.line(&env);
+    record.timestamp = crate::clock::format(crate::clock::now()?);
+    let line = record.to_line().map_err(project::Error::Serialise)?;
+    let receipt = project.ledger.append(&key, &line)?;
+    Ok(TickOutcome { record, receipt })
+}
+
+enum Observed {
+    Env(ConvergeSymptom),
+    Resources(Vec<ResourceSymptom>),
+}
+
+fn observe_resources(project: &Project, step: &Step, env: &str) -> Result<Vec<ResourceSymptom>, String> {
+    match step.kind.as_str() {
+        "shell" => {
+            let cmd = step.args.get("cmd").and_then(serde_json::Value::as_str).unwrap_or_default();
+            let cmd = crate::runner::expand::expand(cmd, "shell", "cmd", &crate::runner::expand::from_env)
+                .map_err(|e| e.to_string())?;
+            let mut spec = crate::exec::Spec::shell(&cmd);
+            spec.timeout = std::time::Duration::from_secs(120);
+            spec.cwd = Some(project.root.clone());
+            let out = crate::exec::run(&spec).map_err(|e| format!("the observer could not start: {e}"))?;
+            if !out.success() {
+                return Err(format!(
+                    "the observer step failed ({}): {}",
+                    out.describe(spec.timeout),
+                    crate::redact::sanitise(&out.stderr)
+                ));
+            }
+            parse_observation(&out.stdout, env)
+        }
+        other => Err(format!("the observer `{other}` is not available in this version of chant")),
+    }
+}
+
+/// Parses an observer's reading (`{resources: [{name, status, detail?}]}`), refusing a malformed
+/// one: no array, a nameless entry, an unknown status, a duplicate name.
+///
+/// # Errors
+///
+/// One line naming what is wrong.
+pub fn parse_observation(stdout: &str, env: &str) -> Result<Vec<ResourceSymptom>, String> {
+    let v: serde_json::Value = serde_json::from_str(stdout.trim()).map_err(|_| {
+        format!("the observer step's stdout is not JSON: {}", stdout.chars().take(120).collect::<String>())
+    })?;
+    let Some(items) = v.get("resources").and_then(serde_json::Value::as_array) else {
+        return Err(
+            "the observer step returned no `resources` array: it must print {\"resources\": [{\"name\", \"status\"}]}"
+                .into(),
+        );
+    };
+    let mut out: Vec<ResourceSymptom> = Vec::new();
+    for (i, item) in items.iter().enumerate() {
+        let name = item.get("name").and_then(serde_json::Value::as_str).filter(|n| !n.is_empty());
+        let Some(name) = name else { return Err(format!("the observer step's resources[{i}] has no name")) };
+        let status = match item.get("status").and_then(serde_json::Value::as_str) {
+            Some("in-sync") => ResourceStatus::InSync,
+            Some("drifted") => ResourceStatus::Drifted,
+            Some("unknown") => ResourceStatus::Unknown,
+            _ => {
+                return Err(format!(
+                    "the observer step's resource \"{name}\" has status {}: it must be in-sync, drifted or unknown",
+                    item.get("status").map(ToString::to_string).unwrap_or_else(|| "(none)".into())
+                ));
+            }
+        };
+        if out.iter().any(|r| r.resource == name) {
+            return Err(format!("the observer step reported resource \"{name}\" twice"));
+        }
+        let detail = item.get("detail").and_then(serde_json::Value::as_str).unwrap_or_default().to_owned();
+        out.push(ResourceSymptom { env: env.to_owned(), resource: name.to_owned(), status, detail });
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::parse_observation;
+
+    #[test]
+    fn parses_and_refuses_readings() {
+        let ok = parse_observation(
+            r#"{"resources":[{"name":"app","status":"drifted","detail":"stopped"},{"name":"hud","status":"in-sync"}]}"#,
+            "box",
+        )
+        .unwrap();
+        assert_eq!(ok.len(), 2);
+        assert_eq!(ok[0].detail, "stopped");
+        for (bad, needle) in [
+            ("not json", "not JSON"),
+            (r#"{"items":[]}"#, "no `resources` array"),
+            (r#"{"resources":[{"status":"drifted"}]}"#, "has no name"),
+            (r#"{"resources":[{"name":"a","status":"broken"}]}"#, "must be in-sync"),
+            (r#"{"resources":[{"name":"a","status":"drifted"},{"name":"a","status":"drifted"}]}"#, "twice"),
+        ] {
+            assert!(parse_observation(bad, "box").unwrap_err().contains(needle), "{bad}");
+        }
+    }
+}
