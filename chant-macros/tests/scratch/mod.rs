@@ -95,7 +95,9 @@ impl Scratch {
         cmd.current_dir(&self.root)
             .args(["build", "--offline", "-p", "user"])
             .args(args)
-            .env("CARGO_TARGET_DIR", self.root.join("target"))
+            // One target directory for every scratch project, so their dependencies compile once
+            // (cargo's lock serialises concurrent builds).
+            .env("CARGO_TARGET_DIR", self.root.parent().unwrap_or(&self.root).join("scratch-target"))
             .env("CHANT_OPS_DIR", &self.ops_dir)
             .env_remove("RUSTC_WRAPPER")
             .env_remove("CARGO_BUILD_TARGET_DIR");
