@@ -15,6 +15,7 @@
 //!
 //! `--json` prints one record as a single line on stdout; diagnostics go to stderr.
 
+pub mod approve;
 pub mod ops;
 pub mod run;
 
@@ -84,6 +85,8 @@ pub enum Command {
     Run(run::RunArgs),
     /// Run one tick of a ConvergeOp
     Tick(run::TickArgs),
+    /// Approve a gate a run stopped at, or clear it with --expire
+    Approve(approve::ApproveArgs),
 }
 
 /// Runs the stock `chant` binary's command line.
@@ -109,6 +112,7 @@ fn dispatch(binary: Binary, default: DefaultCommand) -> Exit {
         Some(Command::Ops(args)) => ops::cmd_ops(binary, &args),
         Some(Command::Run(args)) => run::cmd_run(binary, &args),
         Some(Command::Tick(args)) => run::cmd_tick(binary, &args),
+        Some(Command::Approve(args)) => approve::cmd_approve(binary, &args),
         None => match default {
             DefaultCommand::Tick(op) => run::cmd_tick(binary, &run::TickArgs::for_op(op)),
             DefaultCommand::Help => {

@@ -1,0 +1,203 @@
+//! `approve <op> <gate>`: record a resolution (or, with `--expire`, clear the standing pending
+//! fact) on the ledger. Works in the stock binary too: it needs only the ledger.
+
+use clap::Args;
+
+use super::{Binary, Exit, run::error_chain};
+use crate::gate::{Decision, FactKind, GateFact};
+use crate::ledger::{Ledger, LedgerConfig, RecordKind, ShardKey};
+
+/// Approve a gate a run stopped at, or clear it with --expire
+#[derive(Debug, Args)]
+pub struct ApproveArgs {
+    /// The op that owns the gate.
+    pub op: String,
+    /// The gate's name.
+    pub gate: String,
+    /// The resource, for a gate reached by a resource-mode dispatch.
+    #[arg(long)]
+    pub resource: Option<String>,
+    /// Who approves (default: $USER).
+    #[arg(long)]
+    pub actor: Option<String>,
+    /// Where the approval happened (an http:// or https:// URL).
+    #[arg(long)]
+    pub url: Option<String>,
+    /// A note.
+    #[arg(long)]
+    pub note: Option<String>,
+    /// Clear the standing pending fact without approving.
+    #[arg(long)]
+    pub expire: bool,
+    /// The workspace member whose ledger holds the gate, when the op name is ambiguous.
+    #[arg(long)]
+    pub member: Option<String>,
+}
+
+/// Runs `approve`.
+pub fn cmd_approve(binary: Binary, args: &ApproveArgs) -> Exit {
+    if let Some(u) = args.url.as_ref().filter(|u| !(u.starts_with("http://") || u.starts_with("https://"))) {
+        eprintln!("error: --url {u:?} is not an http:// or https:// URL; pass the address where the approval happened");
+        return Exit::Usage;
+    }
+    let cwd = match std::env::current_dir() {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("error: cannot read the working directory: {e}");
+            return Exit::Usage;
+        }
+    };
+    let (root, remote) = match crate::config::Config::discover(&cwd) {
+        Ok(c) => (c.root.clone(), c.ledger.remote.clone()),
+        Err(crate::config::Error::NotFound { .. }) => (cwd.clone(), None),
+        Err(e) => {
+            eprintln!("error: {e}");
+            return Exit::Usage;
+        }
+    };
+    let ledger = match Ledger::open(&root, LedgerConfig { remote, ..LedgerConfig::default() }) {
+        Ok(l) => l,
+        Err(e) => {
+            eprintln!("error: {}", error_chain(&e));
+            return Exit::Usage;
+        }
+    };
+    let known = crate::registry::find(&args.op);
+    if known.is_none() {
+        let whose = if binary == Binary::Stock {
+            "the stock chant binary carries no ops"
+        } else {
+            "this binary has no such op"
+        };
+        eprintln!(
+            "warning: op `{}` is not compiled into this binary ({whose}); recording against the ledger anyway",
+            args.op
+        );
+    }
+    let key = match find_key(&ledger, args, known.and_then(|o| member_of(o.json))) {
+        Ok(k) => k,
+        Err(exit) => return exit,
+    };
+    let facts: Vec<GateFact> = match ledger.read(&key) {
+        Ok(r) => r.records.into_iter().filter_map(|r| serde_json::from_value(r.value).ok()).collect(),
+        Err(e) => {
+            eprintln!("error: {}", error_chain(&e));
+            return Exit::Failed;
+        }
+    };
+    let now = match crate::clock::now() {
+        Ok(n) => n,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return Exit::Usage;
+        }
+    };
+    let pending = match crate::gate::decide(&facts, &args.op, &args.gate, args.resource.as_deref(), now) {
+        Decision::Waiting { pending } => pending,
+        Decision::Approved { resolution, .. } => {
+            eprintln!(
+                "gate \"{}\" of {} is already approved by {} at {}; nothing recorded",
+                args.gate,
+                args.op,
+                resolution.resolved_by.as_deref().unwrap_or("unknown"),
+                resolution.timestamp
+            );
+            return Exit::Done;
+        }
+        Decision::Ask => {
+            let res = args.resource.as_deref().map(|r| format!(" for resource {r}")).unwrap_or_default();
+            eprintln!(
+                "error: gate \"{}\" of {}{res} has no standing pending fact (never reached, expired, or already used); nothing recorded. Run the op to reach the gate first",
+                args.gate, args.op
+            );
+            return Exit::Usage;
+        }
+    };
+    let actor = args.actor.clone().or_else(|| std::env::var("USER").ok()).unwrap_or_else(|| "unknown".into());
+    let fact = GateFact {
+        version: 1,
+        kind: if args.expire { FactKind::Expired } else { FactKind::Resolution },
+        op: args.op.clone(),
+        gate: args.gate.clone(),
+        env: pending.env.clone(),
+        resource: args.resource.clone(),
+        description: None,
+        resolved_by: Some(actor.clone()),
+        note: args.note.clone(),
+        url: args.url.clone(),
+        run_id: pending.run_id.clone(),
+        git_sha: pending.git_sha.clone(),
+        timestamp: crate::clock::format(now),
+        expires_at: None,
+    };
+    let line = match serde_json::to_value(&fact).and_then(|v| serde_json::to_string(&v)) {
+        Ok(l) => l,
+        Err(e) => {
+            eprintln!("error: cannot render the fact: {e}");
+            return Exit::Failed;
+        }
+    };
+    match ledger.append(&key, &line) {
+        Ok(receipt) => {
+            for w in &receipt.warnings {
+                eprintln!("warning: {w}");
+            }
+            if args.expire {
+                println!(
+                    "cleared gate \"{}\" of {} (pending since {}); the next run asks again",
+                    args.gate, args.op, pending.timestamp
+                );
+            } else {
+                println!(
+                    "approved gate \"{}\" of {} as {actor} (pending since {}, run {}); the next run walks through it",
+                    args.gate, args.op, pending.timestamp, pending.run_id
+                );
+            }
+            Exit::Done
+        }
+        Err(e) => {
+            eprintln!("error: {}", error_chain(&e));
+            Exit::Failed
+        }
+    }
+}
+
+fn member_of(json: &str) -> Option<Option<String>> {
+    let v: serde_json::Value = serde_json::from_str(json).ok()?;
+    Some(v.get("member").and_then(serde_json::Value::as_str).map(str::to_owned))
+}
+
+/// Finds the gate shard of the op: the known op's member, `--member`, or the one member whose
+/// ledger has gate facts for the op (exit 2 listing them when several do).
+fn find_key(ledger: &Ledger, args: &ApproveArgs, known_member: Option<Option<String>>) -> Result<ShardKey, Exit> {
+    let fail = |e: &dyn std::error::Error| {
+        eprintln!("error: {}", error_chain(e));
+        Exit::Usage
+    };
+    if let Some(m) = &args.member {
+        return ShardKey::gate(Some(m), &args.op).map_err(|e| fail(&e));
+    }
+    if let Some(m) = known_member {
+        return ShardKey::gate(m.as_deref(), &args.op).map_err(|e| fail(&e));
+    }
+    let keys = ledger.keys().map_err(|e| fail(&e))?;
+    let matches: Vec<ShardKey> =
+        keys.into_iter().filter(|k| k.kind() == RecordKind::Gate && k.op() == args.op).collect();
+    match matches.len() {
+        0 => {
+            eprintln!(
+                "error: no gate facts for op `{}` on the ledger; nothing recorded. Run the op to reach the gate first",
+                args.op
+            );
+            Err(Exit::Usage)
+        }
+        1 => Ok(matches.into_iter().next().ok_or(Exit::Usage)?),
+        _ => {
+            eprintln!("error: op `{}` has gate facts in several members; pass --member with one of:", args.op);
+            for k in &matches {
+                eprintln!("  --member {}", k.member().unwrap_or("(flat)"));
+            }
+            Err(Exit::Usage)
+        }
+    }
+}
