@@ -6,6 +6,7 @@
 
 extern crate self as chant;
 
+pub mod behaviour;
 pub mod catalog;
 pub mod clock;
 pub mod config;

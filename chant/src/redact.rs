@@ -154,7 +154,7 @@ fn redact_userinfo(text: &str) -> String {
                 }
                 let host_ok =
                     h > i + 1 && (h == chars.len() || chars[h] == '/' || chars[h].is_whitespace() || has_scheme);
-                let image_ref = chars[i + 1..h].iter().collect::<String>().starts_with("sha256");
+                let image_ref = is_digest(&chars[i + 1..h].iter().collect::<String>());
                 if u < colon && host_ok && !image_ref {
                     // Remove the password already copied to `out`.
                     let pw_len = i - j;
@@ -169,6 +169,25 @@ fn redact_userinfo(text: &str) -> String {
         i += 1;
     }
     out
+}
+
+/// Returns true for a content digest such as `sha256:<hex>` (what follows `@` in an image
+/// reference), which is not a host.
+fn is_digest(text: &str) -> bool {
+    text.split_once(':').is_some_and(|(alg, hex)| {
+        !alg.is_empty()
+            && alg.chars().all(|c| c.is_ascii_alphanumeric())
+            && hex.len() >= 32
+            && hex.chars().all(|c| c.is_ascii_hexdigit())
+    }) || text.starts_with("sha256")
+}
+
+/// Returns true when `text` holds a password in URL userinfo, with a scheme
+/// (`postgres://app:pw@db`) or without (`app:pw@db:5432/prod`, where the host must be followed by
+/// `/`, whitespace or the end, so `nginx:1.25@sha256:<digest>` is not one): exactly the passwords
+/// [`Redactor::redact`] removes.
+pub fn has_url_password(text: &str) -> bool {
+    text.contains('@') && redact_userinfo(text) != text
 }
 
 fn token_char(c: char) -> bool {
@@ -258,6 +277,19 @@ mod tests {
         // An image reference is not userinfo.
         assert_eq!(r.redact("image nginx:1.25@sha256:abcdef"), "image nginx:1.25@sha256:abcdef");
         assert_eq!(r.redact("mail me at a@b.c"), "mail me at a@b.c");
+    }
+
+    #[test]
+    fn url_passwords_are_detected_and_digests_are_not() {
+        assert!(has_url_password("postgres://app:hunter22@127.0.0.1:55432/app"));
+        assert!(has_url_password("app:hunter2@db:5432/prod"));
+        assert!(has_url_password("app:hunter2@db"));
+        assert!(!has_url_password("postgres://app@db/app"));
+        assert!(!has_url_password(
+            "nginx:1.25@sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
+        ));
+        assert!(!has_url_password("nginx:1.25@sha512:0123456789abcdef0123456789abcdef"));
+        assert!(!has_url_password("a@b.c"));
     }
 
     #[test]
