@@ -252,10 +252,18 @@ mod tests {
         assert_eq!(out.describe(s.timeout), "timed out after 300ms");
         // The background grandchild was in the same group, so it was killed too: its /proc entry
         // is gone or a zombie waiting for init.
+        // SIGKILL is delivered asynchronously, so wait (bounded) for the kernel to act on it.
         let pid = std::fs::read_to_string(&pidfile).unwrap();
-        let stat = std::fs::read_to_string(format!("/proc/{}/stat", pid.trim())).unwrap_or_default();
-        let state = stat.rsplit(')').next().unwrap_or("").split_whitespace().next().unwrap_or("");
-        assert!(stat.is_empty() || state == "Z", "grandchild still alive: {stat}");
+        let dead = || {
+            let stat = std::fs::read_to_string(format!("/proc/{}/stat", pid.trim())).unwrap_or_default();
+            let state = stat.rsplit(')').next().unwrap_or("").split_whitespace().next().unwrap_or("").to_owned();
+            stat.is_empty() || state == "Z"
+        };
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while !dead() && Instant::now() < deadline {
+            std::thread::yield_now();
+        }
+        assert!(dead(), "the grandchild survived the group kill");
     }
 
     #[test]
