@@ -203,7 +203,7 @@ impl Ledger {
             }
             Some(remote) => remote::append_synced(self, remote, key, line)?,
         };
-        if self.gc_due(receipt.commit)
+        if gc_due(self.config.gc_every, receipt.commit)
             && let Err(err) = self.git.gc_auto()
         {
             receipt.warnings.push(format!("git gc --auto failed: {}", error_chain(&err)));
@@ -251,12 +251,14 @@ impl Ledger {
     fn git_version_checked(&self) -> Result<(), String> {
         self.git_version.get_or_init(|| self.git.check_version().map(drop).map_err(|err| error_chain(&err))).clone()
     }
+}
 
-    fn gc_due(&self, commit: ObjectId) -> bool {
-        let every = self.config.gc_every;
-        let bytes = commit.as_bytes();
-        every > 0 && u32::from(u16::from_be_bytes([bytes[0], bytes[1]])) % every == 0
-    }
+/// Whether `git gc --auto` runs after the append that wrote `commit`: for about one commit in
+/// `every`, chosen by the commit id's first two bytes, so the rate holds across keys and
+/// processes without any shared counter.
+fn gc_due(every: u32, commit: ObjectId) -> bool {
+    let bytes = commit.as_bytes();
+    every > 0 && u32::from(u16::from_be_bytes([bytes[0], bytes[1]])) % every == 0
 }
 
 fn check_record(line: &str) -> Result<(), Error> {
@@ -280,4 +282,31 @@ fn error_chain(err: &dyn std::error::Error) -> String {
         source = cause.source();
     }
     text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_ledger_can_be_shared_between_threads() {
+        fn shareable<T: Send + Sync + Clone>() {}
+        shareable::<Ledger>();
+    }
+
+    #[test]
+    fn only_one_line_json_objects_are_records() {
+        assert!(check_record(r#"{"a":1}"#).is_ok());
+        for bad in ["", "1", "[]", "{", "{}\n", "{\"a\":\r1}"] {
+            assert!(matches!(check_record(bad), Err(Error::InvalidRecord { .. })), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn gc_runs_for_about_one_commit_in_gc_every() {
+        let ledger_due = |every: u32, id: &str| gc_due(every, ObjectId::from_hex(id.as_bytes()).unwrap());
+        assert!(ledger_due(256, "1200ffffffffffffffffffffffffffffffffffff"));
+        assert!(!ledger_due(256, "1201ffffffffffffffffffffffffffffffffffff"));
+        assert!(!ledger_due(0, "0000ffffffffffffffffffffffffffffffffffff"));
+    }
 }
