@@ -8,23 +8,23 @@ extern crate self as chant;
 
 pub mod behaviour;
 pub mod catalog;
+#[cfg(feature = "cli")]
+pub mod cli;
 pub mod clock;
 pub mod config;
 pub mod duration;
 pub mod exec;
 pub mod gate;
-pub mod id;
-#[cfg(feature = "cli")]
-pub mod cli;
 pub mod git;
+pub mod id;
 pub mod ledger;
 pub mod lexicon;
 pub mod model;
 pub mod observe;
 pub mod project;
+pub mod redact;
 pub mod registry;
 pub mod runner;
-pub mod redact;
 pub mod step;
 pub mod tick;
 

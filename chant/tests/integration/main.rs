@@ -3,9 +3,9 @@
 // Test helpers outside `#[test]` functions unwrap freely: a failure there is a test failure.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-mod guard;
-mod opcheck;
-mod macros;
 mod files;
-mod observe;
+mod guard;
 mod ledger;
+mod macros;
+mod observe;
+mod opcheck;
