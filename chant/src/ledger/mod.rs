@@ -9,6 +9,21 @@
 //! never touched. With a remote configured, each append fetches first, fast-forwards or re-appends
 //! local records onto the remote tip, and pushes with `--force-with-lease`; a push that cannot
 //! land is reported in the [`AppendReceipt`], never as an error that loses the record.
+//!
+//! ```no_run
+//! use chant::ledger::{Ledger, LedgerConfig, ShardKey};
+//! # fn main() -> Result<(), chant::ledger::Error> {
+//! let ledger = Ledger::open(std::path::Path::new("."), LedgerConfig::default())?;
+//! let key = ShardKey::converge(None, "staging", "staging-converge")?;
+//! let receipt = ledger.append(&key, r#"{"op":"staging-converge","version":1}"#)?;
+//! for warning in &receipt.warnings {
+//!     eprintln!("warning: {warning}");
+//! }
+//! let newest = ledger.latest(&key)?;
+//! assert_eq!(newest.record.and_then(|r| r.seq), Some(receipt.seq));
+//! let all = ledger.read(&key)?; // oldest first, with `all.unreadable` counted
+//! # Ok(()) }
+//! ```
 
 mod append;
 mod key;

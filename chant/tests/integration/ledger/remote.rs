@@ -203,3 +203,32 @@ fn without_a_remote_nothing_is_fetched_or_pushed() {
     let output = super::support::git_output(&remote, &["rev-parse", "--verify", "-q", BRANCH]);
     assert!(!output.status.success(), "the remote has no ledger branch");
 }
+
+#[test]
+fn a_local_commit_chant_did_not_write_is_never_pushed_over_and_the_record_is_kept() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (remote, dirs) = estate(tmp.path(), &["a", "b"]);
+    let a = open(&dirs[0], remote_config("origin"));
+    a.append(&converge("op"), &record("op", "a", 0)).unwrap();
+    // b has a hand-made commit the remote lacks (the original's writer, or a person).
+    super::legacy::commit_files(&dirs[1], &[("staging/converge.jsonl", &record("op", "old", 0))]);
+    let b = open(&dirs[1], remote_config("origin"));
+    let receipt = b.append(&converge("op"), &record("op", "b", 0)).unwrap();
+    match &receipt.push {
+        PushStatus::NotPushed { reason, .. } => assert!(reason.contains("chant did not write"), "{reason}"),
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(remote_records(&remote, SHARD), [record("op", "a", 0)], "the remote is untouched");
+    let local: Vec<_> = written(&b, &converge("op")).into_iter().map(|(w, _)| w).collect();
+    assert_eq!(local, ["old", "b"], "b keeps its history and its record");
+}
+
+#[test]
+fn sync_pushes_records_the_remote_lacks() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (remote, dirs) = estate(tmp.path(), &["a"]);
+    open(&dirs[0], local_config()).append(&converge("op"), &record("op", "a", 0)).unwrap();
+    let report = open(&dirs[0], remote_config("origin")).sync().unwrap();
+    assert_eq!(report.push, PushStatus::Pushed { remote: "origin".to_owned() });
+    assert_eq!(git(&remote, &["rev-parse", BRANCH]).trim(), report.tip.unwrap().to_string());
+}
