@@ -67,3 +67,54 @@ impl Side {
         self.walked
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use super::*;
+    use crate::git::SharedRepo;
+
+    /// A chain of `n` commits on top of `parent`, oldest first.
+    fn chain(repo: &Repo, parent: Option<ObjectId>, n: usize, tag: &str) -> Vec<ObjectId> {
+        let tree = repo.edit_tree(None, &[]).unwrap();
+        let mut out = Vec::new();
+        let mut tip = parent;
+        for i in 0..n {
+            let parents: Vec<ObjectId> = tip.into_iter().collect();
+            let id = repo.write_commit(tree, &parents, &format!("{tag} {i}\n")).unwrap();
+            out.push(id);
+            tip = Some(id);
+        }
+        out
+    }
+
+    #[test]
+    fn divergence_of_first_parent_chains() {
+        let tmp = tempfile::tempdir().unwrap();
+        gix::init_bare(tmp.path()).unwrap();
+        let repo = SharedRepo::discover(tmp.path(), Duration::ZERO).unwrap().local();
+        let base = chain(&repo, None, 3, "base");
+        let ours = chain(&repo, Some(base[2]), 2, "ours");
+        let theirs = chain(&repo, Some(base[2]), 3, "theirs");
+
+        let same = repo.divergence(base[2], base[2]).unwrap();
+        assert_eq!(same, Divergence { base: Some(base[2]), ours: vec![], theirs: vec![] });
+
+        let ahead = repo.divergence(ours[1], base[2]).unwrap();
+        assert_eq!(ahead, Divergence { base: Some(base[2]), ours: ours.clone(), theirs: vec![] });
+
+        let behind = repo.divergence(base[1], theirs[2]).unwrap();
+        assert_eq!(
+            behind,
+            Divergence { base: Some(base[1]), ours: vec![], theirs: vec![base[2], theirs[0], theirs[1], theirs[2]] }
+        );
+
+        let diverged = repo.divergence(ours[1], theirs[2]).unwrap();
+        assert_eq!(diverged, Divergence { base: Some(base[2]), ours: ours.clone(), theirs: theirs.clone() });
+
+        let unrelated = chain(&repo, None, 2, "other");
+        let none = repo.divergence(unrelated[1], base[2]).unwrap();
+        assert_eq!(none, Divergence { base: None, ours: unrelated, theirs: base });
+    }
+}
