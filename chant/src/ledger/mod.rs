@@ -191,6 +191,16 @@ impl Ledger {
         &self.config
     }
 
+    /// The repository, for other git-backed state of the same repository (the lease).
+    pub fn repo(&self) -> &SharedRepo {
+        &self.repo
+    }
+
+    /// The git binary bound to this repository, with the ledger's timeout and environment.
+    pub fn git(&self) -> &Git {
+        &self.git
+    }
+
     /// The repository's git directory.
     pub fn git_dir(&self) -> PathBuf {
         self.repo.local().git_dir().to_owned()
