@@ -58,9 +58,16 @@ pub struct Resolved<T> {
     pub variable: String,
 }
 
-/// An engine address as configured: an `http://` or `https://` URL, or a program on `PATH`.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// An engine address as configured: an `http://` or `https://` URL, or a program on `PATH`. Its
+/// `Debug` shows the printable form.
+#[derive(Clone, PartialEq, Eq)]
 pub struct EngineAddress(String);
+
+impl fmt::Debug for EngineAddress {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_tuple("EngineAddress").field(&self.printable()).finish()
+    }
+}
 
 impl EngineAddress {
     /// Creates an address from a configured value.
@@ -189,6 +196,7 @@ mod tests {
     fn a_printable_address_has_no_password() {
         let a = EngineAddress::new("https://user:hunter22@engine.internal/predict");
         assert_eq!(a.printable(), "https://user:[redacted]@engine.internal/predict");
+        assert!(!format!("{a:?}").contains("hunter22"));
         assert_eq!(lexicon_suffix("my.lex-1"), "MY_LEX_1");
     }
 }

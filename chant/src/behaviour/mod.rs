@@ -14,7 +14,7 @@
 //! anything is sent. The engine is named by a variable chain ([`engine_from`]) and, over HTTP,
 //! sent a bearer token from its own chain ([`token_from`]) that is never printed. Two transports
 //! ship: [`HttpTransport`] and [`CommandTransport`], and [`wire_refusal`] turns every wire
-//! condition into a refusal. [`predict`] runs the whole sequence in chant's own wire version;
+//! condition into a refusal. [`predict()`] runs the whole sequence in chant's own wire version;
 //! [`compare_figures`] says on which axes two figures may not be differenced silently;
 //! [`render`] prints the outcome; [`conformance`] is the suite a lexicon author runs.
 //!

@@ -9,7 +9,7 @@
 //!    refusal naming the token chain, and nothing is sent.
 //! 4. Send the request in the `chant-behaviour/1` wire version (only when some entity is to be
 //!    sent), and parse the answer; every failure there is a refusal built by
-//!    [`wire_refusal`](super::transport::wire_refusal).
+//!    [`wire_refusal`].
 //! 5. Fold the answer into a report that accounts for every asked entity exactly once.
 //!
 //! A lexicon with its own wire version does the same with the public parts: [`screen_request`],

@@ -117,7 +117,7 @@ impl Wire {
 }
 
 /// Turns a wire condition into the refusal that says what to do about it. The one place a wire
-/// cause becomes a refusal; both transports, and [`crate::behaviour::predict`], go through it.
+/// cause becomes a refusal; both transports, and [`crate::behaviour::predict()`], go through it.
 pub fn wire_refusal(wire: &Wire, condition: WireCondition) -> Refusal {
     let lexicon = wire.lexicon.as_str();
     let engine = &wire.engine;
