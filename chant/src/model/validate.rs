@@ -296,7 +296,16 @@ fn check_step(p: &mut Ctx<'_, '_>, step: &Step) {
             p.push(None, format!("step `{}` needs the argument `{}`", spec.name, a.name));
         }
     }
-    let declared = step.args.get("class").and_then(Value::as_str).and_then(ClassKind::from_ident);
+    // A step that takes `class` (`shell`, a user `step`) is declared by its author, and the macros
+    // record that declaration as the step's `class`, not among its arguments; only the other
+    // steps' classes follow from their kind and arguments.
+    let takes_class = spec.args.iter().any(|a| a.name == "class");
+    let declared = step
+        .args
+        .get("class")
+        .and_then(Value::as_str)
+        .and_then(ClassKind::from_ident)
+        .or(takes_class.then_some(step.class));
     let delete_mode = step.args.get("delete_mode").and_then(Value::as_str);
     if let Some(mode) = delete_mode.filter(|m| !contract::DELETE_MODES.contains(m)) {
         p.push(None, format!("`delete_mode` must be one of {}, got `{mode}`", contract::DELETE_MODES.join(", ")));
