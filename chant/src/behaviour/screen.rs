@@ -196,8 +196,10 @@ fn escape(key: &str) -> String {
     key.replace('~', "~0").replace('/', "~1")
 }
 
-/// Returns the credential form `text` holds, if the value layers recognise one.
-pub fn credential_form(text: &str) -> Option<CredentialForm> {
+/// Returns the credential form `text` holds, if the value layers recognise one. Private on
+/// purpose: screening one string is not screening a request, so callers go through
+/// [`screen_request`].
+fn credential_form(text: &str) -> Option<CredentialForm> {
     if has_pem_block(text) {
         return Some(CredentialForm::PemBlock);
     }
@@ -240,11 +242,17 @@ fn looks_like_credentials(word: &str) -> bool {
 }
 
 fn has_authorization_value(text: &str) -> bool {
+    // An `Authorization:` header line whose value carries credentials.
     let lower = text.to_ascii_lowercase();
-    if let Some(at) = lower.find("authorization:")
-        && !text[at + "authorization:".len()..].trim().is_empty()
-    {
-        return true;
+    for (at, m) in lower.match_indices("authorization:") {
+        let mut value = text[at + m.len()..].split_whitespace();
+        let first = value.next().unwrap_or("");
+        let second = value.next().unwrap_or("");
+        if looks_like_credentials(first.trim_end_matches(['"', '\'']))
+            || looks_like_credentials(second.trim_end_matches(['"', '\'']))
+        {
+            return true;
+        }
     }
     // A whole value that is an Authorization header value.
     let trimmed = text.trim();
@@ -600,7 +608,9 @@ mod tests {
             ("eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxIn0.abcdEFGHijkl", Some(CredentialForm::Jwt)),
             ("Bearer abcDEF123456", Some(CredentialForm::Authorization)),
             ("Basic dXNlcjpwYXNzd29yZA==", Some(CredentialForm::Authorization)),
-            ("curl -H 'Authorization: x' https://h", Some(CredentialForm::Authorization)),
+            ("curl -H 'Authorization: token Zq81kLm0pQ' https://h", Some(CredentialForm::Authorization)),
+            ("Authorization: AWS4-HMAC-SHA256 Credential=AKIDEXAMPLE/20150830", Some(CredentialForm::Authorization)),
+            ("see the section Authorization: overview", None),
             ("ghp_abcdefghijklmnopqrstuvwxyz0123456789", Some(CredentialForm::Token(Issuer::GitHub))),
             ("glpat-ABCDEFGHIJ0123456789", Some(CredentialForm::Token(Issuer::GitLab))),
             ("sk-proj-ABCDEFGHIJKLMNOP1234", Some(CredentialForm::Token(Issuer::OpenAi))),
