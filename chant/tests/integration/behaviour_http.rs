@@ -198,3 +198,16 @@ fn a_block_at_another_level_is_read_failed_for_that_entity_alone() {
     );
     assert_eq!(report.unpredicted()["tool.bin"].reason, UnpredictedReason::UnsupportedKind);
 }
+
+#[test]
+fn an_https_engine_without_a_tls_feature_is_unreachable_not_sent_in_clear() {
+    // chant builds ureq without a TLS feature: an https:// engine is refused, never downgraded.
+    let engine = HttpEngine::model();
+    let url = engine.url().replacen("http://", "https://", 1);
+    let outcome = predict(&ask(), &env(&url), options());
+    let r = refusal(&outcome);
+    assert_eq!(r.cause(), RefusalCause::EngineUnreachable);
+    assert!(r.detail().unwrap().contains("TLS"), "{:?}", r.detail());
+    assert!(engine.requests().iter().all(|req| req.authorization.is_none()), "the token went out in clear");
+    assert_no_token(&printed(&outcome));
+}
