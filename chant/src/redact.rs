@@ -190,6 +190,15 @@ pub fn has_url_password(text: &str) -> bool {
     text.contains('@') && redact_userinfo(text) != text
 }
 
+/// Returns `address` with the password of any URL userinfo removed entirely
+/// (`postgres://app:pw@db/app` becomes `postgres://app@db/app`), then redacted as
+/// [`Redactor::redact`] would: the form in which a queried address is rendered.
+pub fn strip_url_password(address: &str) -> String {
+    let marked = redact_userinfo(address);
+    let stripped = if marked == address { marked } else { marked.replace(&format!(":{REDACTED}@"), "@") };
+    Redactor::default().redact(&stripped)
+}
+
 fn token_char(c: char) -> bool {
     c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.' | '=' | '+' | '/')
 }
@@ -258,6 +267,13 @@ fn is_jwt(word: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn strip_url_password_removes_the_password_whole() {
+        assert_eq!(strip_url_password("postgres://app:hunter2@127.0.0.1:55432/app"), "postgres://app@127.0.0.1:55432/app");
+        assert_eq!(strip_url_password("postgres://app@127.0.0.1:55432/app"), "postgres://app@127.0.0.1:55432/app");
+        assert_eq!(strip_url_password("/var/lib/x"), "/var/lib/x");
+    }
 
     #[test]
     fn configured_secrets_are_removed() {

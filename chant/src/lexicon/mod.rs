@@ -28,16 +28,23 @@
 //! chant.toml; the declaration says only *what*, never *where*.
 
 pub mod files;
+#[cfg(feature = "postgres")]
+pub mod postgres;
 
 pub use inventory;
 
 use self::files::FilesDeclaration;
+#[cfg(feature = "postgres")]
+use self::postgres::PostgresDeclaration;
 
 /// Everything an env declares, one optional part per lexicon.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct EnvDeclaration {
     /// The files the env declares, if it uses the files lexicon.
     pub files: Option<FilesDeclaration>,
+    /// The PostgreSQL schemas and tables the env declares, if it uses the postgres lexicon.
+    #[cfg(feature = "postgres")]
+    pub postgres: Option<PostgresDeclaration>,
 }
 
 impl EnvDeclaration {
@@ -50,6 +57,14 @@ impl EnvDeclaration {
     #[must_use]
     pub fn files(mut self, files: FilesDeclaration) -> Self {
         self.files = Some(files);
+        self
+    }
+
+    /// Sets the env's PostgreSQL declaration.
+    #[cfg(feature = "postgres")]
+    #[must_use]
+    pub fn postgres(mut self, postgres: PostgresDeclaration) -> Self {
+        self.postgres = Some(postgres);
         self
     }
 }

@@ -15,7 +15,16 @@
 //! - **through the real change-set builder** ([`build_change_set`]): every unobserved name
 //!   classifies `unobserved` with `observed: false` (never `create`), every `expect_absent` name
 //!   classifies `create` with `observed: true`, and no declared name classifies `delete` or
-//!   `adopt`.
+//!   `adopt`;
+//! - **markers**: every surfaced marker is well-formed (a non-blank `stack`, and `env` non-blank
+//!   when set); `expect_marker` names carry exactly that marker, `expect_no_marker` names none;
+//! - **ownership totality against the declared channel** (a suite built with
+//!   [`Suite::for_lexicon`], which also refuses a channel naming a read path the lexicon does
+//!   not implement): when the channel reads on `describeResources`, a marker-carrying resource is
+//!   never `unknown`, and an `owned` scenario answers `owned` or `foreign` for every resource;
+//!   when the lexicon declares no channel (or one not read on this path), an `owned` scenario
+//!   answers `unknown` for every resource. A suite built with [`Suite::new`] was given no channel
+//!   and checks only that each verdict is one of the three.
 //!
 //! A `run` that returns `Err` is a whole-lexicon failure and is read the way the core reads it
 //! ([`normalize`]): every declared entity `read-failed`.
@@ -24,7 +33,10 @@ use std::collections::BTreeSet;
 use std::fmt;
 
 use super::change_set::{ChangeAction, LastApply, build_change_set};
-use super::observation::{DeclaredEntity, LexiconError, Observation, Ownership, normalize};
+use super::observation::{
+    ChannelError, DeclaredEntity, Lexicon, LexiconError, Marker, Observation, Ownership, OwnershipChannel, ReadPath,
+    check_lexicon, normalize,
+};
 use crate::model::UnobservedReason;
 
 /// What a scenario's `run` closure does: observe the declared entities.
@@ -45,6 +57,13 @@ pub struct Scenario {
     /// Names that must land in `unobserved` (with the reason, when given), and must classify
     /// `unobserved` rather than `create`.
     pub expect_unobserved: Vec<(String, Option<UnobservedReason>)>,
+    /// The scenario ran with the owned filter on (`owned: true`), so every verdict is held to
+    /// the declared ownership channel.
+    pub owned: bool,
+    /// Per entity, the exact marker the read must surface.
+    pub expect_marker: Vec<(String, Marker)>,
+    /// Names whose live model carries no marker, so the field must stay absent.
+    pub expect_no_marker: Vec<String>,
 }
 
 impl fmt::Debug for Scenario {
@@ -55,6 +74,9 @@ impl fmt::Debug for Scenario {
             .field("expect_present", &self.expect_present)
             .field("expect_absent", &self.expect_absent)
             .field("expect_unobserved", &self.expect_unobserved)
+            .field("owned", &self.owned)
+            .field("expect_marker", &self.expect_marker)
+            .field("expect_no_marker", &self.expect_no_marker)
             .finish_non_exhaustive()
     }
 }
@@ -73,7 +95,31 @@ impl Scenario {
             expect_present: Vec::new(),
             expect_absent: Vec::new(),
             expect_unobserved: Vec::new(),
+            owned: false,
+            expect_marker: Vec::new(),
+            expect_no_marker: Vec::new(),
         }
+    }
+
+    /// Says the scenario ran with the owned filter on.
+    #[must_use]
+    pub fn owned(mut self) -> Self {
+        self.owned = true;
+        self
+    }
+
+    /// Expects exactly this marker on `name`.
+    #[must_use]
+    pub fn expect_marker(mut self, name: impl Into<String>, marker: Marker) -> Self {
+        self.expect_marker.push((name.into(), marker));
+        self
+    }
+
+    /// Expects no marker on these names.
+    #[must_use]
+    pub fn expect_no_marker<S: Into<String>>(mut self, names: impl IntoIterator<Item = S>) -> Self {
+        self.expect_no_marker.extend(names.into_iter().map(Into::into));
+        self
     }
 
     /// Expects these names in `resources`.
@@ -138,19 +184,54 @@ fn render(violations: &[Violation]) -> String {
     violations.iter().map(|v| format!("  {v}")).collect::<Vec<_>>().join("\n")
 }
 
+/// What the suite knows of the lexicon's ownership channel.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ChannelClaim {
+    /// Not given: only the totality of each verdict is checked.
+    NotGiven,
+    /// The lexicon declares no channel: its owned reads must answer `unknown`.
+    None,
+    /// The lexicon's declared (and checked) channel.
+    Declared(OwnershipChannel),
+}
+
 /// A set of scenarios for one lexicon.
 #[derive(Debug)]
 pub struct Suite {
     /// The lexicon's name.
     pub lexicon: String,
+    /// What the suite holds ownership verdicts to.
+    pub channel: ChannelClaim,
     /// The scenarios, run in order.
     pub scenarios: Vec<Scenario>,
 }
 
 impl Suite {
-    /// Creates an empty suite for the named lexicon.
+    /// Creates an empty suite for the named lexicon, given no ownership channel.
     pub fn new(lexicon: impl Into<String>) -> Self {
-        Suite { lexicon: lexicon.into(), scenarios: Vec::new() }
+        Suite { lexicon: lexicon.into(), channel: ChannelClaim::NotGiven, scenarios: Vec::new() }
+    }
+
+    /// Creates an empty suite for `lexicon`, holding it to the ownership channel it declares.
+    ///
+    /// # Errors
+    ///
+    /// The channel names a read path the lexicon does not implement, or its keys are incomplete
+    /// ([`check_lexicon`]).
+    pub fn for_lexicon(lexicon: &dyn Lexicon) -> Result<Self, ChannelError> {
+        check_lexicon(lexicon)?;
+        let channel = match lexicon.ownership_channel() {
+            Some(channel) => ChannelClaim::Declared(channel),
+            None => ChannelClaim::None,
+        };
+        Ok(Suite { lexicon: lexicon.name().to_owned(), channel, scenarios: Vec::new() })
+    }
+
+    /// Holds the suite to `channel`, as if the lexicon declared it.
+    #[must_use]
+    pub fn with_channel(mut self, channel: ChannelClaim) -> Self {
+        self.channel = channel;
+        self
     }
 
     /// Adds a scenario.
@@ -166,18 +247,79 @@ impl Suite {
     ///
     /// Every violation found, across all scenarios.
     pub fn run(&self) -> Result<(), ConformanceError> {
-        let violations: Vec<Violation> = self.scenarios.iter().flat_map(check_scenario).collect();
+        let violations: Vec<Violation> =
+            self.scenarios.iter().flat_map(|s| check_scenario_with(s, &self.channel)).collect();
         if violations.is_empty() { Ok(()) } else { Err(ConformanceError { lexicon: self.lexicon.clone(), violations }) }
     }
 }
 
-/// Runs one scenario and returns every violation.
+/// Runs one scenario, given no ownership channel, and returns every violation.
 pub fn check_scenario(scenario: &Scenario) -> Vec<Violation> {
-    let observation = normalize((scenario.run)(&scenario.declared), &scenario.declared);
-    check_observation(scenario, &observation)
+    check_scenario_with(scenario, &ChannelClaim::NotGiven)
 }
 
-/// Checks an observation already produced for a scenario.
+/// Runs one scenario against an ownership-channel claim and returns every violation.
+pub fn check_scenario_with(scenario: &Scenario, channel: &ChannelClaim) -> Vec<Violation> {
+    let observation = normalize((scenario.run)(&scenario.declared), &scenario.declared);
+    let mut out = check_observation(scenario, &observation);
+    out.extend(check_ownership(scenario, &observation, channel));
+    out
+}
+
+/// Checks the markers and ownership verdicts of an observation against a channel claim.
+pub fn check_ownership(scenario: &Scenario, observation: &Observation, channel: &ChannelClaim) -> Vec<Violation> {
+    let mut out = Vec::new();
+    let mut fail = |rule: &'static str, detail: String| {
+        out.push(Violation { scenario: scenario.name.clone(), rule, detail });
+    };
+    for (name, resource) in &observation.resources {
+        if let Some(marker) = &resource.marker {
+            if marker.stack.trim().is_empty() || marker.env.as_deref().is_some_and(|e| e.trim().is_empty()) {
+                fail("marker-shape", format!("{name} carries a malformed marker {marker:?}"));
+            }
+        }
+    }
+    for (name, want) in &scenario.expect_marker {
+        match observation.resources.get(name).map(|r| r.marker.as_ref()) {
+            Some(Some(got)) if got == want => {}
+            Some(got) => fail("expect-marker", format!("{name} carries marker {got:?}, expected {want:?}")),
+            None => fail("expect-marker", format!("{name} is not in resources ({})", where_is(observation, name))),
+        }
+    }
+    for name in &scenario.expect_no_marker {
+        if let Some(marker) = observation.resources.get(name).and_then(|r| r.marker.as_ref()) {
+            fail("expect-no-marker", format!("{name} carries marker {marker:?}, expected none"));
+        }
+    }
+    let reads_here = match channel {
+        ChannelClaim::NotGiven => return out,
+        ChannelClaim::None => false,
+        ChannelClaim::Declared(c) => c.reads_on(ReadPath::DescribeResources),
+    };
+    for (name, resource) in &observation.resources {
+        if reads_here && resource.marker.is_some() && resource.ownership == Ownership::Unknown {
+            fail("ownership-channel", format!("{name} carries a marker read on a declared path but is unknown"));
+        }
+        if scenario.owned {
+            let ok = if reads_here {
+                resource.ownership != Ownership::Unknown
+            } else {
+                resource.ownership == Ownership::Unknown
+            };
+            if !ok {
+                let want = if reads_here { "owned or foreign" } else { "unknown (no channel on describeResources)" };
+                fail(
+                    "ownership-channel",
+                    format!("{name} is {} on an owned read; expected {want}", resource.ownership.as_str()),
+                );
+            }
+        }
+    }
+    out
+}
+
+/// Checks an observation already produced for a scenario (shape, totality, expectations and the
+/// change-set classification; ownership against a channel is [`check_ownership`]).
 pub fn check_observation(scenario: &Scenario, observation: &Observation) -> Vec<Violation> {
     let mut out = Vec::new();
     let mut fail = |rule: &'static str, detail: String| {

@@ -12,6 +12,15 @@
 //! A [`Lexicon`] produces an observation. An `Err` from [`Lexicon::describe_resources`] is a
 //! whole-lexicon failure, which [`observe_component`] turns into every declared entity
 //! `read-failed`, so a broken read never arrives downstream as an empty environment.
+//!
+//! The **bare-map form** ([`Observation::from_resources`], or a JSON object of name -> resource
+//! read by [`Observation::from_json`]) means "everything I was asked about, I looked at": every
+//! name it leaves out is absent. Use it only when that is true.
+//!
+//! A lexicon that stamps an ownership **marker** declares its [`OwnershipChannel`]: the marker's
+//! keys and the read paths on which it can read them back; everywhere else it answers
+//! `unknown`. [`check_channel`] refuses a channel that names a read path the lexicon does not
+//! implement, or whose keys are incomplete.
 
 use std::collections::BTreeMap;
 
@@ -42,6 +51,150 @@ impl Ownership {
             Ownership::Foreign => "foreign",
             Ownership::Unknown => "unknown",
         }
+    }
+}
+
+/// The ownership marker a read surfaced on a live resource: the identity chant stamped on it.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct Marker {
+    /// The project (stack) that stamped it.
+    pub stack: String,
+    /// The env it was stamped for, when the marker names one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub env: Option<String>,
+}
+
+impl Marker {
+    /// Creates a marker naming a stack and an env.
+    pub fn new(stack: impl Into<String>, env: impl Into<String>) -> Self {
+        Marker { stack: stack.into(), env: Some(env.into()) }
+    }
+}
+
+/// A read path of a lexicon: one way it can be asked about live state.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum ReadPath {
+    /// [`Lexicon::describe_resources`]: the declared estate, thin.
+    DescribeResources,
+    /// Property-level observation (not in this version).
+    ObserveResourcesDeep,
+    /// Live export of full configuration (not in this version).
+    ExportResources,
+}
+
+impl ReadPath {
+    /// Returns the path's name as written in a channel declaration (`describeResources`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ReadPath::DescribeResources => "describeResources",
+            ReadPath::ObserveResourcesDeep => "observeResourcesDeep",
+            ReadPath::ExportResources => "exportResources",
+        }
+    }
+}
+
+/// The keys of an ownership marker, as the substrate spells them (for the PostgreSQL COMMENT
+/// trailer: `managed-by`, `stack`, `env`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ChannelKeys {
+    /// The key naming the manager (`managed-by`).
+    pub managed_by: String,
+    /// The key naming the project (`stack`).
+    pub stack: String,
+    /// The key naming the env (`env`).
+    pub env: String,
+}
+
+/// Where a lexicon can read its ownership marker: the keys, and the read paths that read them.
+///
+/// A lexicon with no marker anywhere declares no channel, and must then answer `unknown` on
+/// every owned read.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct OwnershipChannel {
+    /// The marker's keys.
+    pub keys: ChannelKeys,
+    /// The read paths on which the marker is read back.
+    pub reads: Vec<ReadPath>,
+}
+
+impl OwnershipChannel {
+    /// Returns true when the marker is read on `path`.
+    pub fn reads_on(&self, path: ReadPath) -> bool {
+        self.reads.contains(&path)
+    }
+}
+
+/// A refused ownership-channel declaration. Returned by [`check_channel`] and [`check_lexicon`].
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ChannelError {
+    /// The channel names a read path the lexicon does not implement.
+    #[error("lexicon {lexicon} declares its ownership marker on {path}, a read path it does not implement (it implements: {implemented})")]
+    UnimplementedPath {
+        /// The lexicon.
+        lexicon: String,
+        /// The path named.
+        path: &'static str,
+        /// The paths it implements, comma-separated.
+        implemented: String,
+    },
+    /// A key of the channel is blank.
+    #[error("lexicon {lexicon} declares an incomplete ownership channel: the {key} key is blank")]
+    IncompleteKeys {
+        /// The lexicon.
+        lexicon: String,
+        /// Which key (`managedBy`, `stack`, `env`).
+        key: &'static str,
+    },
+    /// The channel names no read path at all.
+    #[error("lexicon {lexicon} declares an ownership channel with no read path; omit the channel instead")]
+    NoReadPath {
+        /// The lexicon.
+        lexicon: String,
+    },
+}
+
+/// Checks an ownership-channel declaration against the read paths a lexicon implements.
+///
+/// # Errors
+///
+/// [`ChannelError`] when the channel names a path not in `implemented`, has a blank key, or
+/// names no path.
+pub fn check_channel(lexicon: &str, channel: &OwnershipChannel, implemented: &[ReadPath]) -> Result<(), ChannelError> {
+    for (key, value) in
+        [("managedBy", &channel.keys.managed_by), ("stack", &channel.keys.stack), ("env", &channel.keys.env)]
+    {
+        if value.trim().is_empty() {
+            return Err(ChannelError::IncompleteKeys { lexicon: lexicon.to_owned(), key });
+        }
+    }
+    if channel.reads.is_empty() {
+        return Err(ChannelError::NoReadPath { lexicon: lexicon.to_owned() });
+    }
+    for path in &channel.reads {
+        if !implemented.contains(path) {
+            return Err(ChannelError::UnimplementedPath {
+                lexicon: lexicon.to_owned(),
+                path: path.as_str(),
+                implemented: implemented.iter().map(|p| p.as_str()).collect::<Vec<_>>().join(", "),
+            });
+        }
+    }
+    Ok(())
+}
+
+/// Checks a lexicon's declared ownership channel (if any) against the read paths it implements.
+///
+/// # Errors
+///
+/// As [`check_channel`].
+pub fn check_lexicon(lexicon: &dyn Lexicon) -> Result<(), ChannelError> {
+    match lexicon.ownership_channel() {
+        Some(channel) => check_channel(lexicon.name(), &channel, lexicon.read_paths()),
+        None => Ok(()),
     }
 }
 
@@ -100,12 +253,15 @@ pub struct PresentResource {
     /// undeclared resource `runtime` rather than `delete` or `adopt`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub runtime_owner: Option<String>,
+    /// The ownership marker the read surfaced, when the live model carries one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub marker: Option<Marker>,
 }
 
 impl PresentResource {
     /// Creates a present resource with the given ownership and no properties.
     pub fn new(ownership: Ownership) -> Self {
-        PresentResource { kind: None, ownership, properties: BTreeMap::new(), runtime_owner: None }
+        PresentResource { kind: None, ownership, properties: BTreeMap::new(), runtime_owner: None, marker: None }
     }
 
     /// Sets the resource's kind.
@@ -126,6 +282,13 @@ impl PresentResource {
     #[must_use]
     pub fn runtime_of(mut self, owner: impl Into<String>) -> Self {
         self.runtime_owner = Some(owner.into());
+        self
+    }
+
+    /// Sets the marker the read surfaced.
+    #[must_use]
+    pub fn marker(mut self, marker: Marker) -> Self {
+        self.marker = Some(marker);
         self
     }
 }
@@ -175,7 +338,8 @@ impl Unobserved {
     }
 
     /// Renders the verdict in words:
-    /// `<name>[ (<type>)] — <reason text>[: <detail>][ [queried <address>]]`.
+    /// `<name>[ (<type>)] — <reason text>[: <detail>][ [queried <address>]]`, the address with
+    /// any URL password removed (`postgres://app@127.0.0.1:55432/app`, never `app:pw@`).
     pub fn describe(&self, name: &str) -> String {
         let mut out = String::from(name);
         if let Some(kind) = &self.kind {
@@ -188,7 +352,7 @@ impl Unobserved {
             out.push_str(detail);
         }
         if let Some(address) = &self.queried {
-            out.push_str(&format!(" [queried {address}]"));
+            out.push_str(&format!(" [queried {}]", crate::redact::strip_url_password(address)));
         }
         out
     }
@@ -221,6 +385,34 @@ impl Observation {
     /// Creates the bare-map form: "everything I was asked about, I looked at".
     pub fn from_resources(resources: BTreeMap<String, PresentResource>) -> Self {
         Observation { resources, unobserved: BTreeMap::new(), queried: BTreeMap::new() }
+    }
+
+    /// Reads an observation from JSON in either form a lexicon may return: the envelope
+    /// (`{"observation": "v1", "resources": ..., "unobserved": ..., "queried": ...}`, detected
+    /// by that literal), or the bare map of name -> present resource ("looked at everything").
+    ///
+    /// # Errors
+    ///
+    /// The JSON is neither form.
+    pub fn from_json(value: &serde_json::Value) -> Result<Self, serde_json::Error> {
+        if value.get("observation").and_then(serde_json::Value::as_str) == Some("v1") {
+            let mut envelope = value.clone();
+            if let Some(map) = envelope.as_object_mut() {
+                map.remove("observation");
+            }
+            serde_json::from_value(envelope)
+        } else {
+            serde_json::from_value::<BTreeMap<String, PresentResource>>(value.clone()).map(Observation::from_resources)
+        }
+    }
+
+    /// Returns the observation as the JSON envelope (`"observation": "v1"` and the three maps).
+    pub fn to_envelope_json(&self) -> serde_json::Value {
+        let mut value = serde_json::to_value(self).unwrap_or(serde_json::Value::Null);
+        if let Some(map) = value.as_object_mut() {
+            map.insert("observation".into(), serde_json::Value::String("v1".into()));
+        }
+        value
     }
 
     /// Marks every named entity unobserved for the same reason and detail.
@@ -257,6 +449,13 @@ impl Observation {
     /// Returns true when `name` is in neither map.
     pub fn is_absent(&self, name: &str) -> bool {
         !self.resources.contains_key(name) && !self.unobserved.contains_key(name)
+    }
+}
+
+impl From<BTreeMap<String, PresentResource>> for Observation {
+    /// The bare-map form: "everything I was asked about, I looked at".
+    fn from(resources: BTreeMap<String, PresentResource>) -> Self {
+        Observation::from_resources(resources)
     }
 }
 
@@ -327,6 +526,18 @@ pub trait Lexicon {
     /// A whole-lexicon failure: nothing could be read. The core marks every declared entity
     /// `read-failed`.
     fn describe_resources(&self, declared: &[DeclaredEntity]) -> Result<Observation, LexiconError>;
+
+    /// Returns the read paths this lexicon implements (by default only
+    /// [`ReadPath::DescribeResources`]).
+    fn read_paths(&self) -> &[ReadPath] {
+        &[ReadPath::DescribeResources]
+    }
+
+    /// Returns where this lexicon reads its ownership marker, or `None` when it stamps none
+    /// (its owned reads must then answer `unknown`). Checked by [`check_lexicon`].
+    fn ownership_channel(&self) -> Option<OwnershipChannel> {
+        None
+    }
 }
 
 /// Observes one component: asks the lexicon, and turns a whole-lexicon failure into every
@@ -419,6 +630,61 @@ mod tests {
         assert_eq!(back, observation);
         let bare: Observation = serde_json::from_str(r#"{"resources":{}}"#).unwrap();
         assert_eq!(bare, Observation::new());
+    }
+
+    #[test]
+    fn describe_never_renders_a_password() {
+        let verdict = Unobserved::new(UnobservedReason::NoCredentials)
+            .kind("table")
+            .queried("postgres://app:hunter2-secret@127.0.0.1:55432/app");
+        let words = verdict.describe("public.users");
+        assert_eq!(words, "public.users (table) — no credentials [queried postgres://app@127.0.0.1:55432/app]");
+        assert!(!words.contains("hunter2"));
+    }
+
+    #[test]
+    fn bare_map_and_envelope_json() {
+        let bare = serde_json::json!({"a": {"ownership": "owned"}});
+        let o = Observation::from_json(&bare).unwrap();
+        assert_eq!(o.resources.len(), 1);
+        assert!(o.unobserved.is_empty() && o.queried.is_empty(), "the bare map looked at everything");
+        assert!(o.is_absent("b"));
+        let mut full = Observation::new();
+        full.insert_unobserved("x", Unobserved::new(UnobservedReason::Filtered));
+        full.insert_present("y", PresentResource::new(Ownership::Owned).marker(Marker::new("p", "e")));
+        let json = full.to_envelope_json();
+        assert_eq!(json["observation"], "v1");
+        assert_eq!(Observation::from_json(&json).unwrap(), full);
+        assert!(Observation::from_json(&serde_json::json!({"a": 1})).is_err());
+        let from: Observation = BTreeMap::from([("z".to_owned(), PresentResource::new(Ownership::Unknown))]).into();
+        assert_eq!(from.resources.len(), 1);
+    }
+
+    fn channel(reads: Vec<ReadPath>) -> OwnershipChannel {
+        OwnershipChannel {
+            keys: ChannelKeys { managed_by: "managed-by".into(), stack: "stack".into(), env: "env".into() },
+            reads,
+        }
+    }
+
+    #[test]
+    fn a_channel_naming_an_unimplemented_path_is_refused() {
+        let implemented = [ReadPath::DescribeResources];
+        assert_eq!(check_channel("sql", &channel(vec![ReadPath::DescribeResources]), &implemented), Ok(()));
+        let err = check_channel("sql", &channel(vec![ReadPath::DescribeResources, ReadPath::ExportResources]), &implemented)
+            .unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "lexicon sql declares its ownership marker on exportResources, a read path it does not implement (it implements: describeResources)"
+        );
+        let mut blank = channel(vec![ReadPath::DescribeResources]);
+        blank.keys.stack = " ".into();
+        assert_eq!(
+            check_channel("sql", &blank, &implemented),
+            Err(ChannelError::IncompleteKeys { lexicon: "sql".into(), key: "stack" })
+        );
+        assert!(matches!(check_channel("sql", &channel(vec![]), &implemented), Err(ChannelError::NoReadPath { .. })));
+        assert_eq!(check_lexicon(&Broken), Ok(()), "no channel is a real answer");
     }
 
     #[test]

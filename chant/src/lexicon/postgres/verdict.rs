@@ -1,0 +1,307 @@
+//! From a catalog [`Snapshot`] to the observation contract's verdicts. Pure: no I/O.
+//!
+//! - A declared schema, table or column found in the catalog is **present**; one not found is
+//!   **absent** (the only verdict that becomes a `create`), with the address asked in `queried`.
+//! - A declared table (and its columns) in a schema the role has no USAGE on is **unobserved**
+//!   `read-failed`, for it alone: the role could not use what it would have to converge.
+//! - A declared entity of a kind the lexicon has no reader for (a materialized view) is
+//!   **unobserved** `unsupported-kind`.
+//! - With the owned filter on, a declared table (and its columns) that is not chant's is
+//!   **unobserved** `filtered`, and undeclared resources that are not chant's are withheld.
+//! - Tables and schemas carry ownership from the COMMENT marker: `owned` when it is this
+//!   identity's, `foreign` otherwise, and the marker itself when there is one. Columns carry no
+//!   marker: `unknown` (so an undeclared column is `adopt`, never `delete`), except under the
+//!   owned filter, where they take their table's verdict.
+//! - Indexes, owned sequences and toast tables of declared tables are present with
+//!   `runtime_owner` set, so they classify `runtime`. Undeclared tables anywhere outside the
+//!   system schemas are present too (owned: a `delete` candidate; foreign: `adopt`).
+
+use std::collections::BTreeSet;
+
+use super::catalog::{LiveRelation, Snapshot};
+use super::declaration::{COLUMN_KIND, PostgresDeclaration, SCHEMA_KIND, TABLE_KIND, property};
+use super::marker::{self, Identity};
+use crate::model::UnobservedReason;
+use crate::observe::{Marker, Observation, Ownership, PresentResource, Unobserved};
+
+/// What the read needs besides the declaration and the snapshot.
+#[derive(Debug, Clone)]
+pub struct ReadContext<'a> {
+    /// Whose marker counts as owned.
+    pub identity: &'a Identity,
+    /// The owned filter (`owned: true`).
+    pub owned_only: bool,
+    /// The address the read was issued against (no password).
+    pub address: &'a str,
+}
+
+fn ownership_of(comment: &str, identity: &Identity) -> (Ownership, Option<Marker>) {
+    let (_, marker) = marker::split(comment);
+    let ownership = match &marker {
+        Some(m) if identity.owns(m) => Ownership::Owned,
+        _ => Ownership::Foreign,
+    };
+    (ownership, marker)
+}
+
+/// Builds the observation of `declaration` from `snapshot`.
+pub fn observation(declaration: &PostgresDeclaration, snapshot: &Snapshot, ctx: &ReadContext<'_>) -> Observation {
+    let mut out = Observation::new();
+    let unobserved = |kind: &str, reason: UnobservedReason, detail: String| {
+        Unobserved::new(reason).kind(kind).detail(detail).queried(ctx.address)
+    };
+    let present = |kind: &str, ownership: Ownership, marker: Option<Marker>| {
+        let mut r = PresentResource::new(ownership).kind(kind);
+        r.marker = marker;
+        r
+    };
+
+    // Schemas.
+    let declared_schemas = declaration.schemas();
+    for schema in &declared_schemas {
+        out.insert_queried(schema.clone(), ctx.address);
+        let Some(live) = snapshot.schemas.get(schema) else { continue };
+        let (ownership, marker) = ownership_of(&live.comment, ctx.identity);
+        if !live.usage {
+            out.insert_unobserved(
+                schema.clone(),
+                unobserved(SCHEMA_KIND, UnobservedReason::ReadFailed, no_usage(schema)),
+            );
+        } else if ctx.owned_only && ownership != Ownership::Owned {
+            out.insert_unobserved(schema.clone(), unobserved(SCHEMA_KIND, UnobservedReason::Filtered, filtered()));
+        } else {
+            out.insert_present(schema.clone(), present(SCHEMA_KIND, ownership, marker));
+        }
+    }
+    for (schema, live) in &snapshot.schemas {
+        if declared_schemas.contains(schema) || !live.usage {
+            continue;
+        }
+        // An undeclared schema is reported only when it is chant's (a `delete` candidate):
+        // every database has schemas that are not, and none of them is chant's business.
+        let (ownership, marker) = ownership_of(&live.comment, ctx.identity);
+        if ownership == Ownership::Owned {
+            out.insert_present(schema.clone(), present(SCHEMA_KIND, ownership, marker));
+        }
+    }
+
+    // Declared tables and their columns.
+    let mut runtime_owners: BTreeSet<String> = BTreeSet::new();
+    for (entity, table) in declaration.tables() {
+        out.insert_queried(entity.clone(), ctx.address);
+        let column_names: Vec<String> = table.columns.iter().map(|c| format!("{entity}.{}", c.name)).collect();
+        for c in &column_names {
+            out.insert_queried(c.clone(), ctx.address);
+        }
+        let hide_all = |out: &mut Observation, reason: UnobservedReason, detail: String| {
+            out.insert_unobserved(entity.clone(), unobserved(TABLE_KIND, reason, detail.clone()));
+            for c in &column_names {
+                out.insert_unobserved(c.clone(), unobserved(COLUMN_KIND, reason, detail.clone()));
+            }
+        };
+        if snapshot.schemas.get(&table.schema).is_some_and(|s| !s.usage) {
+            hide_all(&mut out, UnobservedReason::ReadFailed, no_usage(&table.schema));
+            continue;
+        }
+        let Some(live) = snapshot.relations.get(entity) else { continue };
+        let (ownership, marker) = ownership_of(&live.comment, ctx.identity);
+        if ctx.owned_only && ownership != Ownership::Owned {
+            hide_all(&mut out, UnobservedReason::Filtered, filtered());
+            continue;
+        }
+        let (comment, _) = marker::split(&live.comment);
+        out.insert_present(
+            entity.clone(),
+            present(TABLE_KIND, ownership, marker)
+                .property(property::KIND, live.kind_word())
+                .property(property::COMMENT, comment),
+        );
+        if !live.is_table() {
+            continue;
+        }
+        runtime_owners.insert(entity.clone());
+        if let Some(toast) = &live.toast {
+            out.insert_present(toast.clone(), runtime(ctx, "toast", ownership, entity));
+        }
+        let column_ownership = if ctx.owned_only { ownership } else { Ownership::Unknown };
+        for (name, column) in snapshot.columns_of(entity) {
+            let full = format!("{entity}.{name}");
+            if table.find_column(name).is_none() && ctx.owned_only {
+                continue;
+            }
+            out.insert_present(
+                full,
+                PresentResource::new(column_ownership)
+                    .kind(COLUMN_KIND)
+                    .property(property::TYPE, column.sql_type.clone())
+                    .property(property::NOT_NULL, column.not_null.to_string())
+                    .property(property::DEFAULT, column.default.clone()),
+            );
+        }
+    }
+
+    // Kinds without a reader.
+    for (name, kind) in declaration.unsupported() {
+        out.insert_unobserved(
+            name.clone(),
+            Unobserved::new(UnobservedReason::UnsupportedKind)
+                .kind(kind.clone())
+                .detail(format!("the postgres lexicon has no reader for a {kind}"))
+                .queried(ctx.address),
+        );
+    }
+
+    // Everything else the catalog holds: runtime parts of declared tables, undeclared tables.
+    for (entity, live) in &snapshot.relations {
+        if declaration.tables().contains_key(entity) || declaration.unsupported().contains_key(entity) {
+            continue;
+        }
+        if let Some(owner) = live.owner.as_ref().filter(|o| runtime_owners.contains(*o)) {
+            let owner_ownership = out.resources.get(owner).map(|r| r.ownership).unwrap_or(Ownership::Unknown);
+            out.insert_present(entity.clone(), runtime(ctx, live.kind_word(), owner_ownership, owner));
+            continue;
+        }
+        if !live.is_table() {
+            continue;
+        }
+        let usage = snapshot.schemas.get(&live.schema).is_none_or(|s| s.usage);
+        let (ownership, marker) = ownership_of(&live.comment, ctx.identity);
+        if !usage {
+            // chant's own table where the role can no longer look: a hole, not a silence.
+            if ownership == Ownership::Owned {
+                out.insert_unobserved(
+                    entity.clone(),
+                    unobserved(TABLE_KIND, UnobservedReason::ReadFailed, no_usage(&live.schema)),
+                );
+            }
+            continue;
+        }
+        if ctx.owned_only && ownership != Ownership::Owned {
+            continue;
+        }
+        out.insert_present(entity.clone(), undeclared_table(live, ownership, marker));
+    }
+    out
+}
+
+fn runtime(ctx: &ReadContext<'_>, kind: &str, owner_ownership: Ownership, owner: &str) -> PresentResource {
+    let ownership = if ctx.owned_only { owner_ownership } else { Ownership::Unknown };
+    PresentResource::new(ownership).kind(kind).runtime_of(owner)
+}
+
+fn undeclared_table(live: &LiveRelation, ownership: Ownership, marker: Option<Marker>) -> PresentResource {
+    let mut r = PresentResource::new(ownership).kind(TABLE_KIND).property(property::KIND, live.kind_word());
+    r.marker = marker;
+    r
+}
+
+fn no_usage(schema: &str) -> String {
+    format!("permission denied for schema {schema}: the role has no USAGE on it")
+}
+
+fn filtered() -> String {
+    "not chant's (no marker of this project and env); withheld by the owned filter".to_owned()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::lexicon::postgres::catalog::{LiveColumn, LiveSchema};
+    use crate::lexicon::postgres::declaration::{Column, Table};
+    use crate::observe::{ChangeAction, LastApply, build_change_set};
+
+    fn identity() -> Identity {
+        Identity { stack: "proj".into(), env: "prod".into() }
+    }
+
+    fn rel(schema: &str, name: &str, relkind: char, comment: &str, owner: Option<&str>) -> LiveRelation {
+        LiveRelation {
+            schema: schema.into(),
+            name: name.into(),
+            relkind,
+            comment: comment.into(),
+            owner: owner.map(str::to_owned),
+            toast: None,
+        }
+    }
+
+    fn col(t: &str, nn: bool, d: &str) -> LiveColumn {
+        LiveColumn { sql_type: t.into(), not_null: nn, default: d.into() }
+    }
+
+    fn snapshot() -> Snapshot {
+        let mut s = Snapshot::default();
+        s.schemas.insert("public".into(), LiveSchema { usage: true, comment: String::new() });
+        s.schemas.insert("locked".into(), LiveSchema { usage: false, comment: String::new() });
+        let ours = "Users [chant managed-by=chant stack=proj env=prod]";
+        for r in [
+            rel("public", "users", 'r', ours, None),
+            rel("public", "users_pkey", 'i', "", Some("public.users")),
+            rel("public", "old", 'r', "[chant managed-by=chant stack=proj env=prod]", None),
+            rel("public", "theirs", 'r', "", None),
+            rel("public", "theirs_pkey", 'i', "", Some("public.theirs")),
+            rel("locked", "secret", 'r', "", None),
+        ] {
+            s.relations.insert(r.entity(), r);
+        }
+        s.columns.insert(
+            "public.users".into(),
+            vec![("id".into(), col("bigint", true, "")), ("extra".into(), col("text", false, ""))],
+        );
+        s
+    }
+
+    fn declaration() -> PostgresDeclaration {
+        PostgresDeclaration::new()
+            .table(
+                Table::new("public", "users")
+                    .column(Column::new("id", "bigint").not_null())
+                    .column(Column::new("email", "text"))
+                    .comment("Users"),
+            )
+            .table(Table::new("locked", "secret").column(Column::new("id", "bigint")))
+            .table(Table::new("public", "missing").column(Column::new("id", "bigint")))
+            .materialized_view("public", "stats")
+    }
+
+    #[test]
+    fn every_verdict_from_one_snapshot() {
+        let id = identity();
+        let ctx = ReadContext { identity: &id, owned_only: false, address: "postgres://app@127.0.0.1:1/app" };
+        let d = declaration();
+        let o = observation(&d, &snapshot(), &ctx);
+        let cs = build_change_set("postgres", &d.entities(), &o, &LastApply::none());
+        let action = |n: &str| cs.entry(n).map(|e| e.action);
+        assert_eq!(action("public"), Some(ChangeAction::Noop));
+        assert_eq!(action("public.users"), Some(ChangeAction::Noop));
+        assert_eq!(action("public.users.id"), Some(ChangeAction::Noop));
+        assert_eq!(action("public.users.email"), Some(ChangeAction::Create));
+        assert_eq!(action("public.users.extra"), Some(ChangeAction::Adopt), "columns are never deleted");
+        assert_eq!(action("public.users_pkey"), Some(ChangeAction::Runtime));
+        assert_eq!(action("public.missing"), Some(ChangeAction::Create));
+        assert_eq!(action("public.old"), Some(ChangeAction::Delete));
+        assert_eq!(action("public.theirs"), Some(ChangeAction::Adopt));
+        assert_eq!(action("public.theirs_pkey"), None, "indexes of undeclared tables are not reported");
+        assert_eq!(action("locked.secret"), Some(ChangeAction::Unobserved));
+        assert_eq!(o.unobserved["locked.secret"].reason, UnobservedReason::ReadFailed);
+        assert_eq!(o.unobserved["locked.secret.id"].reason, UnobservedReason::ReadFailed);
+        assert_eq!(o.unobserved["locked"].reason, UnobservedReason::ReadFailed);
+        assert_eq!(o.unobserved["public.stats"].reason, UnobservedReason::UnsupportedKind);
+        assert_eq!(o.resources["public.users"].marker, Some(Marker::new("proj", "prod")));
+        assert_eq!(o.resources["public.users"].properties[property::COMMENT], "Users");
+    }
+
+    #[test]
+    fn the_owned_filter_withholds_what_is_not_chants() {
+        let id = identity();
+        let ctx = ReadContext { identity: &id, owned_only: true, address: "a" };
+        let mut s = snapshot();
+        s.relations.get_mut("public.users").unwrap().comment = String::new();
+        let o = observation(&declaration(), &s, &ctx);
+        assert_eq!(o.unobserved["public.users"].reason, UnobservedReason::Filtered);
+        assert_eq!(o.unobserved["public.users.id"].reason, UnobservedReason::Filtered);
+        assert!(!o.resources.contains_key("public.theirs"));
+        assert_eq!(o.resources["public.old"].ownership, Ownership::Owned);
+        assert!(o.resources.values().all(|r| r.ownership != Ownership::Unknown));
+    }
+}
