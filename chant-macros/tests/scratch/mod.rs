@@ -39,8 +39,14 @@ pub mod __private {
 macro_rules! __submit { ($($t:tt)*) => { const _: $crate::__private::RegisteredOp = $($t)*; }; }
 "#;
 
+static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
 /// A scratch project: a facade crate named `chant` and a user crate `user`.
 pub(crate) struct Scratch {
+    /// Held for the scratch project's life: the scratch projects share one target directory and
+    /// both name their crate `user`, so two of them building at once overwrite each other's
+    /// artifacts (seen as a spurious "Dirty user" on a fresh target directory).
+    _serial: std::sync::MutexGuard<'static, ()>,
     /// The project's root.
     pub(crate) root: PathBuf,
     /// Where exports go (`CHANT_OPS_DIR`).
@@ -73,7 +79,8 @@ impl Scratch {
         if !root.join("Cargo.lock").exists() {
             std::fs::copy(workspace.join("Cargo.lock"), root.join("Cargo.lock")).unwrap();
         }
-        let s = Scratch { ops_dir: root.join("ops"), root };
+        let serial = SERIAL.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let s = Scratch { _serial: serial, ops_dir: root.join("ops"), root };
         s.set_source(lib_rs);
         s
     }
