@@ -270,7 +270,10 @@ mod tests {
 
     #[test]
     fn strip_url_password_removes_the_password_whole() {
-        assert_eq!(strip_url_password("postgres://app:hunter2@127.0.0.1:55432/app"), "postgres://app@127.0.0.1:55432/app");
+        assert_eq!(
+            strip_url_password("postgres://app:hunter2@127.0.0.1:55432/app"),
+            "postgres://app@127.0.0.1:55432/app"
+        );
         assert_eq!(strip_url_password("postgres://app@127.0.0.1:55432/app"), "postgres://app@127.0.0.1:55432/app");
         assert_eq!(strip_url_password("/var/lib/x"), "/var/lib/x");
     }

@@ -132,7 +132,9 @@ impl OwnershipChannel {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum ChannelError {
     /// The channel names a read path the lexicon does not implement.
-    #[error("lexicon {lexicon} declares its ownership marker on {path}, a read path it does not implement (it implements: {implemented})")]
+    #[error(
+        "lexicon {lexicon} declares its ownership marker on {path}, a read path it does not implement (it implements: {implemented})"
+    )]
     UnimplementedPath {
         /// The lexicon.
         lexicon: String,
@@ -671,8 +673,9 @@ mod tests {
     fn a_channel_naming_an_unimplemented_path_is_refused() {
         let implemented = [ReadPath::DescribeResources];
         assert_eq!(check_channel("sql", &channel(vec![ReadPath::DescribeResources]), &implemented), Ok(()));
-        let err = check_channel("sql", &channel(vec![ReadPath::DescribeResources, ReadPath::ExportResources]), &implemented)
-            .unwrap_err();
+        let err =
+            check_channel("sql", &channel(vec![ReadPath::DescribeResources, ReadPath::ExportResources]), &implemented)
+                .unwrap_err();
         assert_eq!(
             err.to_string(),
             "lexicon sql declares its ownership marker on exportResources, a read path it does not implement (it implements: describeResources)"

@@ -15,3 +15,6 @@ mod behaviour_corpus;
 mod behaviour_engine;
 mod behaviour_http;
 mod behaviour_screen;
+mod postgres;
+mod postgres_cluster;
+mod postgres_conformance;

@@ -183,7 +183,8 @@ impl PostgresDeclaration {
     ///
     /// [`PostgresError::InvalidDeclaration`] naming the entity at fault.
     pub fn validate(&self) -> Result<(), PostgresError> {
-        let invalid = |entity: &str, reason: String| PostgresError::InvalidDeclaration { entity: entity.to_owned(), reason };
+        let invalid =
+            |entity: &str, reason: String| PostgresError::InvalidDeclaration { entity: entity.to_owned(), reason };
         for schema in self.schemas() {
             check_identifier(&schema).map_err(|r| invalid(&schema, r))?;
         }
@@ -343,7 +344,10 @@ pub fn is_widening(live: &str, declared: &str) -> bool {
         if t == "character varying" {
             Some(None)
         } else {
-            t.strip_prefix("character varying(").and_then(|r| r.strip_suffix(')')).and_then(|n| n.parse().ok()).map(Some)
+            t.strip_prefix("character varying(")
+                .and_then(|r| r.strip_suffix(')'))
+                .and_then(|n| n.parse().ok())
+                .map(Some)
         }
     };
     let numeric = |t: &str| -> Option<Option<(u32, u32)>> {

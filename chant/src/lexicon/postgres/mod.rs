@@ -103,7 +103,9 @@ pub enum PostgresError {
         detail: String,
     },
     /// Another apply of the same project and env held the advisory lock past the timeout.
-    #[error("another apply of env {env} holds the advisory lock on {address}; nothing was applied (lock wait timed out)")]
+    #[error(
+        "another apply of env {env} holds the advisory lock on {address}; nothing was applied (lock wait timed out)"
+    )]
     Locked {
         /// The env.
         env: String,
@@ -327,7 +329,8 @@ impl PostgresLexicon {
     /// [`PostgresError::Unreachable`].
     pub fn read_snapshot(&self) -> Result<(Snapshot, String), PostgresError> {
         let (mut client, address) = self.connect_or_error()?;
-        let unreachable = |e: postgres::Error| PostgresError::Unreachable { address: address.clone(), detail: describe(&e) };
+        let unreachable =
+            |e: postgres::Error| PostgresError::Unreachable { address: address.clone(), detail: describe(&e) };
         let mut tx = client
             .build_transaction()
             .isolation_level(IsolationLevel::RepeatableRead)
@@ -347,7 +350,8 @@ impl PostgresLexicon {
     /// [`LOCK_TIMEOUT`], or a failing statement (everything rolled back).
     pub fn apply(&self, mode: DeleteMode) -> Result<PostgresApplyRecord, PostgresError> {
         self.declaration.validate()?;
-        let (plan, address) = self.in_locked_transaction(|snapshot| plan::apply(&self.declaration, snapshot, &self.identity, mode))?;
+        let (plan, address) =
+            self.in_locked_transaction(|snapshot| plan::apply(&self.declaration, snapshot, &self.identity, mode))?;
         Ok(self.record("apply", mode, &plan, self.declaration.tables().keys().cloned().collect(), &address))
     }
 
@@ -492,7 +496,8 @@ impl Lexicon for PostgresLexicon {
             });
         match snapshot {
             Ok(snapshot) => {
-                let ctx = verdict::ReadContext { identity: &self.identity, owned_only: self.owned_only, address: &address };
+                let ctx =
+                    verdict::ReadContext { identity: &self.identity, owned_only: self.owned_only, address: &address };
                 Ok(verdict::observation(&self.declaration, &snapshot, &ctx))
             }
             Err(e) => Ok(self.all_unobserved(
@@ -580,7 +585,8 @@ mod tests {
         let unset = PostgresLexicon::new("prod", "p", declaration.clone()).with_binding(Some("PG_URL".into()), None);
         let o = observe_component(&unset, &unset.declared());
         assert_eq!(o.unobserved["public.t"].detail.as_deref(), Some("the variable PG_URL holding the DSN is not set"));
-        let bad = PostgresLexicon::new("prod", "p", declaration).with_binding(Some("PG_URL".into()), Some("postgres://a:b@[".into()));
+        let bad = PostgresLexicon::new("prod", "p", declaration)
+            .with_binding(Some("PG_URL".into()), Some("postgres://a:b@[".into()));
         let o = observe_component(&bad, &bad.declared());
         assert_eq!(o.unobserved["public.t"].reason, UnobservedReason::NoBinding);
         assert!(!o.unobserved["public.t"].detail.as_deref().unwrap().contains(":b@"));

@@ -275,10 +275,7 @@ mod tests {
         );
         s.columns.insert(
             "app.users".into(),
-            vec![(
-                "email".into(),
-                LiveColumn { sql_type: email_type.into(), not_null: false, default: String::new() },
-            )],
+            vec![("email".into(), LiveColumn { sql_type: email_type.into(), not_null: false, default: String::new() })],
         );
         s
     }
@@ -322,7 +319,10 @@ mod tests {
         let widened = apply(&declaration(), &snapshot("character varying(100)", ours), &identity(), DeleteMode::Never);
         assert!(!sql(&widened).iter().any(|s| s.contains("TYPE")));
         assert_eq!(widened.reported.len(), 1);
-        assert!(widened.reported[0].starts_with("app.users.email: type is character varying(100), declared character varying(20)"));
+        assert!(
+            widened.reported[0]
+                .starts_with("app.users.email: type is character varying(100), declared character varying(20)")
+        );
 
         let forced =
             apply(&declaration(), &snapshot("character varying(100)", ours), &identity(), DeleteMode::OwnedOnly);
@@ -335,7 +335,8 @@ mod tests {
 
     #[test]
     fn nullability_defaults_and_comments_are_restored_and_foreign_markers_left_alone() {
-        let plan = apply(&declaration(), &snapshot("character varying(20)", "hand comment"), &identity(), DeleteMode::Never);
+        let plan =
+            apply(&declaration(), &snapshot("character varying(20)", "hand comment"), &identity(), DeleteMode::Never);
         let s = sql(&plan);
         assert!(s.contains(&"COMMENT ON TABLE \"app\".\"users\" IS '[chant managed-by=chant stack=p env=e]'"));
         assert!(s.contains(&"ALTER TABLE \"app\".\"users\" ALTER COLUMN \"email\" SET DEFAULT ''::character varying"));
