@@ -200,14 +200,13 @@ fn a_block_at_another_level_is_read_failed_for_that_entity_alone() {
 }
 
 #[test]
-fn an_https_engine_without_a_tls_feature_is_unreachable_not_sent_in_clear() {
-    // chant builds ureq without a TLS feature: an https:// engine is refused, never downgraded.
+fn an_https_engine_that_does_not_speak_tls_is_unreachable_and_nothing_goes_out_in_clear() {
+    // The engine is plain HTTP: the TLS handshake fails, the request is never downgraded.
     let engine = HttpEngine::model();
     let url = engine.url().replacen("http://", "https://", 1);
     let outcome = predict(&ask(), &env(&url), options());
     let r = refusal(&outcome);
     assert_eq!(r.cause(), RefusalCause::EngineUnreachable);
-    assert!(r.detail().unwrap().contains("TLS"), "{:?}", r.detail());
     assert!(engine.requests().iter().all(|req| req.authorization.is_none()), "the token went out in clear");
     assert_no_token(&printed(&outcome));
 }

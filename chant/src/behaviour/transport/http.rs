@@ -4,8 +4,8 @@
 //! address nobody configured), no proxy is taken from the environment, and the whole exchange
 //! has one timeout. Without a token set the transport is never built, so nothing is sent. The
 //! token goes in the `Authorization` header and nowhere else; whatever the engine sends back has
-//! it scrubbed out before chant keeps any of it. `https://` needs a TLS feature of `ureq`, which
-//! chant does not enable: such an engine is refused as unreachable with ureq's own reason.
+//! it scrubbed out before chant keeps any of it. `https://` goes through rustls with the
+//! webpki roots; a failed handshake is `engine-unreachable`, never a downgrade to plain HTTP.
 
 use std::io::Read;
 
