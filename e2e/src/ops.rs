@@ -1,0 +1,204 @@
+//! The fixture's ops, one group per env. Each group exists so that one rule of the runtime can be
+//! observed from outside the process:
+//!
+//! - `site`: the README's flow (apply, in sync, restore), adopt safety, gates, an unset
+//!   `${VAR}`, and a user step with no side effect (`site-ping`) for concurrent appends;
+//! - `blind`: a `run()` rule that fires on an unknown env, which must be reported, never run;
+//! - `busy`: four matching `run()` rules under a budget of two, behind a report rule;
+//! - `flappy`: a dispatch that succeeds, one that fails and one that stops at a gate, every tick,
+//!   plus a report, all with low flap thresholds;
+//! - `leak`: a failing dispatch whose output carries a secret and a URL password;
+//! - `bulk`: a thousand files, for the benchmark.
+
+use chant::prelude::*;
+
+/// `site-ping`'s step: records nothing but its own run.
+///
+/// # Errors
+///
+/// Never.
+pub fn ping(_cx: &StepContext<'_>) -> StepResult {
+    Ok(Default::default())
+}
+
+op! {
+    name: "site-apply",
+    overview: "Apply the site declaration.",
+    env: "site",
+    phases: [ phase("Apply", [ apply(env = "site") ]) ],
+    on_failure: [ phase("Report", [ shell(cmd = "echo site apply failed") ]) ],
+}
+
+converge_op! {
+    name: "site-converge",
+    env: "site",
+    dial: apply,
+    budget: 3,
+    rules: [
+        when!(eq(status, "drifted") => run("site-apply"), id = "drift-apply",
+              why = "Live state drifted from its declaration; re-applying converges it."),
+        when!(eq(status, "unrecorded") => run("site-apply"), id = "first-apply",
+              why = "Nothing has been applied yet; the first apply establishes the estate."),
+        when!(gt(delete_count, 0) => report("an owned file is no longer declared; the files lexicon never deletes"),
+              id = "owned-dropped", why = "Deleting is a human's decision."),
+        when!(gt(adopt_count, 0) => report("unowned resources present"), id = "adopt-report",
+              why = "An unowned resource is reported for a human, never auto-claimed."),
+        when!(eq(status, "unknown") => report("environment could not be fully observed"),
+              id = "unknown-report", why = "unknown never remediates."),
+    ],
+}
+
+op! {
+    name: "site-release",
+    overview: "Ship the site, after a human approves.",
+    env: "site",
+    phases: [
+        phase("Approve", [ gate("release", description = "Shipping the site needs a human.", timeout = "1h") ]),
+        phase("Ship", [ shell(cmd = "echo shipped") ]),
+    ],
+}
+
+op! {
+    name: "site-needs-var",
+    overview: "Greets someone named by a variable that the tests leave unset.",
+    env: "site",
+    phases: [ phase("Greet", [ shell(cmd = "echo hello ${E2E_UNSET_VARIABLE}") ]) ],
+}
+
+op! {
+    name: "site-ping",
+    overview: "A user step that does nothing: each run appends exactly one run record.",
+    env: "site",
+    phases: [ phase("Ping", [ step("ping", class = read_only, run = ping) ]) ],
+}
+
+op! {
+    name: "blind-apply",
+    overview: "Apply the blind declaration.",
+    env: "blind",
+    phases: [ phase("Apply", [ apply(env = "blind") ]) ],
+}
+
+converge_op! {
+    name: "blind-converge",
+    env: "blind",
+    dial: apply,
+    rules: [
+        when!(neq(status, "reconciled") => run("blind-apply"), id = "not-reconciled-apply",
+              why = "Anything but reconciled is re-applied; unknown must still never remediate."),
+        when!(eq(status, "unknown") => report("environment could not be fully observed"),
+              id = "unknown-report", why = "unknown never remediates."),
+    ],
+}
+
+op! {
+    name: "busy-one",
+    overview: "A read-only probe.",
+    phases: [ phase("Probe", [ shell(cmd = "echo one", class = read_only) ]) ],
+}
+
+op! {
+    name: "busy-two",
+    overview: "A read-only probe.",
+    phases: [ phase("Probe", [ shell(cmd = "echo two", class = read_only) ]) ],
+}
+
+op! {
+    name: "busy-three",
+    overview: "A read-only probe.",
+    phases: [ phase("Probe", [ shell(cmd = "echo three", class = read_only) ]) ],
+}
+
+op! {
+    name: "busy-four",
+    overview: "A read-only probe.",
+    phases: [ phase("Probe", [ shell(cmd = "echo four", class = read_only) ]) ],
+}
+
+converge_op! {
+    name: "busy-converge",
+    env: "busy",
+    budget: 2,
+    rules: [
+        when!(neq(status, "reconciled") => report("busy is not reconciled"), id = "busy-report",
+              why = "Reports use no budget."),
+        when!(neq(status, "reconciled") => run("busy-one"), id = "probe-one", why = "Probe."),
+        when!(neq(status, "reconciled") => run("busy-two"), id = "probe-two", why = "Probe."),
+        when!(neq(status, "reconciled") => run("busy-three"), id = "probe-three", why = "Probe."),
+        when!(neq(status, "reconciled") => run("busy-four"), id = "probe-four", why = "Probe."),
+    ],
+}
+
+op! {
+    name: "flappy-apply",
+    overview: "Apply the flappy declaration (run by hand, to clear the predicates).",
+    env: "flappy",
+    phases: [ phase("Apply", [ apply(env = "flappy") ]) ],
+}
+
+op! {
+    name: "flappy-probe",
+    overview: "A probe that succeeds and changes nothing.",
+    phases: [ phase("Probe", [ shell(cmd = "echo probed", class = read_only) ]) ],
+}
+
+op! {
+    name: "flappy-fail",
+    overview: "A probe that always fails.",
+    phases: [ phase("Probe", [ shell(cmd = "echo 'the probe target refused the connection' >&2; exit 4", class = read_only) ]) ],
+}
+
+op! {
+    name: "flappy-guarded",
+    overview: "Stops at a gate nobody approves.",
+    phases: [ phase("Hold", [ gate("hold", description = "Nobody approves this in the tests.") ]) ],
+}
+
+converge_op! {
+    name: "flappy-converge",
+    env: "flappy",
+    dial: apply,
+    budget: 3,
+    rules: [
+        when!(neq(status, "reconciled") => run("flappy-probe"), id = "probe", flap_threshold = 2,
+              why = "A dispatch that succeeds without fixing anything flaps."),
+        when!(neq(status, "reconciled") => run("flappy-fail"), id = "fail", flap_threshold = 2,
+              why = "A dispatch that fails counts toward damping."),
+        when!(neq(status, "reconciled") => run("flappy-guarded"), id = "guarded", flap_threshold = 1,
+              why = "A gate waiting for approval is never damped."),
+        when!(neq(status, "reconciled") => report("flappy is not reconciled"), id = "note", flap_threshold = 1,
+              why = "Reports keep reporting."),
+    ],
+}
+
+op! {
+    name: "leak-shout",
+    overview: "Fails, printing a secret token and a URL with a password.",
+    phases: [ phase("Connect", [ shell(cmd = "echo \"connecting with token $E2E_TOKEN to postgres://admin:$E2E_DB_PASSWORD@db.invalid/app\" >&2; exit 1", class = read_only) ]) ],
+    on_failure: [ phase("Report", [ shell(cmd = "echo \"gave up on token $E2E_TOKEN at postgres://admin:$E2E_DB_PASSWORD@db.invalid/app\"", class = read_only) ]) ],
+}
+
+converge_op! {
+    name: "leak-converge",
+    env: "leak",
+    rules: [
+        when!(eq(status, "reconciled") => run("leak-shout"), id = "shout", why = "Dispatches the leaky op every tick."),
+    ],
+}
+
+op! {
+    name: "bulk-apply",
+    overview: "Apply the bulk declaration.",
+    env: "bulk",
+    phases: [ phase("Apply", [ apply(env = "bulk") ]) ],
+}
+
+converge_op! {
+    name: "bulk-converge",
+    env: "bulk",
+    dial: apply,
+    rules: [
+        when!(eq(status, "drifted") => run("bulk-apply"), id = "drift-apply", why = "Re-apply drift."),
+        when!(eq(status, "unrecorded") => run("bulk-apply"), id = "first-apply", why = "First apply."),
+    ],
+}

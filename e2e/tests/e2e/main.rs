@@ -1,0 +1,13 @@
+//! chant end to end: the fixture project's real binaries (`e2e-project`, the stock
+//! `e2e-stock-chant`) and the example's `staging-converge`, run as child processes in temporary
+//! git repositories, with real files, a real bare remote and real concurrent processes. One test
+//! binary, one module per area of the "Tests" section.
+
+// Test helpers outside `#[test]` functions unwrap freely: a failure there is a test failure.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+mod support;
+
+mod gates;
+mod honesty;
+mod readme;
