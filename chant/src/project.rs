@@ -11,6 +11,8 @@ use crate::config::{self, Config};
 use crate::gate::GateFact;
 use crate::ledger::{self, Ledger, LedgerConfig, ShardKey};
 use crate::lexicon::files::{ApplyRecord, FilesLexicon};
+#[cfg(feature = "postgres")]
+use crate::lexicon::postgres::{DeleteMode, PostgresApplyRecord, PostgresLexicon};
 use crate::model::OpDocument;
 use crate::observe::{ComponentInput, EnvAssessment, LastApply, assess};
 use crate::redact::Redactor;
@@ -109,6 +111,52 @@ impl Project {
         Ok(latest.record.and_then(|r| serde_json::from_value(r.value).ok()))
     }
 
+    /// Returns the postgres lexicon of `env`, or `None` when the env declares no PostgreSQL part.
+    /// The DSN is read from the variable the env binds (`postgres_dsn_var`); an unbound env or an
+    /// unset variable observes as `no-binding`.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Declaration`] when the declaration cannot be built; ledger errors reading the last
+    /// apply.
+    #[cfg(feature = "postgres")]
+    pub fn postgres_lexicon(&self, member: Option<&str>, env: &str) -> Result<Option<PostgresLexicon>, Error> {
+        let declaration = crate::lexicon::declaration(env)
+            .map_err(|e| Error::Declaration { env: env.to_owned(), message: e.to_string() })?;
+        let Some(postgres) = declaration.and_then(|d| d.postgres) else { return Ok(None) };
+        let lexicon = PostgresLexicon::new(env, self.config.project.name.clone(), postgres);
+        let Some(var) = self.config.env(env).and_then(|b| b.postgres_dsn_var.clone()) else { return Ok(Some(lexicon)) };
+        let key = ShardKey::apply(member, env, crate::lexicon::postgres::COMPONENT)?;
+        let last = self
+            .ledger
+            .latest(&key)?
+            .record
+            .and_then(|r| serde_json::from_value::<PostgresApplyRecord>(r.value).ok())
+            .map(|r| r.last_apply_for(&var))
+            .unwrap_or_else(LastApply::none);
+        Ok(Some(lexicon.with_var(var).with_last_apply(last)))
+    }
+
+    /// Appends a lexicon's apply or teardown record to the env's ledger.
+    fn record_apply(
+        &self,
+        member: Option<&str>,
+        env: &str,
+        component: &str,
+        record: &impl serde::Serialize,
+    ) -> Result<(), String> {
+        let key = ShardKey::apply(member, env, component).map_err(|e| e.to_string())?;
+        let line = serde_json::to_string(record).map_err(|e| e.to_string())?;
+        let receipt = self
+            .ledger
+            .append(&key, &line)
+            .map_err(|e| format!("the {component} change was made but not recorded: {e}"))?;
+        for w in &receipt.warnings {
+            eprintln!("warning: {w}");
+        }
+        Ok(())
+    }
+
     /// Returns true when some op in this binary applies `env` with `delete_mode = "owned-only"`,
     /// which makes an owned, undeclared entity drift.
     pub fn deletes_owned(&self, env: &str) -> bool {
@@ -133,32 +181,76 @@ impl Project {
                 .map_err(|e| Error::Declaration { env: env.to_owned(), message: e.to_string() })?;
             inputs.push(input);
         }
+        #[cfg(feature = "postgres")]
+        if let Some(postgres) = self.postgres_lexicon(member, env)? {
+            inputs.push(postgres.component_input(self.deletes_owned(env)));
+        }
         Ok(assess(env, &inputs))
     }
 
-    /// Applies the files of `env`, records the apply on the ledger, and says what it wrote.
+    /// Applies every lexicon `env` declares (files, postgres), records each apply on the ledger,
+    /// and says what changed. `delete_mode` is `never` (the default: nothing is deleted) or
+    /// `owned-only` (also removes what chant owns and no longer declares, and makes the changes a
+    /// plain apply only reports).
     ///
     /// # Errors
     ///
     /// One line saying what failed.
     pub fn apply_env(&self, member: Option<&str>, env: &str, delete_mode: &str) -> Result<String, String> {
-        if delete_mode != "never" {
-            return Err(format!(
-                "delete_mode = \"{delete_mode}\" is not supported by the files lexicon in this version; it never deletes"
-            ));
-        }
-        let Some(files) = self.files_lexicon(member, env).map_err(|e| e.to_string())? else {
-            return Ok(format!("env {env} declares nothing to apply"));
+        let owned_only = match delete_mode {
+            "never" => false,
+            "owned-only" => true,
+            other => return Err(format!("unknown delete_mode \"{other}\": use \"never\" or \"owned-only\"")),
         };
-        let record = files.apply().map_err(|e| e.to_string())?;
-        let key = ShardKey::apply(member, env, crate::lexicon::files::COMPONENT).map_err(|e| e.to_string())?;
-        let line = serde_json::to_string(&record).map_err(|e| e.to_string())?;
-        let receipt =
-            self.ledger.append(&key, &line).map_err(|e| format!("the apply was written but not recorded: {e}"))?;
-        for w in &receipt.warnings {
-            eprintln!("warning: {w}");
+        let mut said = Vec::new();
+        if let Some(files) = self.files_lexicon(member, env).map_err(|e| e.to_string())? {
+            let record = files.apply().map_err(|e| e.to_string())?;
+            self.record_apply(member, env, crate::lexicon::files::COMPONENT, &record)?;
+            said.push(format!("{} of {} declared file(s) written", record.written.len(), record.owned.len()));
+            if owned_only {
+                let removal = files.remove_owned_undeclared().map_err(|e| e.to_string())?;
+                said.push(format!("{} owned undeclared file(s) removed", removal.removed.len()));
+                said.extend(removal.kept.iter().map(|k| format!("kept {k}")));
+            }
         }
-        Ok(format!("{} of {} declared file(s) written", record.written.len(), record.owned.len()))
+        #[cfg(feature = "postgres")]
+        if let Some(postgres) = self.postgres_lexicon(member, env).map_err(|e| e.to_string())? {
+            let mode = if owned_only { DeleteMode::OwnedOnly } else { DeleteMode::Never };
+            let record = postgres.apply(mode).map_err(|e| e.to_string())?;
+            self.record_apply(member, env, crate::lexicon::postgres::COMPONENT, &record)?;
+            said.push(record.summary());
+        }
+        if said.is_empty() {
+            return Ok(format!("env {env} declares nothing to apply"));
+        }
+        Ok(said.join("; "))
+    }
+
+    /// Tears down every lexicon `env` declares, removing only what chant owns there (the files of
+    /// its last recorded apply; the tables and schemas carrying this project's and env's marker),
+    /// and records each teardown on the ledger.
+    ///
+    /// # Errors
+    ///
+    /// One line saying what failed.
+    pub fn teardown_env(&self, member: Option<&str>, env: &str) -> Result<String, String> {
+        let mut said = Vec::new();
+        if let Some(files) = self.files_lexicon(member, env).map_err(|e| e.to_string())? {
+            let (removal, record) = files.teardown().map_err(|e| e.to_string())?;
+            self.record_apply(member, env, crate::lexicon::files::COMPONENT, &record)?;
+            said.push(format!("{} owned file(s) removed", removal.removed.len()));
+            said.extend(removal.kept.iter().map(|k| format!("kept {k}")));
+        }
+        #[cfg(feature = "postgres")]
+        if let Some(postgres) = self.postgres_lexicon(member, env).map_err(|e| e.to_string())? {
+            let record = postgres.teardown().map_err(|e| e.to_string())?;
+            self.record_apply(member, env, crate::lexicon::postgres::COMPONENT, &record)?;
+            said.push(record.summary());
+        }
+        if said.is_empty() {
+            return Ok(format!("env {env} declares nothing to tear down"));
+        }
+        Ok(said.join("; "))
     }
 
     /// Returns the gate facts of `op`, in ledger order.
@@ -191,6 +283,10 @@ pub struct RunServices<'a> {
 impl runner::Services for RunServices<'_> {
     fn apply(&self, env: &str, delete_mode: &str) -> Result<String, String> {
         self.project.apply_env(self.member, env, delete_mode)
+    }
+
+    fn teardown(&self, env: &str) -> Result<String, String> {
+        self.project.teardown_env(self.member, env)
     }
 
     fn gate_facts(&self, op: &str) -> Result<Vec<GateFact>, String> {

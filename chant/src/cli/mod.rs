@@ -16,6 +16,7 @@
 //! `--json` prints one record as a single line on stdout; diagnostics go to stderr.
 
 pub mod approve;
+pub mod lifecycle;
 pub mod ops;
 pub mod run;
 
@@ -87,6 +88,8 @@ pub enum Command {
     Tick(run::TickArgs),
     /// Approve a gate a run stopped at, or clear it with --expire
     Approve(approve::ApproveArgs),
+    /// Show how an env differs from its declaration
+    Lifecycle(lifecycle::LifecycleArgs),
 }
 
 /// Runs the stock `chant` binary's command line.
@@ -113,6 +116,7 @@ fn dispatch(binary: Binary, default: DefaultCommand) -> Exit {
         Some(Command::Run(args)) => run::cmd_run(binary, &args),
         Some(Command::Tick(args)) => run::cmd_tick(binary, &args),
         Some(Command::Approve(args)) => approve::cmd_approve(binary, &args),
+        Some(Command::Lifecycle(args)) => lifecycle::cmd_lifecycle(binary, &args),
         None => match default {
             DefaultCommand::Tick(op) => run::cmd_tick(binary, &run::TickArgs::for_op(op)),
             DefaultCommand::Help => {

@@ -39,6 +39,16 @@ pub trait Services {
     /// Returns one line saying what failed.
     fn apply(&self, env: &str, delete_mode: &str) -> Result<String, String>;
 
+    /// Tears down what chant owns in `env` (destructive), records it, and returns one line
+    /// saying what was removed.
+    ///
+    /// # Errors
+    ///
+    /// Returns one line saying what failed.
+    fn teardown(&self, env: &str) -> Result<String, String> {
+        Err(format!("teardown of env {env} is not available here"))
+    }
+
     /// Returns the gate facts of `op`, in ledger order.
     ///
     /// # Errors
@@ -334,6 +344,13 @@ impl Ctx<'_> {
                     Err(e) => StepEnd::Failed(format!("apply {env}: {e}")),
                 }
             }
+            "teardown" => {
+                let env = str_arg("env").unwrap_or_else(|| self.settings.env.clone());
+                match self.services.teardown(&env) {
+                    Ok(detail) => StepEnd::Ok { detail: Some(detail), approved_by: None, output: None },
+                    Err(e) => StepEnd::Failed(format!("teardown {env}: {e}")),
+                }
+            }
             "gate" => self.gate(step, &args),
             "step" => {
                 let name = step.name.clone().unwrap_or_default();
@@ -352,7 +369,7 @@ impl Ctx<'_> {
                 }
             }
             other => StepEnd::Failed(format!(
-                "step `{other}` is not available in this version of chant (teardown and the box steps arrive with their issues)"
+                "step `{other}` is not available in this version of chant (the box steps arrive with their issue)"
             )),
         }
     }

@@ -18,3 +18,4 @@ mod behaviour_screen;
 mod postgres;
 mod postgres_cluster;
 mod postgres_conformance;
+mod postgres_lifecycle;

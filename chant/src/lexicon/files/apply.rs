@@ -54,7 +54,12 @@ impl ApplyRecord {
     /// record is of another binding (the env's root was re-bound since), since only a
     /// successful apply of this env's binding counts as recorded.
     pub fn last_apply_for(&self, binding: &str) -> LastApply {
-        if self.binding == binding && self.component == COMPONENT { self.last_apply() } else { LastApply::none() }
+        let torn_down = self.digest == super::teardown::TEARDOWN_DIGEST;
+        if self.binding == binding && self.component == COMPONENT && !torn_down {
+            self.last_apply()
+        } else {
+            LastApply::none()
+        }
     }
 }
 

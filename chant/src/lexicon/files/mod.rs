@@ -24,6 +24,7 @@
 mod apply;
 mod confine;
 pub mod declaration;
+pub mod teardown;
 
 use std::collections::BTreeSet;
 use std::fs::{self, File};
@@ -33,6 +34,7 @@ use std::path::{Path, PathBuf};
 
 pub use apply::ApplyRecord;
 pub use declaration::{DeclaredFile, FILE_KIND, FilesDeclaration, MAX_MODE, format_mode, property};
+pub use teardown::{Removal, TEARDOWN_DIGEST};
 
 use self::confine::{Parent, Target};
 use crate::model::UnobservedReason;
@@ -224,6 +226,38 @@ impl FilesLexicon {
     /// files already written.
     pub fn apply(&self) -> Result<ApplyRecord, FilesError> {
         apply::apply(&self.env, self.root.as_deref(), self.binding(), &self.declaration)
+    }
+
+    /// Removes the owned files that are no longer declared (those of the last recorded apply
+    /// that the declaration drops): what `apply(delete_mode = "owned-only")` adds to an apply.
+    ///
+    /// # Errors
+    ///
+    /// An unbound or unusable root, or a failing removal.
+    pub fn remove_owned_undeclared(&self) -> Result<Removal, FilesError> {
+        let Some(root) = &self.root else { return Err(FilesError::NoBinding { env: self.env.clone() }) };
+        if !self.last_apply.recorded {
+            return Ok(Removal::default());
+        }
+        let declared = self.declaration.files();
+        teardown::remove(root, self.last_apply.owned.iter().filter(|p| !declared.contains_key(p.as_str())))
+    }
+
+    /// Removes every file chant owns (the paths of the last recorded apply) and returns the
+    /// teardown record for the ledger; nothing else under the root is touched.
+    ///
+    /// # Errors
+    ///
+    /// An unbound or unusable root, or a failing removal.
+    pub fn teardown(&self) -> Result<(Removal, ApplyRecord), FilesError> {
+        let Some(root) = &self.root else { return Err(FilesError::NoBinding { env: self.env.clone() }) };
+        let removal = if self.last_apply.recorded {
+            teardown::remove(root, self.last_apply.owned.iter())?
+        } else {
+            Removal::default()
+        };
+        let binding = self.binding().unwrap_or_default();
+        Ok((removal, teardown::record(&self.env, binding)))
     }
 
     fn ownership(&self, path: &str) -> Ownership {

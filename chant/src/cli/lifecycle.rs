@@ -1,0 +1,169 @@
+//! `lifecycle diff <env> --live [--json]`: the env's change sets and status rows, computed by the
+//! same code a tick derives its symptom from ([`Project::assess`]), so what the diff prints is
+//! what the converge loop decides on.
+//!
+//! Without `--json` it prints one line per status row, then every entry that is not `noop`
+//! (unobserved ones in words, with the address asked and never a password); with `--json` one
+//! document on one line: `{version, env, status, components, changeSets, symptom}`.
+
+use clap::{Args, Subcommand};
+use serde::Serialize;
+
+use super::{Binary, Exit};
+use crate::model::{ComponentRow, ConvergeSymptom, EnvStatus};
+use crate::observe::{ChangeAction, ChangeSet, describe_unobserved};
+use crate::project::{self, Project};
+
+/// Show how an env differs from its declaration
+#[derive(Debug, Args)]
+pub struct LifecycleArgs {
+    /// The lifecycle subcommand.
+    #[command(subcommand)]
+    pub command: LifecycleCommand,
+}
+
+/// The lifecycle subcommands.
+#[derive(Debug, Subcommand)]
+pub enum LifecycleCommand {
+    /// Print the change set and status rows of an env
+    Diff(DiffArgs),
+}
+
+/// Print the change set and status rows of an env
+#[derive(Debug, Args)]
+pub struct DiffArgs {
+    /// The env.
+    pub env: String,
+    /// Observe the live estate (required: this version has no snapshot diff).
+    #[arg(long)]
+    pub live: bool,
+    /// Print one JSON document on one line on stdout.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// The diff of one env: what `lifecycle diff` prints.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Diff {
+    /// The document's version.
+    pub version: u32,
+    /// The env.
+    pub env: String,
+    /// The env's status (the worst row).
+    pub status: EnvStatus,
+    /// The status rows: exactly what a tick records as `components`.
+    pub components: Vec<ComponentRow>,
+    /// One change set per component, in the order of `components`.
+    pub change_sets: Vec<ChangeSet>,
+    /// The symptom a tick's rules would read.
+    pub symptom: ConvergeSymptom,
+}
+
+/// Returns the member whose ledger paths hold `env`'s records: that of the first op in this
+/// binary bound to `env` (none in a flat layout or the stock binary).
+pub fn member_of(project: &Project, env: &str) -> Option<String> {
+    project.catalog.ops().find(|o| o.env.as_deref() == Some(env)).and_then(|o| o.member.clone())
+}
+
+/// Computes the live diff of `env`, through [`Project::assess`] (what a tick uses).
+///
+/// # Errors
+///
+/// Declaration and ledger errors.
+pub fn diff(project: &Project, member: Option<&str>, env: &str) -> Result<Diff, project::Error> {
+    let assessment = project.assess(member, env)?;
+    Ok(Diff {
+        version: 1,
+        env: env.to_owned(),
+        status: assessment.symptom.status,
+        components: assessment.symptom.components.clone(),
+        change_sets: assessment.change_sets,
+        symptom: assessment.symptom,
+    })
+}
+
+/// Renders a diff for a person, one line each.
+pub fn render(diff: &Diff) -> Vec<String> {
+    let mut out = vec![format!("lifecycle diff {} (live): {}", diff.env, diff.status.as_str())];
+    if diff.components.is_empty() {
+        out.push(format!("  env {} declares nothing in this binary", diff.env));
+    }
+    for row in &diff.components {
+        out.push(format!("  {} {}: {}", row.component, row.reconciliation.as_str(), row.detail));
+    }
+    for cs in &diff.change_sets {
+        for entry in cs.entries.iter().filter(|e| e.action != ChangeAction::Noop) {
+            let line = if entry.action == ChangeAction::Unobserved {
+                describe_unobserved(entry)
+            } else {
+                let kind = entry.kind.as_deref().map(|k| format!(" ({k})")).unwrap_or_default();
+                let deltas: Vec<String> = entry
+                    .deltas
+                    .iter()
+                    .map(|d| format!("{}: {} -> {}", d.property, d.live.as_deref().unwrap_or("(none)"), d.declared))
+                    .collect();
+                let deltas = if deltas.is_empty() { String::new() } else { format!(" [{}]", deltas.join("; ")) };
+                format!("{}{kind}{deltas}", entry.name)
+            };
+            out.push(format!("    {} {}/{line}", entry.action.as_str(), cs.component));
+        }
+    }
+    out
+}
+
+/// Runs `lifecycle`.
+pub fn cmd_lifecycle(_binary: Binary, args: &LifecycleArgs) -> Exit {
+    match &args.command {
+        LifecycleCommand::Diff(d) => cmd_diff(d),
+    }
+}
+
+fn cmd_diff(args: &DiffArgs) -> Exit {
+    if !args.live {
+        eprintln!(
+            "error: `lifecycle diff` needs --live: this version compares the declaration with the live estate only"
+        );
+        return Exit::Usage;
+    }
+    if let Err(m) = crate::model::contract::check_name("env name", &args.env) {
+        eprintln!("error: {m}");
+        return Exit::Usage;
+    }
+    let cwd = match std::env::current_dir() {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("error: cannot read the working directory: {e}");
+            return Exit::Usage;
+        }
+    };
+    let project = match Project::open(&cwd) {
+        Ok(p) => p,
+        Err(e) => {
+            eprintln!("error: {}", super::run::error_chain(&e));
+            return Exit::Usage;
+        }
+    };
+    let member = member_of(&project, &args.env);
+    let diff = match diff(&project, member.as_deref(), &args.env) {
+        Ok(d) => d,
+        Err(e) => {
+            eprintln!("error: {}", project.redactor.redact(&super::run::error_chain(&e)));
+            return Exit::Failed;
+        }
+    };
+    if args.json {
+        match serde_json::to_string(&diff) {
+            Ok(line) => println!("{}", project.redactor.redact(&line)),
+            Err(e) => {
+                eprintln!("error: cannot render the diff: {e}");
+                return Exit::Failed;
+            }
+        }
+    } else {
+        for line in render(&diff) {
+            println!("{}", project.redactor.redact(&line));
+        }
+    }
+    Exit::Done
+}
