@@ -1,12 +1,15 @@
 //! Append cost of the ledger at growing history, to show it is O(1) in the number of records.
 //!
 //! Run with `cargo bench -p chant --bench ledger_append` (release build). For each history size
-//! it fills one shard key to that many records through the public API, then times 31 further
-//! appends and 31 reads of the newest record, and prints the median and fastest append (the
-//! machine is shared, so the median carries scheduling noise and the minimum shows the work
-//! itself), the loose objects and bytes each append adds to `.git/objects`, and the median read. The same append done by the git binary's plumbing (nine processes:
-//! find the newest shard, read it, hash the new blob, rebuild the trees in a temporary index,
-//! commit, compare-and-swap the ref) runs in the same repository for comparison.
+//! it fills one shard key of its own repository to that many records through the public API.
+//! Then, in 31 rounds that visit every repository in turn (so every size sees the same machine
+//! load), it times one more append per repository, then one read of the newest record, and
+//! prints the median and fastest append (the median carries the noise of a shared machine, the
+//! minimum shows the work itself), the loose objects and bytes each append adds to
+//! `.git/objects`, and the median read. The same append done by the git binary's plumbing
+//! (nine processes: find the newest shard, read it, hash the new blob, rebuild the trees in a
+//! temporary index, commit, compare-and-swap the ref) runs in the same repositories for
+//! comparison.
 //! `CHANT_BENCH_SIZES=0,1000,10000,100000` picks other sizes.
 //!
 //! Loose objects live in 256 `objects/xx` fan-out directories, which a fresh repository lacks and
@@ -30,9 +33,11 @@ fn main() {
         .split(',')
         .map(|s| s.trim().parse().unwrap())
         .collect();
-    println!("ledger append, one shard key, {} build, {REPETITIONS} repetitions", profile());
+    let fixtures: Vec<Fixture> = sizes.iter().map(|&size| Fixture::filled(size)).collect();
+    let rows = measure(&fixtures);
+    println!("ledger append, one shard key, {} build, {REPETITIONS} rounds", profile());
     println!(
-        "{:>14} | {:>13} | {:>11} | {:>15} | {:>14} | {:>15} | {:>19}",
+        "{:>14} | {:>13} | {:>11} | {:>14} | {:>12} | {:>15} | {:>19}",
         "records before",
         "append median",
         "append min",
@@ -41,10 +46,10 @@ fn main() {
         "latest() median",
         "git plumbing median"
     );
-    for size in sizes {
-        let row = measure(size);
+    for (fixture, row) in fixtures.iter().zip(rows) {
         println!(
-            "{size:>14} | {:>10.3} ms | {:>8.3} ms | {:>15} | {:>14} | {:>12.3} ms | {:>16.3} ms",
+            "{:>14} | {:>10.3} ms | {:>8.3} ms | {:>14} | {:>12} | {:>12.3} ms | {:>16.3} ms",
+            fixture.size,
             ms(median(row.appends.clone())),
             ms(row.appends.iter().copied().min().unwrap()),
             row.objects,
@@ -55,6 +60,40 @@ fn main() {
     }
 }
 
+/// A repository whose key already holds `size` records.
+struct Fixture {
+    size: usize,
+    dir: tempfile::TempDir,
+    ledger: Ledger,
+    key: ShardKey,
+}
+
+impl Fixture {
+    fn filled(size: usize) -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        gix::init(dir.path()).unwrap();
+        let key = ShardKey::converge(None, "staging", "staging-converge").unwrap();
+        // Fill with gc enabled, as in production, so loose objects get packed along the way.
+        let filler = Ledger::open(dir.path(), hermetic(LedgerConfig::default())).unwrap();
+        for n in 0..size {
+            filler.append(&key, &line(n)).unwrap();
+        }
+        // Measure without gc, so no append pays for a repack, and with every fan-out directory
+        // present, so none pays for creating one.
+        let ledger =
+            Ledger::open(dir.path(), hermetic(LedgerConfig { gc_every: 0, ..LedgerConfig::default() })).unwrap();
+        for byte in 0..=255u8 {
+            std::fs::create_dir_all(dir.path().join(format!(".git/objects/{byte:02x}"))).unwrap();
+        }
+        Self { size, dir, ledger, key }
+    }
+
+    fn objects(&self) -> (u64, u64) {
+        du(&self.dir.path().join(".git/objects"))
+    }
+}
+
+#[derive(Default)]
 struct Row {
     appends: Vec<Duration>,
     /// Loose objects each append adds.
@@ -65,45 +104,39 @@ struct Row {
     plumbing: Vec<Duration>,
 }
 
-fn measure(size: usize) -> Row {
-    let tmp = tempfile::tempdir().unwrap();
-    gix::init(tmp.path()).unwrap();
-    let key = ShardKey::converge(None, "staging", "staging-converge").unwrap();
-    // Fill with gc enabled, as in production, so loose objects get packed along the way.
-    let filler = Ledger::open(tmp.path(), hermetic(LedgerConfig::default())).unwrap();
-    for n in 0..size {
-        filler.append(&key, &line(n)).unwrap();
+/// Times every fixture in rounds, one operation per fixture per round, so that all sizes see
+/// the same machine load.
+fn measure(fixtures: &[Fixture]) -> Vec<Row> {
+    let mut rows: Vec<Row> = fixtures.iter().map(|_| Row::default()).collect();
+    let before: Vec<(u64, u64)> = fixtures.iter().map(Fixture::objects).collect();
+    for round in 0..REPETITIONS {
+        for (fixture, row) in fixtures.iter().zip(&mut rows) {
+            let start = Instant::now();
+            fixture.ledger.append(&fixture.key, &line(fixture.size + round)).unwrap();
+            row.appends.push(start.elapsed());
+        }
     }
-    // Measure without gc, so no append pays for a repack, and with every fan-out directory
-    // present, so none pays for creating one.
-    let ledger = Ledger::open(tmp.path(), hermetic(LedgerConfig { gc_every: 0, ..LedgerConfig::default() })).unwrap();
-    let objects = tmp.path().join(".git/objects");
-    for byte in 0..=255u8 {
-        std::fs::create_dir_all(objects.join(format!("{byte:02x}"))).unwrap();
+    for ((fixture, row), (files, bytes)) in fixtures.iter().zip(&mut rows).zip(before) {
+        let (files_after, bytes_after) = fixture.objects();
+        row.objects = (files_after - files) / REPETITIONS as u64;
+        row.bytes = (bytes_after - bytes) / REPETITIONS as u64;
     }
-    let (files_before, bytes_before) = du(&objects);
-    let mut appends = Vec::new();
-    for n in 0..REPETITIONS {
-        let start = Instant::now();
-        ledger.append(&key, &line(size + n)).unwrap();
-        appends.push(start.elapsed());
-    }
-    let (files_after, bytes_after) = du(&objects);
-    let mut reads = Vec::new();
     for _ in 0..REPETITIONS {
-        let start = Instant::now();
-        let latest = ledger.latest(&key).unwrap();
-        reads.push(start.elapsed());
-        assert!(latest.record.is_some());
+        for (fixture, row) in fixtures.iter().zip(&mut rows) {
+            let start = Instant::now();
+            let latest = fixture.ledger.latest(&fixture.key).unwrap();
+            row.reads.push(start.elapsed());
+            assert!(latest.record.is_some());
+        }
     }
-    let mut plumbing = Vec::new();
-    for n in 0..REPETITIONS {
-        let start = Instant::now();
-        plumbing_append(tmp.path(), &key.dir(), &line(size + REPETITIONS + n));
-        plumbing.push(start.elapsed());
+    for round in 0..REPETITIONS {
+        for (fixture, row) in fixtures.iter().zip(&mut rows) {
+            let start = Instant::now();
+            plumbing_append(fixture.dir.path(), &fixture.key.dir(), &line(fixture.size + REPETITIONS + round));
+            row.plumbing.push(start.elapsed());
+        }
     }
-    let per = |after: u64, before: u64| (after - before) / REPETITIONS as u64;
-    Row { appends, objects: per(files_after, files_before), bytes: per(bytes_after, bytes_before), reads, plumbing }
+    rows
 }
 
 /// The same append through the git binary's plumbing, one process per step.
