@@ -145,7 +145,9 @@ impl Default for LedgerConfig {
 /// What an append did.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct AppendReceipt {
-    /// The commit that holds the record (after any re-append onto the remote tip).
+    /// The commit that holds the record, after any re-append onto the remote tip this call made
+    /// (if another process of the same clone re-appended it first, this is the commit it was
+    /// first written in; the record itself is on the branch once, either way).
     pub commit: ObjectId,
     /// The shard file it is in.
     pub path: String,
