@@ -273,10 +273,10 @@ pub fn check_ownership(scenario: &Scenario, observation: &Observation, channel: 
         out.push(Violation { scenario: scenario.name.clone(), rule, detail });
     };
     for (name, resource) in &observation.resources {
-        if let Some(marker) = &resource.marker {
-            if marker.stack.trim().is_empty() || marker.env.as_deref().is_some_and(|e| e.trim().is_empty()) {
-                fail("marker-shape", format!("{name} carries a malformed marker {marker:?}"));
-            }
+        if let Some(marker) = &resource.marker
+            && (marker.stack.trim().is_empty() || marker.env.as_deref().is_some_and(|e| e.trim().is_empty()))
+        {
+            fail("marker-shape", format!("{name} carries a malformed marker {marker:?}"));
         }
     }
     for (name, want) in &scenario.expect_marker {
