@@ -105,6 +105,22 @@ pub fn cmd_run(binary: Binary, args: &RunArgs) -> Exit {
         eprintln!("error: `{}` is a ConvergeOp; tick it with `tick {}`", doc.name, doc.name);
         return Exit::Usage;
     }
+    // A variable that is unset now is unset when its step runs (a run cannot set its own
+    // environment), so refuse before anything runs or is recorded, naming the variable and step.
+    for phase in doc.phases.iter().chain(doc.on_failure.iter()) {
+        for step in &phase.steps {
+            for (arg, value) in &step.args {
+                let Some(text) = value.as_str() else { continue };
+                if let Err(e) = runner::expand::expand(text, &step.kind, arg, &runner::expand::from_env) {
+                    eprintln!(
+                        "error: op `{}`, phase \"{}\": {e}; nothing ran and nothing was recorded",
+                        doc.name, phase.name
+                    );
+                    return Exit::Usage;
+                }
+            }
+        }
+    }
     let env = doc
         .env
         .clone()
@@ -227,6 +243,15 @@ pub fn cmd_tick(binary: Binary, args: &TickArgs) -> Exit {
             }
             for w in &outcome.receipt.warnings {
                 eprintln!("warning: {w}");
+            }
+            for u in &outcome.unreadable {
+                eprintln!(
+                    "warning: unreadable ledger line {}:{} on {} ({}), skipped and left in place: fix or remove it in a commit on that branch",
+                    u.path,
+                    u.line,
+                    crate::ledger::BRANCH,
+                    u.reason
+                );
             }
             if let Some(e) = &r.error {
                 eprintln!("error: tick failed: {e}");

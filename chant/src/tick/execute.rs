@@ -4,7 +4,7 @@
 //! malformed reading) converges nothing: it is recorded with `error`, its flap runs carried
 //! forward unchanged, and the caller exits 1.
 
-use crate::ledger::{AppendReceipt, ShardKey};
+use crate::ledger::{AppendReceipt, ShardKey, Unreadable};
 use crate::model::{ConvergeSymptom, OpDocument, ResourceStatus, ResourceSymptom, Step};
 use crate::project::{self, Project};
 
@@ -36,6 +36,9 @@ pub struct TickOutcome {
     pub record: TickRecord,
     /// The ledger's receipt.
     pub receipt: AppendReceipt,
+    /// Unreadable lines of this op's tick records met while reading the newest one: skipped and
+    /// left in place, never dropped silently, so the caller reports them.
+    pub unreadable: Vec<Unreadable>,
 }
 
 /// How to run a tick.
@@ -64,9 +67,9 @@ pub fn execute(project: &Project, doc: &OpDocument, options: &TickOptions) -> Re
     let member = doc.member.as_deref();
     let started = crate::clock::now()?;
     let key = ShardKey::converge(member, &env, &doc.name)?;
-    let previous: Vec<FlapEntry> = project
-        .ledger
-        .latest(&key)?
+    let latest = project.ledger.latest(&key)?;
+    let unreadable = latest.unreadable;
+    let previous: Vec<FlapEntry> = latest
         .record
         .and_then(|r| r.value.get("flap").cloned())
         .and_then(|f| serde_json::from_value(f).ok())
@@ -148,7 +151,7 @@ pub fn execute(project: &Project, doc: &OpDocument, options: &TickOptions) -> Re
     record.timestamp = crate::clock::format(crate::clock::now()?);
     let line = record.to_line().map_err(project::Error::Serialise)?;
     let receipt = project.ledger.append(&key, &line)?;
-    Ok(TickOutcome { record, receipt })
+    Ok(TickOutcome { record, receipt, unreadable })
 }
 
 enum Observed {

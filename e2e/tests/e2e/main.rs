@@ -8,6 +8,8 @@
 
 mod support;
 
+mod bad_input;
 mod gates;
 mod honesty;
+mod ledger;
 mod readme;
