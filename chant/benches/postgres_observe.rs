@@ -1,0 +1,92 @@
+//! Observing a 2,000-table schema with the postgres lexicon: wall time and queries issued,
+//! against `pg_dump --schema-only` and one catalog query through `psql` on the same database in
+//! the same run. Starts its own throw-away cluster (the integration tests' harness).
+//!
+//! Run: `cargo bench -p chant --bench postgres_observe` (server binaries from `.ci/postgres.sh`).
+
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, unreachable_pub, missing_docs)]
+
+#[path = "../tests/integration/postgres_cluster.rs"]
+#[allow(dead_code)] // The benchmark uses part of the test harness.
+mod postgres_cluster;
+
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use chant::lexicon::postgres::{Column, PostgresDeclaration, PostgresLexicon, Table, catalog};
+use chant::observe::{ChangeAction, LastApply, build_change_set, observe_component};
+
+const TABLES: usize = 2000;
+const RUNS: usize = 5;
+
+fn median(mut v: Vec<Duration>) -> Duration {
+    v.sort();
+    v[v.len() / 2]
+}
+
+fn main() {
+    let c = postgres_cluster::cluster();
+    let db = c.database("bench");
+    let ddl: String = (0..TABLES)
+        .map(|i| format!("CREATE TABLE app.t{i} (id bigint PRIMARY KEY, name text NOT NULL DEFAULT '', n integer);"))
+        .collect();
+    let load = Instant::now();
+    c.as_app(&db, &format!("BEGIN; CREATE SCHEMA app; {ddl} COMMIT;"));
+    println!("setup: {TABLES} tables created in {:?}", load.elapsed());
+
+    let declaration = (0..TABLES).fold(PostgresDeclaration::new(), |d, i| {
+        d.table(
+            Table::new("app", format!("t{i}"))
+                .column(Column::new("id", "bigint").not_null())
+                .column(Column::new("name", "text").not_null().default("''::text"))
+                .column(Column::new("n", "integer")),
+        )
+    });
+    let lexicon = PostgresLexicon::new("bench", "bench", declaration).with_binding(Some("V".into()), Some(c.dsn(&db)));
+    let declared = lexicon.declared();
+
+    let mut observe = Vec::new();
+    let mut entries = 0;
+    for _ in 0..RUNS {
+        let t = Instant::now();
+        let o = observe_component(&lexicon, &declared);
+        let cs = build_change_set("postgres", &declared, &o, &LastApply::none());
+        observe.push(t.elapsed());
+        assert!(o.unobserved.is_empty());
+        assert!(cs.entries.iter().all(|e| e.action != ChangeAction::Create));
+        entries = cs.entries.len();
+    }
+    let (snapshot, _) = lexicon.read_snapshot().unwrap();
+    assert_eq!(snapshot.queries, catalog::QUERIES);
+
+    let pg = |program: &str, args: &[&str]| {
+        let t = Instant::now();
+        let out = Command::new(c.bin.join(program))
+            .args(args)
+            .env("PGPASSWORD", &c.app_password)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{program}: {}", String::from_utf8_lossy(&out.stderr));
+        t.elapsed()
+    };
+    let port = c.port.to_string();
+    let conn = ["-h", "127.0.0.1", "-p", &port, "-U", postgres_cluster::APP_ROLE];
+    let dump: Vec<Duration> =
+        (0..RUNS).map(|_| pg("pg_dump", &[&conn[..], &["--schema-only", "-d", &db]].concat())).collect();
+    let query = "SELECT count(*) FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = 'app'";
+    let psql: Vec<Duration> =
+        (0..RUNS).map(|_| pg("psql", &[&conn[..], &["-X", "-q", "-d", &db, "-c", query]].concat())).collect();
+
+    println!("observe {TABLES} declared tables ({entries} change-set entries), median of {RUNS}:");
+    println!(
+        "  chant postgres lexicon: {:?} (min {:?}); {} catalog queries (+ BEGIN/COMMIT), connect included",
+        median(observe.clone()),
+        observe.iter().min().unwrap(),
+        catalog::QUERIES
+    );
+    println!("  pg_dump --schema-only:  {:?} (min {:?})", median(dump.clone()), dump.iter().min().unwrap());
+    println!("  psql, one catalog query: {:?} (min {:?})", median(psql.clone()), psql.iter().min().unwrap());
+}
