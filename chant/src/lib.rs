@@ -17,14 +17,17 @@ pub mod exec;
 pub mod gate;
 pub mod git;
 pub mod id;
+pub mod lease;
 pub mod ledger;
 pub mod lexicon;
 pub mod model;
 pub mod observe;
+pub mod operator;
 pub mod project;
 pub mod redact;
 pub mod registry;
 pub mod runner;
+pub mod schedule;
 pub mod step;
 pub mod tick;
 

@@ -17,6 +17,7 @@
 
 pub mod approve;
 pub mod lifecycle;
+pub mod operator;
 pub mod ops;
 pub mod run;
 
@@ -90,6 +91,8 @@ pub enum Command {
     Approve(approve::ApproveArgs),
     /// Show how an env differs from its declaration
     Lifecycle(lifecycle::LifecycleArgs),
+    /// Tick every ConvergeOp on its schedule under its lease, or show what the operator did
+    Operator(operator::OperatorArgs),
 }
 
 /// Runs the stock `chant` binary's command line.
@@ -117,6 +120,7 @@ fn dispatch(binary: Binary, default: DefaultCommand) -> Exit {
         Some(Command::Tick(args)) => run::cmd_tick(binary, &args),
         Some(Command::Approve(args)) => approve::cmd_approve(binary, &args),
         Some(Command::Lifecycle(args)) => lifecycle::cmd_lifecycle(binary, &args),
+        Some(Command::Operator(args)) => operator::cmd_operator(binary, &args),
         None => match default {
             DefaultCommand::Tick(op) => run::cmd_tick(binary, &run::TickArgs::for_op(op)),
             DefaultCommand::Help => {

@@ -5,6 +5,7 @@ use std::collections::BTreeMap;
 use clap::Args;
 
 use super::{Binary, Exit};
+use crate::lease::{self, Acquisition, Held, LeaseKey, LeaseStore, Renewer};
 use crate::model::OpDocument;
 use crate::project::{Project, RunServices};
 use crate::runner::{self, Environment, RunSettings, Status};
@@ -94,6 +95,63 @@ pub fn error_chain(e: &dyn std::error::Error) -> String {
     s
 }
 
+/// How long a hand tick or a run of a mutating op waits for the op's lease.
+pub const LEASE_WAIT: std::time::Duration = std::time::Duration::from_secs(2);
+
+/// A lease taken for one hand tick or run, renewed while it runs.
+struct TakenLease {
+    store: LeaseStore,
+    held: Held,
+    renewer: Renewer,
+}
+
+/// How taking a lease ended when it was not taken.
+enum NotTaken {
+    /// Someone else holds it.
+    Held(String),
+    /// It could not be read or written.
+    Failed(String),
+}
+
+/// Takes `doc`'s lease, waiting up to [`LEASE_WAIT`].
+fn take_lease(project: &Project, doc: &OpDocument) -> Result<TakenLease, NotTaken> {
+    let store = LeaseStore::new(&project.ledger);
+    let key = LeaseKey::new(doc.member.as_deref(), &doc.name).map_err(|e| NotTaken::Failed(error_chain(&e)))?;
+    let ttl = lease::DEFAULT_TTL;
+    match store.acquire_waiting(&key, &lease::holder_id(), ttl, LEASE_WAIT) {
+        Ok(Acquisition::Acquired { held, .. }) => {
+            let renewer = Renewer::start(store.clone(), held.clone(), ttl);
+            Ok(TakenLease { store, held, renewer })
+        }
+        Ok(Acquisition::Refused { held_by, .. }) => {
+            Err(NotTaken::Held(held_by.map(|r| r.holder).unwrap_or_else(|| "another writer".into())))
+        }
+        Err(e) => Err(NotTaken::Failed(error_chain(&e))),
+    }
+}
+
+impl TakenLease {
+    /// Stops renewing and releases the lease, unless its record did not reach the remote.
+    fn release(self, record_pushed: bool) {
+        let (held, _) = self.renewer.stop(self.held.clone());
+        if !record_pushed {
+            eprintln!(
+                "warning: kept the lease of {}: its record did not reach the remote, so the lease lapses on its own at {}",
+                held.key.op(),
+                held.record.expires_at
+            );
+            return;
+        }
+        if let Err(e) = self.store.release(&held) {
+            eprintln!("warning: could not release the lease of {}: {}", held.key.op(), error_chain(&e));
+        }
+    }
+
+    fn stamp(&self) -> crate::tick::LeaseStamp {
+        self.held.record.stamp()
+    }
+}
+
 /// Runs `run`.
 pub fn cmd_run(binary: Binary, args: &RunArgs) -> Exit {
     crate::exec::die_with_parent_if_asked();
@@ -126,6 +184,21 @@ pub fn cmd_run(binary: Binary, args: &RunArgs) -> Exit {
         .clone()
         .or_else(|| std::env::var(tick::ENV_VAR).ok().filter(|e| !e.is_empty()))
         .unwrap_or_else(|| crate::ledger::HAND_RUNS_DIR.to_owned());
+    let taken = if doc.folded_class() == crate::model::ClassKind::ReadOnly {
+        None
+    } else {
+        match take_lease(&project, &doc) {
+            Ok(t) => Some(t),
+            Err(NotTaken::Held(holder)) => {
+                eprintln!("error: lease held by {holder}");
+                return Exit::Failed;
+            }
+            Err(NotTaken::Failed(e)) => {
+                eprintln!("error: cannot take the lease of {}: {e}", doc.name);
+                return Exit::Failed;
+            }
+        }
+    };
     let mut settings = RunSettings::new(env.clone());
     settings.resource = std::env::var(tick::RESOURCE_VAR).ok().filter(|r| !r.is_empty());
     settings.redactor = project.redactor.clone();
@@ -156,9 +229,18 @@ pub fn cmd_run(binary: Binary, args: &RunArgs) -> Exit {
     } else {
         render_run(&record);
     }
-    match appended {
-        Ok(receipt) => receipt.warnings.iter().for_each(|w| eprintln!("warning: {w}")),
-        Err(e) => eprintln!("warning: the run record was not recorded on the ledger: {e}"),
+    let pushed = match appended {
+        Ok(receipt) => {
+            receipt.warnings.iter().for_each(|w| eprintln!("warning: {w}"));
+            project.ledger.config().remote.is_none() || receipt.pushed()
+        }
+        Err(e) => {
+            eprintln!("warning: the run record was not recorded on the ledger: {e}");
+            true
+        }
+    };
+    if let Some(t) = taken {
+        t.release(pushed);
     }
     match record.status {
         Status::Ok | Status::Skipped => Exit::Done,
@@ -223,8 +305,36 @@ pub fn cmd_tick(binary: Binary, args: &TickArgs) -> Exit {
             return Exit::Failed;
         }
     };
-    let options = TickOptions { dispatcher, lease: None };
-    match tick::execute::execute(&project, &doc, &options) {
+    let taken = if args.no_lease {
+        None
+    } else {
+        match take_lease(&project, &doc) {
+            Ok(t) => Some(t),
+            Err(NotTaken::Held(holder)) => {
+                let line = format!("skipped (lease held by {holder})");
+                if args.json {
+                    eprintln!("{line}");
+                } else {
+                    println!("{line}");
+                }
+                return Exit::Done;
+            }
+            Err(NotTaken::Failed(e)) => {
+                eprintln!("error: cannot take the lease of {}: {e}", doc.name);
+                return Exit::Failed;
+            }
+        }
+    };
+    let options = TickOptions { dispatcher, lease: taken.as_ref().map(TakenLease::stamp) };
+    let executed = tick::execute::execute(&project, &doc, &options);
+    if let Some(t) = taken {
+        let pushed = match &executed {
+            Ok(outcome) => project.ledger.config().remote.is_none() || outcome.receipt.pushed(),
+            Err(_) => true,
+        };
+        t.release(pushed);
+    }
+    match executed {
         Ok(outcome) => {
             let r = &outcome.record;
             if args.json {

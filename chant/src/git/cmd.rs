@@ -195,6 +195,21 @@ impl Git {
         }
     }
 
+    /// Deletes `remote_ref` on `remote` if and only if it holds `expected`. Deleting a reference
+    /// the remote does not have is reported by git as refused; callers that read the remote first
+    /// only delete what they saw.
+    pub fn push_delete_with_lease(&self, remote: &str, remote_ref: &str, expected: ObjectId) -> Result<Pushed> {
+        let lease = format!("--force-with-lease={remote_ref}:{expected}");
+        let refspec = format!(":{remote_ref}");
+        let output = self.run("push", &["push", "--porcelain", "--no-verify", &lease, "--", remote, &refspec])?;
+        let lines = porcelain::parse_push(&output.stdout);
+        match lines.iter().find(|line| line.to == remote_ref) {
+            Some(line) if line.landed() && output.status.success() => Ok(Pushed::Landed),
+            Some(line) if !line.landed() => Ok(Pushed::Refused(porcelain::classify_refusal(line, &output.stderr))),
+            _ => Ok(Pushed::Failed(porcelain::first_error_line(&output.stderr))),
+        }
+    }
+
     /// Runs `git gc --auto --quiet`, which packs and prunes only when git's own thresholds say so.
     pub fn gc_auto(&self) -> Result<()> {
         let output = self.run("gc", &["gc", "--auto", "--quiet"])?;

@@ -540,6 +540,65 @@ pub trait Lexicon {
     fn ownership_channel(&self) -> Option<OwnershipChannel> {
         None
     }
+
+    /// Subscribes to the substrate's change stream, if the lexicon offers one: `sink` is told
+    /// that *something* moved (a trigger that carries no data, never a fact) or that the stream
+    /// was lost. `None` (the default) means the lexicon has no change stream; `Some(Err)` means
+    /// it has one but could not open it. Dropping the [`Subscription`] closes it.
+    fn subscribe_changes(&self, sink: ChangeSink) -> Option<Result<Subscription, LexiconError>> {
+        let _ = sink;
+        None
+    }
+}
+
+/// Where a lexicon's change stream reports: [`ChangeSink::changed`] carries no data, so a signal
+/// can only wake an ordinary observation, never feed one; [`ChangeSink::lost`] says the stream
+/// ended and why.
+#[derive(Clone)]
+pub struct ChangeSink {
+    changed: std::sync::Arc<dyn Fn() + Send + Sync>,
+    lost: std::sync::Arc<dyn Fn(String) + Send + Sync>,
+}
+
+impl ChangeSink {
+    /// Creates a sink from its two callbacks.
+    pub fn new(changed: impl Fn() + Send + Sync + 'static, lost: impl Fn(String) + Send + Sync + 'static) -> Self {
+        ChangeSink { changed: std::sync::Arc::new(changed), lost: std::sync::Arc::new(lost) }
+    }
+
+    /// Reports that something in the substrate moved.
+    pub fn changed(&self) {
+        (self.changed)();
+    }
+
+    /// Reports that the stream ended, with the reason in one line.
+    pub fn lost(&self, why: impl Into<String>) {
+        (self.lost)(why.into());
+    }
+}
+
+impl std::fmt::Debug for ChangeSink {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("ChangeSink")
+    }
+}
+
+/// An open change subscription; dropping it closes the stream.
+pub struct Subscription {
+    _guard: Box<dyn Send>,
+}
+
+impl Subscription {
+    /// Wraps whatever keeps the stream open (a watcher, a connection); it is dropped on close.
+    pub fn new(guard: impl Send + 'static) -> Self {
+        Subscription { _guard: Box::new(guard) }
+    }
+}
+
+impl std::fmt::Debug for Subscription {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Subscription")
+    }
 }
 
 /// Observes one component: asks the lexicon, and turns a whole-lexicon failure into every

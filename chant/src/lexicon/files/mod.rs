@@ -25,6 +25,7 @@ mod apply;
 mod confine;
 pub mod declaration;
 pub mod teardown;
+mod watch;
 
 use std::collections::BTreeSet;
 use std::fs::{self, File};
@@ -335,6 +336,13 @@ fn read_regular(path: &Path, checked: &fs::Metadata) -> io::Result<(Vec<u8>, u32
 impl Lexicon for FilesLexicon {
     fn name(&self) -> &str {
         COMPONENT
+    }
+
+    fn subscribe_changes(
+        &self,
+        sink: crate::observe::observation::ChangeSink,
+    ) -> Option<Result<crate::observe::observation::Subscription, LexiconError>> {
+        Some(watch::subscribe(self, sink))
     }
 
     fn describe_resources(&self, declared: &[DeclaredEntity]) -> Result<Observation, LexiconError> {

@@ -1,0 +1,335 @@
+//! `operator`: the daemon (`--once` for one round), and its read-only views `operator status`
+//! and `operator log`, which the stock binary serves too, from the ledger and local refs alone.
+//!
+//! Exit codes: the daemon exits 0 when stopped; `--once` exits 1 only when a tick failed (a
+//! held lease, a lease error, a fence or a not-due op is not a failure); 2 for a usage or
+//! configuration error (a malformed duration, `--since` or `--limit`, no project, the stock
+//! binary asked to tick).
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use clap::{Args, Subcommand};
+
+use super::run::error_chain;
+use super::{Binary, Exit};
+use crate::config::Config;
+use crate::lease::LeaseStore;
+use crate::ledger::{Ledger, LedgerConfig};
+use crate::operator::{self, Daemon, Ending, OperatorConfig, status};
+use crate::project::Project;
+use crate::tick::Dispatcher;
+
+/// Tick every ConvergeOp on its schedule under its lease, or show what the operator did
+#[derive(Debug, Args)]
+#[command(args_conflicts_with_subcommands = true)]
+pub struct OperatorArgs {
+    /// `status` or `log`; without one, run the operator.
+    #[command(subcommand)]
+    pub command: Option<OperatorCommand>,
+    /// Only the ConvergeOps of this env.
+    #[arg(long)]
+    pub env: Option<String>,
+    /// Time between rounds (90s, 5m, 1h30m).
+    #[arg(long, default_value = "60s")]
+    pub interval: String,
+    /// How long a lease lives without renewal; renewed every third of it while a tick runs.
+    #[arg(long, default_value = "5m")]
+    pub lease_ttl: String,
+    /// How long a running tick gets to finish after SIGINT or SIGTERM.
+    #[arg(long, default_value = "10s")]
+    pub grace: String,
+    /// Run one round, release the leases, and exit (for cron, systemd timers, CronJobs, CI).
+    #[arg(long)]
+    pub once: bool,
+}
+
+/// The read-only views.
+#[derive(Debug, Subcommand)]
+pub enum OperatorCommand {
+    /// Show each ConvergeOp's last tick, lease and pending gates
+    Status(StatusArgs),
+    /// Show the timeline of ticks, dispatched runs and gate resolutions
+    Log(LogArgs),
+}
+
+/// Show each ConvergeOp's last tick, lease and pending gates
+#[derive(Debug, Args)]
+pub struct StatusArgs {
+    /// Only the ConvergeOps of this env.
+    #[arg(long)]
+    pub env: Option<String>,
+    /// Fetch the ledger and the leases from the configured remote first.
+    #[arg(long)]
+    pub fetch: bool,
+    /// Print one JSON document on stdout.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Show the timeline of ticks, dispatched runs and gate resolutions
+#[derive(Debug, Args)]
+pub struct LogArgs {
+    /// Only the ConvergeOps of this env.
+    #[arg(long)]
+    pub env: Option<String>,
+    /// Only this ConvergeOp.
+    #[arg(long)]
+    pub op: Option<String>,
+    /// Only entries at or after this RFC 3339 instant (2026-08-25T00:00:00Z).
+    #[arg(long)]
+    pub since: Option<String>,
+    /// Only the newest N entries (still printed oldest first).
+    #[arg(long)]
+    pub limit: Option<String>,
+    /// Print one JSON document on stdout.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Runs `operator`.
+pub fn cmd_operator(binary: Binary, args: &OperatorArgs) -> Exit {
+    match &args.command {
+        Some(OperatorCommand::Status(s)) => cmd_status(binary, s),
+        Some(OperatorCommand::Log(l)) => cmd_log(binary, l),
+        None => cmd_daemon(binary, args),
+    }
+}
+
+fn duration(flag: &str, value: &str) -> Result<std::time::Duration, Exit> {
+    match crate::duration::parse(value) {
+        Ok(d) if !d.is_zero() => Ok(d),
+        Ok(_) => {
+            eprintln!("error: {flag} {value} must be longer than zero");
+            Err(Exit::Usage)
+        }
+        Err(e) => {
+            eprintln!("error: {flag}: {e}");
+            Err(Exit::Usage)
+        }
+    }
+}
+
+fn cmd_daemon(binary: Binary, args: &OperatorArgs) -> Exit {
+    // Before any thread exists, so every thread inherits the mask and only the forwarder takes
+    // the signals.
+    let signals = match operator::block_stop_signals() {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return Exit::Failed;
+        }
+    };
+    let parsed = (|| {
+        let interval = duration("--interval", &args.interval)?;
+        let lease_ttl = duration("--lease-ttl", &args.lease_ttl)?;
+        let grace = duration("--grace", &args.grace)?;
+        Ok::<_, Exit>((interval, lease_ttl, grace))
+    })();
+    let (interval, lease_ttl, grace) = match parsed {
+        Ok(p) => p,
+        Err(e) => return e,
+    };
+    if let Some(env) = args.env.as_deref().filter(|e| !operator::is_name(e)) {
+        eprintln!("error: --env {env:?} is not an env name (lowercase letters, digits and -, starting with a letter)");
+        return Exit::Usage;
+    }
+    if binary == Binary::Stock {
+        eprintln!(
+            "error: the stock chant binary contains no ops, so it cannot run the operator; use the project's own binary \
+             (`cargo run --bin <project-bin> -- operator`); `operator status` and `operator log` work here"
+        );
+        return Exit::Usage;
+    }
+    let project = match open_project() {
+        Ok(p) => Arc::new(p),
+        Err(e) => return e,
+    };
+    let dispatcher = match Dispatcher::current() {
+        Ok(d) => d,
+        Err(e) => {
+            eprintln!("error: cannot find this binary to dispatch runs: {e}");
+            return Exit::Failed;
+        }
+    };
+    let config =
+        OperatorConfig { env: args.env.clone(), interval, lease_ttl, grace, once: args.once, ..Default::default() };
+    let daemon = Daemon::new(project, config, dispatcher);
+    operator::forward_stop_signals(signals, daemon.stopper());
+    match daemon.run(&mut |line| eprintln!("{line}")) {
+        Ending::Clean => Exit::Done,
+        Ending::TickFailed if args.once => Exit::Failed,
+        Ending::TickFailed => Exit::Done,
+    }
+}
+
+fn open_project() -> Result<Project, Exit> {
+    let cwd = std::env::current_dir().map_err(|e| {
+        eprintln!("error: cannot read the working directory: {e}");
+        Exit::Usage
+    })?;
+    Project::open(&cwd).map_err(|e| {
+        eprintln!("error: {}", error_chain(&e));
+        Exit::Usage
+    })
+}
+
+/// Opens the ledger for the views: the project's (with its remote) when there is a chant.toml,
+/// else the repository around the working directory, local only.
+fn open_ledger() -> Result<Ledger, Exit> {
+    let cwd = std::env::current_dir().map_err(|e| {
+        eprintln!("error: cannot read the working directory: {e}");
+        Exit::Usage
+    })?;
+    let (root, remote): (PathBuf, Option<String>) = match Config::discover(&cwd) {
+        Ok(c) => (c.root.clone(), c.ledger.remote.clone()),
+        Err(crate::config::Error::NotFound { .. }) => (cwd, None),
+        Err(e) => {
+            eprintln!("error: {e}");
+            return Err(Exit::Usage);
+        }
+    };
+    Ledger::open(&root, LedgerConfig { remote, ..LedgerConfig::default() }).map_err(|e| {
+        eprintln!("error: {}", error_chain(&e));
+        Exit::Usage
+    })
+}
+
+/// The ConvergeOps this binary carries (none in the stock binary).
+fn carried(binary: Binary) -> Vec<crate::model::OpDocument> {
+    if binary == Binary::Stock {
+        return Vec::new();
+    }
+    crate::catalog::Catalog::embedded().map(|c| c.converge_ops().cloned().collect()).unwrap_or_default()
+}
+
+fn cmd_status(binary: Binary, args: &StatusArgs) -> Exit {
+    let ledger = match open_ledger() {
+        Ok(l) => l,
+        Err(e) => return e,
+    };
+    let leases = LeaseStore::new(&ledger);
+    let now = match crate::clock::now() {
+        Ok(n) => n,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return Exit::Usage;
+        }
+    };
+    let ops = match status::discover(&ledger, &carried(binary), args.env.as_deref(), None) {
+        Ok(o) => o,
+        Err(operator::Error::InvalidName { what, name }) => {
+            eprintln!("error: --{what} {name:?} is not a valid {what} name");
+            return Exit::Usage;
+        }
+        Err(e) => {
+            eprintln!("error: {}", error_chain(&e));
+            return Exit::Failed;
+        }
+    };
+    if args.fetch {
+        if ledger.config().remote.is_none() {
+            eprintln!("warning: --fetch: no [ledger] remote is configured, so there is nothing to fetch");
+        } else {
+            match ledger.sync() {
+                Ok(report) => {
+                    if let crate::ledger::PushStatus::NotPushed { reason, .. } = report.push {
+                        eprintln!("warning: the ledger could not be synchronised: {reason}");
+                    }
+                }
+                Err(e) => eprintln!("warning: the ledger could not be fetched: {}", error_chain(&e)),
+            }
+            for r in &ops {
+                if let Ok(key) = crate::lease::LeaseKey::new(r.member.as_deref(), &r.op)
+                    && let Err(e) = leases.fetch(&key)
+                {
+                    eprintln!("warning: {}", error_chain(&e));
+                }
+            }
+        }
+    }
+    let view = match status::status(&ledger, &leases, &ops, now) {
+        Ok(v) => v,
+        Err(e) => {
+            eprintln!("error: {}", error_chain(&e));
+            return Exit::Failed;
+        }
+    };
+    if view.ops.is_empty() && view.pending_gates.is_empty() {
+        eprintln!("warning: no ConvergeOp ticks are recorded on the ledger yet");
+    }
+    if args.json {
+        match serde_json::to_string(&view) {
+            Ok(line) => println!("{line}"),
+            Err(e) => {
+                eprintln!("error: cannot render the status: {e}");
+                return Exit::Failed;
+            }
+        }
+    } else {
+        print!("{}", status::render(&view));
+    }
+    if let Some(w) = view.malformed.warning("status") {
+        eprintln!("warning: {w}");
+    }
+    Exit::Done
+}
+
+fn cmd_log(binary: Binary, args: &LogArgs) -> Exit {
+    let since = match args.since.as_deref().map(|s| crate::clock::parse(s).ok_or(s)) {
+        None => None,
+        Some(Ok(t)) => Some(t),
+        Some(Err(s)) => {
+            eprintln!("error: --since must be an RFC 3339 instant such as 2026-08-25T00:00:00Z (got {s:?})");
+            return Exit::Usage;
+        }
+    };
+    let limit = match args.limit.as_deref().map(str::parse::<usize>) {
+        None => None,
+        Some(Ok(n)) if n > 0 => Some(n),
+        Some(_) => {
+            eprintln!("error: --limit must be a positive integer (got {:?})", args.limit.as_deref().unwrap_or(""));
+            return Exit::Usage;
+        }
+    };
+    let ledger = match open_ledger() {
+        Ok(l) => l,
+        Err(e) => return e,
+    };
+    let ops = match status::discover(&ledger, &carried(binary), args.env.as_deref(), args.op.as_deref()) {
+        Ok(o) => o,
+        Err(operator::Error::InvalidName { what, name }) => {
+            eprintln!("error: --{what} {name:?} is not a valid {what} name");
+            return Exit::Usage;
+        }
+        Err(e) => {
+            eprintln!("error: {}", error_chain(&e));
+            return Exit::Failed;
+        }
+    };
+    let timeline = match operator::log::timeline(&ledger, &ops, &operator::log::Filter { since, limit }) {
+        Ok(t) => t,
+        Err(e) => {
+            eprintln!("error: {}", error_chain(&e));
+            return Exit::Failed;
+        }
+    };
+    if timeline.entries.is_empty() {
+        eprintln!("warning: no converge ticks or op runs recorded yet");
+    }
+    if args.json {
+        match serde_json::to_string(&timeline) {
+            Ok(line) => println!("{line}"),
+            Err(e) => {
+                eprintln!("error: cannot render the log: {e}");
+                return Exit::Failed;
+            }
+        }
+    } else {
+        print!("{}", operator::log::render(&timeline));
+    }
+    if let Some(w) = timeline.malformed.warning("timeline") {
+        eprintln!("warning: {w}");
+    }
+    Exit::Done
+}

@@ -1,0 +1,635 @@
+//! The lease: single-writer coordination per op over a git ref (DESIGN.md section 8).
+//!
+//! Each op has a ref `refs/chant/lease/<member-prefix><op>` that points directly at a blob (no
+//! tree, no commit) holding a [`LeaseRecord`]: `{op, holder, token, acquiredAt, expiresAt}`.
+//! Every write is a compare-and-swap on that ref against the value last read, so of two
+//! acquirers exactly one wins; every acquisition writes a unique blob (the holder and the token
+//! are random), which is what makes gix's "must not exist" check a real arbitration.
+//!
+//! - **Acquire** takes a lease that is absent, expired, or already held by the same holder.
+//!   A new fencing token is minted only when the lease changes hands; renewal keeps it.
+//! - **Renew** extends a lease only while its holder and token are still the live ones.
+//! - **Release** deletes the ref, again by compare-and-swap, only when holder and token match.
+//! - **Fence**: [`LeaseStore::still_holds`] re-reads the lease before a tick trusts its own work.
+//!   This is a lease-*loss* check, not a guarantee that nobody else acted in between: a holder
+//!   that stalled past its TTL learns that it lost the lease, after the fact.
+//!
+//! Expiry compares `expiresAt` with the local clock ([`crate::clock::now`], so `CHANT_NOW`
+//! drives it in tests): holders on different machines are assumed to have clocks that agree to
+//! well within the TTL.
+//!
+//! A `<ref>.lock` that outlives the ref-lock timeout and is older than [`STALE_LOCK_AGE`] is
+//! stale: [`Error::StaleLock`] names the path and the `rm` that fixes it; removing it is a
+//! human's decision. A younger lock is a lost race, reported like any lost compare-and-swap.
+//!
+//! With a remote configured (`[ledger] remote`), the remote arbitrates: an acquire or a renewal
+//! counts only when its `git push --force-with-lease` lands (each op's lease is pushed on its
+//! own); a push that does not land undoes the local write. Reads fetch the remote's lease into
+//! `refs/chant/lease-remote/<member-prefix><op>`, never over the local ref. Without a remote the
+//! lease is local to the repository: two machines sharing no remote are not coordinated at all.
+
+mod remote;
+
+use std::time::Duration;
+
+use jiff::Timestamp;
+use serde::{Deserialize, Serialize};
+
+use crate::git::{self, ObjectId, Repo, SharedRepo, cmd::Git};
+use crate::ledger::{self, Ledger};
+use crate::tick::LeaseStamp;
+
+pub use crate::ledger::STALE_LOCK_AGE;
+
+/// The prefix of every lease ref.
+pub const REF_PREFIX: &str = "refs/chant/lease/";
+/// The prefix of the local copies of the remote's lease refs.
+pub const REMOTE_REF_PREFIX: &str = "refs/chant/lease-remote/";
+/// The default time a lease lives without renewal.
+pub const DEFAULT_TTL: Duration = Duration::from_secs(300);
+
+/// What [`LeaseStore`] operations return when a lease cannot be read, written or pushed. A lease
+/// held by someone else is not an error: it is an [`Acquisition::Refused`].
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// A lock file on a ref (or on `packed-refs`) outlived the stale-lock age.
+    #[error(
+        "ref \"{reference}\" has a stale lock file at {} ({}s old) — a previous git process (e.g. a killed \
+         `chant operator`) was interrupted mid-write and left it behind. Fix: remove it (`rm {}`) and retry",
+        path.display(), age.as_secs(), path.display()
+    )]
+    StaleLock {
+        /// The ref whose update was blocked.
+        reference: String,
+        /// The lock file.
+        path: std::path::PathBuf,
+        /// Its age.
+        age: Duration,
+    },
+    /// A lock held on the remote blocks the lease ref there.
+    #[error("ref \"{reference}\" is locked on remote {remote}: {detail}; remove the lock file on the remote and retry")]
+    RemoteLocked {
+        /// The remote.
+        remote: String,
+        /// The ref.
+        reference: String,
+        /// What the remote said.
+        detail: String,
+    },
+    /// The remote could not be fetched from or pushed to.
+    #[error("the lease ref \"{reference}\" could not be synchronised with remote {remote}: {detail}")]
+    Remote {
+        /// The remote.
+        remote: String,
+        /// The ref.
+        reference: String,
+        /// What failed.
+        detail: String,
+    },
+    /// A name is not valid in a lease ref.
+    #[error("invalid {what} name {name:?} for a lease ref")]
+    InvalidName {
+        /// `op` or `member`.
+        what: &'static str,
+        /// The rejected name.
+        name: String,
+    },
+    /// Local git storage failed.
+    #[error("lease storage failed")]
+    Git(#[from] git::Error),
+    /// The clock failed (`CHANT_NOW` does not parse).
+    #[error(transparent)]
+    Clock(#[from] crate::clock::BadNow),
+}
+
+/// The result type of this module.
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// The content of a lease blob. Serialised in this field order (`op, holder, token, acquiredAt,
+/// expiresAt`), without whitespace, as the original writes it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct LeaseRecord {
+    /// The op the lease is for.
+    pub op: String,
+    /// Who holds it: `<host>:<pid>:<random>`, diagnostic only.
+    pub holder: String,
+    /// The fencing token, minted when the lease changes hands.
+    pub token: String,
+    /// When this holder took the lease.
+    pub acquired_at: String,
+    /// When it lapses unless renewed.
+    pub expires_at: String,
+}
+
+impl LeaseRecord {
+    /// Returns true while the lease has not expired at `now` (expired iff `expiresAt <= now`; an
+    /// unreadable `expiresAt` counts as expired).
+    pub fn is_live(&self, now: Timestamp) -> bool {
+        crate::clock::parse(&self.expires_at).is_some_and(|e| e > now)
+    }
+
+    /// Returns the holder and token a tick record carries.
+    pub fn stamp(&self) -> LeaseStamp {
+        LeaseStamp { holder: self.holder.clone(), token: self.token.clone() }
+    }
+
+    fn to_bytes(&self) -> Vec<u8> {
+        serde_json::to_vec(self).unwrap_or_default()
+    }
+
+    fn parse(bytes: &[u8]) -> Option<LeaseRecord> {
+        serde_json::from_slice(bytes).ok()
+    }
+}
+
+/// Identifies the lease of one op: the op and its workspace member.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct LeaseKey {
+    member: Option<String>,
+    op: String,
+}
+
+impl LeaseKey {
+    /// Creates the key of `op`'s lease in `member` (`None`: a flat project).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidName`] when the op or member cannot be part of a ref name.
+    pub fn new(member: Option<&str>, op: &str) -> Result<Self> {
+        // The ledger's key rules are the same: a name valid there is a valid ref component.
+        ledger::ShardKey::gate(member, op).map_err(|e| match e {
+            ledger::Error::InvalidName { what, name } => Error::InvalidName { what, name },
+            _ => Error::InvalidName { what: "op", name: op.to_owned() },
+        })?;
+        Ok(LeaseKey { member: member.map(str::to_owned), op: op.to_owned() })
+    }
+
+    /// Returns the op.
+    pub fn op(&self) -> &str {
+        &self.op
+    }
+
+    /// Returns the member.
+    pub fn member(&self) -> Option<&str> {
+        self.member.as_deref()
+    }
+
+    fn suffix(&self) -> String {
+        let prefix: String = self
+            .member
+            .as_deref()
+            .map(|m| m.split('/').map(|p| format!("_members/{p}/")).collect())
+            .unwrap_or_default();
+        format!("{prefix}{}", self.op)
+    }
+
+    /// Returns the lease ref: `refs/chant/lease/<member-prefix><op>`.
+    pub fn ref_name(&self) -> String {
+        format!("{REF_PREFIX}{}", self.suffix())
+    }
+
+    /// Returns the local copy of the remote's lease ref: `refs/chant/lease-remote/<member-prefix><op>`.
+    pub fn remote_ref_name(&self) -> String {
+        format!("{REMOTE_REF_PREFIX}{}", self.suffix())
+    }
+}
+
+/// A lease this process holds: the record and the blob the ref points at.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Held {
+    /// Which lease.
+    pub key: LeaseKey,
+    /// The record as written.
+    pub record: LeaseRecord,
+    /// The blob the ref points at.
+    pub blob: ObjectId,
+}
+
+/// Why an acquisition did not take the lease.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Refusal {
+    /// Another holder's lease is live.
+    Held,
+    /// Another writer moved the ref first (a lost compare-and-swap, a young lock, or a push the
+    /// remote refused because the lease moved there).
+    Race,
+}
+
+/// How an acquisition ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Acquisition {
+    /// The lease is ours.
+    Acquired {
+        /// The lease.
+        held: Held,
+        /// Whether we already held it (the token was kept).
+        renewed: bool,
+    },
+    /// Someone else has it.
+    Refused {
+        /// The live record, when known.
+        held_by: Option<LeaseRecord>,
+        /// Why.
+        reason: Refusal,
+    },
+}
+
+/// How a renewal ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Renewal {
+    /// The lease was extended; the token is unchanged.
+    Renewed(Held),
+    /// The lease is no longer ours (taken over, released, or its token changed).
+    Lost {
+        /// The record found instead, if any.
+        found: Option<LeaseRecord>,
+    },
+}
+
+/// What the lease of one op looks like from local refs alone (no fetch).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LeaseView {
+    /// The record the local lease ref holds.
+    pub local: Option<LeaseRecord>,
+    /// The record last fetched from the remote.
+    pub remote: Option<LeaseRecord>,
+}
+
+impl LeaseView {
+    /// Returns the fresher of the two records (by `acquiredAt`, then `expiresAt`; ties: local)
+    /// and where it came from (`"local"` or `"remote"`).
+    pub fn current(&self) -> Option<(&LeaseRecord, &'static str)> {
+        let key = |r: &LeaseRecord| (crate::clock::parse(&r.acquired_at), crate::clock::parse(&r.expires_at));
+        match (&self.local, &self.remote) {
+            (Some(l), Some(r)) if key(r) > key(l) => Some((r, "remote")),
+            (Some(l), _) => Some((l, "local")),
+            (None, Some(r)) => Some((r, "remote")),
+            (None, None) => None,
+        }
+    }
+}
+
+/// Returns a holder id for this process: `<host>:<pid>:<8 random hex digits>`.
+pub fn holder_id() -> String {
+    let host = std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .or_else(|_| std::fs::read_to_string("/etc/hostname"))
+        .map(|h| h.trim().to_owned())
+        .ok()
+        .filter(|h| !h.is_empty())
+        .unwrap_or_else(|| "localhost".into());
+    format!("{host}:{}:{}", std::process::id(), crate::id::hex(8))
+}
+
+/// Leases of one repository, written through gix and pushed through the git binary when a
+/// remote is configured. Cheap to clone and share between threads.
+#[derive(Clone)]
+pub struct LeaseStore {
+    repo: SharedRepo,
+    git: Git,
+    remote: Option<String>,
+}
+
+impl LeaseStore {
+    /// Returns the lease store of the ledger's repository, with the ledger's remote.
+    pub fn new(ledger: &Ledger) -> Self {
+        LeaseStore { repo: ledger.repo().clone(), git: ledger.git().clone(), remote: ledger.config().remote.clone() }
+    }
+
+    /// Returns the configured remote, if any.
+    pub fn remote(&self) -> Option<&str> {
+        self.remote.as_deref()
+    }
+
+    /// Reads the lease of `key` from local refs only: the local ref and the last fetched copy
+    /// of the remote's.
+    ///
+    /// # Errors
+    ///
+    /// Git storage errors.
+    pub fn read(&self, key: &LeaseKey) -> Result<LeaseView> {
+        let repo = self.repo.local();
+        let local = read_record(&repo, &key.ref_name())?.map(|(_, r)| r);
+        let remote = read_record(&repo, &key.remote_ref_name())?.map(|(_, r)| r);
+        Ok(LeaseView { local, remote })
+    }
+
+    /// Fetches the remote's lease of `key` into its `lease-remote` ref (removing that copy when
+    /// the remote has none). Does nothing without a remote.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Remote`] when the fetch fails.
+    pub fn fetch(&self, key: &LeaseKey) -> Result<()> {
+        match &self.remote {
+            None => Ok(()),
+            Some(remote) => remote::fetch(self, remote, key).map(drop),
+        }
+    }
+
+    /// Acquires `key` for `holder` at `now` for `ttl`: takes it when absent, expired or already
+    /// ours, keeping the token when ours.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::StaleLock`], [`Error::RemoteLocked`], [`Error::Remote`] and storage errors; a
+    /// lease held by someone else, or a lost race, is [`Acquisition::Refused`].
+    pub fn acquire(&self, key: &LeaseKey, holder: &str, ttl: Duration, now: Timestamp) -> Result<Acquisition> {
+        let repo = self.repo.local();
+        let local_ref = key.ref_name();
+        let (remote_sha, current) = match &self.remote {
+            None => {
+                let found = read_record(&repo, &local_ref)?;
+                (None, found.map(|(_, r)| r))
+            }
+            Some(remote) => {
+                let remote_sha = remote::fetch(self, remote, key)?;
+                let found = read_record(&repo, &key.remote_ref_name())?;
+                (remote_sha, found.map(|(_, r)| r))
+            }
+        };
+        let (record, renewed) = match &current {
+            Some(r) if r.holder == holder => (extend(r, ttl, now), true),
+            Some(r) if r.is_live(now) => {
+                return Ok(Acquisition::Refused { held_by: Some(r.clone()), reason: Refusal::Held });
+            }
+            _ => (fresh(key, holder, ttl, now), false),
+        };
+        match self.write(&repo, key, &record, remote_sha)? {
+            Some(blob) => Ok(Acquisition::Acquired { held: Held { key: key.clone(), record, blob }, renewed }),
+            None => Ok(Acquisition::Refused { held_by: self.current_record(&repo, key)?, reason: Refusal::Race }),
+        }
+    }
+
+    /// Acquires like [`LeaseStore::acquire`], retrying a refusal every 100 ms until `wait` has
+    /// passed (hand ticks and runs wait up to 2 s).
+    ///
+    /// # Errors
+    ///
+    /// As [`LeaseStore::acquire`].
+    pub fn acquire_waiting(&self, key: &LeaseKey, holder: &str, ttl: Duration, wait: Duration) -> Result<Acquisition> {
+        let deadline = std::time::Instant::now() + wait;
+        loop {
+            let outcome = self.acquire(key, holder, ttl, crate::clock::now()?)?;
+            if matches!(outcome, Acquisition::Acquired { .. }) || std::time::Instant::now() >= deadline {
+                return Ok(outcome);
+            }
+            std::thread::sleep(Duration::from_millis(100).min(deadline - std::time::Instant::now()));
+        }
+    }
+
+    /// Extends `held` to `now + ttl` if its holder and token are still the live ones.
+    ///
+    /// # Errors
+    ///
+    /// As [`LeaseStore::acquire`].
+    pub fn renew(&self, held: &Held, ttl: Duration, now: Timestamp) -> Result<Renewal> {
+        let repo = self.repo.local();
+        let (remote_sha, current) = self.authoritative(&repo, &held.key)?;
+        match current {
+            Some(r) if r.holder == held.record.holder && r.token == held.record.token => {
+                let record = extend(&r, ttl, now);
+                match self.write(&repo, &held.key, &record, remote_sha)? {
+                    Some(blob) => Ok(Renewal::Renewed(Held { key: held.key.clone(), record, blob })),
+                    None => Ok(Renewal::Lost { found: self.current_record(&repo, &held.key)? }),
+                }
+            }
+            found => Ok(Renewal::Lost { found }),
+        }
+    }
+
+    /// Returns true when `held`'s holder and token are still the live lease (the fence check
+    /// a tick makes before trusting its own work). Fetches first with a remote.
+    ///
+    /// # Errors
+    ///
+    /// Fetch and storage errors.
+    pub fn still_holds(&self, held: &Held) -> Result<bool> {
+        let repo = self.repo.local();
+        let (_, current) = self.authoritative(&repo, &held.key)?;
+        Ok(current.is_some_and(|r| r.holder == held.record.holder && r.token == held.record.token))
+    }
+
+    /// Releases `held` if its holder and token are still the live lease: deletes the local ref
+    /// and, with a remote, pushes the deletion. Returns false when the lease is no longer ours
+    /// (nothing is touched then).
+    ///
+    /// # Errors
+    ///
+    /// As [`LeaseStore::acquire`].
+    pub fn release(&self, held: &Held) -> Result<bool> {
+        let repo = self.repo.local();
+        let local_ref = held.key.ref_name();
+        let (remote_sha, current) = self.authoritative(&repo, &held.key)?;
+        let ours = current.is_some_and(|r| r.holder == held.record.holder && r.token == held.record.token);
+        if !ours {
+            return Ok(false);
+        }
+        if let (Some(remote), Some(expected)) = (&self.remote, remote_sha) {
+            remote::push_delete(self, &repo, remote, &held.key, expected)?;
+        }
+        if let Some((sha, record)) = read_record(&repo, &local_ref)?
+            && record.holder == held.record.holder
+            && record.token == held.record.token
+        {
+            match repo.delete_ref(&local_ref, sha) {
+                Ok(()) => {}
+                Err(e) => {
+                    if let Some(err) = lock_error(&local_ref, &e) {
+                        return Err(err);
+                    }
+                    if !matches!(e, git::Error::RefConflict { .. } | git::Error::RefLocked { .. }) {
+                        return Err(e.into());
+                    }
+                }
+            }
+        }
+        Ok(true)
+    }
+
+    /// The record that decides who holds the lease, and the remote's value to push against: the
+    /// remote's (after a fetch) with a remote, else the local ref's.
+    fn authoritative(&self, repo: &Repo, key: &LeaseKey) -> Result<(Option<ObjectId>, Option<LeaseRecord>)> {
+        match &self.remote {
+            None => Ok((None, read_record(repo, &key.ref_name())?.map(|(_, r)| r))),
+            Some(remote) => {
+                let sha = remote::fetch(self, remote, key)?;
+                Ok((sha, read_record(repo, &key.remote_ref_name())?.map(|(_, r)| r)))
+            }
+        }
+    }
+
+    /// The current record after a lost race, for the refusal.
+    fn current_record(&self, repo: &Repo, key: &LeaseKey) -> Result<Option<LeaseRecord>> {
+        let name = if self.remote.is_some() { key.remote_ref_name() } else { key.ref_name() };
+        Ok(read_record(repo, &name)?.map(|(_, r)| r))
+    }
+
+    /// Writes `record` to the local ref by compare-and-swap and, with a remote, pushes it against
+    /// `remote_sha`. `Ok(None)` is a lost race (nothing of ours is left behind).
+    fn write(
+        &self,
+        repo: &Repo,
+        key: &LeaseKey,
+        record: &LeaseRecord,
+        remote_sha: Option<ObjectId>,
+    ) -> Result<Option<ObjectId>> {
+        let local_ref = key.ref_name();
+        let blob = repo.write_blob(&record.to_bytes())?;
+        let before = repo.read_ref(&local_ref)?;
+        match repo.update_ref(&local_ref, blob, before, "chant: lease") {
+            Ok(()) => {}
+            Err(e) => {
+                if let Some(err) = lock_error(&local_ref, &e) {
+                    return Err(err);
+                }
+                return match e {
+                    git::Error::RefConflict { .. } | git::Error::RefLocked { .. } => Ok(None),
+                    other => Err(other.into()),
+                };
+            }
+        }
+        let Some(remote) = &self.remote else { return Ok(Some(blob)) };
+        let landed = remote::push(self, repo, remote, key, blob, remote_sha);
+        match landed {
+            Ok(true) => Ok(Some(blob)),
+            Ok(false) => {
+                undo(repo, &local_ref, blob, before);
+                Ok(None)
+            }
+            Err(e) => {
+                undo(repo, &local_ref, blob, before);
+                Err(e)
+            }
+        }
+    }
+}
+
+/// Renews a held lease every TTL/3 on its own thread while a tick runs, so a long tick keeps
+/// its lease; [`Renewer::stop`] ends it and hands back the lease as last renewed.
+pub struct Renewer {
+    stop: std::sync::mpsc::Sender<()>,
+    thread: std::thread::JoinHandle<(Held, Option<String>)>,
+}
+
+impl Renewer {
+    /// Starts renewing `held` through `store` every `ttl / 3`.
+    pub fn start(store: LeaseStore, held: Held, ttl: Duration) -> Renewer {
+        let (stop, stopped) = std::sync::mpsc::channel::<()>();
+        let every = (ttl / 3).max(Duration::from_millis(10));
+        let thread = std::thread::spawn(move || {
+            let mut held = held;
+            loop {
+                match stopped.recv_timeout(every) {
+                    Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {}
+                    _ => return (held, None),
+                }
+                let now = match crate::clock::now() {
+                    Ok(now) => now,
+                    Err(e) => return (held, Some(e.to_string())),
+                };
+                match store.renew(&held, ttl, now) {
+                    Ok(Renewal::Renewed(renewed)) => held = renewed,
+                    Ok(Renewal::Lost { found }) => {
+                        let by = found.map(|r| r.holder).unwrap_or_else(|| "nobody".into());
+                        return (held, Some(format!("the lease was lost while the tick ran (now held by {by})")));
+                    }
+                    // A failed renewal is retried at the next period; the fence check decides.
+                    Err(_) => {}
+                }
+            }
+        });
+        Renewer { stop, thread }
+    }
+
+    /// Stops renewing and returns the lease as last renewed, with why renewal ended early, if
+    /// it did.
+    pub fn stop(self, fallback: Held) -> (Held, Option<String>) {
+        let _ = self.stop.send(());
+        self.thread.join().unwrap_or((fallback, Some("the lease renewal thread panicked".into())))
+    }
+}
+
+/// Puts the local ref back where it was after a push that did not land; best effort, since a
+/// local ref that claims a lease the remote refused is corrected by the next read of the remote.
+fn undo(repo: &Repo, name: &str, ours: ObjectId, before: Option<ObjectId>) {
+    let _ = match before {
+        Some(previous) => repo.update_ref(name, previous, Some(ours), "chant: lease push refused"),
+        None => repo.delete_ref(name, ours),
+    };
+}
+
+/// Turns a lock that outlived the stale-lock age into [`Error::StaleLock`]; `None` otherwise.
+fn lock_error(reference: &str, e: &git::Error) -> Option<Error> {
+    match e {
+        git::Error::RefLocked { lock_path, age: Some(age), .. } if *age > STALE_LOCK_AGE => {
+            Some(Error::StaleLock { reference: reference.to_owned(), path: lock_path.clone(), age: *age })
+        }
+        _ => None,
+    }
+}
+
+/// Checks `<ref>.lock` and `packed-refs.lock` of `reference` before writing: one older than the
+/// stale-lock age is [`Error::StaleLock`]. A younger one is left to the writer's own lock wait.
+///
+/// # Errors
+///
+/// [`Error::StaleLock`].
+pub fn check_stale_lock(repo: &Repo, reference: &str) -> Result<()> {
+    let (path, age) = repo.lock_file(reference);
+    match age {
+        Some(age) if age > STALE_LOCK_AGE => Err(Error::StaleLock { reference: reference.to_owned(), path, age }),
+        _ => Ok(()),
+    }
+}
+
+fn read_record(repo: &Repo, name: &str) -> Result<Option<(ObjectId, LeaseRecord)>> {
+    let Some(sha) = repo.read_ref(name)? else { return Ok(None) };
+    let record = match repo.read_blob(sha) {
+        Ok(bytes) => LeaseRecord::parse(&bytes),
+        Err(git::Error::ObjectKind { .. }) => None,
+        Err(e) => return Err(e.into()),
+    };
+    // An unreadable lease blob is treated as an expired lease by someone unknown: it can be
+    // taken over, and the compare-and-swap still runs against its id.
+    Ok(Some((
+        sha,
+        record.unwrap_or_else(|| LeaseRecord {
+            op: String::new(),
+            holder: "(unreadable lease blob)".into(),
+            token: String::new(),
+            acquired_at: String::new(),
+            expires_at: String::new(),
+        }),
+    )))
+}
+
+fn fresh(key: &LeaseKey, holder: &str, ttl: Duration, now: Timestamp) -> LeaseRecord {
+    LeaseRecord {
+        op: key.op.clone(),
+        holder: holder.to_owned(),
+        token: crate::id::uuid(),
+        acquired_at: crate::clock::format(now),
+        expires_at: crate::clock::format(add(now, ttl)),
+    }
+}
+
+fn extend(record: &LeaseRecord, ttl: Duration, now: Timestamp) -> LeaseRecord {
+    LeaseRecord { expires_at: crate::clock::format(add(now, ttl)), ..record.clone() }
+}
+
+fn add(now: Timestamp, ttl: Duration) -> Timestamp {
+    jiff::SignedDuration::try_from(ttl).ok().and_then(|d| now.checked_add(d).ok()).unwrap_or(Timestamp::MAX)
+}
+
+/// An error and its sources on one line.
+fn chain(err: &dyn std::error::Error) -> String {
+    let mut text = err.to_string();
+    let mut source = err.source();
+    while let Some(cause) = source {
+        text.push_str(": ");
+        text.push_str(&cause.to_string());
+        source = cause.source();
+    }
+    text
+}

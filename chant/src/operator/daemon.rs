@@ -1,0 +1,327 @@
+//! The daemon: rounds on a timer, woken early by change signals, stopped cleanly by SIGINT or
+//! SIGTERM (or the end of `--once`).
+//!
+//! The round runs on its own thread; this thread only waits on one channel for the round's
+//! lines, stops, change signals and lost subscriptions, and prints. A stop sets the round's
+//! `stopping` flag (no new tick starts), waits up to the grace period for the running tick, then
+//! records an interrupted tick if it did not finish, and releases the leases held. Stop signals
+//! are blocked in every thread and taken by one thread with `sigwait`, so no handler runs in
+//! signal context; children start with an empty signal mask, as the standard library sets it.
+
+use std::sync::atomic::Ordering;
+use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
+use std::sync::{Arc, PoisonError};
+use std::time::Instant;
+
+use nix::sys::signal::{SigSet, Signal};
+
+use crate::observe::observation::ChangeSink;
+use crate::project::Project;
+use crate::tick::Dispatcher;
+
+use super::round::{self, OpEvent, OpReport, RoundContext, Target};
+use super::signal::{Gate, Subscriptions, Wake};
+use super::{Ending, Error, OperatorConfig};
+
+/// What the daemon's thread waits for.
+#[derive(Debug)]
+enum Event {
+    /// One op's line of the running round.
+    Op(Box<OpReport>),
+    /// The round finished.
+    RoundDone,
+    /// Stop, and why (`SIGTERM received`).
+    Stop(String),
+    /// A change signal from some subscription (a signal carries no data).
+    Changed,
+    /// A subscription was lost: its label and why.
+    Lost(String, String),
+}
+
+/// A handle that stops a running [`Daemon`] cleanly, from any thread.
+#[derive(Debug, Clone)]
+pub struct Stopper {
+    tx: Sender<Event>,
+}
+
+impl Stopper {
+    /// Asks the daemon to stop; `why` is printed (`SIGTERM received`).
+    pub fn stop(&self, why: impl Into<String>) {
+        // The daemon may already be gone; then there is nothing left to stop.
+        let _ = self.tx.send(Event::Stop(why.into()));
+    }
+}
+
+/// Blocks SIGINT and SIGTERM in the calling thread, and so in every thread it starts later.
+/// Call it first thing, before any thread exists, then hand the set to
+/// [`forward_stop_signals`].
+///
+/// # Errors
+///
+/// [`Error::Signals`] when the mask cannot be set.
+pub fn block_stop_signals() -> Result<SigSet, Error> {
+    let mut set = SigSet::empty();
+    set.add(Signal::SIGINT);
+    set.add(Signal::SIGTERM);
+    set.thread_block().map_err(|e| Error::Signals(e.to_string()))?;
+    Ok(set)
+}
+
+/// Starts the thread that waits for the signals of `set` and turns each into a stop.
+pub fn forward_stop_signals(set: SigSet, stopper: Stopper) {
+    std::thread::spawn(move || {
+        while let Ok(signal) = set.wait() {
+            stopper.stop(format!("{} received", signal.as_str()));
+        }
+    });
+}
+
+/// The operator daemon over one project.
+pub struct Daemon {
+    ctx: RoundContext,
+    config: OperatorConfig,
+    tx: Sender<Event>,
+    rx: Receiver<Event>,
+}
+
+impl Daemon {
+    /// Creates a daemon over `project` with a fresh holder id for the life of the process.
+    pub fn new(project: Arc<Project>, config: OperatorConfig, dispatcher: Dispatcher) -> Daemon {
+        let ctx = RoundContext::new(project, crate::lease::holder_id(), config.lease_ttl, dispatcher);
+        let (tx, rx) = mpsc::channel();
+        Daemon { ctx, config, tx, rx }
+    }
+
+    /// Returns a handle that stops this daemon.
+    pub fn stopper(&self) -> Stopper {
+        Stopper { tx: self.tx.clone() }
+    }
+
+    /// Returns this daemon's holder id.
+    pub fn holder(&self) -> &str {
+        &self.ctx.holder
+    }
+
+    /// Runs rounds until stopped (or one round with `once`), passing every line to `out`.
+    pub fn run(self, out: &mut dyn FnMut(&str)) -> Ending {
+        let project = Arc::clone(&self.ctx.project);
+        let mut failed = false;
+        let mut targets: Vec<Target> = Vec::new();
+        for built in round::targets(&project, self.config.env.as_deref()) {
+            match built {
+                Ok(t) => targets.push(t),
+                Err((op, env, error)) => {
+                    failed = true;
+                    out(&format!("operator: {op}@{env} failed=1 error=\"{error}\""));
+                }
+            }
+        }
+        if targets.is_empty() {
+            match &self.config.env {
+                Some(env) => out(&format!("operator: no ConvergeOp found for env \"{env}\"")),
+                None => out("operator: no ConvergeOp found in this binary"),
+            }
+            return if failed { Ending::TickFailed } else { Ending::Clean };
+        }
+        if project.ledger.config().remote.is_none() {
+            out(
+                "operator: no [ledger] remote is configured, so the ledger and the leases are local to this repository; \
+                 operators on other machines are not coordinated",
+            );
+        }
+        if !self.config.once {
+            out(&format!(
+                "chant operator: watching {} ConvergeOp(s) every {} (Ctrl-C to stop)",
+                targets.len(),
+                crate::duration::format(self.config.interval)
+            ));
+        }
+        let mut subscriptions = Subscriptions::new();
+        let mut gate = Gate::new(self.config.signal_floor, Instant::now());
+        loop {
+            gate.round_started(Instant::now());
+            self.spawn_round(&targets);
+            let mut stop = None;
+            while let Ok(event) = self.rx.recv() {
+                match event {
+                    Event::Op(report) => failed |= print(out, &report),
+                    Event::RoundDone => break,
+                    Event::Stop(why) => {
+                        stop = Some(why);
+                        break;
+                    }
+                    Event::Changed => gate.signal(),
+                    Event::Lost(label, why) => {
+                        if let Some(line) = subscriptions.lost(&label, &why) {
+                            out(&line);
+                        }
+                    }
+                }
+            }
+            if let Some(why) = stop {
+                failed |= self.stop_mid_round(out, &why);
+                return self.finish(out, &mut subscriptions, failed, true);
+            }
+            if self.config.once {
+                return self.finish(out, &mut subscriptions, failed, false);
+            }
+            self.subscribe(&targets, &mut subscriptions, out);
+            let round_end = Instant::now();
+            let wake = loop {
+                let (at, why) = gate.next_wake(round_end, self.config.interval);
+                let now = Instant::now();
+                if at <= now {
+                    break why;
+                }
+                match self.rx.recv_timeout(at - now) {
+                    Err(RecvTimeoutError::Timeout) => break why,
+                    Err(RecvTimeoutError::Disconnected) => break Wake::Timer,
+                    Ok(Event::Stop(why)) => {
+                        out(&format!("operator: {why} — stopping"));
+                        return self.finish(out, &mut subscriptions, failed, true);
+                    }
+                    Ok(Event::Changed) => gate.signal(),
+                    Ok(Event::Lost(label, why)) => {
+                        if let Some(line) = subscriptions.lost(&label, &why) {
+                            out(&line);
+                        }
+                    }
+                    Ok(Event::Op(_) | Event::RoundDone) => {}
+                }
+            };
+            if wake == Wake::Signal {
+                out(&format!(
+                    "operator: woken by a change signal after {}ms, running an ordinary round",
+                    gate.round_start().elapsed().as_millis()
+                ));
+            }
+        }
+    }
+
+    fn spawn_round(&self, targets: &[Target]) {
+        let ctx = self.ctx.clone();
+        let tx = self.tx.clone();
+        let targets = targets.to_vec();
+        std::thread::spawn(move || {
+            ctx.run(&targets, &mut |report| {
+                let _ = tx.send(Event::Op(Box::new(report)));
+            });
+            let _ = tx.send(Event::RoundDone);
+        });
+    }
+
+    /// Handles a stop that arrived while a round runs: no new tick starts; the running one gets
+    /// the grace period; if it does not finish, an interrupted tick is recorded. Returns true
+    /// when a tick failed or was interrupted.
+    fn stop_mid_round(&self, out: &mut dyn FnMut(&str), why: &str) -> bool {
+        self.ctx.stopping.store(true, Ordering::SeqCst);
+        out(&format!(
+            "operator: {why} — stopping: no new tick starts; a running tick gets {} to finish",
+            crate::duration::format(self.config.grace)
+        ));
+        let deadline = Instant::now() + self.config.grace;
+        let mut failed = false;
+        loop {
+            let now = Instant::now();
+            let wait = deadline.saturating_duration_since(now);
+            match self.rx.recv_timeout(wait) {
+                Ok(Event::Op(report)) => failed |= print(out, &report),
+                Ok(Event::RoundDone) => return failed,
+                Ok(_) => {}
+                Err(_) => break,
+            }
+        }
+        let in_flight = self.ctx.in_flight.lock().unwrap_or_else(PoisonError::into_inner).clone();
+        if let Some(in_flight) = in_flight {
+            let grace = self.config.grace;
+            let text = format!(
+                "interrupted: the operator was stopped ({why}) while this tick ran, and it did not finish within {}",
+                crate::duration::format(grace)
+            );
+            let report = match self.ctx.record_interrupted(&in_flight, &text) {
+                Ok(record) => OpReport {
+                    op: in_flight.target.op().to_owned(),
+                    env: in_flight.target.env.clone(),
+                    event: OpEvent::Interrupted { grace },
+                    record: Some(record),
+                    warnings: Vec::new(),
+                },
+                Err(e) => OpReport {
+                    op: in_flight.target.op().to_owned(),
+                    env: in_flight.target.env.clone(),
+                    event: OpEvent::Failed {
+                        error: format!("interrupted, and the interrupted tick could not be recorded: {e}"),
+                    },
+                    record: None,
+                    warnings: Vec::new(),
+                },
+            };
+            print(out, &report);
+            failed = true;
+        }
+        failed
+    }
+
+    fn subscribe(&self, targets: &[Target], subscriptions: &mut Subscriptions, out: &mut dyn FnMut(&str)) {
+        let mut envs: Vec<(Option<String>, String)> =
+            targets.iter().map(|t| (t.doc.member.clone(), t.env.clone())).collect();
+        envs.sort();
+        envs.dedup();
+        for (member, env) in envs {
+            let lexicon = match self.ctx.project.files_lexicon(member.as_deref(), &env) {
+                Ok(Some(lexicon)) => lexicon,
+                Ok(None) => continue,
+                Err(e) => {
+                    out(&format!("operator: files({env}) change signal unavailable, polling on the timer ({e})"));
+                    continue;
+                }
+            };
+            let label = match &member {
+                Some(m) => format!("files({m}/{env})"),
+                None => format!("files({env})"),
+            };
+            let changed = self.tx.clone();
+            let lost = self.tx.clone();
+            let lost_label = label.clone();
+            let sink = ChangeSink::new(
+                move || {
+                    let _ = changed.send(Event::Changed);
+                },
+                move |why| {
+                    let _ = lost.send(Event::Lost(lost_label.clone(), why));
+                },
+            );
+            if let Some(line) = subscriptions.ensure(&label, &lexicon, sink) {
+                out(&line);
+            }
+        }
+    }
+
+    fn finish(
+        &self,
+        out: &mut dyn FnMut(&str),
+        subscriptions: &mut Subscriptions,
+        failed: bool,
+        stopped: bool,
+    ) -> Ending {
+        self.ctx.stopping.store(true, Ordering::SeqCst);
+        subscriptions.close();
+        let (released, warnings) = self.ctx.release_all();
+        for w in warnings {
+            out(&format!("operator: warning: {w}"));
+        }
+        if stopped {
+            out(&format!("operator: stopped; released {released} lease(s)"));
+        }
+        if failed { Ending::TickFailed } else { Ending::Clean }
+    }
+}
+
+/// Prints a report and its warnings; returns true when it is a failure.
+fn print(out: &mut dyn FnMut(&str), report: &OpReport) -> bool {
+    out(&report.to_string());
+    for w in &report.warnings {
+        out(&format!("operator: {}@{} warning: {w}", report.op, report.env));
+    }
+    report.event.is_failure()
+}

@@ -1,0 +1,227 @@
+//! `operator log`: the history behind `operator status`, from the ledger alone.
+//!
+//! One timeline, oldest first, merging every tick of the ConvergeOps covered, the run records of
+//! the ops their ticks dispatched (in the same env), and the gate resolutions recorded against
+//! those ops and the ConvergeOps themselves. Entries sort by time; ties keep the order tick, run,
+//! gate resolution, and ledger order within a kind. `--since` (inclusive) filters first, then
+//! `--limit` keeps the newest n, still printed oldest first. `--json` prints [`Timeline`], one
+//! stable shape with the unreadable lines counted per kind.
+
+use std::collections::BTreeSet;
+use std::fmt::Write as _;
+
+use jiff::Timestamp;
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::ledger::{Ledger, ShardKey};
+
+use super::Error;
+use super::status::{GateReader, Malformed, OpRef, is_resolution};
+
+/// Which entries to keep.
+#[derive(Debug, Clone, Default)]
+pub struct Filter {
+    /// Entries at or after this instant.
+    pub since: Option<Timestamp>,
+    /// Only the newest n.
+    pub limit: Option<usize>,
+}
+
+/// The kind of a timeline entry.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum EntryKind {
+    /// A tick record.
+    Tick,
+    /// A run record of a dispatched op.
+    Run,
+    /// A gate resolution.
+    GateResolution,
+}
+
+/// One entry of the timeline.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Entry {
+    /// What it is.
+    pub kind: EntryKind,
+    /// When: a tick's `timestamp`, a run's `endedAt`, a resolution's `timestamp`.
+    pub timestamp: String,
+    /// The op the record belongs to.
+    pub op: String,
+    /// The env.
+    pub env: String,
+    /// The workspace member, `null` in a flat project.
+    pub member: Option<String>,
+    /// The record, as stored.
+    pub record: Value,
+}
+
+/// The whole `operator log` document.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Timeline {
+    /// The shape's version, 1.
+    pub version: u32,
+    /// The entries, oldest first.
+    pub entries: Vec<Entry>,
+    /// Unreadable ledger lines met.
+    pub malformed: Malformed,
+}
+
+/// Builds the timeline of `ops`.
+///
+/// # Errors
+///
+/// Ledger errors.
+pub fn timeline(ledger: &Ledger, ops: &[OpRef], filter: &Filter) -> Result<Timeline, Error> {
+    let mut malformed = Malformed::default();
+    let mut entries: Vec<(Option<Timestamp>, Entry)> = Vec::new();
+    let mut run_keys: BTreeSet<(Option<String>, String, String)> = BTreeSet::new();
+    let mut gate_ops: BTreeSet<(Option<String>, String, String)> = BTreeSet::new();
+    for r in ops {
+        let records = ledger.read(&ShardKey::converge(r.member.as_deref(), &r.env, &r.op)?)?;
+        malformed.converge += records.unreadable.len();
+        gate_ops.insert((r.member.clone(), r.env.clone(), r.op.clone()));
+        for rec in records.records {
+            let Some(ts) = rec.value.get("timestamp").and_then(Value::as_str).map(str::to_owned) else {
+                malformed.converge += 1;
+                continue;
+            };
+            for o in rec.value.get("outcomes").and_then(Value::as_array).into_iter().flatten() {
+                if let Some(target) = o.get("op").and_then(Value::as_str) {
+                    run_keys.insert((r.member.clone(), r.env.clone(), target.to_owned()));
+                    gate_ops.insert((r.member.clone(), r.env.clone(), target.to_owned()));
+                }
+            }
+            let entry = Entry {
+                kind: EntryKind::Tick,
+                timestamp: ts.clone(),
+                op: r.op.clone(),
+                env: r.env.clone(),
+                member: r.member.clone(),
+                record: rec.value,
+            };
+            entries.push((crate::clock::parse(&ts), entry));
+        }
+    }
+    for (member, env, op) in &run_keys {
+        let Ok(key) = ShardKey::run(member.as_deref(), Some(env), op) else { continue };
+        let records = ledger.read(&key)?;
+        malformed.runs += records.unreadable.len();
+        for rec in records.records {
+            let Some(ts) = rec.value.get("endedAt").and_then(Value::as_str).map(str::to_owned) else {
+                malformed.runs += 1;
+                continue;
+            };
+            let entry = Entry {
+                kind: EntryKind::Run,
+                timestamp: ts.clone(),
+                op: op.clone(),
+                env: env.clone(),
+                member: member.clone(),
+                record: rec.value,
+            };
+            entries.push((crate::clock::parse(&ts), entry));
+        }
+    }
+    let mut gates = GateReader::new(ledger);
+    for (member, env, op) in &gate_ops {
+        let Ok(facts) = gates.facts(member.as_deref(), op) else { continue };
+        for fact in facts.iter().filter(|f| is_resolution(f) && &f.env == env) {
+            let entry = Entry {
+                kind: EntryKind::GateResolution,
+                timestamp: fact.timestamp.clone(),
+                op: op.clone(),
+                env: env.clone(),
+                member: member.clone(),
+                record: serde_json::to_value(fact).unwrap_or(Value::Null),
+            };
+            entries.push((crate::clock::parse(&fact.timestamp), entry));
+        }
+    }
+    malformed.gates = gates.unreadable;
+    entries.sort_by(|(ta, a), (tb, b)| ta.cmp(tb).then(a.kind.cmp(&b.kind)));
+    if let Some(since) = filter.since {
+        entries.retain(|(t, _)| t.is_some_and(|t| t >= since));
+    }
+    if let Some(limit) = filter.limit {
+        let skip = entries.len().saturating_sub(limit);
+        entries.drain(..skip);
+    }
+    Ok(Timeline { version: 1, entries: entries.into_iter().map(|(_, e)| e).collect(), malformed })
+}
+
+fn text<'a>(v: &'a Value, key: &str) -> Option<&'a str> {
+    v.get(key).and_then(Value::as_str)
+}
+
+/// Renders the timeline for a human: one line per entry (two spaces between fields), each tick
+/// followed by one line per outcome with its rule's source line.
+pub fn render(timeline: &Timeline) -> String {
+    let mut s = String::new();
+    for e in &timeline.entries {
+        let r = &e.record;
+        let id: String = text(r, "id").map(|i| i.chars().take(8).collect()).unwrap_or_else(|| "--------".into());
+        match e.kind {
+            EntryKind::Tick => {
+                let _ = writeln!(s, "{}  {}@{}  [{id}]  {}", e.timestamp, e.op, e.env, text(r, "log").unwrap_or(""));
+                if let Some(err) = text(r, "error") {
+                    let _ = writeln!(s, "    error  {err}");
+                }
+                for o in r.get("outcomes").and_then(Value::as_array).into_iter().flatten() {
+                    let _ = writeln!(s, "    {}", outcome_line(o));
+                }
+            }
+            EntryKind::Run => {
+                let phases = r.get("phases").and_then(Value::as_array).map_or(0, Vec::len);
+                let steps = r.get("outcomes").and_then(Value::as_array).map_or(0, Vec::len);
+                let _ = writeln!(
+                    s,
+                    "{}  {}@{}  [{id}]  run {} phases={phases} steps={steps}",
+                    e.timestamp,
+                    e.op,
+                    e.env,
+                    text(r, "status").unwrap_or("?")
+                );
+            }
+            EntryKind::GateResolution => {
+                let url = text(r, "url").map(|u| format!("  {u}")).unwrap_or_default();
+                let _ = writeln!(
+                    s,
+                    "{}  gate-resolved  {}/{} by {}{url}",
+                    e.timestamp,
+                    e.op,
+                    text(r, "gate").unwrap_or("?"),
+                    text(r, "resolvedBy").unwrap_or("unknown")
+                );
+            }
+        }
+    }
+    s
+}
+
+fn outcome_line(o: &Value) -> String {
+    let mut line = format!("{}  {}", text(o, "action").unwrap_or("?"), text(o, "ruleId").unwrap_or("?"));
+    if let Some(res) = text(o, "resource") {
+        let _ = write!(line, " [{res}]");
+    }
+    if let Some(op) = text(o, "op") {
+        let _ = write!(line, " → {op}");
+    }
+    if let Some(g) = text(o, "gateName") {
+        let _ = write!(line, " gate \"{g}\"");
+    }
+    if let Some(reason) = text(o, "reason") {
+        let _ = write!(line, ": {reason}");
+    }
+    if let Some(src) = o.get("source") {
+        let file = text(src, "file").unwrap_or("?");
+        let at = src.get("line").and_then(Value::as_u64).unwrap_or(0);
+        let _ = write!(line, "  ({file}:{at})");
+    }
+    if let Some(u) = text(o, "url") {
+        let _ = write!(line, "  {u}");
+    }
+    line
+}

@@ -1,0 +1,144 @@
+//! The operator: ticks every ConvergeOp of the binary on its schedule, under a single-writer
+//! lease per op, and the read-only views of what it did (DESIGN.md section 9).
+//!
+//! A **round** ([`round`]) takes the ConvergeOps of the binary (sorted by name, filtered by env)
+//! and, for each: acquires or renews the op's lease; with a remote, fetches the ledger; reads the
+//! op's newest recorded tick and asks [`crate::schedule::decide`] whether it is due; ticks it
+//! (renewing the lease every TTL/3 meanwhile); re-checks the fence; and reports one
+//! [`OpReport`] line. The **daemon** ([`daemon`]) runs rounds on a timer, wakes early on change
+//! signals ([`signal`]), and stops cleanly on SIGINT/SIGTERM. [`status`] and [`log`] read the
+//! ledger and local refs only.
+//!
+//! # Guarantees
+//!
+//! - Never two concurrent ticks of one op: a tick runs only under that op's lease, and a lease
+//!   is taken by compare-and-swap (with a remote, only when its push lands).
+//! - One op's failure never stops the round: every error becomes that op's report line.
+//! - Due-ness comes from the ledger, never from process memory: a restarted operator owes no
+//!   catch-up and repeats no tick; missed fires collapse into one tick.
+//! - A clean stop (SIGINT, SIGTERM, the end of `--once`) starts no new tick, gives a running
+//!   tick a grace period, records an interrupted tick if it does not finish, and releases the
+//!   leases it holds (with a remote, only those whose tick record was pushed).
+//! - A change signal only decides *when* the next ordinary round runs, never what it concludes.
+//!
+//! # Assumptions
+//!
+//! - Clocks of holders sharing a remote agree to well within the lease TTL (expiry compares
+//!   `expiresAt` with the local clock).
+//! - Ticks are idempotent: a fenced tick's record is still written, and re-ticking after a
+//!   crash is the recovery.
+//!
+//! # Caveats
+//!
+//! - Fencing is a lease-loss check after the fact: a holder that stalled past its TTL learns it
+//!   lost the lease, but its dispatches may already have run next to the new holder's.
+//! - Without a remote, the lease is local to the repository; two machines are not coordinated.
+
+pub mod daemon;
+pub mod log;
+pub mod round;
+pub mod signal;
+pub mod status;
+
+use std::fmt;
+use std::time::Duration;
+
+pub use daemon::{Daemon, Stopper, block_stop_signals, forward_stop_signals};
+pub use round::{OpEvent, OpReport, RoundContext, Target};
+
+/// The default time between rounds.
+pub const DEFAULT_INTERVAL: Duration = Duration::from_secs(60);
+/// The default time a running tick gets to finish after a stop.
+pub const DEFAULT_GRACE: Duration = Duration::from_secs(10);
+
+/// How the operator runs.
+#[derive(Debug, Clone)]
+pub struct OperatorConfig {
+    /// Only the ConvergeOps of this env (`--env`).
+    pub env: Option<String>,
+    /// The time between the end of a round and the start of the next (`--interval`).
+    pub interval: Duration,
+    /// How long a lease lives without renewal (`--lease-ttl`).
+    pub lease_ttl: Duration,
+    /// How long a running tick gets to finish after a stop (`--grace`).
+    pub grace: Duration,
+    /// The earliest a change signal wakes the next round, measured from the last round's start.
+    pub signal_floor: Duration,
+    /// One round, then stop (`--once`).
+    pub once: bool,
+}
+
+impl Default for OperatorConfig {
+    fn default() -> Self {
+        OperatorConfig {
+            env: None,
+            interval: DEFAULT_INTERVAL,
+            lease_ttl: crate::lease::DEFAULT_TTL,
+            grace: DEFAULT_GRACE,
+            signal_floor: signal::DEFAULT_FLOOR,
+            once: false,
+        }
+    }
+}
+
+/// What [`Daemon::new`] and the views return when they cannot start.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// The ledger failed.
+    #[error(transparent)]
+    Ledger(#[from] crate::ledger::Error),
+    /// The clock failed.
+    #[error(transparent)]
+    Clock(#[from] crate::clock::BadNow),
+    /// A name given as a filter is not a valid op or env name.
+    #[error("invalid {what} {name:?}: names are lowercase letters, digits and -, starting with a letter")]
+    InvalidName {
+        /// `env` or `op`.
+        what: &'static str,
+        /// The name given.
+        name: String,
+    },
+    /// A stop-signal handler could not be installed.
+    #[error("cannot install the SIGINT/SIGTERM handler: {0}")]
+    Signals(String),
+}
+
+/// How an operator run ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Ending {
+    /// Every tick that ran succeeded (skips, lease errors and fences are not failures).
+    Clean,
+    /// At least one tick failed (or was interrupted).
+    TickFailed,
+}
+
+impl fmt::Display for Ending {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Ending::Clean => "clean",
+            Ending::TickFailed => "a tick failed",
+        })
+    }
+}
+
+/// Returns true when `name` is a valid op or env name (`[a-z][a-z0-9-]*`).
+pub fn is_name(name: &str) -> bool {
+    let mut chars = name.chars();
+    chars.next().is_some_and(|c| c.is_ascii_lowercase())
+        && chars.all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
+}
+
+/// An error and its sources on one line.
+pub(crate) fn chain(err: &dyn std::error::Error) -> String {
+    let mut text = err.to_string();
+    let mut source = err.source();
+    while let Some(cause) = source {
+        let t = cause.to_string();
+        if !text.contains(&t) {
+            text.push_str(": ");
+            text.push_str(&t);
+        }
+        source = cause.source();
+    }
+    text
+}

@@ -1,0 +1,189 @@
+//! Change signals: a second wake source for the daemon, never a second source of truth.
+//!
+//! A lexicon may offer a change stream ([`crate::observe::Lexicon::subscribe_changes`]); the
+//! daemon subscribes for every env it ticks. A signal carries no data: it only makes the next
+//! ordinary round run earlier, and that round re-observes everything. Signals are coalesced
+//! behind a floor measured from the last round's *start* ([`DEFAULT_FLOOR`], 5 s): a storm
+//! inside one window costs exactly one early round, and a substrate that never stops sending
+//! settles into ticking on the floor. The timer always stays; a lost or refused subscription is
+//! printed once and retried at the next round.
+//!
+//! [`Gate`] is the pure part (when to wake), tested without sleeping; [`Subscriptions`] holds
+//! the live subscriptions and says which lines to print.
+
+use std::collections::BTreeMap;
+use std::time::{Duration, Instant};
+
+use crate::observe::Lexicon;
+use crate::observe::observation::{ChangeSink, Subscription};
+
+/// The earliest a signal wakes a round, after the last round started.
+pub const DEFAULT_FLOOR: Duration = Duration::from_secs(5);
+
+/// Why the daemon woke.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Wake {
+    /// The interval passed.
+    Timer,
+    /// A change signal, past the floor.
+    Signal,
+}
+
+/// When to wake: the timer, or a pending signal no earlier than the floor after the round start.
+#[derive(Debug, Clone)]
+pub struct Gate {
+    floor: Duration,
+    round_start: Instant,
+    pending: bool,
+    signals: u64,
+}
+
+impl Gate {
+    /// Creates a gate with `floor`, as if a round started at `now`.
+    pub fn new(floor: Duration, now: Instant) -> Gate {
+        Gate { floor, round_start: now, pending: false, signals: 0 }
+    }
+
+    /// Records that a round started at `now`: pending signals are consumed by it.
+    pub fn round_started(&mut self, now: Instant) {
+        self.round_start = now;
+        self.pending = false;
+        self.signals = 0;
+    }
+
+    /// Records a signal.
+    pub fn signal(&mut self) {
+        self.pending = true;
+        self.signals += 1;
+    }
+
+    /// Returns how many signals arrived since the last round started.
+    pub fn signals(&self) -> u64 {
+        self.signals
+    }
+
+    /// Returns when the last round started.
+    pub fn round_start(&self) -> Instant {
+        self.round_start
+    }
+
+    /// Returns when to wake after a round that ended at `round_end`, and why: the timer at
+    /// `round_end + interval`, or, with a signal pending, the floor after the round's start if
+    /// that is earlier.
+    pub fn next_wake(&self, round_end: Instant, interval: Duration) -> (Instant, Wake) {
+        let timer = round_end + interval;
+        if self.pending {
+            let floor = self.round_start + self.floor;
+            if floor < timer {
+                return (floor, Wake::Signal);
+            }
+        }
+        (timer, Wake::Timer)
+    }
+}
+
+/// The state of one lexicon's subscription.
+enum State {
+    Live(#[allow(dead_code)] Subscription),
+    Down,
+}
+
+/// The daemon's subscriptions, by label (`files(staging)`); dropping it closes them all.
+#[derive(Default)]
+pub struct Subscriptions {
+    states: BTreeMap<String, State>,
+}
+
+impl Subscriptions {
+    /// Creates an empty set.
+    pub fn new() -> Self {
+        Subscriptions::default()
+    }
+
+    /// Makes sure `lexicon` (labelled `label`) is subscribed, returning the line to print, if
+    /// any: subscribed, or unavailable (printed only when it was not already down).
+    pub fn ensure(&mut self, label: &str, lexicon: &dyn Lexicon, sink: ChangeSink) -> Option<String> {
+        if matches!(self.states.get(label), Some(State::Live(_))) {
+            return None;
+        }
+        let was_down = matches!(self.states.get(label), Some(State::Down));
+        match lexicon.subscribe_changes(sink) {
+            None => None,
+            Some(Ok(subscription)) => {
+                self.states.insert(label.to_owned(), State::Live(subscription));
+                Some(format!("operator: {label} change signal subscribed (the timer still runs)"))
+            }
+            Some(Err(e)) => {
+                self.states.insert(label.to_owned(), State::Down);
+                (!was_down).then(|| {
+                    format!("operator: {label} change signal unavailable, polling on the timer ({})", super::chain(&e))
+                })
+            }
+        }
+    }
+
+    /// Records that `label`'s stream was lost, closing it; returns the line to print once.
+    pub fn lost(&mut self, label: &str, why: &str) -> Option<String> {
+        match self.states.insert(label.to_owned(), State::Down) {
+            Some(State::Live(_)) => Some(format!(
+                "operator: {label} change signal lost, polling on the timer until the next round re-subscribes ({why})"
+            )),
+            _ => None,
+        }
+    }
+
+    /// Closes every subscription.
+    pub fn close(&mut self) {
+        self.states.clear();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_timer_wakes_without_signals() {
+        let t0 = Instant::now();
+        let gate = Gate::new(DEFAULT_FLOOR, t0);
+        let end = t0 + Duration::from_secs(1);
+        assert_eq!(gate.next_wake(end, Duration::from_secs(300)), (end + Duration::from_secs(300), Wake::Timer));
+    }
+
+    #[test]
+    fn a_signal_wakes_no_earlier_than_the_floor_after_the_round_start() {
+        let t0 = Instant::now();
+        let mut gate = Gate::new(DEFAULT_FLOOR, t0);
+        gate.signal();
+        let end = t0 + Duration::from_secs(1);
+        assert_eq!(gate.next_wake(end, Duration::from_secs(300)), (t0 + DEFAULT_FLOOR, Wake::Signal));
+        // A round that ran past the floor: the signal wakes at once (a deadline already passed).
+        let late = t0 + Duration::from_secs(9);
+        assert_eq!(gate.next_wake(late, Duration::from_secs(300)).1, Wake::Signal);
+    }
+
+    #[test]
+    fn a_storm_costs_one_early_round() {
+        let t0 = Instant::now();
+        let mut gate = Gate::new(DEFAULT_FLOOR, t0);
+        for _ in 0..100 {
+            gate.signal();
+        }
+        assert_eq!(gate.signals(), 100);
+        let (at, why) = gate.next_wake(t0 + Duration::from_millis(200), Duration::from_secs(300));
+        assert_eq!((at, why), (t0 + DEFAULT_FLOOR, Wake::Signal));
+        // The early round consumes every pending signal: the next wake is the timer again.
+        gate.round_started(at);
+        let end = at + Duration::from_millis(200);
+        assert_eq!(gate.next_wake(end, Duration::from_secs(300)), (end + Duration::from_secs(300), Wake::Timer));
+    }
+
+    #[test]
+    fn the_timer_wins_when_it_is_sooner_than_the_floor() {
+        let t0 = Instant::now();
+        let mut gate = Gate::new(DEFAULT_FLOOR, t0);
+        gate.signal();
+        let end = t0 + Duration::from_millis(100);
+        assert_eq!(gate.next_wake(end, Duration::from_secs(1)), (end + Duration::from_secs(1), Wake::Timer));
+    }
+}

@@ -1,0 +1,385 @@
+//! `operator status`: where each ConvergeOp is now, from the ledger and local refs alone.
+//!
+//! One row per ConvergeOp (those with ticks on the ledger, plus those the binary carries): its
+//! last tick and summary line, its lease (holder and expiry, from the local lease ref or the
+//! last fetched remote copy, whichever is fresher), and its pending gates with the approve
+//! command and URL; then the standing gates no converge tick dispatched. Unreadable ledger lines
+//! met on the way are counted. `--json` prints [`StatusView`], whose shape never changes: every
+//! key is always present, `null` or empty when there is nothing to say.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::fmt::Write as _;
+
+use jiff::Timestamp;
+use serde::Serialize;
+
+use crate::gate::{self, FactKind, GateFact};
+use crate::lease::{LeaseKey, LeaseStore};
+use crate::ledger::{Ledger, RecordKind, ShardKey};
+use crate::model::OpDocument;
+use crate::tick::{Action, LeaseStamp, TickRecord};
+
+use super::Error;
+
+/// A ConvergeOp the views cover.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub struct OpRef {
+    /// The op.
+    pub op: String,
+    /// Its env.
+    pub env: String,
+    /// Its workspace member.
+    pub member: Option<String>,
+}
+
+/// Counts of ledger lines that could not be read, per kind of record.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct Malformed {
+    /// Tick records.
+    pub converge: usize,
+    /// Gate facts.
+    pub gates: usize,
+    /// Run records.
+    pub runs: usize,
+}
+
+impl Malformed {
+    /// Returns the total.
+    pub fn total(&self) -> usize {
+        self.converge + self.gates + self.runs
+    }
+
+    /// Returns the warning for a human, when any line was unreadable.
+    pub fn warning(&self, what: &str) -> Option<String> {
+        (self.total() > 0).then(|| {
+            format!(
+                "{} ledger line(s) were unreadable and are missing from this {what} (converge: {}, gates: {}, runs: {})",
+                self.total(),
+                self.converge,
+                self.gates,
+                self.runs
+            )
+        })
+    }
+}
+
+/// The whole `operator status` document.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct StatusView {
+    /// The shape's version, 1.
+    pub version: u32,
+    /// One row per ConvergeOp, sorted by op then env.
+    pub ops: Vec<OpStatus>,
+    /// Standing gates no converge tick dispatched (reached by hand runs).
+    pub pending_gates: Vec<PendingGateView>,
+    /// Unreadable ledger lines met.
+    pub malformed: Malformed,
+}
+
+/// One ConvergeOp's row.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct OpStatus {
+    /// The op.
+    pub op: String,
+    /// Its env.
+    pub env: String,
+    /// Its workspace member, `null` in a flat project.
+    pub member: Option<String>,
+    /// Its newest readable tick, `null` when none is recorded.
+    pub last_tick: Option<LastTickView>,
+    /// Its lease, `null` when free.
+    pub lease: Option<LeaseStatus>,
+    /// Gates its last tick's dispatches (or the op itself) wait on.
+    pub pending_gates: Vec<PendingGateView>,
+}
+
+/// The parts of a tick record status shows.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct LastTickView {
+    /// The tick's id.
+    pub id: String,
+    /// When it started.
+    pub started_at: String,
+    /// When it was recorded.
+    pub timestamp: String,
+    /// Its summary line.
+    pub log: String,
+    /// Why it failed, `null` when it did not.
+    pub error: Option<String>,
+    /// The lease it ran under.
+    pub lease: Option<LeaseStamp>,
+}
+
+/// A lease as status shows it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct LeaseStatus {
+    /// The holder.
+    pub holder: String,
+    /// The fencing token.
+    pub token: String,
+    /// When the holder took it.
+    pub acquired_at: String,
+    /// When it lapses.
+    pub expires_at: String,
+    /// Whether it is still live now.
+    pub live: bool,
+    /// Where it was read: `local` (the lease ref) or `remote` (the last fetched remote copy).
+    pub source: String,
+}
+
+/// A standing pending gate.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PendingGateView {
+    /// The op that owns the gate.
+    pub op: String,
+    /// The gate.
+    pub gate: String,
+    /// The env the run was in.
+    pub env: String,
+    /// The resource, in resource mode.
+    pub resource: Option<String>,
+    /// The rule whose dispatch reached it, when a tick did.
+    pub rule: Option<String>,
+    /// The gate's description.
+    pub description: Option<String>,
+    /// When the pending fact stops standing.
+    pub expires_at: Option<String>,
+    /// Where approval happens, when known.
+    pub url: Option<String>,
+    /// The command that approves it.
+    pub approve: String,
+}
+
+/// Returns the ConvergeOps the views cover: every (member, env, op) with tick records on the
+/// ledger, plus the ConvergeOps `carried` by this binary, filtered by `env` and `op`, sorted.
+///
+/// # Errors
+///
+/// Ledger errors; [`Error::InvalidName`] for a malformed filter.
+pub fn discover<'a>(
+    ledger: &Ledger,
+    carried: impl IntoIterator<Item = &'a OpDocument>,
+    env: Option<&str>,
+    op: Option<&str>,
+) -> Result<Vec<OpRef>, Error> {
+    for (what, name) in [("env", env), ("op", op)] {
+        if let Some(name) = name.filter(|n| !super::is_name(n)) {
+            return Err(Error::InvalidName { what, name: name.to_owned() });
+        }
+    }
+    let mut found = BTreeSet::new();
+    for key in ledger.keys()? {
+        if key.kind() == RecordKind::Converge
+            && let Some(e) = key.env()
+        {
+            found.insert(OpRef { op: key.op().to_owned(), env: e.to_owned(), member: key.member().map(str::to_owned) });
+        }
+    }
+    for doc in carried.into_iter().filter(|d| d.is_converge()) {
+        found.insert(OpRef {
+            op: doc.name.clone(),
+            env: doc.env.clone().unwrap_or_default(),
+            member: doc.member.clone(),
+        });
+    }
+    Ok(found.into_iter().filter(|r| env.is_none_or(|e| r.env == e) && op.is_none_or(|o| r.op == o)).collect())
+}
+
+/// Reads the gate facts of `(member, op)` once per call site, counting unreadable lines.
+pub(super) struct GateReader<'a> {
+    ledger: &'a Ledger,
+    cache: BTreeMap<ShardKey, Vec<GateFact>>,
+    pub(super) unreadable: usize,
+}
+
+impl<'a> GateReader<'a> {
+    pub(super) fn new(ledger: &'a Ledger) -> Self {
+        GateReader { ledger, cache: BTreeMap::new(), unreadable: 0 }
+    }
+
+    pub(super) fn facts(&mut self, member: Option<&str>, op: &str) -> Result<&[GateFact], Error> {
+        let key = ShardKey::gate(member, op)?;
+        if !self.cache.contains_key(&key) {
+            let records = self.ledger.read(&key)?;
+            self.unreadable += records.unreadable.len();
+            let mut facts = Vec::new();
+            for r in records.records {
+                match serde_json::from_value::<GateFact>(r.value) {
+                    Ok(f) => facts.push(f),
+                    Err(_) => self.unreadable += 1,
+                }
+            }
+            self.cache.insert(key.clone(), facts);
+        }
+        Ok(self.cache.get(&key).map(Vec::as_slice).unwrap_or_default())
+    }
+}
+
+fn pending_view(fact: &GateFact, rule: Option<String>) -> PendingGateView {
+    let resource = fact.resource.as_deref().map(|r| format!(" --resource {r}")).unwrap_or_default();
+    PendingGateView {
+        op: fact.op.clone(),
+        gate: fact.gate.clone(),
+        env: fact.env.clone(),
+        resource: fact.resource.clone(),
+        rule,
+        description: fact.description.clone(),
+        expires_at: fact.expires_at.clone(),
+        url: fact.url.clone(),
+        approve: format!("chant approve {} {}{resource}", fact.op, fact.gate),
+    }
+}
+
+/// Builds the status of `ops` at `now` from the ledger and local lease refs.
+///
+/// # Errors
+///
+/// Ledger and lease storage errors.
+pub fn status(ledger: &Ledger, leases: &LeaseStore, ops: &[OpRef], now: Timestamp) -> Result<StatusView, Error> {
+    let mut malformed = Malformed::default();
+    let mut gates = GateReader::new(ledger);
+    let mut shown: BTreeSet<(String, String, Option<String>, String)> = BTreeSet::new();
+    let mut rows = Vec::new();
+    for r in ops {
+        let key = ShardKey::converge(r.member.as_deref(), &r.env, &r.op)?;
+        let latest = ledger.latest(&key)?;
+        malformed.converge += latest.unreadable.len();
+        let tick: Option<TickRecord> = latest.record.and_then(|rec| match serde_json::from_value(rec.value) {
+            Ok(t) => Some(t),
+            Err(_) => {
+                malformed.converge += 1;
+                None
+            }
+        });
+        let mut gate_ops: BTreeSet<String> = BTreeSet::from([r.op.clone()]);
+        let mut rules: BTreeMap<(String, String), String> = BTreeMap::new();
+        for o in tick.iter().flat_map(|t| t.outcomes.iter()).filter(|o| o.action == Action::Gated) {
+            if let (Some(op), Some(g)) = (&o.op, &o.gate_name) {
+                gate_ops.insert(op.clone());
+                rules.insert((op.clone(), g.clone()), o.rule_id.clone());
+            }
+        }
+        let mut pending = Vec::new();
+        for op in &gate_ops {
+            for p in gate::pending(gates.facts(r.member.as_deref(), op)?, now) {
+                if p.fact.env != r.env {
+                    continue;
+                }
+                shown.insert((p.fact.op.clone(), p.fact.gate.clone(), p.fact.resource.clone(), p.fact.env.clone()));
+                let rule = rules.get(&(p.fact.op.clone(), p.fact.gate.clone())).cloned();
+                pending.push(pending_view(&p.fact, rule));
+            }
+        }
+        let lease_view = leases.read(
+            &LeaseKey::new(r.member.as_deref(), &r.op)
+                .map_err(|_| Error::InvalidName { what: "op", name: r.op.clone() })?,
+        );
+        let lease = match lease_view {
+            Ok(view) => view.current().map(|(rec, source)| LeaseStatus {
+                holder: rec.holder.clone(),
+                token: rec.token.clone(),
+                acquired_at: rec.acquired_at.clone(),
+                expires_at: rec.expires_at.clone(),
+                live: rec.is_live(now),
+                source: source.to_owned(),
+            }),
+            Err(_) => None,
+        };
+        rows.push(OpStatus {
+            op: r.op.clone(),
+            env: r.env.clone(),
+            member: r.member.clone(),
+            last_tick: tick.map(|t| LastTickView {
+                id: t.id,
+                started_at: t.started_at,
+                timestamp: t.timestamp,
+                log: t.log,
+                error: t.error,
+                lease: t.lease,
+            }),
+            lease,
+            pending_gates: pending,
+        });
+    }
+    let envs: BTreeSet<&str> = ops.iter().map(|r| r.env.as_str()).collect();
+    let mut standalone = Vec::new();
+    for key in ledger.keys()?.into_iter().filter(|k| k.kind() == RecordKind::Gate) {
+        for p in gate::pending(gates.facts(key.member(), key.op())?, now) {
+            let id = (p.fact.op.clone(), p.fact.gate.clone(), p.fact.resource.clone(), p.fact.env.clone());
+            if shown.contains(&id) || !(envs.contains(p.fact.env.as_str()) || ops.is_empty()) {
+                continue;
+            }
+            standalone.push(pending_view(&p.fact, None));
+        }
+    }
+    malformed.gates = gates.unreadable;
+    Ok(StatusView { version: 1, ops: rows, pending_gates: standalone, malformed })
+}
+
+/// Renders the status for a human.
+pub fn render(view: &StatusView) -> String {
+    let mut s = String::new();
+    for row in &view.ops {
+        let _ = writeln!(s, "{} ({})", row.op, row.env);
+        match &row.last_tick {
+            None => s.push_str("  no ticks recorded yet\n"),
+            Some(t) => {
+                let _ = writeln!(s, "  last tick : {}", t.timestamp);
+                let _ = writeln!(s, "  {}", t.log);
+                if let Some(e) = &t.error {
+                    let _ = writeln!(s, "  error     : {e}");
+                }
+            }
+        }
+        match &row.lease {
+            Some(l) if l.live => {
+                let _ = writeln!(s, "  lease     : held by {} (expires {})", l.holder, l.expires_at);
+            }
+            Some(l) => {
+                let _ = writeln!(s, "  lease     : free (last held by {}, expired {})", l.holder, l.expires_at);
+            }
+            None => s.push_str("  lease     : free\n"),
+        }
+        if !row.pending_gates.is_empty() {
+            s.push_str("  pending gates:\n");
+            for g in &row.pending_gates {
+                let rule = g.rule.as_deref().map(|r| format!(" (rule {r})")).unwrap_or_default();
+                let _ = writeln!(s, "    - {} gate \"{}\"{rule} — resolve: {}", g.op, g.gate, g.approve);
+                if let Some(e) = &g.expires_at {
+                    let _ = writeln!(s, "      expires: {e}");
+                }
+                if let Some(u) = &g.url {
+                    let _ = writeln!(s, "      approve at: {u}");
+                }
+            }
+        }
+        s.push('\n');
+    }
+    if !view.pending_gates.is_empty() {
+        s.push_str("pending gates (no converge tick)\n");
+        for g in &view.pending_gates {
+            let _ = writeln!(s, "  - {} gate \"{}\" — resolve: {}", g.op, g.gate, g.approve);
+            if let Some(d) = &g.description {
+                let _ = writeln!(s, "    {d}");
+            }
+            if let Some(e) = &g.expires_at {
+                let _ = writeln!(s, "    expires: {e}");
+            }
+            if let Some(u) = &g.url {
+                let _ = writeln!(s, "    approve at: {u}");
+            }
+        }
+        s.push('\n');
+    }
+    s
+}
+
+/// Returns true for a fact that resolves a gate (for the log's timeline).
+pub(super) fn is_resolution(fact: &GateFact) -> bool {
+    fact.kind == FactKind::Resolution
+}
