@@ -122,6 +122,10 @@ pub struct LedgerConfig {
     pub git_timeout: Duration,
     /// How many fetch/re-append/push rounds one append tries before reporting `pushed: false`.
     pub push_attempts: u32,
+    /// After a push is rejected because another writer moved the remote, the next round waits a
+    /// random time up to this, doubled for each round lost (at most 32 times), so two writers
+    /// retrying in lockstep stop losing to each other; zero retries at once.
+    pub push_backoff: Duration,
     /// `git gc --auto` runs after about one append in this many (chosen by the new commit id, so
     /// the rate holds across processes and keys); 0 disables it.
     pub gc_every: u32,
@@ -136,6 +140,7 @@ impl Default for LedgerConfig {
             lock_timeout: Duration::from_millis(100),
             git_timeout: Duration::from_secs(60),
             push_attempts: 8,
+            push_backoff: Duration::from_millis(25),
             gc_every: 256,
             git_env: Vec::new(),
         }

@@ -98,7 +98,7 @@ fn rounds(
 ) -> Result<PushStatus, Error> {
     let not_pushed = |reason: String| PushStatus::NotPushed { remote: remote.to_owned(), reason };
     let tracking = tracking_ref(remote);
-    for _ in 0..ledger.config.push_attempts.max(1) {
+    for round in 0..ledger.config.push_attempts.max(1) {
         let remote_tip = match fetch(ledger, repo, remote, &tracking) {
             Ok(tip) => tip,
             Err(reason) => return Ok(not_pushed(reason)),
@@ -123,7 +123,10 @@ fn rounds(
                 let _ = repo.update_ref(&tracking, tip, remote_tip, "chant: pushed");
                 return Ok(PushStatus::Pushed { remote: remote.to_owned() });
             }
-            Ok(Pushed::Refused(PushRefusal::Moved)) => continue,
+            Ok(Pushed::Refused(PushRefusal::Moved)) => {
+                std::thread::sleep(backoff(ledger.config.push_backoff, round));
+                continue;
+            }
             Ok(Pushed::Refused(PushRefusal::RemoteLocked(text))) => {
                 return Ok(not_pushed(format!("{BRANCH} is locked on {remote}: {text}")));
             }
@@ -138,6 +141,16 @@ fn rounds(
         "{BRANCH} on {remote} kept moving: {} pushes in a row were rejected",
         ledger.config.push_attempts.max(1)
     )))
+}
+
+/// A random wait up to `base` doubled `round` times (at most 32 times `base`). Without it, two
+/// writers whose rounds take about as long as each other's appends can stay in lockstep, one
+/// landing every time and the other losing every round until its attempts run out.
+fn backoff(base: std::time::Duration, round: u32) -> std::time::Duration {
+    let cap = base.saturating_mul(1 << round.min(5));
+    let random = u64::from_str_radix(&crate::id::hex(8), 16).unwrap_or(0);
+    let nanos = u64::try_from(cap.as_nanos()).unwrap_or(u64::MAX);
+    std::time::Duration::from_nanos(if nanos == 0 { 0 } else { random % (nanos + 1) })
 }
 
 /// Fetches the remote branch; `Ok(None)` when the remote has none. `Err` carries the reason for
