@@ -11,6 +11,13 @@ use gix::refs::{FullName, Target};
 
 use super::{Error, ObjectId, Result};
 
+/// How many pack indices an open repository can track. gix fixes this when the repository is
+/// opened (by default 32, or 1.1 times the packs present then); a long-lived handle in a
+/// repository that `git gc --auto` keeps adding packs to (up to `gc.autoPackLimit`, 50 by
+/// default, before it consolidates) would otherwise run out and fail every object read.
+const OBJECT_STORE_SLOTS: gix::odb::store::init::Slots =
+    gix::odb::store::init::Slots::AsNeededByDiskState { multiplier: 2.0, minimum: 512 };
+
 /// The name and email chant writes as author and committer of ledger commits.
 const IDENTITY: (&str, &str) = ("chant", "chant@localhost");
 
@@ -27,11 +34,13 @@ impl SharedRepo {
     /// held by someone else before reporting [`Error::RefLocked`].
     pub fn discover(dir: &Path, lock_timeout: Duration) -> Result<Self> {
         let ms = lock_timeout.as_millis();
-        let options = gix::open::Options::isolated().config_overrides([
-            format!("core.filesRefLockTimeout={ms}"),
-            format!("core.packedRefsTimeout={}", ms.max(1000)),
-            "core.logAllRefUpdates=false".to_owned(),
-        ]);
+        let options = gix::open::Options::isolated()
+            .config_overrides([
+                format!("core.filesRefLockTimeout={ms}"),
+                format!("core.packedRefsTimeout={}", ms.max(1000)),
+                "core.logAllRefUpdates=false".to_owned(),
+            ])
+            .object_store_slots(OBJECT_STORE_SLOTS);
         let mapping = gix::sec::trust::Mapping { full: options.clone(), reduced: options };
         let inner = gix::ThreadSafeRepository::discover_opts(dir, Default::default(), mapping)
             .map_err(|source| Error::Open { path: dir.to_owned(), source: Box::new(source) })?;

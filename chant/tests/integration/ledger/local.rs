@@ -238,3 +238,19 @@ fn keys_lists_every_kind_member_and_layout() {
     expected.sort();
     assert_eq!(ledger.keys().unwrap(), expected);
 }
+
+#[test]
+fn a_long_lived_ledger_keeps_working_while_the_repository_gains_many_packs() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = project(tmp.path(), "p");
+    let ledger = open(&dir, local_config());
+    let key = converge("op");
+    // gix sizes its pack index table when a repository is opened; each repack adds a pack.
+    for n in 0..40 {
+        ledger.append(&key, &record("op", "a", n)).unwrap();
+        git(&dir, &["repack", "-q", "-d"]);
+    }
+    assert!(std::fs::read_dir(dir.join(".git/objects/pack")).unwrap().count() > 2 * 32);
+    assert_eq!(written(&ledger, &key).len(), 40);
+    assert_eq!(ledger.latest(&key).unwrap().record.unwrap().value["n"], 39);
+}
