@@ -8,6 +8,9 @@ use crate::git::{ObjectId, Repo};
 
 use super::{Error, LeaseKey, LeaseStore, Result};
 
+/// How often a push blocked by a lock on the remote is tried before the lock is reported.
+const REMOTE_LOCK_TRIES: u32 = 5;
+
 /// Fetches the remote's lease of `key` into `lease-remote`; returns its value there (`None`: the
 /// remote has no lease, and the stale copy is removed).
 pub(super) fn fetch(store: &LeaseStore, remote: &str, key: &LeaseKey) -> Result<Option<ObjectId>> {
@@ -40,8 +43,20 @@ pub(super) fn push(
     expected: Option<ObjectId>,
 ) -> Result<bool> {
     let reference = key.ref_name();
-    let outcome = store.git.push_with_lease(remote, blob, &reference, expected);
-    match classify(remote, &reference, outcome)? {
+    // A lock on the remote is usually another pusher's, held for milliseconds: it counts as a
+    // held lock only when it persists over a few tries.
+    let mut attempt = 0;
+    let outcome = loop {
+        attempt += 1;
+        let outcome = store.git.push_with_lease(remote, blob, &reference, expected);
+        match classify(remote, &reference, outcome) {
+            Err(Error::RemoteLocked { .. }) if attempt < REMOTE_LOCK_TRIES => {
+                std::thread::sleep(std::time::Duration::from_millis(40 * u64::from(attempt)));
+            }
+            other => break other,
+        }
+    };
+    match outcome? {
         true => {
             // Only a cache of the remote's state; the next fetch corrects it if this fails.
             let _ = repo.update_ref(&key.remote_ref_name(), blob, expected, "chant: lease pushed");

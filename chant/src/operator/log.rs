@@ -76,12 +76,14 @@ pub struct Timeline {
 /// Ledger errors.
 pub fn timeline(ledger: &Ledger, ops: &[OpRef], filter: &Filter) -> Result<Timeline, Error> {
     let mut malformed = Malformed::default();
+    // The original's converge file is shared by every op of an env: count each bad line once.
+    let mut bad_lines: BTreeSet<(String, usize)> = BTreeSet::new();
     let mut entries: Vec<(Option<Timestamp>, Entry)> = Vec::new();
     let mut run_keys: BTreeSet<(Option<String>, String, String)> = BTreeSet::new();
     let mut gate_ops: BTreeSet<(Option<String>, String, String)> = BTreeSet::new();
     for r in ops {
         let records = ledger.read(&ShardKey::converge(r.member.as_deref(), &r.env, &r.op)?)?;
-        malformed.converge += records.unreadable.len();
+        bad_lines.extend(records.unreadable.iter().map(|u| (u.path.clone(), u.line)));
         gate_ops.insert((r.member.clone(), r.env.clone(), r.op.clone()));
         for rec in records.records {
             let Some(ts) = rec.value.get("timestamp").and_then(Value::as_str).map(str::to_owned) else {
@@ -141,6 +143,7 @@ pub fn timeline(ledger: &Ledger, ops: &[OpRef], filter: &Filter) -> Result<Timel
         }
     }
     malformed.gates = gates.unreadable;
+    malformed.converge += bad_lines.len();
     entries.sort_by(|(ta, a), (tb, b)| ta.cmp(tb).then(a.kind.cmp(&b.kind)));
     if let Some(since) = filter.since {
         entries.retain(|(t, _)| t.is_some_and(|t| t >= since));

@@ -17,7 +17,7 @@ use crate::gate::{self, FactKind, GateFact};
 use crate::lease::{LeaseKey, LeaseStore};
 use crate::ledger::{Ledger, RecordKind, ShardKey};
 use crate::model::OpDocument;
-use crate::tick::{Action, LeaseStamp, TickRecord};
+use crate::tick::{Action, LeaseStamp};
 
 use super::Error;
 
@@ -242,26 +242,28 @@ fn pending_view(fact: &GateFact, rule: Option<String>) -> PendingGateView {
 /// Ledger and lease storage errors.
 pub fn status(ledger: &Ledger, leases: &LeaseStore, ops: &[OpRef], now: Timestamp) -> Result<StatusView, Error> {
     let mut malformed = Malformed::default();
+    // The original's converge file is shared by every op of an env: count each bad line once.
+    let mut bad_lines: BTreeSet<(String, usize)> = BTreeSet::new();
     let mut gates = GateReader::new(ledger);
     let mut shown: BTreeSet<(String, String, Option<String>, String)> = BTreeSet::new();
     let mut rows = Vec::new();
     for r in ops {
         let key = ShardKey::converge(r.member.as_deref(), &r.env, &r.op)?;
         let latest = ledger.latest(&key)?;
-        malformed.converge += latest.unreadable.len();
-        let tick: Option<TickRecord> = latest.record.and_then(|rec| match serde_json::from_value(rec.value) {
-            Ok(t) => Some(t),
-            Err(_) => {
-                malformed.converge += 1;
-                None
-            }
-        });
+        bad_lines.extend(latest.unreadable.iter().map(|u| (u.path.clone(), u.line)));
+        // Read leniently: a record the original wrote lacks fields chant's own records carry.
+        let tick: Option<serde_json::Value> = latest.record.map(|rec| rec.value);
         let mut gate_ops: BTreeSet<String> = BTreeSet::from([r.op.clone()]);
         let mut rules: BTreeMap<(String, String), String> = BTreeMap::new();
-        for o in tick.iter().flat_map(|t| t.outcomes.iter()).filter(|o| o.action == Action::Gated) {
-            if let (Some(op), Some(g)) = (&o.op, &o.gate_name) {
+        let outcomes = tick.as_ref().and_then(|t| t.get("outcomes")).and_then(serde_json::Value::as_array);
+        for o in outcomes.into_iter().flatten() {
+            let field = |k: &str| o.get(k).and_then(serde_json::Value::as_str).map(str::to_owned);
+            if field("action").as_deref() != Some(Action::Gated.as_str()) {
+                continue;
+            }
+            if let (Some(op), Some(g)) = (field("op"), field("gateName")) {
                 gate_ops.insert(op.clone());
-                rules.insert((op.clone(), g.clone()), o.rule_id.clone());
+                rules.insert((op, g), field("ruleId").unwrap_or_default());
             }
         }
         let mut pending = Vec::new();
@@ -294,13 +296,16 @@ pub fn status(ledger: &Ledger, leases: &LeaseStore, ops: &[OpRef], now: Timestam
             op: r.op.clone(),
             env: r.env.clone(),
             member: r.member.clone(),
-            last_tick: tick.map(|t| LastTickView {
-                id: t.id,
-                started_at: t.started_at,
-                timestamp: t.timestamp,
-                log: t.log,
-                error: t.error,
-                lease: t.lease,
+            last_tick: tick.map(|t| {
+                let field = |k: &str| t.get(k).and_then(serde_json::Value::as_str).map(str::to_owned);
+                LastTickView {
+                    id: field("id").unwrap_or_default(),
+                    started_at: field("startedAt").unwrap_or_default(),
+                    timestamp: field("timestamp").unwrap_or_default(),
+                    log: field("log").unwrap_or_default(),
+                    error: field("error"),
+                    lease: t.get("lease").cloned().and_then(|l| serde_json::from_value(l).ok()),
+                }
             }),
             lease,
             pending_gates: pending,
@@ -318,6 +323,7 @@ pub fn status(ledger: &Ledger, leases: &LeaseStore, ops: &[OpRef], now: Timestam
         }
     }
     malformed.gates = gates.unreadable;
+    malformed.converge += bad_lines.len();
     Ok(StatusView { version: 1, ops: rows, pending_gates: standalone, malformed })
 }
 
