@@ -524,6 +524,100 @@ mod tests {
         }
     }
 
+    /// declared x observed x ownership x reason, through the whole assessment (change set,
+    /// status row, symptom), both directions: unobserved never `create` and never `delete`,
+    /// non-owned never `delete`; absent and declared always `create`; owned, undeclared and live
+    /// always `delete` (unless it belongs to a declared entity: `runtime`); and a `delete` is drift
+    /// only in owned-only mode.
+    #[test]
+    fn both_directions_through_the_assessment() {
+        use crate::model::EnvStatus;
+        use crate::observe::status::{ComponentInput, assess};
+        #[derive(Clone, Copy, Debug)]
+        enum Verdict {
+            Absent,
+            Present { ownership: Ownership, same: bool, runtime: bool },
+            Unobserved(UnobservedReason),
+        }
+        let mut verdicts = vec![Verdict::Absent];
+        for ownership in Ownership::ALL {
+            for same in [false, true] {
+                for runtime in [false, true] {
+                    verdicts.push(Verdict::Present { ownership, same, runtime });
+                }
+            }
+        }
+        verdicts.extend(UnobservedReason::ALL.map(Verdict::Unobserved));
+        for declared in [false, true] {
+            for recorded in [false, true] {
+                for delete_drift in [false, true] {
+                    for verdict in &verdicts {
+                        let mut obs = Observation::new();
+                        obs.insert_present("owner", live(Ownership::Owned, "x"));
+                        match *verdict {
+                            Verdict::Absent => {}
+                            Verdict::Present { ownership, same, runtime } => {
+                                let mut r = live(ownership, if same { "x" } else { "y" });
+                                if runtime {
+                                    r = r.runtime_of("owner");
+                                }
+                                obs.insert_present("e", r);
+                            }
+                            Verdict::Unobserved(reason) => obs.insert_unobserved("e", Unobserved::new(reason)),
+                        }
+                        let mut decl = vec![file("owner", "x")];
+                        if declared {
+                            decl.push(file("e", "x"));
+                        }
+                        let last = if recorded { LastApply::recorded(["owner", "e"]) } else { LastApply::none() };
+                        let input = ComponentInput {
+                            component: "c".into(),
+                            declared: decl,
+                            observation: obs,
+                            last_apply: last,
+                            delete_counts_as_drift: delete_drift,
+                        };
+                        let a = assess("env", &[input]);
+                        let got = a.change_sets[0].entry("e").map(|e| e.action);
+                        let ctx =
+                            format!("declared={declared} recorded={recorded} delete_drift={delete_drift} {verdict:?}");
+                        match *verdict {
+                            Verdict::Unobserved(reason) => {
+                                assert_eq!(got, Some(ChangeAction::Unobserved), "{ctx}");
+                                assert_eq!(a.symptom.status, EnvStatus::Unknown, "{ctx}");
+                                assert_eq!(a.symptom.unobserved_reasons, [reason], "{ctx}");
+                            }
+                            Verdict::Absent if declared => assert_eq!(got, Some(ChangeAction::Create), "{ctx}"),
+                            Verdict::Absent => assert_eq!(got, None, "{ctx}"),
+                            Verdict::Present { ownership, runtime, .. } if !declared => {
+                                let want = match (runtime, ownership) {
+                                    (true, _) => ChangeAction::Runtime,
+                                    (false, Ownership::Owned) => ChangeAction::Delete,
+                                    (false, _) => ChangeAction::Adopt,
+                                };
+                                assert_eq!(got, Some(want), "{ctx}");
+                                let drift = want == ChangeAction::Delete && delete_drift && recorded;
+                                assert_eq!(a.symptom.status == EnvStatus::Drifted, drift, "{ctx}");
+                            }
+                            Verdict::Present { same, .. } => {
+                                let want = if same { ChangeAction::Noop } else { ChangeAction::Update };
+                                assert_eq!(got, Some(want), "{ctx}");
+                            }
+                        }
+                        if let Some(entry) = a.change_sets[0].entry("e") {
+                            let owned = entry.ownership == Some(Ownership::Owned);
+                            assert!(entry.action != ChangeAction::Delete || owned, "non-owned never delete: {ctx}");
+                            assert!(
+                                entry.action != ChangeAction::Create || entry.evidence.observed,
+                                "unobserved never create: {ctx}"
+                            );
+                        }
+                    }
+                }
+            }
+        }
+    }
+
     #[test]
     fn json_shape() {
         let mut obs = Observation::new();
