@@ -337,10 +337,15 @@ impl LeaseStore {
     pub fn acquire(&self, key: &LeaseKey, holder: &str, ttl: Duration, now: Timestamp) -> Result<Acquisition> {
         let repo = self.repo.local();
         let local_ref = key.ref_name();
+        // The compare-and-swap is against the local value this decision was made from.
+        let local_sha = repo.read_ref(&local_ref)?;
         let (remote_sha, current) = match &self.remote {
             None => {
-                let found = read_record(&repo, &local_ref)?;
-                (None, found.map(|(_, r)| r))
+                let found = match local_sha {
+                    Some(sha) => read_record_at(&repo, sha)?,
+                    None => None,
+                };
+                (None, found)
             }
             Some(remote) => {
                 let remote_sha = remote::fetch(self, remote, key)?;
@@ -355,7 +360,7 @@ impl LeaseStore {
             }
             _ => (fresh(key, holder, ttl, now), false),
         };
-        match self.write(&repo, key, &record, remote_sha)? {
+        match self.write(&repo, key, &record, local_sha, remote_sha)? {
             Some(blob) => Ok(Acquisition::Acquired { held: Held { key: key.clone(), record, blob }, renewed }),
             None => Ok(Acquisition::Refused { held_by: self.current_record(&repo, key)?, reason: Refusal::Race }),
         }
@@ -385,11 +390,16 @@ impl LeaseStore {
     /// As [`LeaseStore::acquire`].
     pub fn renew(&self, held: &Held, ttl: Duration, now: Timestamp) -> Result<Renewal> {
         let repo = self.repo.local();
-        let (remote_sha, current) = self.authoritative(&repo, &held.key)?;
+        let local_sha = repo.read_ref(&held.key.ref_name())?;
+        let (remote_sha, current) = match (&self.remote, local_sha) {
+            (None, Some(sha)) => (None, read_record_at(&repo, sha)?),
+            (None, None) => (None, None),
+            (Some(_), _) => self.authoritative(&repo, &held.key)?,
+        };
         match current {
             Some(r) if r.holder == held.record.holder && r.token == held.record.token => {
                 let record = extend(&r, ttl, now);
-                match self.write(&repo, &held.key, &record, remote_sha)? {
+                match self.write(&repo, &held.key, &record, local_sha, remote_sha)? {
                     Some(blob) => Ok(Renewal::Renewed(Held { key: held.key.clone(), record, blob })),
                     None => Ok(Renewal::Lost { found: self.current_record(&repo, &held.key)? }),
                 }
@@ -472,11 +482,11 @@ impl LeaseStore {
         repo: &Repo,
         key: &LeaseKey,
         record: &LeaseRecord,
+        before: Option<ObjectId>,
         remote_sha: Option<ObjectId>,
     ) -> Result<Option<ObjectId>> {
         let local_ref = key.ref_name();
         let blob = repo.write_blob(&record.to_bytes())?;
-        let before = repo.read_ref(&local_ref)?;
         match repo.update_ref(&local_ref, blob, before, "chant: lease") {
             Ok(()) => {}
             Err(e) => {
@@ -585,6 +595,10 @@ pub fn check_stale_lock(repo: &Repo, reference: &str) -> Result<()> {
 
 fn read_record(repo: &Repo, name: &str) -> Result<Option<(ObjectId, LeaseRecord)>> {
     let Some(sha) = repo.read_ref(name)? else { return Ok(None) };
+    Ok(read_record_at(repo, sha)?.map(|r| (sha, r)))
+}
+
+fn read_record_at(repo: &Repo, sha: ObjectId) -> Result<Option<LeaseRecord>> {
     let record = match repo.read_blob(sha) {
         Ok(bytes) => LeaseRecord::parse(&bytes),
         Err(git::Error::ObjectKind { .. }) => None,
@@ -592,16 +606,13 @@ fn read_record(repo: &Repo, name: &str) -> Result<Option<(ObjectId, LeaseRecord)
     };
     // An unreadable lease blob is treated as an expired lease by someone unknown: it can be
     // taken over, and the compare-and-swap still runs against its id.
-    Ok(Some((
-        sha,
-        record.unwrap_or_else(|| LeaseRecord {
-            op: String::new(),
-            holder: "(unreadable lease blob)".into(),
-            token: String::new(),
-            acquired_at: String::new(),
-            expires_at: String::new(),
-        }),
-    )))
+    Ok(Some(record.unwrap_or_else(|| LeaseRecord {
+        op: String::new(),
+        holder: "(unreadable lease blob)".into(),
+        token: String::new(),
+        acquired_at: String::new(),
+        expires_at: String::new(),
+    })))
 }
 
 fn fresh(key: &LeaseKey, holder: &str, ttl: Duration, now: Timestamp) -> LeaseRecord {

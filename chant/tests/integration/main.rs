@@ -3,18 +3,19 @@
 // Test helpers outside `#[test]` functions unwrap freely: a failure there is a test failure.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-mod files;
-mod guard;
-mod ledger;
-mod macros;
-mod observe;
-mod opcheck;
 mod behaviour_command;
 mod behaviour_conformance;
 mod behaviour_corpus;
 mod behaviour_engine;
 mod behaviour_http;
 mod behaviour_screen;
+mod files;
+mod guard;
+mod lease;
+mod ledger;
+mod macros;
+mod observe;
+mod opcheck;
 mod postgres;
 mod postgres_cluster;
 mod postgres_conformance;

@@ -1,0 +1,285 @@
+//! The lease on real git repositories: acquire, renew, hand-over and release on a fixed clock
+//! (every call takes its `now`), a race of threads, stale and young lock files, and two clones
+//! arbitrating through a real bare remote.
+
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::{Arc, Barrier};
+use std::time::{Duration, SystemTime};
+
+use chant::lease::{Acquisition, Error, LeaseKey, LeaseStore, Refusal, Renewal};
+use chant::ledger::{Ledger, LedgerConfig};
+use jiff::Timestamp;
+
+const TTL: Duration = Duration::from_secs(300);
+
+fn hermetic_env(home: &Path) -> Vec<(OsString, OsString)> {
+    let fixed = [
+        ("GIT_CONFIG_NOSYSTEM", "1"),
+        ("GIT_CONFIG_GLOBAL", "/dev/null"),
+        ("GIT_TERMINAL_PROMPT", "0"),
+        ("GIT_AUTHOR_NAME", "Test Author"),
+        ("GIT_AUTHOR_EMAIL", "author@example.invalid"),
+        ("GIT_AUTHOR_DATE", "2026-01-01T00:00:00Z"),
+        ("GIT_COMMITTER_NAME", "Test Committer"),
+        ("GIT_COMMITTER_EMAIL", "committer@example.invalid"),
+        ("GIT_COMMITTER_DATE", "2026-01-01T00:00:00Z"),
+    ];
+    let mut env: Vec<(OsString, OsString)> = fixed.iter().map(|(k, v)| (k.into(), v.into())).collect();
+    env.push(("HOME".into(), home.into()));
+    env.push(("XDG_CONFIG_HOME".into(), home.into()));
+    env
+}
+
+/// A temporary directory with a HOME, repositories, and the one place these tests run git.
+struct World {
+    tmp: tempfile::TempDir,
+}
+
+impl World {
+    fn new() -> World {
+        let tmp = tempfile::tempdir().unwrap();
+        std::fs::create_dir(tmp.path().join("home")).unwrap();
+        World { tmp }
+    }
+
+    fn env(&self) -> Vec<(OsString, OsString)> {
+        hermetic_env(&self.tmp.path().join("home"))
+    }
+
+    fn git_out(&self, dir: &Path, args: &[&str]) -> std::process::Output {
+        let mut cmd = Command::new("git");
+        cmd.arg("-C").arg(dir).args(args);
+        for name in ["GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_COMMON_DIR"] {
+            cmd.env_remove(name);
+        }
+        cmd.envs(self.env()).env("LC_MESSAGES", "C");
+        cmd.output().unwrap()
+    }
+
+    fn git(&self, dir: &Path, args: &[&str]) -> String {
+        let out = self.git_out(dir, args);
+        assert!(out.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8(out.stdout).unwrap()
+    }
+
+    fn project(&self, name: &str) -> PathBuf {
+        let dir = self.tmp.path().join(name);
+        std::fs::create_dir_all(&dir).unwrap();
+        self.git(&dir, &["-c", "init.defaultBranch=main", "init", "-q"]);
+        std::fs::write(dir.join("README.md"), "project\n").unwrap();
+        self.git(&dir, &["add", "README.md"]);
+        self.git(&dir, &["commit", "-q", "-m", "initial"]);
+        dir
+    }
+
+    fn store(&self, dir: &Path, remote: Option<&str>) -> LeaseStore {
+        let config = LedgerConfig { remote: remote.map(str::to_owned), git_env: self.env(), ..LedgerConfig::default() };
+        LeaseStore::new(&Ledger::open(dir, config).unwrap())
+    }
+
+    /// A bare remote and two clones of it, each with `origin` pointing at it.
+    fn remote_pair(&self) -> (PathBuf, PathBuf, PathBuf) {
+        let a = self.project("a");
+        let bare = self.tmp.path().join("remote.git");
+        self.git(self.tmp.path(), &["init", "-q", "--bare", bare.to_str().unwrap()]);
+        self.git(&a, &["remote", "add", "origin", bare.to_str().unwrap()]);
+        self.git(&a, &["push", "-q", "origin", "main"]);
+        let b = self.tmp.path().join("b");
+        self.git(self.tmp.path(), &["clone", "-q", bare.to_str().unwrap(), b.to_str().unwrap()]);
+        (bare, a, b)
+    }
+}
+
+fn at(minutes: i64) -> Timestamp {
+    let base: Timestamp = "2026-08-25T10:00:00Z".parse().unwrap();
+    base.checked_add(jiff::SignedDuration::from_mins(minutes)).unwrap()
+}
+
+fn key(op: &str) -> LeaseKey {
+    LeaseKey::new(None, op).unwrap()
+}
+
+#[track_caller]
+fn acquired(outcome: Acquisition) -> (chant::lease::Held, bool) {
+    match outcome {
+        Acquisition::Acquired { held, renewed } => (held, renewed),
+        other => panic!("expected the lease, got {other:?}"),
+    }
+}
+
+#[test]
+fn acquire_renew_hand_over_and_release_on_a_fixed_clock() {
+    let world = World::new();
+    let dir = world.project("p");
+    let store = world.store(&dir, None);
+    let k = key("staging-converge");
+    assert_eq!(k.ref_name(), "refs/chant/lease/staging-converge");
+    assert_eq!(LeaseKey::new(Some("platform"), "x").unwrap().ref_name(), "refs/chant/lease/_members/platform/x");
+
+    let (a, renewed) = acquired(store.acquire(&k, "host:1:aaaaaaaa", TTL, at(0)).unwrap());
+    assert!(!renewed);
+    assert_eq!(a.record.acquired_at, "2026-08-25T10:00:00.000Z");
+    assert_eq!(a.record.expires_at, "2026-08-25T10:05:00.000Z");
+    // The ref points directly at a blob holding the record, keys in the original's order.
+    assert_eq!(world.git(&dir, &["cat-file", "-t", &k.ref_name()]).trim(), "blob");
+    let blob = world.git(&dir, &["cat-file", "-p", &k.ref_name()]);
+    assert!(blob.starts_with(r#"{"op":"staging-converge","holder":"host:1:aaaaaaaa","token":""#), "{blob}");
+
+    // Another holder is refused while the lease is live.
+    match store.acquire(&k, "host:2:bbbbbbbb", TTL, at(1)).unwrap() {
+        Acquisition::Refused { held_by: Some(r), reason: Refusal::Held } => assert_eq!(r.holder, "host:1:aaaaaaaa"),
+        other => panic!("{other:?}"),
+    }
+    // The holder renews: same token, later expiry.
+    let (a2, renewed) = acquired(store.acquire(&k, "host:1:aaaaaaaa", TTL, at(2)).unwrap());
+    assert!(renewed);
+    assert_eq!(a2.record.token, a.record.token);
+    assert_eq!(a2.record.expires_at, "2026-08-25T10:07:00.000Z");
+    let Renewal::Renewed(a3) = store.renew(&a2, TTL, at(3)).unwrap() else { panic!("renewal lost") };
+    assert_eq!(
+        (a3.record.token.as_str(), a3.record.expires_at.as_str()),
+        (a.record.token.as_str(), "2026-08-25T10:08:00.000Z")
+    );
+    assert!(store.still_holds(&a3).unwrap());
+
+    // Expired: the lease changes hands with a new token.
+    let (b, renewed) = acquired(store.acquire(&k, "host:2:bbbbbbbb", TTL, at(8)).unwrap());
+    assert!(!renewed);
+    assert_ne!(b.record.token, a.record.token);
+    assert!(!store.still_holds(&a3).unwrap(), "the fence sees the loss");
+    assert!(
+        matches!(store.renew(&a3, TTL, at(9)).unwrap(), Renewal::Lost { found: Some(r) } if r.holder == "host:2:bbbbbbbb")
+    );
+    assert!(!store.release(&a3).unwrap(), "a lost lease is not ours to release");
+    assert!(store.release(&b).unwrap());
+    assert_eq!(world.git(&dir, &["for-each-ref", "refs/chant/lease/"]), "");
+    assert_eq!(world.git_out(&dir, &["fsck", "--strict"]).status.code(), Some(0));
+}
+
+#[test]
+fn of_eight_concurrent_acquirers_exactly_one_wins() {
+    let world = World::new();
+    let dir = world.project("p");
+    let k = key("race");
+    for round in 0..20 {
+        let barrier = Arc::new(Barrier::new(8));
+        let winners: Vec<chant::lease::Held> = std::thread::scope(|s| {
+            let handles: Vec<_> = (0..8)
+                .map(|i| {
+                    let store = world.store(&dir, None);
+                    let barrier = Arc::clone(&barrier);
+                    let k = k.clone();
+                    s.spawn(move || {
+                        barrier.wait();
+                        match store.acquire(&k, &format!("host:{i}:{round:08}"), TTL, at(round * 10)).unwrap() {
+                            Acquisition::Acquired { held, .. } => Some(held),
+                            Acquisition::Refused { .. } => None,
+                        }
+                    })
+                })
+                .collect();
+            handles.into_iter().filter_map(|h| h.join().unwrap()).collect()
+        });
+        assert_eq!(winners.len(), 1, "round {round}: {winners:?}");
+        assert!(world.store(&dir, None).release(&winners[0]).unwrap());
+    }
+}
+
+#[test]
+fn a_stale_lock_names_its_path_and_a_young_one_is_a_lost_race() {
+    let world = World::new();
+    let dir = world.project("p");
+    let store = world.store(&dir, None);
+    let k = key("locked");
+    let lock = dir.join(".git/refs/chant/lease/locked.lock");
+    std::fs::create_dir_all(lock.parent().unwrap()).unwrap();
+    std::fs::write(&lock, "").unwrap();
+    let file = std::fs::OpenOptions::new().write(true).open(&lock).unwrap();
+
+    file.set_modified(SystemTime::now() - Duration::from_secs(60)).unwrap();
+    let err = store.acquire(&k, "host:1:aaaaaaaa", TTL, at(0)).unwrap_err();
+    assert!(matches!(&err, Error::StaleLock { path, .. } if *path == lock), "{err:?}");
+    let text = err.to_string();
+    assert!(text.contains(&format!("rm {}", lock.display())) && text.contains("refs/chant/lease/locked"), "{text}");
+
+    file.set_modified(SystemTime::now()).unwrap();
+    assert!(matches!(
+        store.acquire(&k, "host:1:aaaaaaaa", TTL, at(0)).unwrap(),
+        Acquisition::Refused { reason: Refusal::Race, .. }
+    ));
+
+    std::fs::remove_file(&lock).unwrap();
+    acquired(store.acquire(&k, "host:1:aaaaaaaa", TTL, at(0)).unwrap());
+}
+
+#[test]
+fn two_clones_arbitrate_through_the_remote() {
+    let world = World::new();
+    let (bare, a, b) = world.remote_pair();
+    let store_a = world.store(&a, Some("origin"));
+    let store_b = world.store(&b, Some("origin"));
+    let k = key("shared");
+
+    let (held_a, _) = acquired(store_a.acquire(&k, "a:1:aaaaaaaa", TTL, at(0)).unwrap());
+    let on_remote = world.git(&bare, &["cat-file", "-p", "refs/chant/lease/shared"]);
+    assert!(on_remote.contains(&held_a.record.token), "the acquisition counts once its push landed");
+
+    match store_b.acquire(&k, "b:1:bbbbbbbb", TTL, at(1)).unwrap() {
+        Acquisition::Refused { held_by: Some(r), reason: Refusal::Held } => assert_eq!(r.holder, "a:1:aaaaaaaa"),
+        other => panic!("{other:?}"),
+    }
+    // B read the remote's lease into lease-remote, never over its own lease ref.
+    assert_eq!(
+        world.git(&b, &["for-each-ref", "--format=%(refname)", "refs/chant/"]).trim(),
+        "refs/chant/lease-remote/shared"
+    );
+    let view = store_b.read(&k).unwrap();
+    assert_eq!((view.local, view.remote.map(|r| r.holder)), (None, Some("a:1:aaaaaaaa".to_owned())));
+
+    assert!(store_a.release(&held_a).unwrap());
+    assert!(world.git_out(&bare, &["rev-parse", "--verify", "-q", "refs/chant/lease/shared"]).stdout.is_empty());
+    let (held_b, _) = acquired(store_b.acquire(&k, "b:1:bbbbbbbb", TTL, at(2)).unwrap());
+    assert_ne!(held_b.record.token, held_a.record.token);
+    assert!(!store_a.still_holds(&held_a).unwrap());
+    assert!(store_b.release(&held_b).unwrap());
+
+    // Acquiring at once from both clones: the remote lets exactly one win each time.
+    for round in 0..10 {
+        let barrier = Arc::new(Barrier::new(2));
+        let winners: Vec<(char, chant::lease::Held)> = std::thread::scope(|s| {
+            let handles: Vec<_> = [('a', &store_a), ('b', &store_b)]
+                .into_iter()
+                .map(|(name, store)| {
+                    let barrier = Arc::clone(&barrier);
+                    let k = k.clone();
+                    s.spawn(move || {
+                        barrier.wait();
+                        match store.acquire(&k, &format!("{name}:1:{round:08}"), TTL, at(10 + round * 10)).unwrap() {
+                            Acquisition::Acquired { held, .. } => Some((name, held)),
+                            Acquisition::Refused { .. } => None,
+                        }
+                    })
+                })
+                .collect();
+            handles.into_iter().filter_map(|h| h.join().unwrap()).collect()
+        });
+        assert_eq!(winners.len(), 1, "round {round}");
+        let (name, held) = &winners[0];
+        let store = if *name == 'a' { &store_a } else { &store_b };
+        assert!(store.release(held).unwrap());
+    }
+
+    // A lock held on the remote is reported naming the remote and the ref; nothing is left
+    // behind locally.
+    let remote_lock = bare.join("refs/chant/lease/blocked.lock");
+    std::fs::create_dir_all(remote_lock.parent().unwrap()).unwrap();
+    std::fs::write(&remote_lock, "").unwrap();
+    let err = store_a.acquire(&key("blocked"), "a:1:aaaaaaaa", TTL, at(0)).unwrap_err();
+    assert!(
+        matches!(&err, Error::RemoteLocked { remote, reference, .. } if remote == "origin" && reference == "refs/chant/lease/blocked"),
+        "{err:?}"
+    );
+    assert!(world.git_out(&a, &["rev-parse", "--verify", "-q", "refs/chant/lease/blocked"]).stdout.is_empty());
+}
