@@ -1,7 +1,7 @@
 //! A tick: observe, derive a symptom, evaluate the rules, dispatch within the budget and the
 //! dial's authority, record.
 //!
-//! This module holds the pure half: [`plan`] (from a symptom and a rule table to outcomes) and
+//! This module holds the pure half: [`plan()`] (from a symptom and a rule table to outcomes) and
 //! [`record`] (the tick record and its summary line). The effectful half (observation, dispatch,
 //! the ledger append) builds on it.
 //!

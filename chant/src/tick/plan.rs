@@ -4,8 +4,8 @@
 //! Planning is rule-major in authored order, and within a rule per resource in observer order.
 //! For a rule whose predicate holds: it is recorded as fired; flap damping; `unknown` never
 //! remediates; reports use no budget; the dial × the target's verb class (before any budget is
-//! used); the budget; else the rule is dispatched. [`complete`] then folds the dispatch results in
-//! and computes the next flap run lengths.
+//! used); the budget; else the rule is dispatched. [`record_dispatch`] then folds each dispatch
+//! result in, and [`next_flap`] computes the next flap run lengths.
 
 use std::collections::BTreeMap;
 
