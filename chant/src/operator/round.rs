@@ -244,17 +244,13 @@ impl RoundContext {
 
         let mut warnings = Vec::new();
         let ledger = &self.project.ledger;
-        if ledger.config().remote.is_some() {
-            match ledger.sync() {
-                Ok(sync) => {
-                    if let ledger::PushStatus::NotPushed { reason, .. } = sync.push {
-                        warnings.push(format!("the ledger could not be synchronised before the due check: {reason}"));
-                    }
-                }
-                Err(e) => {
-                    return failed(format!("the ledger could not be fetched before the due check: {}", chain(&e)));
-                }
-            }
+        if ledger.config().remote.is_some()
+            && let Err(reason) = sync_before_due_check(ledger)
+        {
+            // Deciding due-ness from a ledger that may lack another clone's tick could tick twice.
+            return failed(format!(
+                "the ledger could not be fetched before the due check, so the op did not tick: {reason}"
+            ));
         }
         if let Err(e) = lease::check_stale_lock(&ledger.repo().local(), ledger::BRANCH) {
             return failed(chain(&e));
@@ -371,6 +367,26 @@ impl RoundContext {
         project.ledger.append(&target.key, &line).map_err(|e| chain(&e))?;
         Ok(record)
     }
+}
+
+/// How often the ledger is synchronised before a due check gives up.
+const SYNC_TRIES: u32 = 5;
+
+/// Fetches (and integrates) the remote ledger, retrying a sync that did not complete: another
+/// process of the same clone may hold the tracking ref's lock for a moment.
+fn sync_before_due_check(ledger: &crate::ledger::Ledger) -> Result<(), String> {
+    let mut reason = String::new();
+    for attempt in 1..=SYNC_TRIES {
+        match ledger.sync() {
+            Ok(report) => match report.push {
+                ledger::PushStatus::NotPushed { reason: why, .. } => reason = why,
+                _ => return Ok(()),
+            },
+            Err(e) => reason = chain(&e),
+        }
+        std::thread::sleep(Duration::from_millis(25 * u64::from(attempt)));
+    }
+    Err(reason)
 }
 
 impl OpReport {

@@ -128,7 +128,8 @@ fn fire_time(i: usize) -> String {
 /// Counts, per op of `marks`, the `ticked=1` lines and the lines of any other outcome.
 fn outcome_lines(lines: &[String], op: &str) -> (usize, Vec<String>) {
     let prefix = format!("operator: {op}@marks ");
-    let mine: Vec<&String> = lines.iter().filter(|l| l.starts_with(&prefix)).collect();
+    // Warnings (a record kept locally until the next push) are not outcomes.
+    let mine: Vec<&String> = lines.iter().filter(|l| l.starts_with(&prefix) && !l.contains(" warning: ")).collect();
     let ticked = mine.iter().filter(|l| l.ends_with("ticked=1 status=ok")).count();
     let other = mine.iter().filter(|l| !l.ends_with("ticked=1 status=ok")).map(|l| (*l).clone()).collect();
     (ticked, other)
