@@ -107,7 +107,7 @@ fn two_project_binaries_appending_at_once_all_land() {
     assert_eq!(recorded.len(), 30);
 }
 
-/// A project whose `chant.toml` names `origin`, pushed to a bare repository, and `clones` clones
+/// A project whose `chant.toml` names `origin`, pushed to a bare repository, and clones
 /// of it.
 struct Remote {
     sandbox: Sandbox,

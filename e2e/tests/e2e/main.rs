@@ -12,7 +12,4 @@ mod bad_input;
 mod gates;
 mod honesty;
 mod ledger;
-mod operator;
-mod operator_signals;
-mod operator_views;
 mod readme;
