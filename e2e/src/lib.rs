@@ -10,4 +10,5 @@
 //! `chant` binary built from its own source, with no ops.
 
 pub mod declaration;
+pub mod operator;
 pub mod ops;

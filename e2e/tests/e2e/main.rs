@@ -12,4 +12,7 @@ mod bad_input;
 mod gates;
 mod honesty;
 mod ledger;
+mod operator;
+mod operator_signals;
+mod operator_views;
 mod readme;

@@ -1,0 +1,531 @@
+//! The operator end to end: `operator --once` processes started together (in one clone and
+//! across two clones of one bare remote), daemons killed with SIGKILL at random moments and
+//! stopped with SIGTERM, leftover lock files, a lease stolen mid-tick, and the hand tick and
+//! run leases. Every child is a real process; every wait is bounded; nothing sleeps to let
+//! something happen (a kill at a random moment is the one deliberate pause).
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Stdio};
+use std::sync::mpsc::{self, Receiver};
+use std::time::{Duration, Instant, SystemTime};
+
+use serde_json::Value;
+
+use crate::support::{PROJECT, Sandbox, config_with_roots, converge_key};
+
+/// The generous bound on anything that could hang.
+const BOUND: Duration = Duration::from_secs(120);
+
+/// A child whose stderr is read line by line as it runs.
+pub(crate) struct Running {
+    child: Child,
+    lines: Receiver<String>,
+    /// Every stderr line seen so far.
+    pub(crate) seen: Vec<String>,
+}
+
+impl Running {
+    /// Starts `program` in `dir` with `args` and `vars`.
+    pub(crate) fn start(sandbox: &Sandbox, program: &str, dir: &Path, args: &[&str], vars: &[(&str, &str)]) -> Running {
+        let mut cmd = sandbox.command(program, dir, args, vars);
+        cmd.stdout(Stdio::null()).stderr(Stdio::piped());
+        let mut child = cmd.spawn().unwrap();
+        let stderr = child.stderr.take().unwrap();
+        let (tx, lines) = mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+                if tx.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        Running { child, lines, seen: Vec::new() }
+    }
+
+    /// Waits (bounded) for a stderr line matching `want` and returns it.
+    #[track_caller]
+    pub(crate) fn wait_for(&mut self, what: &str, want: impl Fn(&str) -> bool) -> String {
+        let deadline = Instant::now() + BOUND;
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            match self.lines.recv_timeout(left) {
+                Ok(line) => {
+                    self.seen.push(line.clone());
+                    if want(&line) {
+                        return line;
+                    }
+                }
+                Err(_) => panic!("no line {what} within {BOUND:?}; seen:\n{}", self.seen.join("\n")),
+            }
+        }
+    }
+
+    /// Sends `signal` (`TERM`, `INT`) through the `kill` program.
+    pub(crate) fn signal(&self, sandbox: &Sandbox, signal: &str) {
+        let pid = self.child.id().to_string();
+        let out = sandbox.run_in("kill", sandbox.root(), &[&format!("-{signal}"), &pid], &[]);
+        assert_eq!(out.code, 0, "kill -{signal} {pid}: {}", out.stderr);
+    }
+
+    /// Kills the child with SIGKILL and reaps it.
+    pub(crate) fn kill9(mut self) -> Vec<String> {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        self.drain();
+        self.seen
+    }
+
+    /// Waits (bounded) for the child to exit; returns its exit code and every stderr line.
+    #[track_caller]
+    pub(crate) fn finish(mut self) -> (i32, Vec<String>) {
+        let deadline = Instant::now() + BOUND;
+        let code = loop {
+            if let Some(status) = self.child.try_wait().unwrap() {
+                break status.code().unwrap_or(-1);
+            }
+            match self.lines.recv_timeout(Duration::from_millis(50)) {
+                Ok(line) => self.seen.push(line),
+                Err(_) if Instant::now() > deadline => {
+                    let _ = self.child.kill();
+                    panic!("the child did not exit within {BOUND:?}; seen:\n{}", self.seen.join("\n"));
+                }
+                Err(_) => {}
+            }
+        };
+        self.drain();
+        (code, self.seen)
+    }
+
+    fn drain(&mut self) {
+        while let Ok(line) = self.lines.recv_timeout(Duration::from_secs(5)) {
+            self.seen.push(line);
+        }
+    }
+}
+
+/// The `marks` sandbox: a project whose `E2E_MARKS` directory collects dispatch side effects.
+fn marks_sandbox() -> (Sandbox, String) {
+    let sandbox = Sandbox::new(&config_with_roots(&["site"]));
+    let marks = sandbox.root().join("marks");
+    std::fs::create_dir_all(&marks).unwrap();
+    let marks = marks.display().to_string();
+    (sandbox, marks)
+}
+
+/// The lines of a side-effect file (empty when it does not exist).
+fn mark_lines(marks: &str, op: &str) -> Vec<String> {
+    std::fs::read_to_string(Path::new(marks).join(op)).unwrap_or_default().lines().map(str::to_owned).collect()
+}
+
+/// The fire time `i` steps of ten minutes after a fixed base.
+fn fire_time(i: usize) -> String {
+    assert!(i < 144, "one day of fire times");
+    format!("2026-03-02T{:02}:{:02}:00.000Z", (10 * i) / 60, (10 * i) % 60)
+}
+
+/// Counts, per op of `marks`, the `ticked=1` lines and the lines of any other outcome.
+fn outcome_lines(lines: &[String], op: &str) -> (usize, Vec<String>) {
+    let prefix = format!("operator: {op}@marks ");
+    // Warnings (a record kept locally until the next push) are not outcomes.
+    let mine: Vec<&String> = lines.iter().filter(|l| l.starts_with(&prefix) && !l.contains(" warning: ")).collect();
+    let ticked = mine.iter().filter(|l| l.ends_with("ticked=1 status=ok")).count();
+    let other = mine.iter().filter(|l| !l.ends_with("ticked=1 status=ok")).map(|l| (*l).clone()).collect();
+    (ticked, other)
+}
+
+/// Starts `n` `operator --once --env marks` processes in `dir` at once and returns each one's
+/// exit code and stderr.
+fn once_together(sandbox: &Sandbox, dirs: &[&Path], now: &str, marks: &str) -> Vec<(i32, Vec<String>)> {
+    let vars = [("CHANT_NOW", now), ("E2E_MARKS", marks)];
+    let running: Vec<Running> = dirs
+        .iter()
+        .map(|d| Running::start(sandbox, PROJECT, d, &["operator", "--once", "--env", "marks"], &vars))
+        .collect();
+    running.into_iter().map(Running::finish).collect()
+}
+
+/// Checks one fire time's processes: each op ticked exactly once, every other process skipped.
+#[track_caller]
+fn assert_once_each(results: &[(i32, Vec<String>)], now: &str) {
+    let all: Vec<String> = results.iter().flat_map(|(_, l)| l.iter().cloned()).collect();
+    for (code, lines) in results {
+        assert_eq!(*code, 0, "at {now}:\n{}", lines.join("\n"));
+    }
+    for op in ["mark-sched", "mark-loop"] {
+        let (ticked, other) = outcome_lines(&all, op);
+        assert_eq!(ticked, 1, "{op} at {now} ticked {ticked} times:\n{}", all.join("\n"));
+        assert_eq!(other.len(), results.len() - 1, "{op} at {now}:\n{}", all.join("\n"));
+        for line in other {
+            assert!(line.contains(" skipped=1("), "{op} at {now}: {line}");
+        }
+    }
+}
+
+/// The tick records of `op` in `marks`, read from the ledger of `dir`.
+fn ticks(sandbox: &Sandbox, dir: &Path, op: &str) -> Vec<Value> {
+    sandbox.ledger_of(dir).read(&converge_key("marks", op)).unwrap().records.into_iter().map(|r| r.value).collect()
+}
+
+#[test]
+fn eight_once_processes_tick_each_op_exactly_once_per_fire_time() {
+    let (sandbox, marks) = marks_sandbox();
+    let dirs: Vec<&Path> = vec![&sandbox.dir; 8];
+    let rounds = 50;
+    for i in 0..rounds {
+        let now = fire_time(i);
+        let results = once_together(&sandbox, &dirs, &now, &marks);
+        assert_once_each(&results, &now);
+    }
+    for (op, hit) in [("mark-sched", "mark-sched-hit"), ("mark-loop", "mark-loop-hit")] {
+        let records = ticks(&sandbox, &sandbox.dir, op);
+        assert_eq!(records.len(), rounds, "{op}: one record per fire time");
+        let started: Vec<String> = records.iter().map(|r| r["startedAt"].as_str().unwrap().to_owned()).collect();
+        assert_eq!(started, (0..rounds).map(fire_time).collect::<Vec<_>>(), "{op}: in fire-time order");
+        let tokens: BTreeSet<&str> = records.iter().map(|r| r["lease"]["token"].as_str().unwrap()).collect();
+        assert_eq!(tokens.len(), rounds, "{op}: every tick under its own acquisition's token");
+        let side: Vec<String> =
+            mark_lines(&marks, hit).iter().map(|l| l.split(' ').next().unwrap().to_owned()).collect();
+        assert_eq!(side, (0..rounds).map(|i| format!("now={}", fire_time(i))).collect::<Vec<_>>(), "{op}");
+    }
+    // Every --once released what it held.
+    assert_eq!(sandbox.git(&sandbox.dir, &["for-each-ref", "refs/chant/lease/"]), "");
+}
+
+#[test]
+fn once_processes_in_two_clones_of_one_remote_tick_each_op_exactly_once_per_fire_time() {
+    let (sandbox, marks) = marks_sandbox();
+    let config = format!("{}\n[ledger]\nremote = \"origin\"\n", config_with_roots(&["site"]));
+    sandbox.write_config(&config);
+    let bare = sandbox.root().join("remote.git");
+    sandbox.git(sandbox.root(), &["init", "-q", "--bare", bare.to_str().unwrap()]);
+    sandbox.git(&sandbox.dir, &["remote", "add", "origin", bare.to_str().unwrap()]);
+    sandbox.git(&sandbox.dir, &["push", "-q", "origin", "main"]);
+    let other = sandbox.root().join("other");
+    sandbox.git(sandbox.root(), &["clone", "-q", bare.to_str().unwrap(), other.to_str().unwrap()]);
+    std::fs::write(other.join("chant.toml"), &config).unwrap();
+
+    let dirs: Vec<&Path> = vec![&sandbox.dir, &other, &sandbox.dir, &other, &sandbox.dir, &other, &sandbox.dir, &other];
+    let rounds = 15;
+    for i in 0..rounds {
+        let now = fire_time(i);
+        let results = once_together(&sandbox, &dirs, &now, &marks);
+        assert_once_each(&results, &now);
+    }
+    // Whatever a clone could not push yet, its next sync pushes; then the remote holds every tick.
+    for dir in [&sandbox.dir, &other] {
+        sandbox.ledger_of(dir);
+        let ledger = chant::ledger::Ledger::open(
+            dir,
+            chant::ledger::LedgerConfig { remote: Some("origin".into()), ..sandbox.ledger_of(dir).config().clone() },
+        )
+        .unwrap();
+        ledger.sync().unwrap();
+    }
+    for (op, hit) in [("mark-sched", "mark-sched-hit"), ("mark-loop", "mark-loop-hit")] {
+        let records = ticks(&sandbox, &bare, op);
+        assert_eq!(records.len(), rounds, "{op}: one record per fire time on the remote");
+        let tokens: BTreeSet<&str> = records.iter().map(|r| r["lease"]["token"].as_str().unwrap()).collect();
+        assert_eq!(tokens.len(), rounds, "{op}: every tick under its own acquisition");
+        assert_eq!(mark_lines(&marks, hit).len(), rounds, "{op}: one dispatch per fire time");
+    }
+}
+
+/// Every `*.lock` file under the repository's git directory.
+fn lock_files(git_dir: &Path) -> Vec<PathBuf> {
+    let mut found = Vec::new();
+    let mut stack = vec![git_dir.to_owned()];
+    while let Some(dir) = stack.pop() {
+        for entry in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                stack.push(path);
+            } else if path.extension().is_some_and(|e| e == "lock") {
+                found.push(path);
+            }
+        }
+    }
+    found
+}
+
+/// Ages a file by a minute, as if the process that left it died long ago.
+fn age(path: &Path) {
+    let file = std::fs::OpenOptions::new().write(true).open(path).unwrap();
+    file.set_modified(SystemTime::now() - Duration::from_secs(60)).unwrap();
+}
+
+#[test]
+fn a_daemon_killed_at_random_moments_leaves_a_sound_repository_and_is_taken_over() {
+    let trials = 50;
+    let mut stale_locks_seen = 0;
+    for trial in 0..trials {
+        let (sandbox, marks) = marks_sandbox();
+        let vars = [("E2E_MARKS", marks.as_str())];
+        let daemon = Running::start(
+            &sandbox,
+            PROJECT,
+            &sandbox.dir,
+            &["operator", "--env", "marks", "--interval", "5ms", "--lease-ttl", "5m"],
+            &vars,
+        );
+        // A pseudo-random moment between 0 and 600 ms: the kill lands during startup, lease
+        // acquisition and renewal, dispatches and ledger appends, in different trials.
+        let delay = (trial as u64 * 7919 + 13) % 600;
+        std::thread::sleep(Duration::from_millis(delay));
+        let lines = daemon.kill9();
+
+        let fsck = sandbox.git_out(&sandbox.dir, &["fsck", "--no-progress"]);
+        assert_eq!(fsck.code, 0, "trial {trial}: git fsck\n{}", fsck.all());
+        let mut old_tokens = BTreeSet::new();
+        for (op, hit) in [("mark-sched", "mark-sched-hit"), ("mark-loop", "mark-loop-hit")] {
+            let records = ticks(&sandbox, &sandbox.dir, op);
+            let (reported, _) = outcome_lines(&lines, op);
+            assert!(
+                records.len() >= reported,
+                "trial {trial}: {op} printed {reported} ticks, recorded {}",
+                records.len()
+            );
+            assert!(
+                mark_lines(&marks, hit).len() >= records.len(),
+                "trial {trial}: {op}: a record without its dispatch"
+            );
+            old_tokens.extend(records.iter().filter_map(|r| r["lease"]["token"].as_str().map(str::to_owned)));
+        }
+        for name in ["mark-sched", "mark-loop"] {
+            let out = sandbox.git_out(&sandbox.dir, &["cat-file", "-p", &format!("refs/chant/lease/{name}")]);
+            if out.code == 0 {
+                let record: Value = serde_json::from_str(&out.stdout).unwrap();
+                old_tokens.insert(record["token"].as_str().unwrap().to_owned());
+            }
+        }
+
+        // The next operator runs long after the TTL has passed.
+        let later = "2099-01-01T00:00:00.000Z";
+        let vars = [("E2E_MARKS", marks.as_str()), ("CHANT_NOW", later)];
+        let locks = lock_files(&sandbox.dir.join(".git"));
+        if !locks.is_empty() {
+            stale_locks_seen += 1;
+            for lock in &locks {
+                age(lock);
+            }
+            let out = sandbox.project(&["operator", "--once", "--env", "marks"], &vars);
+            for lock in &locks {
+                let shown = lock.display().to_string();
+                assert!(
+                    out.stderr.contains(&format!("rm {shown}")),
+                    "trial {trial}: {shown} not reported:\n{}",
+                    out.all()
+                );
+                std::fs::remove_file(lock).unwrap();
+            }
+        }
+        let out = sandbox.project(&["operator", "--once", "--env", "marks"], &vars);
+        out.code(0);
+        for op in ["mark-sched", "mark-loop"] {
+            assert!(
+                out.stderr.contains(&format!("operator: {op}@marks ticked=1 status=ok")),
+                "trial {trial}: {op} not taken over:\n{}",
+                out.all()
+            );
+            let last = ticks(&sandbox, &sandbox.dir, op).pop().unwrap();
+            let token = last["lease"]["token"].as_str().unwrap();
+            assert!(!old_tokens.contains(token), "trial {trial}: {op} kept a killed holder's token");
+        }
+    }
+    eprintln!("kill -9 trials: {trials}, with a lock file left behind: {stale_locks_seen}");
+}
+
+#[test]
+fn sigterm_releases_the_leases_and_a_restart_ticks_at_once() {
+    let (sandbox, marks) = marks_sandbox();
+    let vars = [("E2E_MARKS", marks.as_str())];
+    let mut daemon =
+        Running::start(&sandbox, PROJECT, &sandbox.dir, &["operator", "--env", "marks", "--interval", "1h"], &vars);
+    // Ops run in name order.
+    daemon.wait_for("mark-loop ticked", |l| l.starts_with("operator: mark-loop@marks ticked=1"));
+    daemon.wait_for("mark-sched ticked", |l| l.starts_with("operator: mark-sched@marks ticked=1"));
+    assert_ne!(sandbox.git(&sandbox.dir, &["for-each-ref", "refs/chant/lease/"]), "", "the daemon holds its leases");
+    daemon.signal(&sandbox, "TERM");
+    let (code, lines) = daemon.finish();
+    assert_eq!(code, 0, "{}", lines.join("\n"));
+    assert!(lines.iter().any(|l| l.contains("SIGTERM received")), "{}", lines.join("\n"));
+    assert!(lines.iter().any(|l| l == "operator: stopped; released 2 lease(s)"), "{}", lines.join("\n"));
+    assert_eq!(sandbox.git(&sandbox.dir, &["for-each-ref", "refs/chant/lease/"]), "");
+
+    let out = sandbox.project(&["operator", "--once", "--env", "marks"], &vars);
+    out.code(0);
+    assert!(out.stderr.contains("operator: mark-loop@marks ticked=1 status=ok"), "{}", out.all());
+    assert!(!out.stderr.contains("lease-held"), "{}", out.all());
+}
+
+/// Starts a daemon (or `--once`) on `hold`, waits for its dispatch to block, stops it with
+/// SIGTERM, and returns how it ended. The dispatch is released afterwards.
+fn stop_mid_tick(once: bool) -> (Sandbox, i32, Vec<String>) {
+    let (sandbox, marks) = marks_sandbox();
+    let vars = [("E2E_MARKS", marks.as_str())];
+    let mut args = vec!["operator", "--env", "hold", "--grace", "1s", "--interval", "1h"];
+    if once {
+        args.push("--once");
+    }
+    let daemon = Running::start(&sandbox, PROJECT, &sandbox.dir, &args, &vars);
+    let started = Path::new(&marks).join("hold-started");
+    let deadline = Instant::now() + BOUND;
+    while !started.exists() {
+        assert!(Instant::now() < deadline, "the dispatch never started");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    daemon.signal(&sandbox, "TERM");
+    let (code, lines) = daemon.finish();
+    std::fs::write(Path::new(&marks).join("release"), "").unwrap();
+    (sandbox, code, lines)
+}
+
+#[test]
+fn a_stop_mid_tick_records_an_interrupted_tick_and_releases_the_lease() {
+    for once in [false, true] {
+        let (sandbox, code, lines) = stop_mid_tick(once);
+        let text = lines.join("\n");
+        assert_eq!(code, if once { 1 } else { 0 }, "once={once}\n{text}");
+        assert!(text.contains("operator: hold-converge@hold interrupted=1("), "{text}");
+        assert!(text.contains("released 1 lease(s)"), "{text}");
+        let records = sandbox.values(&converge_key("hold", "hold-converge"));
+        assert_eq!(records.len(), 1, "{records:?}");
+        let error = records[0]["error"].as_str().unwrap();
+        assert!(error.starts_with("interrupted: the operator was stopped (SIGTERM received)"), "{error}");
+        assert!(records[0]["lease"]["token"].is_string());
+        assert_eq!(sandbox.git(&sandbox.dir, &["for-each-ref", "refs/chant/lease/"]), "");
+    }
+}
+
+#[test]
+fn a_leftover_lock_is_reported_by_path_while_the_other_ops_tick() {
+    let (sandbox, marks) = marks_sandbox();
+    let lease_dir = sandbox.dir.join(".git/refs/chant/lease");
+    std::fs::create_dir_all(&lease_dir).unwrap();
+    let lock = lease_dir.join("mark-loop.lock");
+    std::fs::write(&lock, "").unwrap();
+    age(&lock);
+    let vars = |now: &'static str| [("E2E_MARKS", marks.clone()), ("CHANT_NOW", now.to_owned())];
+    let run = |now: &'static str| {
+        let v = vars(now);
+        let v: Vec<(&str, &str)> = v.iter().map(|(k, x)| (*k, x.as_str())).collect();
+        sandbox.project(&["operator", "--once", "--env", "marks"], &v)
+    };
+
+    let out = run("2026-03-02T00:00:00Z");
+    out.code(0);
+    let shown = lock.display().to_string();
+    let line = out.stderr.lines().find(|l| l.starts_with("operator: mark-loop@marks ")).unwrap();
+    assert!(line.starts_with("operator: mark-loop@marks error=1(lease acquire failed — "), "{line}");
+    assert!(line.contains(&format!("stale lock file at {shown}")) && line.contains(&format!("rm {shown}")), "{line}");
+    assert!(out.stderr.contains("operator: mark-sched@marks ticked=1 status=ok"), "{}", out.all());
+
+    // A young lock is a lost race, not a stale lock.
+    std::fs::OpenOptions::new().write(true).open(&lock).unwrap().set_modified(SystemTime::now()).unwrap();
+    let out = run("2026-03-02T00:10:00Z");
+    assert!(out.stderr.contains("operator: mark-loop@marks skipped=1(lease-held"), "{}", out.all());
+
+    // After the human's rm, the next round acquires normally.
+    std::fs::remove_file(&lock).unwrap();
+    let out = run("2026-03-02T00:20:00Z");
+    assert!(out.stderr.contains("operator: mark-loop@marks ticked=1 status=ok"), "{}", out.all());
+
+    // A stale lock on the ledger branch fails the ticks (nothing could be recorded), naming it.
+    let ledger_lock = sandbox.dir.join(".git/refs/heads/chant/lifecycle.lock");
+    std::fs::write(&ledger_lock, "").unwrap();
+    age(&ledger_lock);
+    let out = run("2026-03-02T00:30:00Z");
+    out.code(1);
+    assert!(out.stderr.contains(&format!("rm {}", ledger_lock.display())), "{}", out.all());
+    assert!(out.stderr.contains("operator: mark-loop@marks failed=1"), "{}", out.all());
+    std::fs::remove_file(&ledger_lock).unwrap();
+    run("2026-03-02T00:40:00Z").code(0);
+}
+
+#[test]
+fn a_lease_stolen_mid_tick_is_fenced_and_the_record_still_written() {
+    let (sandbox, marks) = marks_sandbox();
+    let out = sandbox.project(&["operator", "--once", "--env", "steal"], &[("E2E_MARKS", &marks)]);
+    out.code(0);
+    assert!(
+        out.stderr
+            .contains("operator: steal-converge@steal fenced=1(lease lost mid-tick — ledger record still written)"),
+        "{}",
+        out.all()
+    );
+    let records = sandbox.values(&converge_key("steal", "steal-converge"));
+    assert_eq!(records.len(), 1);
+    assert_ne!(records[0]["lease"]["token"], "stolen");
+    // The thief's lease is not ours to release.
+    let lease = sandbox.git(&sandbox.dir, &["cat-file", "-p", "refs/chant/lease/steal-converge"]);
+    assert!(lease.contains("\"token\":\"stolen\""), "{lease}");
+}
+
+/// Writes a live foreign lease for `op`, as another machine's holder would.
+fn foreign_lease(sandbox: &Sandbox, op: &str) {
+    let record = format!(
+        r#"{{"op":"{op}","holder":"thief:1:00000000","token":"stolen","acquiredAt":"2020-01-01T00:00:00.000Z","expiresAt":"2999-01-01T00:00:00.000Z"}}"#
+    );
+    let blob_file = sandbox.root().join("lease.json");
+    std::fs::write(&blob_file, record).unwrap();
+    let blob = sandbox.git(&sandbox.dir, &["hash-object", "-w", blob_file.to_str().unwrap()]);
+    sandbox.git(&sandbox.dir, &["update-ref", &format!("refs/chant/lease/{op}"), blob.trim()]);
+}
+
+#[test]
+fn hand_ticks_and_runs_of_mutating_ops_take_the_lease() {
+    let sandbox = Sandbox::new(&config_with_roots(&["site"]));
+    // Free: the tick takes the lease, records it, and releases it.
+    let tick = sandbox.tick("site-converge", &[]);
+    assert!(tick["lease"]["token"].is_string(), "{tick}");
+    assert_eq!(sandbox.git(&sandbox.dir, &["for-each-ref", "refs/chant/lease/"]), "");
+
+    foreign_lease(&sandbox, "site-converge");
+    let out = sandbox.project(&["tick", "site-converge"], &[]);
+    out.code(0);
+    assert_eq!(out.stdout.trim(), "skipped (lease held by thief:1:00000000)");
+    assert_eq!(sandbox.values(&converge_key("site", "site-converge")).len(), 1, "nothing recorded");
+    let out = sandbox.project(&["tick", "site-converge", "--no-lease", "--json"], &[]);
+    out.code(0);
+    assert!(out.json().get("lease").is_none());
+
+    foreign_lease(&sandbox, "site-apply");
+    let out = sandbox.project(&["run", "site-apply"], &[]);
+    out.code(1);
+    assert!(out.stderr.contains("lease held by thief:1:00000000"), "{}", out.all());
+    // A read-only op takes no lease.
+    sandbox.project(&["run", "site-ping"], &[]).code(0);
+}
+
+#[test]
+fn the_stock_binary_refuses_to_run_the_operator() {
+    let sandbox = Sandbox::new(&config_with_roots(&["site"]));
+    let out = sandbox.stock(&["operator", "--once"], &[]);
+    out.code(2);
+    assert!(out.stderr.contains("use the project's own binary"), "{}", out.all());
+    for bad in [["--interval", "1.5h"], ["--lease-ttl", "5"], ["--interval", "0s"]] {
+        let out = sandbox.project(&["operator", "--once", bad[0], bad[1]], &[]);
+        out.code(2);
+        assert!(out.stderr.contains(bad[0]), "{}", out.all());
+    }
+}
+
+/// Runs the named ops' `--once` rounds at successive fire times and returns nothing; used to
+/// put history on a ledger.
+pub(crate) fn history(sandbox: &Sandbox, marks: &str, times: usize) -> BTreeMap<usize, String> {
+    (0..times)
+        .map(|i| {
+            let now = fire_time(i);
+            sandbox
+                .project(&["operator", "--once", "--env", "marks"], &[("CHANT_NOW", &now), ("E2E_MARKS", marks)])
+                .code(0);
+            (i, now)
+        })
+        .collect()
+}
+
+/// A fresh marks sandbox, for the sibling modules.
+pub(crate) fn sandbox_with_marks() -> (Sandbox, String) {
+    marks_sandbox()
+}

@@ -1,0 +1,107 @@
+//! Change signals end to end: the operator watches the `site` env's files root with inotify.
+//! A file edit wakes an ordinary round long before a 300 s timer; a storm of edits costs one
+//! early round; removing the watched root degrades to the timer with one line; and a round woken
+//! by a signal reaches exactly the verdicts a round woken by the timer reaches.
+
+use serde_json::Value;
+
+use super::operator::Running;
+use crate::support::{PROJECT, Sandbox, config_with_roots, converge_key};
+
+/// Starts `operator --env site` with `interval` and waits until it ticked once and subscribed.
+fn watching(sandbox: &Sandbox, interval: &str) -> Running {
+    let mut daemon =
+        Running::start(sandbox, PROJECT, &sandbox.dir, &["operator", "--env", "site", "--interval", interval], &[]);
+    daemon.wait_for("the first tick", |l| l.starts_with("operator: site-converge@site ticked=1"));
+    daemon
+        .wait_for("the subscription", |l| l == "operator: files(site) change signal subscribed (the timer still runs)");
+    daemon
+}
+
+fn is_woken(line: &str) -> bool {
+    line.starts_with("operator: woken by a change signal after ") && line.ends_with("ms, running an ordinary round")
+}
+
+fn count(lines: &[String], want: impl Fn(&str) -> bool) -> usize {
+    lines.iter().filter(|l| want(l)).count()
+}
+
+#[test]
+fn an_edit_wakes_an_ordinary_round_and_a_storm_costs_one() {
+    let sandbox = Sandbox::new(&config_with_roots(&["site"]));
+    let mut daemon = watching(&sandbox, "300s");
+    let conf = sandbox.path("estates/site/app.conf");
+    for n in 0..100 {
+        std::fs::write(&conf, format!("port = {n}\n")).unwrap();
+    }
+    daemon.wait_for("the wake", is_woken);
+    daemon.wait_for("the woken tick", |l| l.starts_with("operator: site-converge@site ticked=1"));
+    assert_eq!(sandbox.read("estates/site/app.conf"), chant_e2e::declaration::SITE_APP_CONF, "converged");
+    daemon.signal(&sandbox, "TERM");
+    let (code, lines) = daemon.finish();
+    assert_eq!(code, 0, "{}", lines.join("\n"));
+    assert_eq!(count(&lines, is_woken), 1, "100 edits, one early round:\n{}", lines.join("\n"));
+    // The apply's own writes woke nothing: two ticks in all, the first and the woken one.
+    assert_eq!(count(&lines, |l| l.starts_with("operator: site-converge@site ticked=1")), 2, "{}", lines.join("\n"));
+    let ticks = sandbox.values(&converge_key("site", "site-converge"));
+    assert!(ticks[1]["log"].as_str().unwrap().contains("drifted=1 remediated=1"), "{}", ticks[1]);
+}
+
+#[test]
+fn removing_the_watched_root_degrades_to_the_timer_with_one_line() {
+    let sandbox = Sandbox::new(&config_with_roots(&["site"]));
+    let mut daemon = watching(&sandbox, "2s");
+    std::fs::remove_dir_all(sandbox.path("estates/site")).unwrap();
+    daemon
+        .wait_for("the lost line", |l| l.starts_with("operator: files(site) change signal lost, polling on the timer"));
+    // The timer keeps ticking: the next round restores the root and re-subscribes.
+    daemon.wait_for("a tick after the loss", |l| l.starts_with("operator: site-converge@site ticked=1"));
+    daemon.wait_for("another tick", |l| l.starts_with("operator: site-converge@site ticked=1"));
+    daemon.signal(&sandbox, "TERM");
+    let (code, lines) = daemon.finish();
+    assert_eq!(code, 0, "{}", lines.join("\n"));
+    assert_eq!(count(&lines, |l| l.contains("change signal lost")), 1, "{}", lines.join("\n"));
+    assert!(sandbox.path("estates/site/app.conf").is_file());
+}
+
+/// What a tick concluded, without what differs between any two ticks (ids, times, lease).
+fn verdict(tick: &Value) -> Value {
+    let mut v = tick.clone();
+    for k in ["id", "startedAt", "timestamp", "lease", "gitSha"] {
+        v.as_object_mut().unwrap().remove(k);
+    }
+    v
+}
+
+#[test]
+fn a_round_woken_by_a_signal_and_one_woken_by_the_timer_reach_identical_verdicts() {
+    let by_signal = Sandbox::new(&config_with_roots(&["site"]));
+    let by_timer = Sandbox::new(&config_with_roots(&["site"]));
+    let mut signalled = watching(&by_signal, "300s");
+    // A 1 s timer fires before the 5 s signal floor could: that daemon is woken by its timer.
+    let mut timed = watching(&by_timer, "1s");
+    for sandbox in [&by_signal, &by_timer] {
+        std::fs::write(sandbox.path("estates/site/app.conf"), "port = 1\n").unwrap();
+    }
+    signalled.wait_for("the wake", is_woken);
+    signalled.wait_for("the woken tick", |l| l.starts_with("operator: site-converge@site ticked=1"));
+    let key = converge_key("site", "site-converge");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
+    let timer_tick = loop {
+        timed.wait_for("a timer tick", |l| l.starts_with("operator: site-converge@site ticked=1"));
+        if let Some(t) = by_timer.values(&key).into_iter().skip(1).find(|t| t["summary"]["drifted"] != 0) {
+            break t;
+        }
+        assert!(std::time::Instant::now() < deadline, "the timer never saw the edit");
+    };
+    let timed_woken = timed.seen.iter().filter(|l| is_woken(l)).count();
+    assert_eq!(timed_woken, 0, "the 1 s daemon is woken by its timer");
+    for daemon in [signalled, timed] {
+        daemon.signal(&by_signal, "TERM");
+        let (code, lines) = daemon.finish();
+        assert_eq!(code, 0, "{}", lines.join("\n"));
+    }
+    let signal_tick = by_signal.values(&key)[1].clone();
+    assert_eq!(verdict(&signal_tick), verdict(&timer_tick));
+    assert!(signal_tick["log"].as_str().unwrap().contains("drifted=1 remediated=1"), "{signal_tick}");
+}
