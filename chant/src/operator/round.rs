@@ -405,3 +405,47 @@ pub fn targets(project: &Project, env: Option<&str>) -> Vec<Result<Target, (Stri
         .map(|d| Target::new(d).map_err(|e| (d.name.clone(), d.env.clone().unwrap_or_default(), e)))
         .collect()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn line(event: OpEvent) -> String {
+        OpReport { op: "staging-converge".into(), env: "staging".into(), event, record: None, warnings: Vec::new() }
+            .to_string()
+    }
+
+    #[test]
+    fn lines_follow_the_original_formats() {
+        let p = "operator: staging-converge@staging ";
+        assert_eq!(line(OpEvent::Ticked { gate: None }), format!("{p}ticked=1 status=ok"));
+        assert_eq!(line(OpEvent::Ticked { gate: Some("g".into()) }), format!("{p}ticked=1 status=ok gate=\"g\""));
+        assert_eq!(
+            line(OpEvent::LeaseHeld { holder: Some("h:1:x".into()) }),
+            format!("{p}skipped=1(lease-held:h:1:x)")
+        );
+        assert_eq!(line(OpEvent::LeaseHeld { holder: None }), format!("{p}skipped=1(lease-held)"));
+        let reason = NotDueReason::NoFire { cron: "*/10 * * * *".into(), next: None };
+        assert_eq!(line(OpEvent::NotDue { reason }), format!("{p}skipped=1(not-due:*/10 * * * *)"));
+        assert_eq!(line(OpEvent::Failed { error: "say \"x\"".into() }), format!("{p}failed=1 error=\"say 'x'\""));
+        assert_eq!(line(OpEvent::Fenced), format!("{p}fenced=1(lease lost mid-tick — ledger record still written)"));
+        assert_eq!(line(OpEvent::LeaseError { error: "e".into() }), format!("{p}error=1(lease acquire failed — e)"));
+        assert!(
+            line(OpEvent::Interrupted { grace: Duration::from_secs(10) }).starts_with(&format!("{p}interrupted=1("))
+        );
+    }
+
+    #[test]
+    fn only_failed_and_interrupted_ticks_fail_once() {
+        assert!(OpEvent::Failed { error: String::new() }.is_failure());
+        assert!(OpEvent::Interrupted { grace: Duration::ZERO }.is_failure());
+        for ok in [
+            OpEvent::Ticked { gate: None },
+            OpEvent::Fenced,
+            OpEvent::LeaseHeld { holder: None },
+            OpEvent::LeaseError { error: String::new() },
+        ] {
+            assert!(!ok.is_failure(), "{ok:?}");
+        }
+    }
+}
