@@ -29,6 +29,8 @@ pub mod registry;
 pub mod runner;
 pub mod schedule;
 pub mod step;
+#[cfg(feature = "box")]
+pub mod supervisor;
 pub mod tick;
 
 #[doc(hidden)]

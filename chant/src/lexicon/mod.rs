@@ -30,6 +30,8 @@
 pub mod files;
 #[cfg(feature = "postgres")]
 pub mod postgres;
+#[cfg(feature = "box")]
+pub mod sprite;
 
 pub use inventory;
 

@@ -20,3 +20,4 @@ mod postgres;
 mod postgres_cluster;
 mod postgres_conformance;
 mod postgres_lifecycle;
+mod supervisor;

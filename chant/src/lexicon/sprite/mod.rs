@@ -1,0 +1,453 @@
+//! The box services lexicon: a box's services, declared in its member's `box` block, supervised
+//! by `sprite-env` (a sprite's own, or chant's stand-in), observed through the supervisor's list
+//! and each service's health URL, restarted and applied through the supervisor's command line.
+//!
+//! The three steps:
+//! - [`observe`] (`sprite_services_observe`): one verdict per declared service. An unreadable
+//!   supervisor makes every service `unknown` (never `drifted`: a hole in the reading is not a
+//!   reason to act); an optional service is skipped until the supervisor lists it.
+//! - [`restart`] (`sprite_service_restart`): restarts the service named by the step or by
+//!   `CHANT_CONVERGE_RESOURCE`, then waits for its health URL.
+//! - [`apply`] (`sprite_apply_services`): creates, replaces, restarts or starts the declared
+//!   services in dependency order, never deleting one the block does not declare, and expands
+//!   every command before changing anything.
+//!
+//! Every wait is a field of [`Settings`]; the steps read them from `CHANT_SPRITE_*` variables
+//! (see [`Settings::from_env`]) because the op's step arguments carry only what the DSL declares.
+
+pub mod declaration;
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+pub use declaration::{BoxDeclaration, BoxService};
+
+/// The fallback path of a sprite's own supervisor.
+pub const SPRITE_FALLBACK: &str = "/.sprite/bin/sprite-env";
+
+/// The timings and the supervisor of the steps.
+#[derive(Debug, Clone)]
+pub struct Settings {
+    /// An explicit supervisor; else `sprite-env` on PATH, else [`SPRITE_FALLBACK`].
+    pub sprite_env: Option<PathBuf>,
+    /// Health probes per service before it counts as drifted (at least 1).
+    pub probes: u32,
+    /// Pause between two probes of one service.
+    pub probe_interval: Duration,
+    /// Timeout of one probe.
+    pub probe_timeout: Duration,
+    /// How long a restart waits for the health URL.
+    pub wait: Duration,
+    /// Pause between two probes while waiting after a restart.
+    pub wait_interval: Duration,
+    /// Timeout of `services list`.
+    pub list_timeout: Duration,
+    /// Timeout of a changing command (create, delete, start, stop, restart).
+    pub change_timeout: Duration,
+}
+
+impl Default for Settings {
+    fn default() -> Self {
+        Settings {
+            sprite_env: None,
+            probes: 3,
+            probe_interval: Duration::from_secs(1),
+            probe_timeout: Duration::from_secs(3),
+            wait: Duration::from_secs(60),
+            wait_interval: Duration::from_millis(500),
+            list_timeout: Duration::from_secs(60),
+            change_timeout: Duration::from_secs(120),
+        }
+    }
+}
+
+impl Settings {
+    /// The defaults, overridden by `CHANT_SPRITE_ENV` (the supervisor's path),
+    /// `CHANT_SPRITE_PROBES`, `CHANT_SPRITE_PROBE_INTERVAL`, `CHANT_SPRITE_PROBE_TIMEOUT`,
+    /// `CHANT_SPRITE_WAIT` and `CHANT_SPRITE_WAIT_INTERVAL` (durations such as `500ms`) read
+    /// through `var`. An unparseable value keeps the default.
+    pub fn from_env(var: &dyn Fn(&str) -> Option<String>) -> Self {
+        let mut s = Settings::default();
+        let dur = |k: &str| var(k).and_then(|v| crate::duration::parse(&v).ok());
+        s.sprite_env = var("CHANT_SPRITE_ENV").filter(|v| !v.is_empty()).map(PathBuf::from);
+        if let Some(n) = var("CHANT_SPRITE_PROBES").and_then(|v| v.parse::<u32>().ok()) {
+            s.probes = n.max(1);
+        }
+        if let Some(d) = dur("CHANT_SPRITE_PROBE_INTERVAL") {
+            s.probe_interval = d;
+        }
+        if let Some(d) = dur("CHANT_SPRITE_PROBE_TIMEOUT") {
+            s.probe_timeout = d;
+        }
+        if let Some(d) = dur("CHANT_SPRITE_WAIT") {
+            s.wait = d;
+        }
+        if let Some(d) = dur("CHANT_SPRITE_WAIT_INTERVAL") {
+            s.wait_interval = d;
+        }
+        s
+    }
+
+    /// The supervisor to run: the explicit one, `sprite-env` on PATH, or the fallback path.
+    ///
+    /// # Errors
+    ///
+    /// One line when there is none.
+    pub fn binary(&self) -> Result<PathBuf, String> {
+        if let Some(p) = &self.sprite_env {
+            return Ok(p.clone());
+        }
+        let on_path = std::env::var_os("PATH")
+            .map(|p| std::env::split_paths(&p).map(|d| d.join("sprite-env")).find(|c| c.is_file()))
+            .unwrap_or_default();
+        if let Some(p) = on_path {
+            return Ok(p);
+        }
+        let fallback = Path::new(SPRITE_FALLBACK);
+        if fallback.is_file() {
+            return Ok(fallback.to_path_buf());
+        }
+        Err("no sprite-env on PATH or in /.sprite/bin (chant ships a stand-in: put chant's `sprite-env` on PATH)"
+            .into())
+    }
+}
+
+/// One service as the supervisor lists it. Fields the listing lacks are `None`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Listed {
+    /// Its name.
+    pub name: String,
+    /// Its status (`running`, `stopped`, `failed`, ...), when listed.
+    pub status: Option<String>,
+    /// Its command line (cmd and args joined by spaces), when listed.
+    pub cmd: Option<String>,
+    /// What it needs, when listed.
+    pub needs: Option<Vec<String>>,
+    /// Its HTTP port (`Some(None)`: listed as none), when listed.
+    pub http_port: Option<Option<u64>>,
+}
+
+fn supervise(settings: &Settings, args: &[&str], timeout: Duration) -> Result<String, String> {
+    let bin = settings.binary()?;
+    let mut spec = crate::exec::Spec::new(&bin);
+    spec.args = args.iter().map(|a| (*a).to_owned()).collect();
+    spec.timeout = timeout;
+    spec.grace = Duration::from_secs(2);
+    let shown: Vec<&str> = args.iter().take(3).copied().collect();
+    let out = crate::exec::run(&spec).map_err(|e| format!("sprite-env {} failed: {e}", shown.join(" ")))?;
+    if out.success() {
+        Ok(out.stdout)
+    } else {
+        let why = if out.stderr.trim().is_empty() { out.describe(timeout) } else { out.stderr.trim().to_owned() };
+        Err(format!("sprite-env {} failed: {}", shown.join(" "), crate::redact::sanitise(&why)))
+    }
+}
+
+/// Runs `sprite-env services list` and parses its JSON or table output.
+///
+/// # Errors
+///
+/// One line when the supervisor cannot be run or its output read.
+pub fn list(settings: &Settings) -> Result<Vec<Listed>, String> {
+    parse_list(&supervise(settings, &["services", "list"], settings.list_timeout)?)
+}
+
+/// Parses a `services list` output: JSON (an array, or an object's `services`) or the
+/// tab-separated table (`name, state[, needs, port, cmd...]`).
+///
+/// # Errors
+///
+/// One line for JSON that holds no list.
+pub fn parse_list(text: &str) -> Result<Vec<Listed>, String> {
+    let t = text.trim();
+    if t.starts_with('[') || t.starts_with('{') {
+        let v: Value =
+            serde_json::from_str(t).map_err(|e| format!("sprite-env services list printed bad JSON: {e}"))?;
+        let items = v
+            .as_array()
+            .or_else(|| v.get("services").and_then(Value::as_array))
+            .ok_or("sprite-env services list printed JSON without a list of services")?;
+        return Ok(items
+            .iter()
+            .filter_map(|e| {
+                let name = e.get("name")?.as_str()?.to_owned();
+                let status = e
+                    .pointer("/state/status")
+                    .and_then(Value::as_str)
+                    .or_else(|| e.get("status").and_then(Value::as_str))
+                    .map(str::to_owned);
+                let cmd = e.get("cmd").and_then(Value::as_str).map(|c| {
+                    let args: Vec<&str> = e
+                        .get("args")
+                        .and_then(Value::as_array)
+                        .into_iter()
+                        .flatten()
+                        .filter_map(Value::as_str)
+                        .collect();
+                    std::iter::once(c).chain(args).collect::<Vec<_>>().join(" ")
+                });
+                let needs = e
+                    .get("needs")
+                    .map(|n| n.as_array().into_iter().flatten().filter_map(Value::as_str).map(str::to_owned).collect());
+                let http_port = e.get("http_port").map(|p| p.as_u64().filter(|p| *p > 0));
+                Some(Listed { name, status, cmd, needs, http_port })
+            })
+            .collect());
+    }
+    Ok(t.lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| {
+            let cols: Vec<&str> = l.split('\t').collect();
+            let col = |i: usize| cols.get(i).map(|c| c.trim()).filter(|c| !c.is_empty() && *c != "-");
+            let wide = cols.len() >= 5;
+            Listed {
+                name: cols.first().map(|c| c.trim()).unwrap_or_default().to_owned(),
+                status: col(1).map(str::to_owned),
+                needs: wide.then(|| col(2).map(|n| n.split(',').map(str::to_owned).collect()).unwrap_or_default()),
+                http_port: wide.then(|| col(3).and_then(|p| p.parse().ok())),
+                cmd: wide.then(|| cols[4..].join(" ")),
+            }
+        })
+        .collect())
+}
+
+/// One GET of `url`: healthy only on 200, redirects not followed.
+pub fn probe(url: &str, timeout: Duration) -> bool {
+    matches!(crate::runner::http::check(url, timeout), Ok(200))
+}
+
+/// Observes every declared service: `{resources: [{name, status, detail}], skipped: [names]}`.
+pub fn observe(decl: &BoxDeclaration, settings: &Settings) -> Value {
+    let listed = list(settings);
+    let mut resources = Vec::new();
+    let mut skipped = Vec::new();
+    for s in decl.services() {
+        let listed = match &listed {
+            Err(e) => {
+                if s.optional {
+                    skipped.push(s.name.clone());
+                } else {
+                    let first = e.lines().next().unwrap_or_default();
+                    resources.push(verdict(&s.name, "unknown", format!("the supervisor could not be read: {first}")));
+                }
+                continue;
+            }
+            Ok(l) => l.iter().find(|l| l.name == s.name),
+        };
+        let Some(l) = listed else {
+            if s.optional {
+                skipped.push(s.name.clone());
+            } else {
+                resources.push(verdict(&s.name, "drifted", "declared, but the supervisor has no such service".into()));
+            }
+            continue;
+        };
+        let state = l.status.clone();
+        if let Some(st) = state.as_deref().filter(|st| matches!(*st, "stopped" | "failed" | "stopping")) {
+            resources.push(verdict(&s.name, "drifted", st.to_owned()));
+            continue;
+        }
+        let shown = state.clone().unwrap_or_else(|| "listed".into());
+        match &s.health {
+            Some(url) => {
+                let mut ok = false;
+                for i in 0..settings.probes.max(1) {
+                    if i > 0 {
+                        std::thread::sleep(settings.probe_interval);
+                    }
+                    if probe(url, settings.probe_timeout) {
+                        ok = true;
+                        break;
+                    }
+                }
+                resources.push(if ok {
+                    verdict(&s.name, "in-sync", format!("{shown}, {url} answers 200"))
+                } else {
+                    verdict(
+                        &s.name,
+                        "drifted",
+                        format!("{shown}, {url} does not answer 200 after {} tries", settings.probes.max(1)),
+                    )
+                });
+            }
+            None if state.as_deref() == Some("running") => {
+                resources.push(verdict(&s.name, "in-sync", "running".into()))
+            }
+            None => resources.push(verdict(
+                &s.name,
+                "unknown",
+                format!("{}, and no health URL to probe", state.as_deref().unwrap_or("no state")),
+            )),
+        }
+    }
+    json!({ "resources": resources, "skipped": skipped })
+}
+
+fn verdict(name: &str, status: &str, detail: String) -> Value {
+    json!({ "name": name, "status": status, "detail": detail })
+}
+
+/// Restarts `name` through the supervisor and waits for its health URL (the declared one).
+/// Returns `{name, healthy}` (`healthy` is null without a health URL).
+///
+/// # Errors
+///
+/// One line: the supervisor refused, or the health URL never answered within the wait.
+pub fn restart(decl: &BoxDeclaration, name: &str, settings: &Settings) -> Result<Value, String> {
+    let health = decl.get(name).and_then(|s| s.health.clone());
+    supervise(settings, &["services", "restart", name], settings.change_timeout)?;
+    let Some(url) = health else { return Ok(json!({ "name": name, "healthy": null })) };
+    let deadline = Instant::now() + settings.wait;
+    loop {
+        if probe(&url, settings.probe_timeout) {
+            return Ok(json!({ "name": name, "healthy": true }));
+        }
+        if Instant::now() >= deadline {
+            return Err(format!("{name} was restarted and does not answer {url}"));
+        }
+        std::thread::sleep(settings.wait_interval);
+    }
+}
+
+/// What [`apply`] is asked to do.
+#[derive(Debug, Clone, Default)]
+pub struct ApplyOptions {
+    /// Apply only these services (an optional one is applied only when named here).
+    pub only: Option<Vec<String>>,
+    /// Start each applied service that is not running.
+    pub start: bool,
+    /// Restart the applied services that were already converged.
+    pub restart: bool,
+}
+
+/// Defines the declared services through the supervisor, in dependency order: creates a missing
+/// one, replaces one whose cmd, needs or httpPort differ from the listing, restarts or starts
+/// the converged ones as asked, and deletes nothing the block does not declare. Every command is
+/// expanded before anything changes. Returns `{applied, started, services: [{name, action}]}`.
+///
+/// # Errors
+///
+/// One line; an expansion error changes nothing.
+pub fn apply(
+    decl: &BoxDeclaration,
+    options: &ApplyOptions,
+    settings: &Settings,
+    var: &dyn Fn(&str) -> Option<String>,
+) -> Result<Value, String> {
+    if let Some(only) = &options.only
+        && let Some(bad) = only.iter().find(|n| decl.get(n).is_none())
+    {
+        let declared: Vec<&str> = decl.services().iter().map(|s| s.name.as_str()).collect();
+        return Err(format!(
+            "only names {bad}, which the box block does not declare; declared: {}",
+            declared.join(", ")
+        ));
+    }
+    let targets: Vec<&BoxService> = decl
+        .start_order()
+        .into_iter()
+        .filter(|s| match &options.only {
+            Some(only) => only.contains(&s.name),
+            None => !s.optional,
+        })
+        .collect();
+    let mut argvs = Vec::new();
+    for s in &targets {
+        argvs.push(s.argv(var).map_err(|e| e.to_string())?);
+    }
+    let listed = list(settings)?;
+    let mut actions: Vec<(String, &'static str)> = Vec::new();
+    let mut started = Vec::new();
+    for (s, argv) in targets.iter().zip(&argvs) {
+        let current = listed.iter().find(|l| l.name == s.name);
+        let action = match current {
+            None => {
+                create(s, argv, settings)?;
+                "created"
+            }
+            Some(l) if differs(s, argv, l) => {
+                supervise(settings, &["services", "delete", &s.name], settings.change_timeout)?;
+                create(s, argv, settings)?;
+                "replaced"
+            }
+            Some(_) if options.restart => {
+                supervise(settings, &["services", "restart", &s.name], settings.change_timeout)?;
+                "restarted"
+            }
+            Some(l) => {
+                if options.start && !matches!(l.status.as_deref(), Some("running" | "starting")) {
+                    supervise(settings, &["services", "start", &s.name], settings.change_timeout)?;
+                    started.push(s.name.clone());
+                }
+                "left"
+            }
+        };
+        actions.push((s.name.clone(), action));
+    }
+    let applied: Vec<&str> =
+        actions.iter().filter(|(_, a)| matches!(*a, "created" | "replaced")).map(|(n, _)| n.as_str()).collect();
+    let services: Vec<Value> = actions.iter().map(|(n, a)| json!({ "name": n, "action": a })).collect();
+    Ok(json!({ "applied": applied, "started": started, "services": services }))
+}
+
+fn differs(s: &BoxService, argv: &[String], l: &Listed) -> bool {
+    let cmd = l.cmd.as_ref().is_some_and(|c| *c != argv.join(" "));
+    let needs = l.needs.as_ref().is_some_and(|n| {
+        let (mut a, mut b) = (n.clone(), s.needs.clone());
+        a.sort();
+        b.sort();
+        a != b
+    });
+    let port = l.http_port.is_some_and(|p| p != s.http_port.map(u64::from));
+    cmd || needs || port
+}
+
+fn create(s: &BoxService, argv: &[String], settings: &Settings) -> Result<(), String> {
+    let mut args: Vec<String> = vec!["services".into(), "create".into(), s.name.clone(), "--cmd".into()];
+    args.push(argv.first().cloned().unwrap_or_default());
+    if argv.len() > 1 {
+        args.push("--args".into());
+        args.push(argv[1..].join(","));
+    }
+    if !s.needs.is_empty() {
+        args.push("--needs".into());
+        args.push(s.needs.join(","));
+    }
+    if let Some(p) = s.http_port {
+        args.push("--http-port".into());
+        args.push(p.to_string());
+    }
+    match &s.duration {
+        Some(d) => {
+            args.push("--duration".into());
+            args.push(d.clone());
+        }
+        None => args.push("--no-stream".into()),
+    }
+    let refs: Vec<&str> = args.iter().map(String::as_str).collect();
+    supervise(settings, &refs, settings.change_timeout).map(|_| ())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_json_and_table_listings() {
+        let json = r#"[{"name":"app","cmd":"python3","args":["a.py","80"],"needs":null,"http_port":80,"state":{"name":"app","status":"running"}},{"name":"hud","status":"stopped"}]"#;
+        let l = parse_list(json).unwrap();
+        assert_eq!(l[0].cmd.as_deref(), Some("python3 a.py 80"));
+        assert_eq!(l[0].needs, Some(vec![]));
+        assert_eq!(l[0].http_port, Some(Some(80)));
+        assert_eq!(l[1].status.as_deref(), Some("stopped"));
+        assert_eq!(l[1].cmd, None);
+        let t = parse_list("app\trunning\t-\t80\tpython3\ta.py\nhud\t\n").unwrap();
+        assert_eq!(t[0].cmd.as_deref(), Some("python3 a.py"));
+        assert_eq!(t[0].http_port, Some(Some(80)));
+        assert_eq!(t[1].status, None);
+        assert_eq!(t[1].needs, None);
+        assert!(parse_list(r#"{"nope":1}"#).is_err());
+    }
+}

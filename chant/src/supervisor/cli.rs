@@ -1,0 +1,185 @@
+//! The `sprite-env` command line of the stand-in.
+//!
+//! ```text
+//! sprite-env services list [--json | --table]
+//! sprite-env services create <name> --cmd <c> [--args a,b] [--needs x,y] [--http-port N] (--duration D | --no-stream)
+//! sprite-env services delete|start|stop|restart <name>
+//! sprite-env daemon stop [--stop-services]
+//! ```
+//!
+//! Exit codes: 0 done, 1 refused or failed (one line on stderr), 2 usage.
+
+use std::io::{Read, Seek, SeekFrom, Write};
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use super::{Client, Request, Response, Service};
+
+const USAGE: &str = "usage: sprite-env services list [--json|--table]
+       sprite-env services create <name> --cmd <c> [--args a,b] [--needs x,y] [--http-port N] (--duration D | --no-stream)
+       sprite-env services delete|start|stop|restart <name>
+       sprite-env daemon stop [--stop-services]";
+
+/// Runs the command line with `args` (without the program name); returns the exit code.
+pub fn main(args: &[String]) -> i32 {
+    let words: Vec<&str> = args.iter().map(String::as_str).collect();
+    if words.first() == Some(&"__daemon") {
+        return match super::state_dir() {
+            Ok(d) => super::daemon::run(&d),
+            Err(e) => fail(&e.to_string()),
+        };
+    }
+    let client = match (super::state_dir(), std::env::current_exe()) {
+        (Ok(d), Ok(exe)) => Client::new(d, exe),
+        (Err(e), _) => return fail(&e.to_string()),
+        (_, Err(e)) => return fail(&format!("cannot find this program: {e}")),
+    };
+    match words.as_slice() {
+        ["services", "list", rest @ ..] => {
+            let table = match rest {
+                [] | ["--json"] => false,
+                ["--table"] => true,
+                _ => return usage(),
+            };
+            match client.send(&Request::List) {
+                Ok(r) => {
+                    print_list(&r.services, table);
+                    0
+                }
+                Err(e) => fail(&e.to_string()),
+            }
+        }
+        ["services", "create", name, rest @ ..] => match parse_create(name, rest) {
+            Ok((req, stream)) => match client.send(&req) {
+                Ok(r) => {
+                    if let Some(d) = stream {
+                        stream_log(&r, d);
+                    } else {
+                        print_one(&r);
+                    }
+                    0
+                }
+                Err(e) => fail(&e.to_string()),
+            },
+            Err(e) => {
+                eprintln!("sprite-env: {e}");
+                usage()
+            }
+        },
+        ["services", verb @ ("delete" | "start" | "stop" | "restart"), name] => {
+            let name = (*name).to_owned();
+            let req = match *verb {
+                "delete" => Request::Delete { name },
+                "start" => Request::Start { name },
+                "stop" => Request::Stop { name },
+                _ => Request::Restart { name },
+            };
+            match client.send(&req) {
+                Ok(r) => {
+                    print_one(&r);
+                    0
+                }
+                Err(e) => fail(&e.to_string()),
+            }
+        }
+        ["daemon", "stop", rest @ ..] => {
+            let stop_services = match rest {
+                [] => false,
+                ["--stop-services"] => true,
+                _ => return usage(),
+            };
+            if !client.dir().join(super::daemon::SOCKET).exists() {
+                return 0;
+            }
+            match client.send(&Request::Shutdown { stop_services }) {
+                Ok(_) => 0,
+                Err(e) => fail(&e.to_string()),
+            }
+        }
+        _ => usage(),
+    }
+}
+
+fn fail(message: &str) -> i32 {
+    eprintln!("sprite-env: {message}");
+    1
+}
+
+fn usage() -> i32 {
+    eprintln!("{USAGE}");
+    2
+}
+
+fn parse_create(name: &str, rest: &[&str]) -> Result<(Request, Option<Duration>), String> {
+    let (mut cmd, mut args, mut needs, mut port, mut duration, mut no_stream) =
+        (None, Vec::new(), Vec::new(), None, None, false);
+    let list = |v: &str| v.split(',').filter(|s| !s.is_empty()).map(str::to_owned).collect::<Vec<_>>();
+    let mut it = rest.iter();
+    while let Some(flag) = it.next() {
+        let mut value = || it.next().copied().ok_or_else(|| format!("{flag} needs a value"));
+        match *flag {
+            "--cmd" => cmd = Some(value()?.to_owned()),
+            "--args" => args = list(value()?),
+            "--needs" => needs = list(value()?),
+            "--http-port" => {
+                let v = value()?;
+                port = Some(v.parse::<u16>().map_err(|_| format!("--http-port {v} is not a port"))?);
+            }
+            "--duration" => {
+                let v = value()?;
+                duration = Some(crate::duration::parse(v).map_err(|e| format!("--duration {v}: {e}"))?);
+            }
+            "--no-stream" => no_stream = true,
+            other => return Err(format!("unknown option {other}")),
+        }
+    }
+    if duration.is_some() && no_stream {
+        return Err("--duration and --no-stream exclude each other".into());
+    }
+    let cmd = cmd.filter(|c| !c.is_empty()).ok_or("create needs --cmd")?;
+    let dir = std::env::current_dir().ok().map(|d| d.display().to_string());
+    Ok((Request::Create { name: name.to_owned(), cmd, args, needs, http_port: port, dir }, duration))
+}
+
+fn print_list(services: &[Service], table: bool) {
+    let mut out = std::io::stdout().lock();
+    if table {
+        for s in services {
+            let needs = if s.needs.is_empty() { "-".to_owned() } else { s.needs.join(",") };
+            let port = s.http_port.map_or_else(|| "-".to_owned(), |p| p.to_string());
+            let mut cols = vec![s.name.clone(), s.state.status.as_str().to_owned(), needs, port, s.cmd.clone()];
+            cols.extend(s.args.iter().cloned());
+            let _ = writeln!(out, "{}", cols.join("\t"));
+        }
+    } else if let Ok(text) = serde_json::to_string(services) {
+        let _ = writeln!(out, "{text}");
+    }
+}
+
+fn print_one(r: &Response) {
+    if let Some(s) = r.services.first() {
+        println!("{}\t{}", s.name, s.state.status.as_str());
+    }
+}
+
+/// Prints what the service writes to its log for `d` after it was started.
+fn stream_log(r: &Response, d: Duration) {
+    print_one(r);
+    let Some(path) = r.log.as_deref().map(PathBuf::from) else { return };
+    let mut offset = r.log_offset.unwrap_or(0);
+    let deadline = Instant::now() + d;
+    let mut out = std::io::stdout().lock();
+    while Instant::now() < deadline {
+        if let Ok(mut f) = std::fs::File::open(&path)
+            && f.seek(SeekFrom::Start(offset)).is_ok()
+        {
+            let mut buf = Vec::new();
+            if let Ok(n) = f.read_to_end(&mut buf) {
+                offset += n as u64;
+                let _ = out.write_all(&buf);
+                let _ = out.flush();
+            }
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}

@@ -1,0 +1,135 @@
+//! The client side of the stand-in: finds the state directory, starts the daemon on first use
+//! (detached, its stdio on its own log, never the caller's), and sends it one request.
+
+use std::io::{BufRead, BufReader, Write};
+use std::os::unix::net::UnixStream;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use super::daemon::SOCKET;
+use super::{Request, Response};
+
+/// Errors of the client.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// No state directory could be chosen.
+    #[error("no state directory: set {var} or HOME", var = super::STATE_DIR_VAR)]
+    NoStateDir,
+    /// The daemon could not be started.
+    #[error("cannot start the sprite-env daemon: {0}")]
+    Spawn(String),
+    /// The daemon did not answer.
+    #[error("the sprite-env daemon at {socket} does not answer: {message}")]
+    Unreachable {
+        /// The socket.
+        socket: String,
+        /// What went wrong.
+        message: String,
+    },
+    /// The daemon refused the request.
+    #[error("{0}")]
+    Refused(String),
+}
+
+/// Returns the state directory: `SPRITE_ENV_STATE_DIR`, else `$XDG_STATE_HOME/chant/sprite-env`,
+/// else `$HOME/.local/state/chant/sprite-env`.
+///
+/// # Errors
+///
+/// [`Error::NoStateDir`] when none of the variables is set.
+pub fn state_dir() -> Result<PathBuf, Error> {
+    let var = |k: &str| std::env::var_os(k).filter(|v| !v.is_empty()).map(PathBuf::from);
+    if let Some(d) = var(super::STATE_DIR_VAR) {
+        return Ok(d);
+    }
+    if let Some(d) = var("XDG_STATE_HOME") {
+        return Ok(d.join("chant").join("sprite-env"));
+    }
+    var("HOME").map(|h| h.join(".local/state/chant/sprite-env")).ok_or(Error::NoStateDir)
+}
+
+/// A connection to the daemon of one state directory.
+#[derive(Debug, Clone)]
+pub struct Client {
+    dir: PathBuf,
+    /// The program started as the daemon (`<program> __daemon`).
+    program: PathBuf,
+}
+
+impl Client {
+    /// A client of the daemon serving `dir`, started as `program __daemon` when none runs.
+    pub fn new(dir: impl Into<PathBuf>, program: impl Into<PathBuf>) -> Self {
+        Client { dir: dir.into(), program: program.into() }
+    }
+
+    /// The state directory.
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// Sends `req`, starting the daemon first when none answers.
+    ///
+    /// # Errors
+    ///
+    /// [`Error`] when the daemon cannot be reached or refuses the request.
+    pub fn send(&self, req: &Request) -> Result<Response, Error> {
+        let socket = self.dir.join(SOCKET);
+        let stream = match UnixStream::connect(&socket) {
+            Ok(s) => s,
+            Err(_) => {
+                self.spawn_daemon()?;
+                self.connect_within(&socket, Duration::from_secs(10))?
+            }
+        };
+        let unreachable =
+            |e: std::io::Error| Error::Unreachable { socket: socket.display().to_string(), message: e.to_string() };
+        let text = serde_json::to_string(req).map_err(|e| Error::Refused(e.to_string()))?;
+        let mut w = stream.try_clone().map_err(unreachable)?;
+        writeln!(w, "{text}").map_err(unreachable)?;
+        let mut line = String::new();
+        BufReader::new(stream).read_line(&mut line).map_err(unreachable)?;
+        let resp: Response = serde_json::from_str(&line).map_err(|e| Error::Unreachable {
+            socket: socket.display().to_string(),
+            message: format!("unreadable answer: {e}"),
+        })?;
+        match resp.error {
+            Some(e) => Err(Error::Refused(e)),
+            None => Ok(resp),
+        }
+    }
+
+    fn spawn_daemon(&self) -> Result<(), Error> {
+        std::fs::create_dir_all(&self.dir).map_err(|e| Error::Spawn(format!("{}: {e}", self.dir.display())))?;
+        let log = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(self.dir.join("daemon.log"))
+            .map_err(|e| Error::Spawn(e.to_string()))?;
+        let err = log.try_clone().map_err(|e| Error::Spawn(e.to_string()))?;
+        // A daemon that finds another one alive exits at once; the connect below reaches the winner.
+        Command::new(&self.program)
+            .arg("__daemon")
+            .env(super::STATE_DIR_VAR, &self.dir)
+            .current_dir(&self.dir)
+            .stdin(Stdio::null())
+            .stdout(log)
+            .stderr(err)
+            .spawn()
+            .map_err(|e| Error::Spawn(format!("{}: {e}", self.program.display())))?;
+        Ok(())
+    }
+
+    fn connect_within(&self, socket: &Path, within: Duration) -> Result<UnixStream, Error> {
+        let deadline = Instant::now() + within;
+        loop {
+            match UnixStream::connect(socket) {
+                Ok(s) => return Ok(s),
+                Err(e) if Instant::now() >= deadline => {
+                    return Err(Error::Unreachable { socket: socket.display().to_string(), message: e.to_string() });
+                }
+                Err(_) => std::thread::sleep(Duration::from_millis(20)),
+            }
+        }
+    }
+}

@@ -1,0 +1,411 @@
+//! The daemon: owns the service table of one state directory, answers one JSON request per
+//! connection on its Unix socket, spawns each service in its own process group, reaps its
+//! children as they exit, and re-adopts the services a previous daemon left running.
+
+use std::collections::BTreeSet;
+use std::fs::{File, OpenOptions};
+use std::io::{BufRead, BufReader, Write};
+use std::os::unix::net::{UnixListener, UnixStream};
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::time::{Duration, Instant};
+
+use nix::errno::Errno;
+use nix::sys::signal::{Signal, killpg};
+use nix::sys::wait::{WaitStatus, waitpid};
+use nix::unistd::Pid;
+
+use super::proc;
+use super::{Request, Response, Service, State, Status};
+
+/// The socket's file name in the state directory.
+pub(crate) const SOCKET: &str = "sprite-env.sock";
+/// The pid file's name in the state directory.
+pub(crate) const PID_FILE: &str = "daemon.pid";
+/// The service table's file name in the state directory.
+pub(crate) const TABLE: &str = "services.json";
+
+struct Table {
+    services: Vec<Service>,
+    /// Pids of services adopted from a previous daemon: not children, watched through `/proc`.
+    adopted: BTreeSet<i32>,
+    /// Children spawned and not yet reaped.
+    live_children: usize,
+}
+
+struct Shared {
+    dir: PathBuf,
+    grace: Duration,
+    table: Mutex<Table>,
+    children: Condvar,
+}
+
+/// Runs the daemon for `dir` until asked to shut down. Returns the process exit code.
+pub(crate) fn run(dir: &Path) -> i32 {
+    match serve(dir) {
+        Ok(()) => 0,
+        Err(e) => {
+            eprintln!("sprite-env daemon: {e}");
+            1
+        }
+    }
+}
+
+fn serve(dir: &Path) -> Result<(), String> {
+    // Its own session: no controlling terminal, no signal from the caller's group.
+    let _ = nix::unistd::setsid();
+    std::fs::create_dir_all(dir.join("logs")).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+    take_pid_file(dir)?;
+    let socket = dir.join(SOCKET);
+    let _ = std::fs::remove_file(&socket);
+    let listener = UnixListener::bind(&socket).map_err(|e| format!("cannot bind {}: {e}", socket.display()))?;
+    let grace = std::env::var(super::STOP_GRACE_VAR)
+        .ok()
+        .and_then(|g| crate::duration::parse(&g).ok())
+        .unwrap_or(Duration::from_secs(5));
+    let shared = Arc::new(Shared {
+        dir: dir.to_path_buf(),
+        grace,
+        table: Mutex::new(Table { services: load(dir), adopted: BTreeSet::new(), live_children: 0 }),
+        children: Condvar::new(),
+    });
+    adopt(&shared);
+    {
+        let s = Arc::clone(&shared);
+        std::thread::spawn(move || reap(&s));
+    }
+    {
+        let s = Arc::clone(&shared);
+        std::thread::spawn(move || watch_adopted(&s));
+    }
+    eprintln!("sprite-env daemon {} serving {}", std::process::id(), socket.display());
+    for conn in listener.incoming() {
+        let Ok(conn) = conn else { continue };
+        let s = Arc::clone(&shared);
+        std::thread::spawn(move || handle(&s, conn));
+    }
+    Ok(())
+}
+
+/// Claims the pid file, replacing one whose daemon is gone.
+fn take_pid_file(dir: &Path) -> Result<(), String> {
+    let path = dir.join(PID_FILE);
+    for _ in 0..2 {
+        match OpenOptions::new().write(true).create_new(true).open(&path) {
+            Ok(mut f) => {
+                let started = proc::start_time(std::process::id() as i32).unwrap_or(0);
+                return writeln!(f, "{} {started}", std::process::id()).map_err(|e| e.to_string());
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+                if let Some((pid, started)) = read_pid_file(dir)
+                    && proc::same_process(pid, started)
+                {
+                    return Err(format!("a daemon (pid {pid}) already serves {}", dir.display()));
+                }
+                let _ = std::fs::remove_file(&path);
+            }
+            Err(e) => return Err(format!("cannot write {}: {e}", path.display())),
+        }
+    }
+    Err(format!("cannot claim {}", path.display()))
+}
+
+/// Reads the pid and start time of the daemon recorded in `dir`.
+pub(crate) fn read_pid_file(dir: &Path) -> Option<(i32, u64)> {
+    let text = std::fs::read_to_string(dir.join(PID_FILE)).ok()?;
+    let mut words = text.split_whitespace();
+    Some((words.next()?.parse().ok()?, words.next()?.parse().ok()?))
+}
+
+fn load(dir: &Path) -> Vec<Service> {
+    std::fs::read_to_string(dir.join(TABLE)).ok().and_then(|t| serde_json::from_str(&t).ok()).unwrap_or_default()
+}
+
+fn persist(dir: &Path, services: &[Service]) {
+    let tmp = dir.join(format!("{TABLE}.tmp"));
+    let Ok(text) = serde_json::to_string_pretty(services) else { return };
+    if std::fs::write(&tmp, text).is_ok() {
+        let _ = std::fs::rename(&tmp, dir.join(TABLE));
+    }
+}
+
+fn lock(shared: &Shared) -> MutexGuard<'_, Table> {
+    shared.table.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+/// Re-adopts the services a previous daemon left running; marks the vanished ones `failed`.
+fn adopt(shared: &Shared) {
+    let mut t = lock(shared);
+    let mut adopted = Vec::new();
+    for s in &mut t.services {
+        let st = &mut s.state;
+        if !matches!(st.status, Status::Running | Status::Starting | Status::Stopping) {
+            continue;
+        }
+        match (st.pid, st.started) {
+            (Some(pid), Some(started)) if proc::same_process(pid, started) => {
+                st.status = Status::Running;
+                adopted.push(pid);
+            }
+            _ => {
+                st.status = Status::Failed;
+                st.pid = None;
+                st.started = None;
+                st.exit_status = Some("exit status unknown: it ended while the supervisor was down".into());
+            }
+        }
+    }
+    t.adopted.extend(adopted);
+    persist(&shared.dir, &t.services);
+}
+
+/// Reaps every child as it exits and records how it ended.
+fn reap(shared: &Shared) {
+    loop {
+        match waitpid(None::<Pid>, None) {
+            Ok(WaitStatus::Exited(pid, code)) => ended(shared, pid.as_raw(), format!("exit {code}")),
+            Ok(WaitStatus::Signaled(pid, sig, _)) => {
+                ended(shared, pid.as_raw(), format!("killed by signal {}", sig as i32));
+            }
+            Ok(_) | Err(Errno::EINTR) => {}
+            Err(_) => {
+                let t = lock(shared);
+                if t.live_children == 0 {
+                    let _ = shared.children.wait_timeout(t, Duration::from_millis(500));
+                }
+            }
+        }
+    }
+}
+
+fn ended(shared: &Shared, pid: i32, how: String) {
+    let mut t = lock(shared);
+    t.live_children = t.live_children.saturating_sub(1);
+    if let Some(s) = t.services.iter_mut().find(|s| s.state.pid == Some(pid)) {
+        s.state.status = if s.state.status == Status::Stopping { Status::Stopped } else { Status::Failed };
+        s.state.pid = None;
+        s.state.started = None;
+        s.state.exit_status = Some(how);
+    }
+    persist(&shared.dir, &t.services);
+}
+
+/// Polls the adopted services (not children, so never reaped here) and marks the gone ones.
+fn watch_adopted(shared: &Shared) {
+    loop {
+        std::thread::sleep(Duration::from_millis(100));
+        let mut t = lock(shared);
+        if t.adopted.is_empty() {
+            continue;
+        }
+        let mut gone = Vec::new();
+        for s in &mut t.services {
+            let (Some(pid), Some(started)) = (s.state.pid, s.state.started) else { continue };
+            if proc::same_process(pid, started) {
+                continue;
+            }
+            gone.push(pid);
+            s.state.status = if s.state.status == Status::Stopping { Status::Stopped } else { Status::Failed };
+            s.state.pid = None;
+            s.state.started = None;
+            s.state.exit_status = Some("exit status unknown: an adopted service is not the supervisor's child".into());
+        }
+        if !gone.is_empty() {
+            for pid in gone {
+                t.adopted.remove(&pid);
+            }
+            persist(&shared.dir, &t.services);
+        }
+    }
+}
+
+fn handle(shared: &Shared, conn: UnixStream) {
+    let mut line = String::new();
+    let Ok(reader) = conn.try_clone() else { return };
+    if BufReader::new(reader).read_line(&mut line).is_err() {
+        return;
+    }
+    let (response, exit) = match serde_json::from_str::<Request>(&line) {
+        Err(e) => (Response { error: Some(format!("bad request: {e}")), ..Response::default() }, false),
+        Ok(Request::Shutdown { stop_services }) => {
+            if stop_services {
+                let names: Vec<String> = lock(shared).services.iter().map(|s| s.name.clone()).collect();
+                for n in names {
+                    let _ = stop(shared, &n);
+                }
+            }
+            (Response::default(), true)
+        }
+        Ok(req) => (answer(shared, req), false),
+    };
+    let mut conn = conn;
+    if let Ok(text) = serde_json::to_string(&response) {
+        let _ = writeln!(conn, "{text}");
+    }
+    let _ = conn.flush();
+    if exit {
+        let _ = std::fs::remove_file(shared.dir.join(SOCKET));
+        let _ = std::fs::remove_file(shared.dir.join(PID_FILE));
+        std::process::exit(0);
+    }
+}
+
+fn answer(shared: &Shared, req: Request) -> Response {
+    // Where the log stands before anything starts: a caller streaming it sees the first line.
+    let target = match &req {
+        Request::Create { name, .. } | Request::Start { name } | Request::Restart { name } => Some(name.clone()),
+        _ => None,
+    };
+    let log_offset = target.map(|n| std::fs::metadata(log_path(&shared.dir, &n)).map(|m| m.len()).unwrap_or(0));
+    let result = match req {
+        Request::List => Ok(lock(shared).services.clone()),
+        Request::Create { name, cmd, args, needs, http_port, dir } => {
+            let mut t = lock(shared);
+            if t.services.iter().any(|s| s.name == name) {
+                Err(format!("service {name} already exists"))
+            } else if let Some(n) = needs.iter().find(|n| !t.services.iter().any(|s| &s.name == *n)) {
+                Err(format!("service {name} needs {n}, which is not defined"))
+            } else {
+                let state =
+                    State { name: name.clone(), status: Status::Stopped, pid: None, started: None, exit_status: None };
+                t.services.push(Service { name: name.clone(), cmd, args, needs, http_port, dir, state });
+                persist(&shared.dir, &t.services);
+                drop(t);
+                start(shared, &name, &mut BTreeSet::new())
+            }
+        }
+        Request::Delete { name } => stop(shared, &name).inspect(|_| {
+            let mut t = lock(shared);
+            t.services.retain(|x| x.name != name);
+            persist(&shared.dir, &t.services);
+        }),
+        Request::Start { name } => start(shared, &name, &mut BTreeSet::new()),
+        Request::Stop { name } => stop(shared, &name),
+        Request::Restart { name } => stop(shared, &name).and_then(|_| start(shared, &name, &mut BTreeSet::new())),
+        Request::Shutdown { .. } => Ok(Vec::new()),
+    };
+    match result {
+        Ok(services) => {
+            let log = log_offset.and(services.first()).map(|s| log_path(&shared.dir, &s.name).display().to_string());
+            Response { error: None, services, log, log_offset }
+        }
+        Err(e) => Response { error: Some(e), ..Response::default() },
+    }
+}
+
+fn log_path(dir: &Path, name: &str) -> PathBuf {
+    dir.join("logs").join(format!("{name}.log"))
+}
+
+/// Starts `name` (after the services it needs) unless it runs; returns it.
+fn start(shared: &Shared, name: &str, seen: &mut BTreeSet<String>) -> Result<Vec<Service>, String> {
+    if !seen.insert(name.to_owned()) {
+        return Err(format!("service {name} needs itself through a cycle"));
+    }
+    let needs = {
+        let t = lock(shared);
+        let Some(s) = t.services.iter().find(|s| s.name == name) else { return Err(format!("no service {name}")) };
+        s.needs.clone()
+    };
+    for n in &needs {
+        start(shared, n, seen)?;
+    }
+    let mut t = lock(shared);
+    let Some(idx) = t.services.iter().position(|s| s.name == name) else { return Err(format!("no service {name}")) };
+    if matches!(t.services[idx].state.status, Status::Running | Status::Starting) {
+        return Ok(vec![t.services[idx].clone()]);
+    }
+    let svc = t.services[idx].clone();
+    let log = open_log(&shared.dir, name)?;
+    let err = log.try_clone().map_err(|e| format!("cannot open the log of {name}: {e}"))?;
+    let mut cmd = Command::new(&svc.cmd);
+    cmd.args(&svc.args).process_group(0).stdin(Stdio::null()).stdout(log).stderr(err);
+    if let Some(d) = svc.dir.as_deref().filter(|d| Path::new(d).is_dir()) {
+        cmd.current_dir(d);
+    }
+    let st = &mut t.services[idx].state;
+    // Spawned under the table's lock: the reaper cannot record this pid's end before it is known.
+    let result = match cmd.spawn() {
+        Ok(child) => {
+            let pid = child.id() as i32;
+            st.status = Status::Running;
+            st.pid = Some(pid);
+            st.started = proc::start_time(pid);
+            st.exit_status = None;
+            t.live_children += 1;
+            shared.children.notify_all();
+            Ok(vec![t.services[idx].clone()])
+        }
+        Err(e) => {
+            st.status = Status::Failed;
+            st.pid = None;
+            st.exit_status = Some(format!("cannot start {}: {e}", svc.cmd));
+            Err(format!("service {name} cannot start {}: {e}", svc.cmd))
+        }
+    };
+    persist(&shared.dir, &t.services);
+    result
+}
+
+fn open_log(dir: &Path, name: &str) -> Result<File, String> {
+    OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(log_path(dir, name))
+        .map_err(|e| format!("cannot open the log of {name}: {e}"))
+}
+
+/// Stops `name`'s whole process group: SIGTERM, SIGKILL after the grace period, and waits until
+/// no process of the group is left. Returns the service.
+fn stop(shared: &Shared, name: &str) -> Result<Vec<Service>, String> {
+    let pgid = {
+        let mut t = lock(shared);
+        let Some(s) = t.services.iter_mut().find(|s| s.name == name) else { return Err(format!("no service {name}")) };
+        match s.state.pid {
+            Some(pid) if matches!(s.state.status, Status::Running | Status::Starting | Status::Stopping) => {
+                s.state.status = Status::Stopping;
+                pid
+            }
+            _ => {
+                if s.state.status != Status::Failed {
+                    s.state.status = Status::Stopped;
+                }
+                return Ok(vec![s.clone()]);
+            }
+        }
+    };
+    let group = Pid::from_raw(pgid);
+    let _ = killpg(group, Signal::SIGTERM);
+    if !wait_gone(pgid, shared.grace) {
+        let _ = killpg(group, Signal::SIGKILL);
+        if !wait_gone(pgid, Duration::from_secs(10)) {
+            return Err(format!("service {name}'s process group {pgid} survived SIGKILL"));
+        }
+    }
+    let mut t = lock(shared);
+    let adopted = t.adopted.remove(&pgid);
+    let Some(s) = t.services.iter_mut().find(|s| s.name == name) else { return Err(format!("no service {name}")) };
+    if s.state.pid == Some(pgid) || adopted {
+        s.state.pid = None;
+        s.state.started = None;
+    }
+    s.state.status = Status::Stopped;
+    let out = vec![s.clone()];
+    persist(&shared.dir, &t.services);
+    Ok(out)
+}
+
+fn wait_gone(pgid: i32, within: Duration) -> bool {
+    let deadline = Instant::now() + within;
+    loop {
+        if !proc::group_alive(pgid) {
+            return true;
+        }
+        if Instant::now() >= deadline {
+            return false;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}

@@ -1,0 +1,173 @@
+//! The supervisor stand-in: a process supervisor answering the command line of `sprite-env`
+//! (`sprite-env services list|create|delete|start|stop|restart`), shipped with chant so a box's
+//! services can be supervised on any Linux machine.
+//!
+//! # Process model
+//!
+//! - One daemon per state directory (`SPRITE_ENV_STATE_DIR`, else
+//!   `$XDG_STATE_HOME/chant/sprite-env`, else `$HOME/.local/state/chant/sprite-env`), started on
+//!   first use by the command line in its own session (`setsid`), with its stdio on
+//!   `daemon.log` in that directory: nothing of the caller's stdio is inherited.
+//! - The daemon is the parent of every service. Each service runs in its own process group, its
+//!   stdout and stderr appended to `logs/<name>.log`.
+//! - A reaper thread waits on any child (`waitpid(-1)`) and records the exit as soon as it
+//!   happens: a service that ends without being asked to is listed `failed` with its exit status
+//!   (`exit 3`, `killed by signal 9`). The supervisor has no restart policy of its own: restarting
+//!   is the caller's decision (chant's converge rules).
+//! - Stopping a service signals its whole group: SIGTERM, then SIGKILL after the grace period
+//!   (`SPRITE_ENV_STOP_GRACE`, default 5s), and waits until no process of the group is left, so a
+//!   service that forked a child is stopped whole.
+//! - The service table is written to `services.json` on every change. A daemon that starts over an
+//!   existing table re-adopts each running service whose pid is alive with the recorded start time
+//!   (field 22 of `/proc/<pid>/stat`); one that is gone, or whose pid was reused, is `failed`.
+//!   An adopted service is not the daemon's child: its end is noticed by polling `/proc`.
+
+mod cli;
+mod client;
+mod daemon;
+mod proc;
+
+pub use cli::main;
+pub use client::{Client, Error as ClientError, state_dir};
+
+use serde::{Deserialize, Serialize};
+
+/// The variable naming the state directory.
+pub const STATE_DIR_VAR: &str = "SPRITE_ENV_STATE_DIR";
+/// The variable setting the grace period between SIGTERM and SIGKILL when stopping a service.
+pub const STOP_GRACE_VAR: &str = "SPRITE_ENV_STOP_GRACE";
+
+/// The status of a service.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Status {
+    /// Defined, not running.
+    Stopped,
+    /// Being started.
+    Starting,
+    /// Running.
+    Running,
+    /// Being stopped.
+    Stopping,
+    /// Ended without being asked to, or could not be started.
+    Failed,
+}
+
+impl Status {
+    /// The status as listed.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Status::Stopped => "stopped",
+            Status::Starting => "starting",
+            Status::Running => "running",
+            Status::Stopping => "stopping",
+            Status::Failed => "failed",
+        }
+    }
+}
+
+/// The runtime state of a service, as listed.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct State {
+    /// The service's name.
+    pub name: String,
+    /// Its status.
+    pub status: Status,
+    /// The pid of its process (the leader of its group) while it runs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pid: Option<i32>,
+    /// The start time of that process, in clock ticks since boot (`/proc/<pid>/stat` field 22).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub started: Option<u64>,
+    /// How it last ended (`exit 1`, `killed by signal 9`), or why it could not start.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub exit_status: Option<String>,
+}
+
+/// One service: its definition and its state.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Service {
+    /// The service's name.
+    pub name: String,
+    /// The program.
+    pub cmd: String,
+    /// Its arguments.
+    #[serde(default)]
+    pub args: Vec<String>,
+    /// The services it needs (started before it).
+    #[serde(default)]
+    pub needs: Vec<String>,
+    /// The HTTP port it serves, if declared.
+    #[serde(default)]
+    pub http_port: Option<u16>,
+    /// The working directory it runs in (the caller's, at create).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dir: Option<String>,
+    /// Its state.
+    pub state: State,
+}
+
+/// What a caller asks the daemon.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(tag = "op", rename_all = "lowercase")]
+pub enum Request {
+    /// Lists every service.
+    List,
+    /// Defines a service and starts it.
+    Create {
+        /// The name.
+        name: String,
+        /// The program.
+        cmd: String,
+        /// Its arguments.
+        args: Vec<String>,
+        /// The services it needs.
+        needs: Vec<String>,
+        /// Its HTTP port.
+        http_port: Option<u16>,
+        /// Its working directory.
+        dir: Option<String>,
+    },
+    /// Stops a service and forgets it.
+    Delete {
+        /// The name.
+        name: String,
+    },
+    /// Starts a service (and the services it needs) unless it runs.
+    Start {
+        /// The name.
+        name: String,
+    },
+    /// Stops a service.
+    Stop {
+        /// The name.
+        name: String,
+    },
+    /// Stops and starts a service.
+    Restart {
+        /// The name.
+        name: String,
+    },
+    /// Ends the daemon; the services keep running (and are re-adopted) unless `stop_services`.
+    Shutdown {
+        /// Stop every service first.
+        stop_services: bool,
+    },
+}
+
+/// The daemon's answer.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct Response {
+    /// Why the request failed, if it did.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+    /// The services (for `list`), or the one acted on.
+    #[serde(default)]
+    pub services: Vec<Service>,
+    /// The log file of the service acted on.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub log: Option<String>,
+    /// The log's length before the service was started (where streaming begins).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub log_offset: Option<u64>,
+}

@@ -1,0 +1,264 @@
+//! The `sprite-env` stand-in driven through its binary, with real services serving real HTTP on
+//! 127.0.0.1: crash reporting without restarts, whole-group stops, re-adoption after the daemon's
+//! own death, stdio never held by the caller, and the refusals.
+
+use std::io::Read;
+use std::net::{TcpListener, TcpStream};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use nix::sys::signal::{Signal, kill, killpg};
+use nix::unistd::Pid;
+
+pub(crate) const BIN: &str = env!("CARGO_BIN_EXE_sprite-env");
+
+/// A state directory with its daemon; dropping it kills the daemon and every service group.
+pub(crate) struct Sv {
+    pub(crate) dir: tempfile::TempDir,
+}
+
+impl Sv {
+    pub(crate) fn new() -> Self {
+        Sv { dir: tempfile::Builder::new().prefix("sv").tempdir_in("/tmp").unwrap() }
+    }
+
+    pub(crate) fn state(&self) -> &Path {
+        self.dir.path()
+    }
+
+    pub(crate) fn run(&self, args: &[&str]) -> Output {
+        Command::new(BIN)
+            .args(args)
+            .env("SPRITE_ENV_STATE_DIR", self.state())
+            .env("SPRITE_ENV_STOP_GRACE", "2s")
+            .stdin(Stdio::null())
+            .output()
+            .unwrap()
+    }
+
+    pub(crate) fn ok(&self, args: &[&str]) -> String {
+        let out = self.run(args);
+        assert!(out.status.success(), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8(out.stdout).unwrap()
+    }
+
+    pub(crate) fn list(&self) -> Vec<serde_json::Value> {
+        serde_json::from_str(&self.ok(&["services", "list"])).unwrap()
+    }
+
+    pub(crate) fn service(&self, name: &str) -> serde_json::Value {
+        self.list().into_iter().find(|s| s["name"] == name).unwrap()
+    }
+
+    pub(crate) fn status(&self, name: &str) -> String {
+        self.service(name)["state"]["status"].as_str().unwrap().to_owned()
+    }
+
+    pub(crate) fn pid(&self, name: &str) -> i32 {
+        self.service(name)["state"]["pid"].as_i64().unwrap() as i32
+    }
+
+    fn daemon_pid(&self) -> Option<i32> {
+        let text = std::fs::read_to_string(self.state().join("daemon.pid")).ok()?;
+        text.split_whitespace().next()?.parse().ok()
+    }
+}
+
+impl Drop for Sv {
+    fn drop(&mut self) {
+        if let Some(pid) = self.daemon_pid() {
+            let _ = kill(Pid::from_raw(pid), Signal::SIGKILL);
+        }
+        let table = std::fs::read_to_string(self.state().join("services.json")).unwrap_or_default();
+        let services: Vec<serde_json::Value> = serde_json::from_str(&table).unwrap_or_default();
+        for s in services {
+            if let Some(pid) = s["state"]["pid"].as_i64() {
+                let _ = killpg(Pid::from_raw(pid as i32), Signal::SIGKILL);
+            }
+        }
+    }
+}
+
+/// A free port on 127.0.0.1.
+pub(crate) fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+}
+
+/// Polls `cond` every 20 ms until it holds or `within` passes.
+pub(crate) fn eventually(within: Duration, what: &str, mut cond: impl FnMut() -> bool) {
+    let deadline = Instant::now() + within;
+    while !cond() {
+        assert!(Instant::now() < deadline, "timed out waiting for {what}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+pub(crate) fn answers(port: u16) -> bool {
+    TcpStream::connect(("127.0.0.1", port)).is_ok()
+}
+
+/// A script serving HTTP 200 on `/health` at `port`, written under `dir`.
+pub(crate) fn http_service(dir: &Path, name: &str) -> PathBuf {
+    let path = dir.join(format!("{name}.py"));
+    std::fs::write(
+        &path,
+        "import http.server, sys\n\
+         class H(http.server.BaseHTTPRequestHandler):\n\
+         \x20   def do_GET(self):\n\
+         \x20       self.send_response(200 if self.path == '/health' else 404)\n\
+         \x20       self.end_headers()\n\
+         \x20       self.wfile.write(b'ok')\n\
+         \x20   def log_message(self, *a):\n\
+         \x20       pass\n\
+         http.server.ThreadingHTTPServer(('127.0.0.1', int(sys.argv[1])), H).serve_forever()\n",
+    )
+    .unwrap();
+    path
+}
+
+#[test]
+fn a_killed_service_is_listed_failed_with_its_status_and_not_restarted() {
+    let b = Sv::new();
+    let port = free_port();
+    let script = http_service(b.state(), "app");
+    let p = port.to_string();
+    let args = format!("{},{p}", script.display());
+    b.ok(&["services", "create", "app", "--cmd", "python3", "--args", &args, "--http-port", &p, "--no-stream"]);
+    eventually(Duration::from_secs(20), "the app to answer", || answers(port));
+    let s = b.service("app");
+    assert_eq!(s["state"]["status"], "running");
+    assert_eq!(s["cmd"], "python3");
+    assert_eq!(s["http_port"], port);
+    assert_eq!(s["args"][1], p.as_str());
+
+    let pid = b.pid("app");
+    kill(Pid::from_raw(pid), Signal::SIGKILL).unwrap();
+    eventually(Duration::from_secs(10), "app to be failed", || b.status("app") == "failed");
+    assert_eq!(b.service("app")["state"]["exit_status"], "killed by signal 9");
+    // No restart policy: it stays down until asked (the port stays free, the status failed).
+    assert!(!answers(port));
+    assert_eq!(b.status("app"), "failed");
+
+    let table = b.ok(&["services", "list", "--table"]);
+    let cols: Vec<&str> = table.lines().next().unwrap().split('\t').collect();
+    assert_eq!(&cols[..5], &["app", "failed", "-", p.as_str(), "python3"]);
+
+    b.ok(&["services", "restart", "app"]);
+    eventually(Duration::from_secs(20), "the app to answer again", || answers(port));
+    assert_ne!(b.pid("app"), pid);
+    b.ok(&["services", "stop", "app"]);
+    assert_eq!(b.status("app"), "stopped");
+    assert!(!answers(port));
+}
+
+#[test]
+fn stop_ends_the_whole_group_of_a_service_that_forked() {
+    let b = Sv::new();
+    let port = free_port();
+    let script = http_service(b.state(), "fork");
+    // The leader is a shell that forks the server and waits: the server is a grandchild of the daemon.
+    let sh = format!("python3 {} {port} & wait", script.display());
+    b.ok(&["services", "create", "forker", "--cmd", "/bin/sh", "--args", &format!("-c,{sh}"), "--no-stream"]);
+    eventually(Duration::from_secs(20), "the forked server to answer", || answers(port));
+    let leader = b.pid("forker");
+    b.ok(&["services", "stop", "forker"]);
+    assert_eq!(b.status("forker"), "stopped");
+    // The stop returned only once no process of the group was left: the port is free now.
+    assert!(!answers(port), "the forked child survived the stop");
+    assert!(TcpListener::bind(("127.0.0.1", port)).is_ok());
+    assert!(kill(Pid::from_raw(leader), None).is_err());
+}
+
+#[test]
+fn a_restarted_daemon_re_adopts_running_services() {
+    let b = Sv::new();
+    let port = free_port();
+    let script = http_service(b.state(), "app");
+    let args = format!("{},{port}", script.display());
+    b.ok(&["services", "create", "app", "--cmd", "python3", "--args", &args, "--no-stream"]);
+    eventually(Duration::from_secs(20), "the app to answer", || answers(port));
+    let pid = b.pid("app");
+    let daemon = b.daemon_pid().unwrap();
+    kill(Pid::from_raw(daemon), Signal::SIGKILL).unwrap();
+    eventually(Duration::from_secs(10), "the daemon to die", || {
+        std::fs::read_to_string(format!("/proc/{daemon}/stat")).map_or(true, |s| s.contains(") Z"))
+    });
+    // The next command starts a new daemon, which finds the service alive with its start time.
+    let s = b.service("app");
+    assert_ne!(b.daemon_pid().unwrap(), daemon);
+    assert_eq!(s["state"]["status"], "running");
+    assert_eq!(s["state"]["pid"], pid);
+    assert!(answers(port));
+    // An adopted service still stops whole, and its end is noticed without being a child.
+    b.ok(&["services", "stop", "app"]);
+    assert!(!answers(port));
+    b.ok(&["services", "start", "app"]);
+    eventually(Duration::from_secs(20), "the app to answer", || answers(port));
+    b.ok(&["daemon", "stop", "--stop-services"]);
+    assert!(!answers(port));
+}
+
+#[test]
+fn the_caller_never_holds_the_daemon_or_a_service_by_its_stdio() {
+    let b = Sv::new();
+    let mut child = Command::new(BIN)
+        .args(["services", "create", "sleeper", "--cmd", "sleep", "--args", "600", "--no-stream"])
+        .env("SPRITE_ENV_STATE_DIR", b.state())
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdout = child.stdout.take().unwrap();
+    let mut stderr = child.stderr.take().unwrap();
+    // Both pipes reach EOF although the daemon and the service still run: neither inherited them.
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let (mut a, mut e) = (String::new(), String::new());
+        stdout.read_to_string(&mut a).unwrap();
+        stderr.read_to_string(&mut e).unwrap();
+        tx.send((a, e)).unwrap();
+    });
+    let (out, err) = rx.recv_timeout(Duration::from_secs(30)).expect("a pipe of the caller is still held");
+    assert!(child.wait().unwrap().success(), "{err}");
+    assert_eq!(out.trim(), "sleeper\trunning");
+    assert_eq!(b.status("sleeper"), "running");
+}
+
+#[test]
+fn refusals_are_one_line_and_exit_1() {
+    let b = Sv::new();
+    let out = b.run(&["services", "restart", "ghost"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(String::from_utf8_lossy(&out.stderr).trim(), "sprite-env: no service ghost");
+    let out = b.run(&["services", "create", "x", "--cmd", "sleep", "--args", "60", "--needs", "ghost", "--no-stream"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("needs ghost, which is not defined"));
+    b.ok(&["services", "create", "x", "--cmd", "sleep", "--args", "60", "--no-stream"]);
+    let out = b.run(&["services", "create", "x", "--cmd", "sleep", "--args", "60", "--no-stream"]);
+    assert!(String::from_utf8_lossy(&out.stderr).contains("service x already exists"));
+    let out = b.run(&["services", "create", "y", "--cmd", "/nonexistent/prog", "--no-stream"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(b.status("y"), "failed");
+    assert_eq!(b.run(&["services", "frobnicate"]).status.code(), Some(2));
+    b.ok(&["services", "delete", "x"]);
+    assert!(b.list().iter().all(|s| s["name"] != "x"));
+}
+
+#[test]
+fn create_with_duration_streams_the_log() {
+    let b = Sv::new();
+    let out = b.ok(&[
+        "services",
+        "create",
+        "talker",
+        "--cmd",
+        "/bin/sh",
+        "--args",
+        "-c,echo hello-from-talker; sleep 60",
+        "--duration",
+        "1s",
+    ]);
+    assert!(out.contains("hello-from-talker"), "{out}");
+}
