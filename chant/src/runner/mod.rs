@@ -368,6 +368,28 @@ impl Ctx<'_> {
                     Err(e) => StepEnd::Failed(format!("step `{name}`: {e}")),
                 }
             }
+            #[cfg(feature = "box")]
+            kind @ ("sprite_services_observe" | "sprite_service_restart" | "sprite_apply_services") => {
+                let result = crate::lexicon::sprite::project_root().and_then(|root| {
+                    let resource = self.settings.resource.as_deref();
+                    crate::lexicon::sprite::run_step(
+                        kind,
+                        &root,
+                        self.doc.member.as_deref(),
+                        &args,
+                        resource,
+                        self.environment.var,
+                    )
+                });
+                match result {
+                    Ok(v) => StepEnd::Ok {
+                        detail: Some(self.settings.redactor.record(&crate::lexicon::sprite::describe(kind, &v))),
+                        approved_by: None,
+                        output: Some(v),
+                    },
+                    Err(e) => StepEnd::Failed(format!("{kind}: {}", crate::redact::sanitise(&e))),
+                }
+            }
             other => StepEnd::Failed(format!(
                 "step `{other}` is not available in this version of chant (the box steps arrive with their issue)"
             )),

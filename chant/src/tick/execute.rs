@@ -98,7 +98,7 @@ pub fn execute(project: &Project, doc: &OpDocument, options: &TickOptions) -> Re
 
     let observed = match &spec.observe {
         None => project.assess(member, &env).map(|a| Observed::Env(a.symptom)).map_err(|e| e.to_string()),
-        Some(step) => observe_resources(project, step, &env).map(Observed::Resources),
+        Some(step) => observe_resources(project, step, &env, member).map(Observed::Resources),
     };
     match observed {
         Err(e) => {
@@ -159,7 +159,12 @@ enum Observed {
     Resources(Vec<ResourceSymptom>),
 }
 
-fn observe_resources(project: &Project, step: &Step, env: &str) -> Result<Vec<ResourceSymptom>, String> {
+fn observe_resources(
+    project: &Project,
+    step: &Step,
+    env: &str,
+    member: Option<&str>,
+) -> Result<Vec<ResourceSymptom>, String> {
     match step.kind.as_str() {
         "shell" => {
             let cmd = step.args.get("cmd").and_then(serde_json::Value::as_str).unwrap_or_default();
@@ -178,7 +183,16 @@ fn observe_resources(project: &Project, step: &Step, env: &str) -> Result<Vec<Re
             }
             parse_observation(&out.stdout, env)
         }
-        other => Err(format!("the observer `{other}` is not available in this version of chant")),
+        #[cfg(feature = "box")]
+        kind @ "sprite_services_observe" => {
+            let from_env = crate::runner::expand::from_env;
+            let v = crate::lexicon::sprite::run_step(kind, &project.root, member, &step.args, None, &from_env)?;
+            parse_observation(&v.to_string(), env)
+        }
+        other => {
+            let _ = member;
+            Err(format!("the observer `{other}` is not available in this version of chant"))
+        }
     }
 }
 

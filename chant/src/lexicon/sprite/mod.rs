@@ -430,6 +430,93 @@ fn create(s: &BoxService, argv: &[String], settings: &Settings) -> Result<(), St
     supervise(settings, &refs, settings.change_timeout).map(|_| ())
 }
 
+/// The directory of the `chant.toml` that holds the working directory: where the workspace file
+/// is read from.
+///
+/// # Errors
+///
+/// One line when there is no `chant.toml` above the working directory.
+pub fn project_root() -> Result<PathBuf, String> {
+    let cwd = std::env::current_dir().map_err(|e| format!("cannot read the working directory: {e}"))?;
+    crate::config::Config::discover(&cwd).map(|c| c.root).map_err(|e| e.to_string())
+}
+
+/// Runs the step `kind` (`sprite_services_observe`, `sprite_service_restart` or
+/// `sprite_apply_services`) with its expanded `args`, reading the box block of `member` from the
+/// workspace file in `root`, on every call. `resource` is the resource of a converge dispatch;
+/// `var` looks variables up (settings, `${VAR}` in commands, `CHANT_CONVERGE_RESOURCE`).
+///
+/// # Errors
+///
+/// One line saying what failed; nothing was changed when the declaration is at fault.
+pub fn run_step(
+    kind: &str,
+    root: &Path,
+    member: Option<&str>,
+    args: &std::collections::BTreeMap<String, Value>,
+    resource: Option<&str>,
+    var: &dyn Fn(&str) -> Option<String>,
+) -> Result<Value, String> {
+    if args.get("box").and_then(Value::as_bool) != Some(true) {
+        return Err(format!("{kind} reads the services from the box block: pass box = true"));
+    }
+    let decl = BoxDeclaration::read(root, member).map_err(|e| e.to_string())?;
+    let settings = Settings::from_env(var);
+    let str_arg = |k: &str| args.get(k).and_then(Value::as_str).map(str::to_owned);
+    let flag = |k: &str| args.get(k).and_then(Value::as_bool).unwrap_or(false);
+    match kind {
+        "sprite_services_observe" => Ok(observe(&decl, &settings)),
+        "sprite_service_restart" => {
+            let name = str_arg("name")
+                .or_else(|| resource.map(str::to_owned))
+                .or_else(|| var(crate::tick::RESOURCE_VAR))
+                .filter(|n| !n.is_empty())
+                .ok_or_else(|| {
+                    format!(
+                        "{kind} names no service: pass name, or run it from a converge rule (which sets {})",
+                        crate::tick::RESOURCE_VAR
+                    )
+                })?;
+            restart(&decl, &name, &settings)
+        }
+        "sprite_apply_services" => {
+            let only =
+                str_arg("only").map(|o| o.split(',').map(|n| n.trim().to_owned()).filter(|n| !n.is_empty()).collect());
+            let options = ApplyOptions { only, start: flag("start"), restart: flag("restart") };
+            apply(&decl, &options, &settings, var)
+        }
+        other => Err(format!("{other} is not a box services step")),
+    }
+}
+
+/// One line describing a step's result, for the run record.
+pub fn describe(kind: &str, result: &Value) -> String {
+    match kind {
+        "sprite_services_observe" => {
+            let rs = result.get("resources").and_then(Value::as_array).map(Vec::as_slice).unwrap_or_default();
+            let count = |st: &str| rs.iter().filter(|r| r.get("status").and_then(Value::as_str) == Some(st)).count();
+            format!("{} in-sync, {} drifted, {} unknown", count("in-sync"), count("drifted"), count("unknown"))
+        }
+        "sprite_service_restart" => format!("restarted: {}", result.get("name").and_then(Value::as_str).unwrap_or("?")),
+        _ => result
+            .get("services")
+            .and_then(Value::as_array)
+            .map(|ss| {
+                ss.iter()
+                    .map(|s| {
+                        format!(
+                            "{} {}",
+                            s.get("name").and_then(Value::as_str).unwrap_or("?"),
+                            s.get("action").and_then(Value::as_str).unwrap_or("?")
+                        )
+                    })
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            })
+            .unwrap_or_default(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
