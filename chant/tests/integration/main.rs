@@ -20,4 +20,5 @@ mod postgres;
 mod postgres_cluster;
 mod postgres_conformance;
 mod postgres_lifecycle;
+mod sprite_heal;
 mod supervisor;
