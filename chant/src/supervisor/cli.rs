@@ -4,6 +4,7 @@
 //! sprite-env services list [--json | --table]
 //! sprite-env services create <name> --cmd <c> [--args a,b] [--needs x,y] [--http-port N] (--duration D | --no-stream)
 //! sprite-env services delete|start|stop|restart <name>
+//! sprite-env services watch
 //! sprite-env daemon stop [--stop-services]
 //! ```
 //!
@@ -18,6 +19,7 @@ use super::{Client, Request, Response, Service};
 const USAGE: &str = "usage: sprite-env services list [--json|--table]
        sprite-env services create <name> --cmd <c> [--args a,b] [--needs x,y] [--http-port N] (--duration D | --no-stream)
        sprite-env services delete|start|stop|restart <name>
+       sprite-env services watch
        sprite-env daemon stop [--stop-services]";
 
 /// Runs the command line with `args` (without the program name); returns the exit code.
@@ -82,6 +84,18 @@ pub fn main(args: &[String]) -> i32 {
                 Err(e) => fail(&e.to_string()),
             }
         }
+        ["services", "watch"] => match client.send(&Request::List).and_then(|_| client.watch()) {
+            Ok(reader) => {
+                let mut out = std::io::stdout().lock();
+                for line in std::io::BufRead::lines(reader).map_while(Result::ok) {
+                    if writeln!(out, "{line}").and_then(|()| out.flush()).is_err() {
+                        break;
+                    }
+                }
+                0
+            }
+            Err(e) => fail(&e.to_string()),
+        },
         ["daemon", "stop", rest @ ..] => {
             let stop_services = match rest {
                 [] => false,

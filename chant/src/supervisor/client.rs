@@ -99,6 +99,28 @@ impl Client {
         }
     }
 
+    /// Opens the change stream of a daemon that already runs (never starting one): each line
+    /// read after this returns is one [`super::Event`] as JSON.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Unreachable`] when no daemon answers.
+    pub fn watch(&self) -> Result<BufReader<UnixStream>, Error> {
+        let socket = self.dir.join(SOCKET);
+        let unreachable =
+            |e: std::io::Error| Error::Unreachable { socket: socket.display().to_string(), message: e.to_string() };
+        let mut stream = UnixStream::connect(&socket).map_err(unreachable)?;
+        let text = serde_json::to_string(&Request::Watch).map_err(|e| Error::Refused(e.to_string()))?;
+        writeln!(stream, "{text}").map_err(unreachable)?;
+        let mut reader = BufReader::new(stream);
+        let mut ack = String::new();
+        reader.read_line(&mut ack).map_err(unreachable)?;
+        if ack.trim() != "{}" {
+            return Err(Error::Refused(format!("the daemon refused to watch: {}", ack.trim())));
+        }
+        Ok(reader)
+    }
+
     fn spawn_daemon(&self) -> Result<(), Error> {
         std::fs::create_dir_all(&self.dir).map_err(|e| Error::Spawn(format!("{}: {e}", self.dir.display())))?;
         let log = std::fs::OpenOptions::new()

@@ -18,7 +18,7 @@ use nix::sys::wait::{WaitStatus, waitpid};
 use nix::unistd::Pid;
 
 use super::proc;
-use super::{Request, Response, Service, State, Status};
+use super::{Event, Request, Response, Service, State, Status};
 
 /// The socket's file name in the state directory.
 pub(crate) const SOCKET: &str = "sprite-env.sock";
@@ -37,6 +37,8 @@ struct Table {
 
 struct Shared {
     dir: PathBuf,
+    /// Connections that asked to watch; a broken one is dropped at the next event.
+    watchers: Mutex<Vec<UnixStream>>,
     grace: Duration,
     table: Mutex<Table>,
     children: Condvar,
@@ -67,6 +69,7 @@ fn serve(dir: &Path) -> Result<(), String> {
         .unwrap_or(Duration::from_secs(5));
     let shared = Arc::new(Shared {
         dir: dir.to_path_buf(),
+        watchers: Mutex::new(Vec::new()),
         grace,
         table: Mutex::new(Table { services: load(dir), adopted: BTreeSet::new(), live_children: 0 }),
         children: Condvar::new(),
@@ -131,6 +134,19 @@ fn persist(dir: &Path, services: &[Service]) {
     }
 }
 
+/// Publishes a state change to every watcher.
+fn publish(shared: &Shared, event: &str, s: &Service) {
+    let e = Event {
+        event: event.to_owned(),
+        service: s.name.clone(),
+        status: s.state.status,
+        exit_status: s.state.exit_status.clone().filter(|_| event == "exited"),
+    };
+    let Ok(line) = serde_json::to_string(&e) else { return };
+    let mut ws = shared.watchers.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    ws.retain_mut(|w| writeln!(w, "{line}").and_then(|()| w.flush()).is_ok());
+}
+
 fn lock(shared: &Shared) -> MutexGuard<'_, Table> {
     shared.table.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
 }
@@ -188,6 +204,8 @@ fn ended(shared: &Shared, pid: i32, how: String) {
         s.state.pid = None;
         s.state.started = None;
         s.state.exit_status = Some(how);
+        let event = if s.state.status == Status::Failed { "exited" } else { "stopped" };
+        publish(shared, event, s);
     }
     persist(&shared.dir, &t.services);
 }
@@ -211,6 +229,7 @@ fn watch_adopted(shared: &Shared) {
             s.state.pid = None;
             s.state.started = None;
             s.state.exit_status = Some("exit status unknown: an adopted service is not the supervisor's child".into());
+            publish(shared, "exited", s);
         }
         if !gone.is_empty() {
             for pid in gone {
@@ -229,6 +248,14 @@ fn handle(shared: &Shared, conn: UnixStream) {
     }
     let (response, exit) = match serde_json::from_str::<Request>(&line) {
         Err(e) => (Response { error: Some(format!("bad request: {e}")), ..Response::default() }, false),
+        Ok(Request::Watch) => {
+            let mut conn = conn;
+            let ok = writeln!(conn, "{{}}").and_then(|()| conn.flush()).is_ok();
+            if ok {
+                shared.watchers.lock().unwrap_or_else(std::sync::PoisonError::into_inner).push(conn);
+            }
+            return;
+        }
         Ok(Request::Shutdown { stop_services }) => {
             if stop_services {
                 let names: Vec<String> = lock(shared).services.iter().map(|s| s.name.clone()).collect();
@@ -276,15 +303,18 @@ fn answer(shared: &Shared, req: Request) -> Response {
                 start(shared, &name, &mut BTreeSet::new())
             }
         }
-        Request::Delete { name } => stop(shared, &name).inspect(|_| {
+        Request::Delete { name } => stop(shared, &name).inspect(|gone| {
             let mut t = lock(shared);
             t.services.retain(|x| x.name != name);
             persist(&shared.dir, &t.services);
+            if let Some(s) = gone.first() {
+                publish(shared, "deleted", s);
+            }
         }),
         Request::Start { name } => start(shared, &name, &mut BTreeSet::new()),
         Request::Stop { name } => stop(shared, &name),
         Request::Restart { name } => stop(shared, &name).and_then(|_| start(shared, &name, &mut BTreeSet::new())),
-        Request::Shutdown { .. } => Ok(Vec::new()),
+        Request::Shutdown { .. } | Request::Watch => Ok(Vec::new()),
     };
     match result {
         Ok(services) => {
@@ -336,6 +366,7 @@ fn start(shared: &Shared, name: &str, seen: &mut BTreeSet<String>) -> Result<Vec
             st.exit_status = None;
             t.live_children += 1;
             shared.children.notify_all();
+            publish(shared, "started", &t.services[idx]);
             Ok(vec![t.services[idx].clone()])
         }
         Err(e) => {
@@ -393,6 +424,7 @@ fn stop(shared: &Shared, name: &str) -> Result<Vec<Service>, String> {
     }
     s.state.status = Status::Stopped;
     let out = vec![s.clone()];
+    publish(shared, "stopped", s);
     persist(&shared.dir, &t.services);
     Ok(out)
 }

@@ -21,6 +21,10 @@
 //!   existing table re-adopts each running service whose pid is alive with the recorded start time
 //!   (field 22 of `/proc/<pid>/stat`); one that is gone, or whose pid was reused, is `failed`.
 //!   An adopted service is not the daemon's child: its end is noticed by polling `/proc`.
+//! - Every state change (a child exited, a service created, started, stopped or deleted) is
+//!   published as one JSON [`Event`] line to each connection that asked to `watch`
+//!   (`sprite-env services watch`, [`Client::watch`]): a change source that wakes a converge
+//!   round without waiting for its timer.
 
 mod cli;
 mod client;
@@ -148,11 +152,27 @@ pub enum Request {
         /// The name.
         name: String,
     },
+    /// Keeps the connection open and writes one [`Event`] line per state change on it.
+    Watch,
     /// Ends the daemon; the services keep running (and are re-adopted) unless `stop_services`.
     Shutdown {
         /// Stop every service first.
         stop_services: bool,
     },
+}
+
+/// A state change, published to every watcher as one JSON line.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Event {
+    /// What happened: `started` (also after a create), `stopped`, `exited`, `deleted`.
+    pub event: String,
+    /// The service.
+    pub service: String,
+    /// Its status afterwards.
+    pub status: Status,
+    /// How it ended, for `exited`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub exit_status: Option<String>,
 }
 
 /// The daemon's answer.

@@ -262,3 +262,26 @@ fn create_with_duration_streams_the_log() {
     ]);
     assert!(out.contains("hello-from-talker"), "{out}");
 }
+
+#[test]
+fn every_state_change_is_published_to_a_change_subscription() {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    let b = Sv::new();
+    let sink = || chant::observe::observation::ChangeSink::new(|| {}, |_| {});
+    let refused = chant::lexicon::sprite::subscribe_changes_in(b.state(), sink()).unwrap_err();
+    assert!(refused.contains("no change stream"), "{refused}");
+
+    b.ok(&["services", "create", "sleeper", "--cmd", "sleep", "--args", "600", "--no-stream"]);
+    let changes = Arc::new(AtomicUsize::new(0));
+    let seen = Arc::clone(&changes);
+    let sink = chant::observe::observation::ChangeSink::new(move || _ = seen.fetch_add(1, Ordering::SeqCst), |_| {});
+    let subscription = chant::lexicon::sprite::subscribe_changes_in(b.state(), sink).unwrap();
+    // A crash wakes the subscriber: no poll of the list needed.
+    kill(Pid::from_raw(b.pid("sleeper")), Signal::SIGKILL).unwrap();
+    eventually(Duration::from_secs(10), "the exit to be published", || changes.load(Ordering::SeqCst) >= 1);
+    b.ok(&["services", "start", "sleeper"]);
+    eventually(Duration::from_secs(10), "the start to be published", || changes.load(Ordering::SeqCst) >= 2);
+    drop(subscription);
+}

@@ -489,6 +489,64 @@ pub fn run_step(
     }
 }
 
+/// Subscribes to the change stream of chant's stand-in supervisor (the daemon serving
+/// `SPRITE_ENV_STATE_DIR`, or the default state directory): `sink.changed()` for every state
+/// change (a service exited, was started, stopped or deleted), `sink.lost(..)` when the stream
+/// ends. Dropping the subscription closes it. A supervisor with no stream (a sprite's own
+/// `sprite-env`, or no stand-in daemon running) is an error: the caller polls on its timer.
+///
+/// # Errors
+///
+/// One line saying why there is no stream.
+pub fn subscribe_changes(
+    sink: crate::observe::observation::ChangeSink,
+) -> Result<crate::observe::observation::Subscription, String> {
+    let dir = crate::supervisor::state_dir().map_err(|e| e.to_string())?;
+    subscribe_changes_in(&dir, sink)
+}
+
+/// [`subscribe_changes`] for the daemon serving `dir`.
+///
+/// # Errors
+///
+/// One line saying why there is no stream.
+pub fn subscribe_changes_in(
+    dir: &Path,
+    sink: crate::observe::observation::ChangeSink,
+) -> Result<crate::observe::observation::Subscription, String> {
+    use std::io::BufRead;
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicBool, Ordering};
+
+    let client = crate::supervisor::Client::new(dir, "sprite-env");
+    let reader = client
+        .watch()
+        .map_err(|e| format!("the supervisor offers no change stream ({e}); a real sprite-env has none"))?;
+    let closer = reader.get_ref().try_clone().map_err(|e| format!("cannot keep the change stream: {e}"))?;
+    let closed = Arc::new(AtomicBool::new(false));
+    let seen = Arc::clone(&closed);
+    std::thread::spawn(move || {
+        for line in reader.lines() {
+            match line {
+                Ok(l) if !l.trim().is_empty() => sink.changed(),
+                Ok(_) => {}
+                Err(_) => break,
+            }
+        }
+        if !seen.load(Ordering::SeqCst) {
+            sink.lost("the sprite-env change stream ended");
+        }
+    });
+    struct Guard(std::os::unix::net::UnixStream, Arc<AtomicBool>);
+    impl Drop for Guard {
+        fn drop(&mut self) {
+            self.1.store(true, Ordering::SeqCst);
+            let _ = self.0.shutdown(std::net::Shutdown::Both);
+        }
+    }
+    Ok(crate::observe::observation::Subscription::new(Guard(closer, closed)))
+}
+
 /// One line describing a step's result, for the run record.
 pub fn describe(kind: &str, result: &Value) -> String {
     match kind {
