@@ -330,8 +330,9 @@ fn log_path(dir: &Path, name: &str) -> PathBuf {
 }
 
 /// Starts `name` (after the services it needs) unless it runs; returns it.
-fn start(shared: &Shared, name: &str, seen: &mut BTreeSet<String>) -> Result<Vec<Service>, String> {
-    if !seen.insert(name.to_owned()) {
+fn start(shared: &Shared, name: &str, path: &mut BTreeSet<String>) -> Result<Vec<Service>, String> {
+    // `path` holds the services being started above this one: meeting one again is a cycle.
+    if !path.insert(name.to_owned()) {
         return Err(format!("service {name} needs itself through a cycle"));
     }
     let needs = {
@@ -340,8 +341,9 @@ fn start(shared: &Shared, name: &str, seen: &mut BTreeSet<String>) -> Result<Vec
         s.needs.clone()
     };
     for n in &needs {
-        start(shared, n, seen)?;
+        start(shared, n, path)?;
     }
+    path.remove(name);
     let mut t = lock(shared);
     let Some(idx) = t.services.iter().position(|s| s.name == name) else { return Err(format!("no service {name}")) };
     if matches!(t.services[idx].state.status, Status::Running | Status::Starting) {

@@ -266,3 +266,26 @@ fn a_service_whose_health_never_answers_is_damped_after_the_flap_threshold() {
     assert_eq!(actions[..3], [failed.clone(), failed.clone(), failed], "{actions:?}");
     assert_eq!(actions[3].0, "skipped-flap");
 }
+
+#[test]
+fn apply_replaces_a_changed_service_and_never_deletes_an_undeclared_one() {
+    let p = BoxProject::new(json!([
+        {"name": "app", "cmd": "sleep 600"},
+        {"name": "hud", "cmd": "sleep 601", "needs": ["app"]}
+    ]));
+    let (record, ok) = p.work("services");
+    assert!(ok, "{record}");
+    p.sv.ok(&["services", "create", "stray", "--cmd", "sleep", "--args", "602", "--no-stream"]);
+    let hud = p.sv.pid("hud");
+    let ws = json!({"members": [{"name": "box", "dir": ".", "kind": "other", "because": "the box under test",
+        "box": {"services": [{"name": "app", "cmd": "sleep 600"}, {"name": "hud", "cmd": "sleep 603", "needs": ["app"]}]}}]});
+    std::fs::write(p.dir.path().join("chant.workspace.json"), ws.to_string()).unwrap();
+    // The block is read on every run: the second apply sees the new cmd.
+    let (record, ok) = p.work("services");
+    assert!(ok, "{record}");
+    let got = actions(&apply_output(&record));
+    assert_eq!(got, [("app".to_owned(), "left".to_owned()), ("hud".to_owned(), "replaced".to_owned())]);
+    assert_eq!(p.sv.service("hud")["args"], json!(["603"]));
+    assert_ne!(p.sv.pid("hud"), hud);
+    assert_eq!(p.sv.status("stray"), "running", "an undeclared service is left alone");
+}

@@ -285,3 +285,20 @@ fn every_state_change_is_published_to_a_change_subscription() {
     eventually(Duration::from_secs(10), "the start to be published", || changes.load(Ordering::SeqCst) >= 2);
     drop(subscription);
 }
+
+#[test]
+fn start_brings_up_what_a_service_needs_first_through_a_diamond() {
+    let b = Sv::new();
+    b.ok(&["services", "create", "d", "--cmd", "sleep", "--args", "600", "--no-stream"]);
+    b.ok(&["services", "create", "b", "--cmd", "sleep", "--args", "600", "--needs", "d", "--no-stream"]);
+    b.ok(&["services", "create", "c", "--cmd", "sleep", "--args", "600", "--needs", "d", "--no-stream"]);
+    b.ok(&["services", "create", "a", "--cmd", "sleep", "--args", "600", "--needs", "b,c", "--no-stream"]);
+    for s in ["a", "b", "c", "d"] {
+        b.ok(&["services", "stop", s]);
+    }
+    b.ok(&["services", "start", "a"]);
+    for s in ["a", "b", "c", "d"] {
+        assert_eq!(b.status(s), "running", "{s}");
+    }
+    assert_eq!(b.service("a")["needs"], serde_json::json!(["b", "c"]));
+}

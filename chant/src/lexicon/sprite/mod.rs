@@ -358,11 +358,24 @@ pub fn apply(
         argvs.push(s.argv(var).map_err(|e| e.to_string())?);
     }
     let listed = list(settings)?;
+    // First pass: a service listed on another HTTP port than declared is replaced first, so the
+    // port a service moves to is free before anything else is created.
+    let mut replaced: Vec<&str> = Vec::new();
+    for (s, argv) in targets.iter().zip(&argvs) {
+        let Some(l) = listed.iter().find(|l| l.name == s.name) else { continue };
+        let moved = matches!(l.http_port, Some(Some(p)) if Some(p) != s.http_port.map(u64::from));
+        if moved && s.needs.iter().all(|n| listed.iter().any(|l| &l.name == n)) {
+            supervise(settings, &["services", "delete", &s.name], settings.change_timeout)?;
+            create(s, argv, settings)?;
+            replaced.push(&s.name);
+        }
+    }
     let mut actions: Vec<(String, &'static str)> = Vec::new();
     let mut started = Vec::new();
     for (s, argv) in targets.iter().zip(&argvs) {
         let current = listed.iter().find(|l| l.name == s.name);
         let action = match current {
+            _ if replaced.contains(&s.name.as_str()) => "replaced",
             None => {
                 create(s, argv, settings)?;
                 "created"
