@@ -95,24 +95,31 @@ fn serve(dir: &Path) -> Result<(), String> {
 /// Claims the pid file, replacing one whose daemon is gone.
 fn take_pid_file(dir: &Path) -> Result<(), String> {
     let path = dir.join(PID_FILE);
-    for _ in 0..2 {
-        match OpenOptions::new().write(true).create_new(true).open(&path) {
-            Ok(mut f) => {
-                let started = proc::start_time(std::process::id() as i32).unwrap_or(0);
-                return writeln!(f, "{} {started}", std::process::id()).map_err(|e| e.to_string());
-            }
-            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
-                if let Some((pid, started)) = read_pid_file(dir)
-                    && proc::same_process(pid, started)
-                {
-                    return Err(format!("a daemon (pid {pid}) already serves {}", dir.display()));
+    let me = std::process::id();
+    // The content is written first and linked into place (a link never replaces a file), so a
+    // racing daemon never reads a half-written pid file as a stale one.
+    let mine = dir.join(format!("{PID_FILE}.{me}"));
+    let started = proc::start_time(me as i32).unwrap_or(0);
+    std::fs::write(&mine, format!("{me} {started}\n")).map_err(|e| format!("cannot write {}: {e}", mine.display()))?;
+    let result = (|| {
+        for _ in 0..2 {
+            match std::fs::hard_link(&mine, &path) {
+                Ok(()) => return Ok(()),
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+                    if let Some((pid, t)) = read_pid_file(dir)
+                        && proc::same_process(pid, t)
+                    {
+                        return Err(format!("a daemon (pid {pid}) already serves {}", dir.display()));
+                    }
+                    let _ = std::fs::remove_file(&path);
                 }
-                let _ = std::fs::remove_file(&path);
+                Err(e) => return Err(format!("cannot write {}: {e}", path.display())),
             }
-            Err(e) => return Err(format!("cannot write {}: {e}", path.display())),
         }
-    }
-    Err(format!("cannot claim {}", path.display()))
+        Err(format!("cannot claim {}", path.display()))
+    })();
+    let _ = std::fs::remove_file(&mine);
+    result
 }
 
 /// Reads the pid and start time of the daemon recorded in `dir`.

@@ -302,3 +302,44 @@ fn start_brings_up_what_a_service_needs_first_through_a_diamond() {
     }
     assert_eq!(b.service("a")["needs"], serde_json::json!(["b", "c"]));
 }
+
+/// The daemons alive (not zombies) serving `dir`.
+fn daemons_of(dir: &Path) -> usize {
+    let needle = format!("SPRITE_ENV_STATE_DIR={}", dir.display());
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .filter_map(Result::ok)
+        .filter(|e| e.file_name().to_string_lossy().chars().all(|c| c.is_ascii_digit()))
+        .filter(|e| {
+            let cmd = std::fs::read(e.path().join("cmdline")).unwrap_or_default();
+            let env = std::fs::read(e.path().join("environ")).unwrap_or_default();
+            let stat = std::fs::read_to_string(e.path().join("stat")).unwrap_or_default();
+            String::from_utf8_lossy(&cmd).contains("__daemon")
+                && String::from_utf8_lossy(&env).split('\0').any(|v| v == needle)
+                && !stat.contains(") Z")
+        })
+        .count()
+}
+
+#[test]
+fn concurrent_first_commands_start_one_daemon() {
+    let b = Sv::new();
+    let clients: Vec<_> = (0..4)
+        .map(|_| {
+            Command::new(BIN)
+                .args(["services", "list"])
+                .env("SPRITE_ENV_STATE_DIR", b.state())
+                .stdin(Stdio::null())
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    for c in clients {
+        let out = c.wait_with_output().unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "[]");
+    }
+    eventually(Duration::from_secs(10), "the losing daemons to exit", || daemons_of(b.state()) == 1);
+}
