@@ -1,0 +1,470 @@
+//! The operator's costs, measured through its real binaries in temporary git repositories.
+//!
+//! Run with `cargo bench -p chant-e2e --bench operator` (release build). `CHANT_BENCH_REPS` sets
+//! the number of repetitions (default 11). Every repetition visits every case once, in one
+//! interleaved sequence (round, lease CAS against `git update-ref`, `status`/`log` at both
+//! ledger sizes, a change signal), so a burst of load on the shared machine lands on all cases
+//! alike; the two sides of each ratio alternate which goes first. It prints medians (and
+//! minima) and the ratios measured in this run.
+//!
+//! - **round**: `e2e-bench-operator operator --once` as a child process, over 200 unscheduled
+//!   ConvergeOps (`e2e/src/bench_ops.rs`, 200 real `converge_op!` declarations compiled into a
+//!   binary of their own) whose ticks are trivial: env `opbench` declares nothing, so a tick
+//!   observes no lexicon, fires no rule and dispatches nothing. Each op still pays the
+//!   operator's real work: lease acquisition (blob + compare-and-swap), the stale-lock check,
+//!   the due check from the newest record, the tick (read the newest record, assess, plan,
+//!   append the tick record: one commit), the renewer thread and the fence check. **Per round**
+//!   is spawn to exit; **per op** is the time between consecutive per-op lines read from the
+//!   child's stderr as they arrive (the first op's line is left out: it carries the start-up).
+//! - **lease CAS**: `LeaseStore::acquire` by the holder of a live lease (a renewal: read the
+//!   ref, read the record, write a new blob, compare-and-swap the ref through gix), in process,
+//!   in batches of 100; against `git update-ref <ref> <new> <old>` (one process each, blobs
+//!   written beforehand, so git does less: no blob write, no record read), in batches of 50, in
+//!   the same repository. Figures are operations per second.
+//! - **signal to tick**: an `e2e-project operator --env site --interval 300s` daemon watches the
+//!   `site` files root; each trial, once the 5 s signal floor has passed, overwrites `app.conf`
+//!   and times the `woken by a change signal` line (the watcher's latency) and the
+//!   `site-converge ticked=1` line (the woken round's remediating tick, recorded).
+//! - **status / log**: the stock binary's `operator status` and `operator log --limit 50`, as
+//!   child processes, on two ledgers of ten ConvergeOps each, holding 100,000 and 1,000 tick
+//!   records (a copy of a real tick record of the round's ledger, with its id, op and times
+//!   changed). The ledgers are written with one `git fast-import` in chant's shard layout (64
+//!   records a shard, 64 shards a bucket), not by 100,000 appends (a commit each, far too slow
+//!   for the time budget); the views read the branch tip's tree, not the history, and the
+//!   layout is checked by reading every key back through `Ledger::read` and by one real
+//!   `Ledger::append` on top.
+
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, missing_docs)]
+
+use std::io::{BufRead, BufReader, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+use chant::lease::{Acquisition, LeaseKey, LeaseStore};
+use chant::ledger::{Ledger, LedgerConfig, ShardKey};
+
+const BENCH_OPERATOR: &str = env!("CARGO_BIN_EXE_e2e-bench-operator");
+const PROJECT: &str = env!("CARGO_BIN_EXE_e2e-project");
+const STOCK: &str = env!("CARGO_BIN_EXE_e2e-stock-chant");
+
+/// The ConvergeOps of `bench_ops.rs`.
+const ROUND_OPS: usize = 200;
+/// The ConvergeOps of the status/log ledgers.
+const VIEW_OPS: usize = 10;
+const LEASE_BATCH: usize = 100;
+const GIT_BATCH: usize = 50;
+/// The operator's change-signal floor, plus margin.
+const SIGNAL_FLOOR: Duration = Duration::from_millis(5500);
+
+fn main() {
+    let reps: usize = std::env::var("CHANT_BENCH_REPS").ok().and_then(|r| r.parse().ok()).unwrap_or(11);
+    let started = Instant::now();
+    let tmp = tempfile::tempdir().unwrap();
+    let home = tmp.path().join("home");
+    std::fs::create_dir_all(&home).unwrap();
+
+    // The round's project; one warm-up round also yields the tick record the view ledgers copy.
+    let round_dir = project(&home, &tmp.path().join("round"), "[project]\nname = \"opbench\"\n");
+    round(&home, &round_dir);
+    let template = Ledger::open(&round_dir, LedgerConfig::default())
+        .unwrap()
+        .latest(&ShardKey::converge(None, "opbench", "opb-000").unwrap())
+        .unwrap()
+        .record
+        .expect("the warm-up round recorded a tick")
+        .value;
+
+    // The lease repository.
+    let lease_dir = project(&home, &tmp.path().join("lease"), "[project]\nname = \"lease\"\n");
+    let ledger = Ledger::open(&lease_dir, LedgerConfig::default()).unwrap();
+    let leases = LeaseStore::new(&ledger);
+    let key = LeaseKey::new(None, "lease-bench").unwrap();
+    let holder = "bench:1:00000000";
+    let ttl = Duration::from_secs(300);
+    let git_ref = "refs/chant/lease/git-bench";
+    let blobs = write_blobs(&home, &lease_dir, GIT_BATCH * (reps + 1) + 1);
+    git(&home, &lease_dir, &["update-ref", git_ref, &blobs[0]]);
+    let mut git_at = 0;
+
+    // The view ledgers.
+    let big = view_ledger(&home, &tmp.path().join("views-100k"), &template, 100_000);
+    let small = view_ledger(&home, &tmp.path().join("views-1k"), &template, 1_000);
+
+    for dir in [&big, &small] {
+        let out = hermetic(STOCK, &home, dir).args(["operator", "log", "--limit", "50", "--json"]).output().unwrap();
+        let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(doc["entries"].as_array().map(Vec::len), Some(50), "{}", String::from_utf8_lossy(&out.stderr));
+    }
+
+    // The watched project.
+    let site_dir = project(
+        &home,
+        &tmp.path().join("site"),
+        "[project]\nname = \"site\"\n[env.site]\nfiles_root = \"estates/site\"\n",
+    );
+    let mut daemon = Daemon::start(&home, &site_dir);
+    daemon.wait(|l| l.starts_with("operator: site-converge@site ticked=1"));
+    daemon.wait(|l| l == "operator: files(site) change signal subscribed (the timer still runs)");
+    let mut last_round = Instant::now();
+    let setup = started.elapsed();
+
+    let mut rounds = Vec::new();
+    let mut per_op = Vec::new();
+    let mut startup = Vec::new();
+    let mut lease_rate = Vec::new();
+    let mut git_rate = Vec::new();
+    let mut ratio_cas = Vec::new();
+    let mut views: [Vec<Duration>; 4] = Default::default();
+    let mut wake = Vec::new();
+    let mut ticked = Vec::new();
+    for rep in 0..reps {
+        let r = round(&home, &round_dir);
+        rounds.push(r.total);
+        per_op.extend(r.per_op);
+        startup.push(r.first_line);
+
+        let chant_cas = || {
+            let t = Instant::now();
+            for _ in 0..LEASE_BATCH {
+                let got = leases.acquire(&key, holder, ttl, chant::clock::now().unwrap()).unwrap();
+                assert!(matches!(got, Acquisition::Acquired { .. }), "{got:?}");
+            }
+            LEASE_BATCH as f64 / t.elapsed().as_secs_f64()
+        };
+        let mut git_cas = || {
+            let t = Instant::now();
+            for _ in 0..GIT_BATCH {
+                git(&home, &lease_dir, &["update-ref", git_ref, &blobs[git_at + 1], &blobs[git_at]]);
+                git_at += 1;
+            }
+            GIT_BATCH as f64 / t.elapsed().as_secs_f64()
+        };
+        let (c, g) = if rep % 2 == 0 {
+            let c = chant_cas();
+            (c, git_cas())
+        } else {
+            let g = git_cas();
+            (chant_cas(), g)
+        };
+        lease_rate.push(c);
+        git_rate.push(g);
+        ratio_cas.push(c / g);
+
+        let cases: [(&[&str], &Path, usize); 4] = [
+            (&["operator", "status"], &big, 0),
+            (&["operator", "status"], &small, 1),
+            (&["operator", "log", "--limit", "50"], &big, 2),
+            (&["operator", "log", "--limit", "50"], &small, 3),
+        ];
+        let order: Vec<usize> = if rep % 2 == 0 { vec![0, 1, 2, 3] } else { vec![1, 0, 3, 2] };
+        for i in order {
+            let (args, dir, slot) = cases[i];
+            let t = Instant::now();
+            let out = hermetic(STOCK, &home, dir).args(args).output().unwrap();
+            views[slot].push(t.elapsed());
+            assert!(
+                out.status.success() && !out.stdout.is_empty(),
+                "{args:?}: {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+        }
+
+        if let Some(rest) = SIGNAL_FLOOR.checked_sub(last_round.elapsed()) {
+            std::thread::sleep(rest);
+        }
+        daemon.drain();
+        // Timed from before the write: the watcher can report the truncation before it returns.
+        let t = Instant::now();
+        std::fs::write(site_dir.join("estates/site/app.conf"), format!("port = {rep}\n")).unwrap();
+        let woken = daemon.wait(|l| l.starts_with("operator: woken by a change signal after "));
+        let done = daemon.wait(|l| l.starts_with("operator: site-converge@site ticked=1"));
+        last_round = done;
+        wake.push(woken - t);
+        ticked.push(done - t);
+    }
+    daemon.stop();
+
+    let build = if cfg!(debug_assertions) { "debug" } else { "release" };
+    println!(
+        "operator benchmark, {build} build, {reps} interleaved repetitions (set-up {:.1} s, total {:.1} s)",
+        setup.as_secs_f64(),
+        started.elapsed().as_secs_f64()
+    );
+    println!();
+    println!(
+        "round over {ROUND_OPS} ConvergeOps with trivial ticks (real `converge_op!` declarations in the \
+         e2e-bench-operator binary, `operator --once` as a child process; every op ticked=1):"
+    );
+    row("per round (spawn to exit)", &rounds);
+    row("per op (between its line and the previous)", &per_op);
+    let spread: Vec<Duration> = rounds.iter().map(|r| *r / ROUND_OPS as u32).collect();
+    row("per op (round / 200)", &spread);
+    row("spawn to the first op's line", &startup);
+    println!();
+    println!("lease compare-and-swap, same repository, per second (higher is better):");
+    println!(
+        "  {:<44} median {:>8.0}/s   max {:>8.0}/s",
+        "chant LeaseStore::acquire (renewal)",
+        fmedian(&lease_rate),
+        fmax(&lease_rate)
+    );
+    println!(
+        "  {:<44} median {:>8.0}/s   max {:>8.0}/s",
+        "git update-ref <ref> <new> <old> (process)",
+        fmedian(&git_rate),
+        fmax(&git_rate)
+    );
+    println!("  {:<44} median {:>8.1}x", "chant / git, per repetition", fmedian(&ratio_cas));
+    println!();
+    println!("change signal of the files watcher (`operator --env site --interval 300s`, one edit of app.conf):");
+    row("edit to `woken by a change signal` line", &wake);
+    row("edit to the woken tick's `ticked=1` line", &ticked);
+    println!();
+    println!("views of the stock binary, {VIEW_OPS} ConvergeOps, tick records only (child processes):");
+    row("operator status, 100k records", &views[0]);
+    row("operator status, 1k records", &views[1]);
+    row("operator log --limit 50, 100k records", &views[2]);
+    row("operator log --limit 50, 1k records", &views[3]);
+    let ratio = |a: &[Duration], b: &[Duration]| {
+        let r: Vec<f64> = a.iter().zip(b).map(|(x, y)| x.as_secs_f64() / y.as_secs_f64()).collect();
+        fmedian(&r)
+    };
+    println!("  {:<44} median {:>8.1}x", "status 100k / 1k, per repetition", ratio(&views[0], &views[1]));
+    println!("  {:<44} median {:>8.1}x", "log 100k / 1k, per repetition", ratio(&views[2], &views[3]));
+}
+
+struct Round {
+    total: Duration,
+    first_line: Duration,
+    per_op: Vec<Duration>,
+}
+
+/// One `operator --once` over the 200 bench ops.
+fn round(home: &Path, dir: &Path) -> Round {
+    let start = Instant::now();
+    let mut child = hermetic(BENCH_OPERATOR, home, dir)
+        .args(["operator", "--once"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stamps = Vec::new();
+    let mut lines = Vec::new();
+    for line in BufReader::new(child.stderr.take().unwrap()).lines() {
+        let line = line.unwrap();
+        if line.starts_with("operator: opb-") {
+            stamps.push(Instant::now());
+        }
+        lines.push(line);
+    }
+    let status = child.wait().unwrap();
+    let total = start.elapsed();
+    let ticked = lines.iter().filter(|l| l.starts_with("operator: opb-") && l.ends_with("ticked=1 status=ok")).count();
+    assert!(status.success() && ticked == ROUND_OPS, "{status}, {ticked} ticked:\n{}", lines.join("\n"));
+    Round { total, first_line: stamps[0] - start, per_op: stamps.windows(2).map(|w| w[1] - w[0]).collect() }
+}
+
+/// A git repository at `dir` with `chant.toml` committed.
+fn project(home: &Path, dir: &Path, chant_toml: &str) -> PathBuf {
+    std::fs::create_dir_all(dir).unwrap();
+    git(home, dir, &["-c", "init.defaultBranch=main", "init", "-q"]);
+    std::fs::write(dir.join("chant.toml"), chant_toml).unwrap();
+    git(home, dir, &["add", "chant.toml"]);
+    git(home, dir, &["commit", "-q", "-m", "initial"]);
+    dir.to_owned()
+}
+
+/// `n` distinct blobs written into `dir`'s repository, by one `git hash-object`.
+fn write_blobs(home: &Path, dir: &Path, n: usize) -> Vec<String> {
+    let src = dir.join("../blobs");
+    std::fs::create_dir_all(&src).unwrap();
+    let paths: Vec<String> = (0..n)
+        .map(|i| {
+            let p = src.join(format!("{i}"));
+            std::fs::write(&p, format!("{{\"op\":\"git-bench\",\"n\":{i}}}")).unwrap();
+            p.display().to_string()
+        })
+        .collect();
+    let out = hermetic("git", home, dir).arg("hash-object").arg("-w").args(&paths).output().unwrap();
+    assert!(out.status.success());
+    String::from_utf8(out.stdout).unwrap().lines().map(str::to_owned).collect()
+}
+
+/// A repository (no `chant.toml`) whose ledger holds `total` tick records of [`VIEW_OPS`] ops,
+/// written by one `git fast-import` in chant's shard layout, then checked through the ledger API.
+fn view_ledger(home: &Path, dir: &Path, template: &serde_json::Value, total: usize) -> PathBuf {
+    std::fs::create_dir_all(dir).unwrap();
+    git(home, dir, &["-c", "init.defaultBranch=main", "init", "-q"]);
+    let per_op = total / VIEW_OPS;
+    let base: i64 = 1_764_000_000; // 2025-11-24
+    let mut stream = Vec::new();
+    let msg = "chant: bench fill\n";
+    write!(
+        stream,
+        "commit {}\ncommitter Bench <bench@e2e.invalid> {base} +0000\ndata {}\n{msg}",
+        chant::ledger::BRANCH,
+        msg.len()
+    )
+    .unwrap();
+    for o in 0..VIEW_OPS {
+        let op = format!("opb-{o:03}");
+        let key_dir = ShardKey::converge(None, "opbench", &op).unwrap().dir();
+        for shard in 0..per_op.div_ceil(64) {
+            let mut content = String::new();
+            for n in shard * 64..((shard + 1) * 64).min(per_op) {
+                // Ticks of the ops interleave in time, one a minute per op.
+                let at = base + ((n * VIEW_OPS + o) as i64) * 60 / VIEW_OPS as i64;
+                let mut record = template.clone();
+                record["id"] = format!("00000000-0000-4000-8000-{:012}", n * VIEW_OPS + o).into();
+                record["op"] = op.clone().into();
+                record["startedAt"] = stamp(at).into();
+                record["timestamp"] = stamp(at).into();
+                content.push_str(&serde_json::to_string(&record).unwrap());
+                content.push('\n');
+            }
+            let path = format!("{key_dir}/{}/{shard}.jsonl", shard / 64);
+            write!(stream, "M 100644 inline {path}\ndata {}\n{content}\n", content.len()).unwrap();
+        }
+    }
+    let mut child = hermetic("git", home, dir).args(["fast-import", "--quiet"]).stdin(Stdio::piped()).spawn().unwrap();
+    child.stdin.take().unwrap().write_all(&stream).unwrap();
+    assert!(child.wait().unwrap().success());
+
+    let ledger = Ledger::open(dir, LedgerConfig { gc_every: 0, ..LedgerConfig::default() }).unwrap();
+    for o in 0..VIEW_OPS {
+        let key = ShardKey::converge(None, "opbench", &format!("opb-{o:03}")).unwrap();
+        let read = ledger.read(&key).unwrap();
+        assert_eq!((read.records.len(), read.unreadable.len()), (per_op, 0), "{key:?}");
+    }
+    // One real append lands after the imported records (and moves the tip by an ordinary commit).
+    let key = ShardKey::converge(None, "opbench", "opb-000").unwrap();
+    let mut last = template.clone();
+    last["op"] = "opb-000".into();
+    last["timestamp"] = stamp(base + (total as i64) * 60 / VIEW_OPS as i64 + 60).into();
+    ledger.append(&key, &serde_json::to_string(&last).unwrap()).unwrap();
+    assert_eq!(ledger.read(&key).unwrap().records.len(), per_op + 1);
+    dir.to_owned()
+}
+
+/// An RFC 3339 UTC instant with milliseconds, from seconds since the epoch.
+fn stamp(secs: i64) -> String {
+    let days = secs.div_euclid(86_400);
+    let rem = secs.rem_euclid(86_400);
+    // Civil from days (Howard Hinnant's algorithm).
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    format!("{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}.000Z", rem / 3600, rem % 3600 / 60, rem % 60)
+}
+
+/// The watching daemon, its stderr lines arriving on a channel with their arrival time.
+struct Daemon {
+    child: Child,
+    lines: mpsc::Receiver<(Instant, String)>,
+    seen: Vec<String>,
+}
+
+impl Daemon {
+    fn start(home: &Path, dir: &Path) -> Daemon {
+        let mut child = hermetic(PROJECT, home, dir)
+            .args(["operator", "--env", "site", "--interval", "300s"])
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let stderr = child.stderr.take().unwrap();
+        let (tx, lines) = mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+                if tx.send((Instant::now(), line)).is_err() {
+                    break;
+                }
+            }
+        });
+        Daemon { child, lines, seen: Vec::new() }
+    }
+
+    /// Waits (at most 60 s) for a line matching `want` and returns when it arrived.
+    fn wait(&mut self, want: impl Fn(&str) -> bool) -> Instant {
+        let deadline = Instant::now() + Duration::from_secs(60);
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            match self.lines.recv_timeout(left) {
+                Ok((at, line)) => {
+                    let hit = want(&line);
+                    self.seen.push(line);
+                    if hit {
+                        return at;
+                    }
+                }
+                Err(e) => panic!("daemon: {e}; its lines:\n{}", self.seen.join("\n")),
+            }
+        }
+    }
+
+    /// Drops the lines already printed.
+    fn drain(&mut self) {
+        while let Ok((_, line)) = self.lines.try_recv() {
+            self.seen.push(line);
+        }
+    }
+
+    /// SIGTERM, then waits for a clean exit.
+    fn stop(mut self) {
+        let pid = self.child.id().to_string();
+        assert!(Command::new("kill").args(["-TERM", &pid]).status().unwrap().success());
+        let status = self.child.wait().unwrap();
+        assert!(status.success(), "daemon exited {status}:\n{}", self.seen.join("\n"));
+    }
+}
+
+fn row(name: &str, samples: &[Duration]) {
+    let mut s = samples.to_vec();
+    s.sort();
+    println!("  {name:<44} median {:>9.3} ms   min {:>9.3} ms   (n={})", ms(s[s.len() / 2]), ms(s[0]), s.len());
+}
+
+fn fmedian(samples: &[f64]) -> f64 {
+    let mut s = samples.to_vec();
+    s.sort_by(f64::total_cmp);
+    s[s.len() / 2]
+}
+
+fn fmax(samples: &[f64]) -> f64 {
+    samples.iter().copied().fold(f64::MIN, f64::max)
+}
+
+fn ms(d: Duration) -> f64 {
+    d.as_secs_f64() * 1000.0
+}
+
+/// A child with no configuration of the developer's: an empty environment plus `PATH`, a
+/// temporary `HOME`, no system or global git configuration, a fixed identity.
+fn hermetic(program: &str, home: &Path, dir: &Path) -> Command {
+    let mut cmd = Command::new(program);
+    cmd.env_clear().current_dir(dir).stdin(Stdio::null());
+    if let Some(path) = std::env::var_os("PATH") {
+        cmd.env("PATH", path);
+    }
+    cmd.env("HOME", home)
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .env("GIT_AUTHOR_NAME", "Bench")
+        .env("GIT_AUTHOR_EMAIL", "bench@e2e.invalid")
+        .env("GIT_COMMITTER_NAME", "Bench")
+        .env("GIT_COMMITTER_EMAIL", "bench@e2e.invalid");
+    cmd
+}
+
+fn git(home: &Path, dir: &Path, args: &[&str]) {
+    let out = hermetic("git", home, dir).args(args).output().unwrap();
+    assert!(out.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+}
