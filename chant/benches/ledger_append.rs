@@ -12,9 +12,15 @@
 //! comparison.
 //! `CHANT_BENCH_SIZES=0,1000,10000,100000` picks other sizes.
 //!
+//! On ext4, creating files right after `git gc` deleted thousands of loose objects is slow (the
+//! inode allocator skips recently deleted inodes), so a fill that just ran gc makes the next
+//! appends pay for that; `CHANT_BENCH_FILL_GC=0` fills without gc to show the append alone.
+//!
 //! Loose objects live in 256 `objects/xx` fan-out directories, which a fresh repository lacks and
 //! `git gc` removes when it packs; creating one is a filesystem cost that varies a lot between
-//! machines and has nothing to do with history, so all of them are created before timing.
+//! machines and has nothing to do with history, so all of them are created before timing. Every
+//! object lookup also consults each pack's index, so the `packs` column (bounded by
+//! `gc.autoPackLimit`, not by history) explains part of the difference between rows.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, missing_docs)]
 
@@ -37,8 +43,9 @@ fn main() {
     let rows = measure(&fixtures);
     println!("ledger append, one shard key, {} build, {REPETITIONS} rounds", profile());
     println!(
-        "{:>14} | {:>13} | {:>11} | {:>14} | {:>12} | {:>15} | {:>19}",
+        "{:>14} | {:>5} | {:>13} | {:>11} | {:>14} | {:>12} | {:>15} | {:>19}",
         "records before",
+        "packs",
         "append median",
         "append min",
         "objects/append",
@@ -48,8 +55,9 @@ fn main() {
     );
     for (fixture, row) in fixtures.iter().zip(rows) {
         println!(
-            "{:>14} | {:>10.3} ms | {:>8.3} ms | {:>14} | {:>12} | {:>12.3} ms | {:>16.3} ms",
+            "{:>14} | {:>5} | {:>10.3} ms | {:>8.3} ms | {:>14} | {:>12} | {:>12.3} ms | {:>16.3} ms",
             fixture.size,
+            fixture.packs,
             ms(median(row.appends.clone())),
             ms(row.appends.iter().copied().min().unwrap()),
             row.objects,
@@ -66,6 +74,8 @@ struct Fixture {
     dir: tempfile::TempDir,
     ledger: Ledger,
     key: ShardKey,
+    /// Packs in the repository after the fill (`git gc --auto` keeps at most `gc.autoPackLimit`).
+    packs: usize,
 }
 
 impl Fixture {
@@ -73,8 +83,10 @@ impl Fixture {
         let dir = tempfile::tempdir().unwrap();
         gix::init(dir.path()).unwrap();
         let key = ShardKey::converge(None, "staging", "staging-converge").unwrap();
-        // Fill with gc enabled, as in production, so loose objects get packed along the way.
-        let filler = Ledger::open(dir.path(), hermetic(LedgerConfig::default())).unwrap();
+        // Fill with gc enabled, as in production, so loose objects get packed along the way
+        // (`CHANT_BENCH_FILL_GC=0` fills without it).
+        let gc_every = if std::env::var("CHANT_BENCH_FILL_GC").is_ok_and(|v| v == "0") { 0 } else { 256 };
+        let filler = Ledger::open(dir.path(), hermetic(LedgerConfig { gc_every, ..LedgerConfig::default() })).unwrap();
         for n in 0..size {
             filler.append(&key, &line(n)).unwrap();
         }
@@ -85,7 +97,11 @@ impl Fixture {
         for byte in 0..=255u8 {
             std::fs::create_dir_all(dir.path().join(format!(".git/objects/{byte:02x}"))).unwrap();
         }
-        Self { size, dir, ledger, key }
+        let packs = std::fs::read_dir(dir.path().join(".git/objects/pack"))
+            .unwrap()
+            .filter(|e| e.as_ref().unwrap().path().extension().is_some_and(|x| x == "pack"))
+            .count();
+        Self { size, dir, ledger, key, packs }
     }
 
     fn objects(&self) -> (u64, u64) {
