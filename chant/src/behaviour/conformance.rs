@@ -131,22 +131,8 @@ impl BehaviourScenario {
     }
 }
 
-/// One broken rule: which scenario, which rule, and what was seen.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Violation {
-    /// The scenario's name.
-    pub scenario: String,
-    /// The rule broken (`accounted`, `one-level`, `refusal-shape`, `never-print`, ...).
-    pub rule: &'static str,
-    /// What was seen.
-    pub detail: String,
-}
-
-impl fmt::Display for Violation {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "[{}] {}: {}", self.scenario, self.rule, self.detail)
-    }
-}
+/// One broken rule: the observation suite's type, shared so both suites report alike.
+pub use crate::observe::conformance::Violation;
 
 /// A failed conformance run: every violation found. Returned by [`BehaviourSuite::run`].
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
