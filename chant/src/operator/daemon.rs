@@ -280,21 +280,42 @@ impl Daemon {
                 Some(m) => format!("files({m}/{env})"),
                 None => format!("files({env})"),
             };
-            let changed = self.tx.clone();
-            let lost = self.tx.clone();
-            let lost_label = label.clone();
-            let sink = ChangeSink::new(
-                move || {
-                    let _ = changed.send(Event::Changed);
-                },
-                move |why| {
-                    let _ = lost.send(Event::Lost(lost_label.clone(), why));
-                },
-            );
+            let sink = self.sink(&label);
             if let Some(line) = subscriptions.ensure(&label, &lexicon, sink) {
                 out(&line);
             }
         }
+        let mut boxes: Vec<Option<String>> =
+            targets.iter().filter(|t| observes_box_services(t)).map(|t| t.doc.member.clone()).collect();
+        boxes.sort();
+        boxes.dedup();
+        for member in boxes {
+            let label = match &member {
+                Some(m) => format!("sprite-env({m})"),
+                None => "sprite-env".to_owned(),
+            };
+            let sink = self.sink(&label);
+            if let Some(line) =
+                subscriptions.ensure_with(&label, || Some(crate::lexicon::sprite::subscribe_changes(sink)))
+            {
+                out(&line);
+            }
+        }
+    }
+
+    /// A sink that wakes this daemon on a change and reports a lost stream under `label`.
+    fn sink(&self, label: &str) -> ChangeSink {
+        let changed = self.tx.clone();
+        let lost = self.tx.clone();
+        let lost_label = label.to_owned();
+        ChangeSink::new(
+            move || {
+                let _ = changed.send(Event::Changed);
+            },
+            move |why| {
+                let _ = lost.send(Event::Lost(lost_label.clone(), why));
+            },
+        )
     }
 
     fn finish(
@@ -315,6 +336,14 @@ impl Daemon {
         }
         if failed { Ending::TickFailed } else { Ending::Clean }
     }
+}
+
+/// Whether `target` is a resource-mode ConvergeOp observing its member's box services
+/// (`sprite_services_observe(box = true)`), whose supervisor's change stream can wake a round.
+fn observes_box_services(target: &Target) -> bool {
+    target.doc.converge.as_ref().and_then(|c| c.observe.as_ref()).is_some_and(|o| {
+        o.kind == "sprite_services_observe" && o.args.get("box") == Some(&serde_json::Value::Bool(true))
+    })
 }
 
 /// Prints a report and its warnings; returns true when it is a failure.

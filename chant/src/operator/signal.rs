@@ -103,11 +103,22 @@ impl Subscriptions {
     /// Makes sure `lexicon` (labelled `label`) is subscribed, returning the line to print, if
     /// any: subscribed, or unavailable (printed only when it was not already down).
     pub fn ensure(&mut self, label: &str, lexicon: &dyn Lexicon, sink: ChangeSink) -> Option<String> {
+        self.ensure_with(label, || lexicon.subscribe_changes(sink).map(|r| r.map_err(|e| super::chain(&e))))
+    }
+
+    /// [`Subscriptions::ensure`] for a stream offered by a function rather than a lexicon (the
+    /// box's supervisor): `subscribe` runs only when `label` is not live; `None` means no stream
+    /// is offered at all, an error is printed once as the degradation to the timer.
+    pub fn ensure_with(
+        &mut self,
+        label: &str,
+        subscribe: impl FnOnce() -> Option<Result<Subscription, String>>,
+    ) -> Option<String> {
         if matches!(self.states.get(label), Some(State::Live(_))) {
             return None;
         }
         let was_down = matches!(self.states.get(label), Some(State::Down));
-        match lexicon.subscribe_changes(sink) {
+        match subscribe() {
             None => None,
             Some(Ok(subscription)) => {
                 self.states.insert(label.to_owned(), State::Live(subscription));
@@ -115,9 +126,7 @@ impl Subscriptions {
             }
             Some(Err(e)) => {
                 self.states.insert(label.to_owned(), State::Down);
-                (!was_down).then(|| {
-                    format!("operator: {label} change signal unavailable, polling on the timer ({})", super::chain(&e))
-                })
+                (!was_down).then(|| format!("operator: {label} change signal unavailable, polling on the timer ({e})"))
             }
         }
     }

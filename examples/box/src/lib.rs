@@ -3,7 +3,9 @@
 //! `chant.workspace.json` at the repository root; these ops read that list on every run.
 //!
 //! - `converge` observes each declared service (resource mode: one ResourceSymptom per service)
-//!   and restarts a drifted one;
+//!   and restarts a drifted one. It is unscheduled, so `chant operator` ticks it every round: at
+//!   `--interval`, and early (after the 5 s floor) when the supervisor's change stream reports a
+//!   service that exited, started or stopped;
 //! - `restart-service` restarts the service the rule fired for (`CHANT_CONVERGE_RESOURCE`);
 //! - `services` defines the declared services and starts them, when the box is provisioned.
 
@@ -13,7 +15,6 @@ converge_op! {
     name: "converge",
     env: "box",
     dial: apply,
-    schedule: "* * * * *",
     observe: sprite_services_observe(box = true),
     rules: [
         when!(eq(status, "drifted") => run("restart-service"), id = "restart-drifted",

@@ -24,6 +24,11 @@ use serde_json::{Value, json};
 
 pub use declaration::{BoxDeclaration, BoxService};
 
+/// The variable a service's `cmd` may name for the project root (the directory of `chant.toml`)
+/// without setting it, so a declaration such as `python3 ${CHANT_PROJECT_DIR}/examples/box/app.py`
+/// resolves from any clone. A value set in the environment wins.
+pub const PROJECT_DIR_VAR: &str = "CHANT_PROJECT_DIR";
+
 /// The fallback path of a sprite's own supervisor.
 pub const SPRITE_FALLBACK: &str = "/.sprite/bin/sprite-env";
 
@@ -474,6 +479,9 @@ pub fn run_step(
         return Err(format!("{kind} reads the services from the box block: pass box = true"));
     }
     let decl = BoxDeclaration::read(root, member).map_err(|e| e.to_string())?;
+    let root_text = root.display().to_string();
+    let with_root = |k: &str| var(k).or_else(|| (k == PROJECT_DIR_VAR).then(|| root_text.clone()));
+    let var: &dyn Fn(&str) -> Option<String> = &with_root;
     let settings = Settings::from_env(var);
     let str_arg = |k: &str| args.get(k).and_then(Value::as_str).map(str::to_owned);
     let flag = |k: &str| args.get(k).and_then(Value::as_bool).unwrap_or(false);

@@ -1,0 +1,272 @@
+//! The supervisor as a change source, end to end with real processes: the box's project binary
+//! (`box`) runs `chant operator` over a temporary project whose `box` block declares a real HTTP
+//! service supervised by the `sprite-env` stand-in. A `kill -9` of the service makes the
+//! supervisor publish the exit; the operator wakes a round early (`woken by a change signal`),
+//! the converge rule restarts the service, and all of it happens long before `--interval`.
+//! Without a supervisor stream the operator says so once and keeps its timer.
+
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use std::io::{BufRead, BufReader};
+use std::net::{TcpListener, TcpStream};
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc::{Receiver, RecvTimeoutError, channel};
+use std::time::{Duration, Instant};
+
+use nix::sys::signal::{Signal, kill, killpg};
+use nix::unistd::Pid;
+use serde_json::{Value, json};
+
+const BOX: &str = env!("CARGO_BIN_EXE_box");
+const SPRITE_ENV: &str = env!("CARGO_BIN_EXE_box-sprite-env");
+
+fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+}
+
+fn answers(port: u16) -> bool {
+    TcpStream::connect(("127.0.0.1", port)).is_ok()
+}
+
+/// Polls `cond` every 20 ms until it holds or `within` passes.
+fn eventually(within: Duration, what: &str, mut cond: impl FnMut() -> bool) {
+    let deadline = Instant::now() + within;
+    while !cond() {
+        assert!(Instant::now() < deadline, "timed out waiting for {what}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// A project in a temporary git repository, with the example's `app` service script, and a
+/// supervisor state directory; dropping it kills the supervisor and every service group.
+struct Box {
+    project: tempfile::TempDir,
+    state: tempfile::TempDir,
+    port: u16,
+}
+
+impl Box {
+    fn new() -> Self {
+        let project = tempfile::tempdir().unwrap();
+        let state = tempfile::Builder::new().prefix("sv").tempdir_in("/tmp").unwrap();
+        let d = project.path();
+        let port = free_port();
+        let app = Path::new(env!("CARGO_MANIFEST_DIR")).join("services/app.py");
+        std::fs::copy(app, d.join("app.py")).unwrap();
+        std::fs::write(d.join("chant.toml"), "[project]\nname = \"box-operator\"\n").unwrap();
+        let services = json!([
+            {"name": "app", "cmd": format!("python3 ${{CHANT_PROJECT_DIR}}/app.py {port}"), "httpPort": port,
+             "health": format!("http://127.0.0.1:{port}/health")},
+            {"name": "worker", "cmd": "sleep 600", "needs": ["app"]}
+        ]);
+        let ws = json!({"members": [{"name": "box", "dir": ".", "kind": "other", "because": "the box under test",
+                                      "box": {"services": services}}]});
+        std::fs::write(d.join("chant.workspace.json"), serde_json::to_string_pretty(&ws).unwrap()).unwrap();
+        for args in [&["init", "-q", "-b", "main"][..], &["add", "."], &["commit", "-q", "-m", "init"]] {
+            let out = git(d).args(args).output().unwrap();
+            assert!(out.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+        }
+        Box { project, state, port }
+    }
+
+    fn command(&self, program: &str) -> Command {
+        let mut c = git_env(Command::new(program));
+        c.current_dir(self.project.path())
+            .env("SPRITE_ENV_STATE_DIR", self.state.path())
+            .env("SPRITE_ENV_STOP_GRACE", "2s")
+            .env("CHANT_SPRITE_ENV", SPRITE_ENV)
+            .env("CHANT_SPRITE_PROBES", "2")
+            .env("CHANT_SPRITE_PROBE_INTERVAL", "100ms")
+            .env("CHANT_SPRITE_PROBE_TIMEOUT", "1s")
+            .env("CHANT_SPRITE_WAIT", "20s")
+            .env("CHANT_SPRITE_WAIT_INTERVAL", "50ms")
+            .stdin(Stdio::null());
+        c
+    }
+
+    fn list(&self) -> Vec<Value> {
+        let out = self.command(SPRITE_ENV).args(["services", "list"]).output().unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        serde_json::from_slice(&out.stdout).unwrap()
+    }
+
+    fn service(&self, name: &str) -> Value {
+        self.list().into_iter().find(|s| s["name"] == name).unwrap()
+    }
+
+    fn box_json(&self, args: &[&str]) -> Value {
+        let out = self.command(BOX).args(args).output().unwrap();
+        assert!(out.status.success(), "box {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+        serde_json::from_slice(&out.stdout).unwrap()
+    }
+}
+
+impl Drop for Box {
+    fn drop(&mut self) {
+        let pid = std::fs::read_to_string(self.state.path().join("daemon.pid")).unwrap_or_default();
+        if let Some(pid) = pid.split_whitespace().next().and_then(|p| p.parse::<i32>().ok()) {
+            let _ = kill(Pid::from_raw(pid), Signal::SIGKILL);
+        }
+        let table = std::fs::read_to_string(self.state.path().join("services.json")).unwrap_or_default();
+        let services: Vec<Value> = serde_json::from_str(&table).unwrap_or_default();
+        for s in services {
+            if let Some(pid) = s["state"]["pid"].as_i64() {
+                let _ = killpg(Pid::from_raw(pid as i32), Signal::SIGKILL);
+            }
+        }
+    }
+}
+
+fn git_env(mut c: Command) -> Command {
+    c.env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .env("GIT_AUTHOR_NAME", "t")
+        .env("GIT_AUTHOR_EMAIL", "t@example.invalid")
+        .env("GIT_COMMITTER_NAME", "t")
+        .env("GIT_COMMITTER_EMAIL", "t@example.invalid");
+    c
+}
+
+fn git(dir: &Path) -> Command {
+    let mut c = git_env(Command::new("git"));
+    c.current_dir(dir);
+    c
+}
+
+/// A running `box operator`, its stdout lines on a channel; dropping it stops it.
+struct Operator {
+    child: Child,
+    lines: Receiver<String>,
+    seen: Vec<String>,
+}
+
+impl Operator {
+    fn start(b: &Box, interval: &str) -> Self {
+        Operator::spawn(b.command(BOX), interval)
+    }
+
+    fn spawn(mut command: Command, interval: &str) -> Self {
+        let mut child = command
+            .args(["operator", "--interval", interval])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let (tx, lines) = channel();
+        let stdout = child.stdout.take().unwrap();
+        let stderr = child.stderr.take().unwrap();
+        let err_tx = tx.clone();
+        std::thread::spawn(move || forward(stdout, &tx));
+        std::thread::spawn(move || forward(stderr, &err_tx));
+        Operator { child, lines, seen: Vec::new() }
+    }
+
+    /// Waits up to `within` for a line containing `text`; returns it.
+    fn expect(&mut self, within: Duration, text: &str) -> String {
+        let deadline = Instant::now() + within;
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            match self.lines.recv_timeout(left) {
+                Ok(line) => {
+                    self.seen.push(line.clone());
+                    if line.contains(text) {
+                        return line;
+                    }
+                }
+                Err(RecvTimeoutError::Timeout) | Err(RecvTimeoutError::Disconnected) => {
+                    panic!("no line with {text:?} within {within:?}; seen:\n{}", self.seen.join("\n"))
+                }
+            }
+        }
+    }
+
+    /// Stops it with SIGTERM and waits for it to exit; returns every line it printed.
+    fn stop(mut self) -> Vec<String> {
+        kill(Pid::from_raw(self.child.id() as i32), Signal::SIGTERM).unwrap();
+        let status = self.child.wait().unwrap();
+        assert!(status.success(), "{status:?}");
+        // The readers end with the process's pipes; collect what is left.
+        while let Ok(line) = self.lines.recv_timeout(Duration::from_secs(5)) {
+            self.seen.push(line);
+        }
+        std::mem::take(&mut self.seen)
+    }
+}
+
+/// Sends each line read from `from` to `to`, until either end closes.
+fn forward(from: impl std::io::Read, to: &std::sync::mpsc::Sender<String>) {
+    for line in BufReader::new(from).lines().map_while(Result::ok) {
+        if to.send(line).is_err() {
+            break;
+        }
+    }
+}
+
+impl Drop for Operator {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+#[test]
+fn a_killed_service_wakes_the_operator_which_restarts_it_long_before_the_interval() {
+    let b = Box::new();
+    let applied = b.command(BOX).args(["run", "services"]).output().unwrap();
+    assert!(applied.status.success(), "{}", String::from_utf8_lossy(&applied.stderr));
+    eventually(Duration::from_secs(20), "app to answer", || answers(b.port));
+
+    // An hour's interval: every round after the first is woken by the supervisor's stream.
+    let mut op = Operator::start(&b, "1h");
+    op.expect(Duration::from_secs(60), "operator: converge@box ticked=1 status=ok");
+    op.expect(Duration::from_secs(10), "operator: sprite-env(box) change signal subscribed (the timer still runs)");
+
+    let pid = b.service("app")["state"]["pid"].as_i64().unwrap() as i32;
+    kill(Pid::from_raw(pid), Signal::SIGKILL).unwrap();
+    op.expect(Duration::from_secs(60), "operator: woken by a change signal");
+    op.expect(Duration::from_secs(60), "operator: converge@box ticked=1 status=ok");
+    // The dispatched restart waited for the health URL, so the app answers once the tick is over.
+    assert!(answers(b.port));
+    let app = b.service("app");
+    assert_eq!(app["state"]["status"], "running");
+    assert_ne!(app["state"]["pid"].as_i64().unwrap() as i32, pid);
+    let lines = op.stop();
+    assert_eq!(lines.iter().filter(|l| l.contains("sprite-env(box) change signal")).count(), 1, "{lines:#?}");
+
+    // The ledger holds the heal: the newest tick drifted on app and ran restart-service for it.
+    let log = b.box_json(&["operator", "log", "--json"]);
+    let entries = log["entries"].as_array().unwrap_or_else(|| panic!("{log}"));
+    let healed = entries.iter().filter(|e| e["kind"] == "tick").any(|t| {
+        t["record"]["outcomes"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .any(|o| o["action"] == "ran" && o["op"] == "restart-service" && o["resource"] == "app")
+    });
+    assert!(healed, "{log:#}");
+}
+
+#[test]
+fn without_a_supervisor_stream_the_operator_says_so_once_and_keeps_its_timer() {
+    let b = Box::new();
+    // A supervisor with the command line but no stream, as a sprite's own `sprite-env` is (this
+    // one cannot even list, so every service is unknown and nothing is dispatched), and no
+    // stand-in daemon serves the state directory.
+    let fake = b.project.path().join("sprite-env");
+    std::fs::write(&fake, "#!/bin/sh\necho 'sprite-env: not on this machine' >&2\nexit 1\n").unwrap();
+    std::fs::set_permissions(&fake, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let mut command = b.command(BOX);
+    command.env("CHANT_SPRITE_ENV", &fake);
+    let mut op = Operator::spawn(command, "1s");
+    for _ in 0..3 {
+        op.expect(Duration::from_secs(60), "operator: converge@box ticked=1 status=ok");
+    }
+    let lines = op.stop();
+    let said: Vec<&String> = lines.iter().filter(|l| l.contains("sprite-env(box) change signal")).collect();
+    assert_eq!(said.len(), 1, "{lines:#?}");
+    assert!(said[0].contains("change signal unavailable, polling on the timer"), "{}", said[0]);
+    assert!(!lines.iter().any(|l| l.contains("woken by a change signal")), "{lines:#?}");
+    assert!(!lines.iter().any(|l| l.contains("restart-service")), "{lines:#?}");
+    assert!(!b.state.path().join("daemon.pid").exists());
+}
