@@ -20,6 +20,7 @@ pub mod lifecycle;
 pub mod operator;
 pub mod ops;
 pub mod run;
+pub mod workspace;
 
 use std::process::ExitCode;
 
@@ -93,6 +94,8 @@ pub enum Command {
     Lifecycle(lifecycle::LifecycleArgs),
     /// Tick every ConvergeOp on its schedule under its lease, or show what the operator did
     Operator(operator::OperatorArgs),
+    /// Show each workspace member's box services and its ConvergeOps' newest ticks
+    Workspace(workspace::WorkspaceArgs),
 }
 
 /// Runs the stock `chant` binary's command line.
@@ -121,6 +124,7 @@ fn dispatch(binary: Binary, default: DefaultCommand) -> Exit {
         Some(Command::Approve(args)) => approve::cmd_approve(binary, &args),
         Some(Command::Lifecycle(args)) => lifecycle::cmd_lifecycle(binary, &args),
         Some(Command::Operator(args)) => operator::cmd_operator(binary, &args),
+        Some(Command::Workspace(args)) => workspace::cmd_workspace(binary, &args),
         None => match default {
             DefaultCommand::Tick(op) => run::cmd_tick(binary, &run::TickArgs::for_op(op)),
             DefaultCommand::Help => {

@@ -3,7 +3,8 @@
 //! service supervised by the `sprite-env` stand-in. A `kill -9` of the service makes the
 //! supervisor publish the exit; the operator wakes a round early (`woken by a change signal`),
 //! the converge rule restarts the service, and all of it happens long before `--interval`.
-//! Without a supervisor stream the operator says so once and keeps its timer.
+//! Without a supervisor stream the operator says so once and keeps its timer. `workspace status`
+//! shows the same box: the declaration beside the supervisor's listing, and the newest tick.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
@@ -269,4 +270,68 @@ fn without_a_supervisor_stream_the_operator_says_so_once_and_keeps_its_timer() {
     assert!(!lines.iter().any(|l| l.contains("woken by a change signal")), "{lines:#?}");
     assert!(!lines.iter().any(|l| l.contains("restart-service")), "{lines:#?}");
     assert!(!b.state.path().join("daemon.pid").exists());
+}
+
+#[test]
+fn workspace_status_shows_the_declared_and_listed_services_and_the_newest_tick() {
+    let b = Box::new();
+    let before = b.box_json(&["workspace", "status", "--json"]);
+    assert_eq!(
+        before["members"][0]["converge"],
+        json!([{"op": "converge", "env": "box", "lastTick": null, "error": null}])
+    );
+
+    let applied = b.command(BOX).args(["run", "services"]).output().unwrap();
+    assert!(applied.status.success(), "{}", String::from_utf8_lossy(&applied.stderr));
+    eventually(Duration::from_secs(20), "app to answer", || answers(b.port));
+    let once = b.command(BOX).args(["operator", "--once"]).output().unwrap();
+    assert!(once.status.success(), "{}", String::from_utf8_lossy(&once.stderr));
+
+    let view = b.box_json(&["workspace", "status", "--json"]);
+    assert_eq!(view["version"], 1);
+    let members = view["members"].as_array().unwrap();
+    assert_eq!(members.len(), 1);
+    let m = &members[0];
+    assert_eq!((&m["name"], &m["dir"]), (&json!("box"), &json!(".")));
+    assert_eq!(m["box"]["error"], Value::Null);
+    assert_eq!(m["box"]["supervisor"], json!({"error": null}));
+    let services = m["box"]["services"].as_array().unwrap();
+    let app = &services[0];
+    assert_eq!(app["name"], "app");
+    assert_eq!(
+        app["declared"],
+        json!({"cmd": format!("python3 ${{CHANT_PROJECT_DIR}}/app.py {}", b.port), "needs": [], "httpPort": b.port,
+               "duration": null, "health": format!("http://127.0.0.1:{}/health", b.port), "optional": false})
+    );
+    // The supervisor lists the expanded command line.
+    let root = b.project.path().canonicalize().unwrap();
+    assert_eq!(
+        app["listed"],
+        json!({"status": "running", "cmd": format!("python3 {}/app.py {}", root.display(), b.port),
+               "needs": [], "httpPort": b.port})
+    );
+    assert_eq!(services[1]["name"], "worker");
+    assert_eq!(services[1]["declared"]["needs"], json!(["app"]));
+    assert_eq!(services[1]["listed"]["needs"], json!(["app"]));
+    assert_eq!(services[1]["listed"]["status"], "running");
+
+    let converge = m["converge"].as_array().unwrap();
+    assert_eq!(converge.len(), 1);
+    assert_eq!(
+        (&converge[0]["op"], &converge[0]["env"], &converge[0]["error"]),
+        (&json!("converge"), &json!("box"), &Value::Null)
+    );
+    let tick = &converge[0]["lastTick"];
+    assert_eq!(tick["op"], "converge");
+    assert_eq!(tick["firedRuleIds"], json!([]));
+    assert_eq!(tick["resources"].as_array().unwrap().len(), 2);
+    assert!(tick["resources"].as_array().unwrap().iter().all(|r| r["status"] == "in-sync"), "{tick}");
+
+    let text = b.command(BOX).args(["workspace", "status"]).output().unwrap();
+    assert!(text.status.success());
+    let text = String::from_utf8(text.stdout).unwrap();
+    assert!(text.starts_with("box (.)\n"), "{text}");
+    assert!(text.lines().any(|l| l.trim_start().starts_with("app") && l.contains("running")), "{text}");
+    assert!(text.contains("converge@box: last tick "), "{text}");
+    assert!(text.contains("in-sync 2 drifted 0 unknown 0  fired -"), "{text}");
 }

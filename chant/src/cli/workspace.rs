@@ -1,0 +1,293 @@
+//! `workspace status [--json]`: each member of `chant.workspace.json`, its box services (the
+//! declaration beside what the supervisor lists) and the newest tick of each of its ConvergeOps
+//! (`lastTick`, read from the ledger).
+//!
+//! The JSON shape (one document on stdout, every key always present):
+//!
+//! ```json
+//! {"version": 1,
+//!  "members": [{"name": "box", "dir": "examples/box",
+//!    "box": null | {"error": null | "...", "supervisor": {"error": null | "..."},
+//!                   "services": [{"name": "app",
+//!                                 "declared": {"cmd", "needs", "httpPort", "duration", "health", "optional"},
+//!                                 "listed": null | {"status", "cmd", "needs", "httpPort"}}]},
+//!    "converge": [{"op": "converge", "env": "box", "lastTick": null | {tick record}, "error": null | "..."}]}]}
+//! ```
+//!
+//! `box` is `null` for a member without a box block; `box.error` says why a block is invalid (its
+//! `services` is then empty); `supervisor.error` says why the supervisor could not be listed (every
+//! `listed` is then `null`). The supervisor is listed once, only when some member has a valid box
+//! block. Exit codes: 0 shown, 2 no `chant.toml` or no readable workspace file.
+
+use std::path::Path;
+
+use clap::Args;
+use serde_json::{Value, json};
+
+use super::{Binary, Exit, run::error_chain};
+use crate::config::Config;
+use crate::ledger::{Ledger, LedgerConfig, ShardKey};
+use crate::lexicon::sprite::{self, BoxDeclaration, Listed, declaration::WORKSPACE_FILE};
+
+/// `workspace ...`.
+#[derive(Debug, Args)]
+pub struct WorkspaceArgs {
+    /// The workspace subcommand.
+    #[command(subcommand)]
+    pub command: WorkspaceCommand,
+}
+
+/// The workspace subcommands.
+#[derive(Debug, clap::Subcommand)]
+pub enum WorkspaceCommand {
+    /// Show each member's box services and the newest tick of each of its ConvergeOps
+    Status(StatusArgs),
+}
+
+/// `workspace status`.
+#[derive(Debug, Args)]
+pub struct StatusArgs {
+    /// Print one JSON document
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Runs `workspace ...`.
+pub fn cmd_workspace(binary: Binary, args: &WorkspaceArgs) -> Exit {
+    match &args.command {
+        WorkspaceCommand::Status(a) => cmd_status(binary, a),
+    }
+}
+
+fn cmd_status(binary: Binary, args: &StatusArgs) -> Exit {
+    let cwd = match std::env::current_dir() {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("error: cannot read the working directory: {e}");
+            return Exit::Usage;
+        }
+    };
+    let config = match Config::discover(&cwd) {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return Exit::Usage;
+        }
+    };
+    let ops = if binary == Binary::Stock {
+        Vec::new()
+    } else {
+        crate::catalog::Catalog::embedded().map(|c| c.converge_ops().cloned().collect()).unwrap_or_default()
+    };
+    let ledger =
+        Ledger::open(&config.root, LedgerConfig { remote: config.ledger.remote.clone(), ..LedgerConfig::default() });
+    let ledger = match ledger {
+        Ok(l) => Ok(l),
+        Err(e) => Err(error_chain(&e)),
+    };
+    let var = |k: &str| std::env::var(k).ok();
+    let settings = sprite::Settings::from_env(&var);
+    let view = match status(&config.root, &ops, ledger.as_ref(), &|| sprite::list(&settings)) {
+        Ok(v) => v,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return Exit::Usage;
+        }
+    };
+    if args.json {
+        println!("{view}");
+    } else {
+        print!("{}", render(&view));
+    }
+    Exit::Done
+}
+
+/// Builds the `workspace status` document for the project at `root`: `ops` are the ConvergeOps
+/// this binary carries, `ledger` where their ticks are read from, `list` the supervisor's listing
+/// (called at most once).
+///
+/// # Errors
+///
+/// One line when the workspace file is missing, unreadable or has no `members` list.
+pub fn status(
+    root: &Path,
+    ops: &[crate::model::OpDocument],
+    ledger: Result<&Ledger, &String>,
+    list: &dyn Fn() -> Result<Vec<Listed>, String>,
+) -> Result<Value, String> {
+    let path = root.join(WORKSPACE_FILE);
+    let text = std::fs::read_to_string(&path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    let doc: Value = serde_json::from_str(&text).map_err(|e| format!("{} is not JSON: {e}", path.display()))?;
+    let members = doc
+        .get("members")
+        .and_then(Value::as_array)
+        .ok_or_else(|| format!("{} has no members list", path.display()))?;
+    let decls: Vec<Option<Result<BoxDeclaration, String>>> = members
+        .iter()
+        .map(|m| m.get("box").map(|b| BoxDeclaration::from_value(b).map_err(|e| e.to_string())))
+        .collect();
+    let listing = if decls.iter().any(|d| matches!(d, Some(Ok(_)))) { Some(list()) } else { None };
+    let mut out = Vec::new();
+    for (m, decl) in members.iter().zip(decls) {
+        let name = m.get("name").and_then(Value::as_str).unwrap_or_default();
+        let dir = m.get("dir").and_then(Value::as_str).unwrap_or_default();
+        let boxed = decl.map(|d| box_view(d, listing.as_ref()));
+        let converge: Vec<Value> = ops
+            .iter()
+            .filter(|o| o.member.as_deref() == Some(name))
+            .map(|o| {
+                let env = o.env.clone().unwrap_or_default();
+                let (last, error) = match last_tick(ledger, name, &env, &o.name) {
+                    Ok(t) => (t, Value::Null),
+                    Err(e) => (Value::Null, Value::String(e)),
+                };
+                json!({"op": o.name, "env": env, "lastTick": last, "error": error})
+            })
+            .collect();
+        out.push(json!({"name": name, "dir": dir, "box": boxed, "converge": converge}));
+    }
+    Ok(json!({"version": 1, "members": out}))
+}
+
+fn last_tick(ledger: Result<&Ledger, &String>, member: &str, env: &str, op: &str) -> Result<Value, String> {
+    let ledger = ledger.map_err(|e| format!("the ledger could not be opened: {e}"))?;
+    let key = ShardKey::converge(Some(member), env, op).map_err(|e| error_chain(&e))?;
+    let latest = ledger.latest(&key).map_err(|e| error_chain(&e))?;
+    Ok(latest.record.map(|r| r.value).unwrap_or(Value::Null))
+}
+
+fn box_view(decl: Result<BoxDeclaration, String>, listing: Option<&Result<Vec<Listed>, String>>) -> Value {
+    let decl = match decl {
+        Ok(d) => d,
+        Err(e) => return json!({"error": e, "supervisor": {"error": Value::Null}, "services": []}),
+    };
+    let (listed, sv_error): (&[Listed], Value) = match listing {
+        Some(Ok(l)) => (l.as_slice(), Value::Null),
+        Some(Err(e)) => (&[], Value::String(e.clone())),
+        None => (&[], Value::Null),
+    };
+    let services: Vec<Value> = decl
+        .services()
+        .iter()
+        .map(|s| {
+            let seen = listed.iter().find(|l| l.name == s.name).map(
+                |l| json!({"status": l.status, "cmd": l.cmd, "needs": l.needs, "httpPort": l.http_port.flatten()}),
+            );
+            json!({
+                "name": s.name,
+                "declared": {"cmd": s.cmd, "needs": s.needs, "httpPort": s.http_port, "duration": s.duration,
+                             "health": s.health, "optional": s.optional},
+                "listed": seen,
+            })
+        })
+        .collect();
+    json!({"error": Value::Null, "supervisor": {"error": sv_error}, "services": services})
+}
+
+/// The human form of the document [`status`] builds.
+pub fn render(view: &Value) -> String {
+    use std::fmt::Write as _;
+    let s = |v: &Value| v.as_str().unwrap_or("-").to_owned();
+    let mut out = String::new();
+    for m in view["members"].as_array().map(Vec::as_slice).unwrap_or_default() {
+        let _ = writeln!(out, "{} ({})", s(&m["name"]), s(&m["dir"]));
+        let b = &m["box"];
+        if b.is_null() {
+            let _ = writeln!(out, "  box: none");
+        } else if let Some(e) = b["error"].as_str() {
+            let _ = writeln!(out, "  box: invalid: {e}");
+        } else {
+            if let Some(e) = b["supervisor"]["error"].as_str() {
+                let _ = writeln!(out, "  supervisor: unreadable: {e}");
+            }
+            for svc in b["services"].as_array().map(Vec::as_slice).unwrap_or_default() {
+                let status = match &svc["listed"] {
+                    Value::Null => "not listed".to_owned(),
+                    l => s(&l["status"]),
+                };
+                let d = &svc["declared"];
+                let mut line = format!("  {:<12} {:<11} {}", s(&svc["name"]), status, s(&d["cmd"]));
+                if let Some(h) = d["health"].as_str() {
+                    let _ = write!(line, "  health {h}");
+                }
+                if d["optional"] == Value::Bool(true) {
+                    line.push_str("  (optional)");
+                }
+                let _ = writeln!(out, "{line}");
+            }
+        }
+        for c in m["converge"].as_array().map(Vec::as_slice).unwrap_or_default() {
+            let head = format!("  {}@{}", s(&c["op"]), s(&c["env"]));
+            let t = &c["lastTick"];
+            if let Some(e) = c["error"].as_str() {
+                let _ = writeln!(out, "{head}: last tick unreadable: {e}");
+            } else if t.is_null() {
+                let _ = writeln!(out, "{head}: never ticked");
+            } else {
+                let count = |st: &str| {
+                    t["resources"]
+                        .as_array()
+                        .map(|rs| rs.iter().filter(|r| r["status"] == st).count())
+                        .unwrap_or_default()
+                };
+                let fired = t["firedRuleIds"]
+                    .as_array()
+                    .map(|f| f.iter().filter_map(Value::as_str).collect::<Vec<_>>().join(","))
+                    .filter(|f| !f.is_empty())
+                    .unwrap_or_else(|| "-".into());
+                let _ = writeln!(
+                    out,
+                    "{head}: last tick {}  in-sync {} drifted {} unknown {}  fired {fired}",
+                    s(&t["timestamp"]),
+                    count("in-sync"),
+                    count("drifted"),
+                    count("unknown")
+                );
+            }
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_invalid_block_and_an_unreadable_supervisor_are_shown_not_fatal() {
+        let dir = tempfile::tempdir().unwrap();
+        let ws = json!({"members": [
+            {"name": "plain", "dir": "a"},
+            {"name": "bad", "dir": "b", "box": {"services": [{"name": "x", "cmd": "true"}, {"name": "x", "cmd": "true"}]}},
+            {"name": "good", "dir": "c", "box": {"services": [{"name": "web", "cmd": "python3 w.py", "optional": true}]}}
+        ]});
+        std::fs::write(dir.path().join(WORKSPACE_FILE), ws.to_string()).unwrap();
+        let calls = std::cell::Cell::new(0);
+        let list = || {
+            calls.set(calls.get() + 1);
+            Err("no sprite-env".to_owned())
+        };
+        let no_ledger = "no ledger".to_owned();
+        let view = status(dir.path(), &[], Err(&no_ledger), &list).unwrap();
+        assert_eq!(calls.get(), 1, "the supervisor is listed once");
+        let ms = view["members"].as_array().unwrap();
+        assert_eq!(ms[0], json!({"name": "plain", "dir": "a", "box": null, "converge": []}));
+        assert!(ms[1]["box"]["error"].as_str().unwrap().contains("declared twice"), "{}", ms[1]);
+        assert_eq!(ms[1]["box"]["services"], json!([]));
+        assert_eq!(ms[2]["box"]["supervisor"]["error"], "no sprite-env");
+        assert_eq!(ms[2]["box"]["services"][0]["listed"], Value::Null);
+        assert_eq!(ms[2]["box"]["services"][0]["declared"]["optional"], true);
+        let text = render(&view);
+        assert!(text.contains("  box: none\n"), "{text}");
+        assert!(text.contains("supervisor: unreadable: no sprite-env"), "{text}");
+        assert!(text.contains("web          not listed  python3 w.py  (optional)"), "{text}");
+    }
+
+    #[test]
+    fn no_workspace_file_is_an_error() {
+        let dir = tempfile::tempdir().unwrap();
+        let no_ledger = String::new();
+        let e = status(dir.path(), &[], Err(&no_ledger), &|| Ok(Vec::new())).unwrap_err();
+        assert!(e.contains("cannot read"), "{e}");
+    }
+}
