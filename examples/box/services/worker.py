@@ -1,5 +1,6 @@
-"""The box's worker, which needs the app: HTTP on 127.0.0.1:<port>, answering /health with 200
-only while the app's health URL answers 200 (503 otherwise).
+"""The box's worker, which needs the app (the supervisor starts the app first): HTTP on
+127.0.0.1:<port>. /health answers 200 while the worker itself serves; / reports whether the
+app's health URL answers, so a dead app does not make the worker look broken too.
 
 Usage: python3 worker.py <port> <app health URL>
 """
@@ -20,12 +21,12 @@ def app_ok():
 
 class Handler(http.server.BaseHTTPRequestHandler):
     def do_GET(self):
-        if self.path != "/health":
-            code, body = 404, b"not found\n"
-        elif app_ok():
+        if self.path == "/health":
             code, body = 200, b"ok\n"
+        elif self.path == "/":
+            code, body = 200, b"app: up\n" if app_ok() else b"app: down\n"
         else:
-            code, body = 503, b"the app does not answer\n"
+            code, body = 404, b"not found\n"
         self.send_response(code)
         self.send_header("Content-Length", str(len(body)))
         self.end_headers()

@@ -15,3 +15,23 @@ fn the_box_ops_are_registered_as_the_seed_declares_them() {
     let restart = chant::registry::find("restart-service").unwrap();
     assert_eq!(restart.class, chant::model::ClassKind::Mutating);
 }
+
+#[test]
+fn the_root_box_block_validates_and_resolves_from_any_clone() {
+    use chant::lexicon::sprite::{BoxDeclaration, PROJECT_DIR_VAR};
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..").canonicalize().unwrap();
+    let decl = BoxDeclaration::read(&root, Some("box")).unwrap();
+    let names: Vec<&str> = decl.services().iter().map(|s| s.name.as_str()).collect();
+    assert_eq!(names, ["app", "worker", "site"]);
+    assert_eq!(decl.get("worker").unwrap().needs, ["app"]);
+    assert!(decl.get("site").unwrap().optional);
+    // Only the project root is needed: every script named by a cmd is committed in the example.
+    let shown = root.display().to_string();
+    let lookup = |k: &str| (k == PROJECT_DIR_VAR).then(|| shown.clone());
+    for s in decl.services() {
+        let argv = s.argv(&lookup).unwrap();
+        assert_eq!(argv[0], "python3", "{}", s.name);
+        assert!(std::path::Path::new(&argv[1]).is_file(), "{}: {} is not committed", s.name, argv[1]);
+        assert!(s.health.as_deref().unwrap().starts_with("http://127.0.0.1:"), "{}", s.name);
+    }
+}
