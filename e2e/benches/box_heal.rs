@@ -53,6 +53,7 @@ fn main() {
     let kills: usize = env_num("CHANT_BENCH_KILLS", 20);
     let idle = Duration::from_secs(env_num("CHANT_BENCH_IDLE_SECS", 600) as u64);
     let gap = Duration::from_secs(env_num("CHANT_BENCH_GAP_SECS", 6) as u64);
+    let modes = std::env::var("CHANT_BENCH_MODES").unwrap_or_else(|_| "ab".to_owned());
     let tmp = tempfile::Builder::new().prefix("boxbench").tempdir_in("/tmp").unwrap();
     let home = tmp.path().join("home");
     std::fs::create_dir_all(&home).unwrap();
@@ -96,7 +97,8 @@ fn main() {
     let mut chant_a = Vec::new();
     let mut monit_a = Vec::new();
     let mut last_kill = Instant::now() - gap;
-    for _ in 0..kills {
+    let kills_a = if modes.contains('a') { kills } else { 0 };
+    for _ in 0..kills_a {
         pause_until(last_kill + gap);
         last_kill = Instant::now();
         chant_a.push(chant_heal(&chant_env, &ledger, &key, port));
@@ -107,45 +109,21 @@ fn main() {
         }
     }
     op.drain();
-    println!("mode (a): operator --interval 1s vs Monit `set daemon 1`");
-    row("chant operator --interval 1s", &chant_a);
-    if monit.is_some() {
-        row("monit (set daemon 1, under tini -s)", &monit_a);
-        ratios("chant / monit", &chant_a, &monit_a);
+    if kills_a == 0 {
+        println!("mode (a): not run (CHANT_BENCH_MODES={modes})");
+    } else {
+        mode_a(&chant_a, &monit_a, monit.is_some());
+        cpu_while_healthy(&op, sv_daemon, monit.as_ref(), &chant_env, &ledger, &key, idle);
     }
-
-    // CPU while healthy, both daemons running side by side.
-    let app_pid = sv_pid(&chant_env, "app");
-    let roots_chant = [op.child.id() as i32, sv_daemon];
-    let roots_monit: Vec<i32> = monit.as_ref().map(|m| vec![m.tini.id() as i32, m.monit_pid()]).unwrap_or_default();
-    let services: Vec<i32> =
-        [Some(app_pid), monit.as_ref().and_then(|m| read_pid(&m.pidfile))].into_iter().flatten().collect();
-    let t0 = Instant::now();
-    let c0 = cpu(&roots_chant);
-    let m0 = cpu(&roots_monit);
-    let s0 = cpu(&services);
-    let ticks0 = ledger.read(&key).unwrap().records.len();
-    std::thread::sleep(idle);
-    let span = t0.elapsed().as_secs_f64();
-    let c1 = cpu(&roots_chant);
-    let m1 = cpu(&roots_monit);
-    let s1 = cpu(&services);
-    let ticks = ledger.read(&key).unwrap().records.len() - ticks0;
-    let per_hour = |a: f64, b: f64| (b - a) * 3600.0 / span;
-    println!("CPU while healthy over {span:.0} s ({ticks} chant ticks recorded in it):");
-    println!("  chant (operator + its reaped children + sprite-env daemon)  {:>8.2} CPU s/hour", per_hour(c0, c1));
-    if monit.is_some() {
-        println!("  monit (tini + monit + reaped children)                      {:>8.2} CPU s/hour", per_hour(m0, m1));
-        println!(
-            "  ratio chant / monit                                         {:>8.2}x",
-            (c1 - c0) / (m1 - m0).max(1e-9)
-        );
-    }
-    println!("  the two services themselves (left out above)                {:>8.2} CPU s/hour", per_hour(s0, s1));
     op.stop();
 
     // Mode (b): the default interval, woken by the supervisor's change signal.
+    if !modes.contains('b') {
+        println!("mode (b): not run (CHANT_BENCH_MODES={modes})");
+        return;
+    }
     let mut op = Operator::start(&chant_env, None);
+
     let subscribed =
         op.wait_for(Duration::from_secs(20), |l| l.contains("sprite-env") && l.contains("change signal subscribed"));
     if subscribed {
@@ -160,13 +138,13 @@ fn main() {
         }
         println!("mode (b): operator at its default interval, woken by the supervisor's change signal");
         row("chant operator (default interval + signal)", &chant_b);
-        if monit.is_some() {
+        if !monit_a.is_empty() {
             ratios("chant (b) / monit (a)", &chant_b, &monit_a);
         }
     } else {
         op.drain();
         println!("mode (b): not measured: the operator printed no sprite-env change signal subscription in 20 s");
-        for l in op.seen.iter().filter(|l| l.contains("signal")) {
+        for l in op.seen.iter().take(10) {
             println!("  operator said: {l}");
         }
     }
@@ -187,6 +165,54 @@ impl Drop for StandIn {
             .stdin(Stdio::null())
             .output();
     }
+}
+
+fn mode_a(chant_a: &[Duration], monit_a: &[Duration], monit: bool) {
+    println!("mode (a): operator --interval 1s vs Monit `set daemon 1`");
+    row("chant operator --interval 1s", chant_a);
+    if monit {
+        row("monit (set daemon 1, under tini -s)", monit_a);
+        ratios("chant / monit", chant_a, monit_a);
+    }
+}
+
+/// CPU while healthy, both daemons running side by side, over `idle`.
+fn cpu_while_healthy(
+    op: &Operator,
+    sv_daemon: i32,
+    monit: Option<&Monit>,
+    chant_env: &ChantEnv,
+    ledger: &Ledger,
+    key: &ShardKey,
+    idle: Duration,
+) {
+    // CPU while healthy, both daemons running side by side.
+    let app_pid = sv_pid(chant_env, "app");
+    let roots_chant = [op.child.id() as i32, sv_daemon];
+    let roots_monit: Vec<i32> = monit.map(|m| vec![m.tini.id() as i32, m.monit_pid()]).unwrap_or_default();
+    let services: Vec<i32> = [Some(app_pid), monit.and_then(|m| read_pid(&m.pidfile))].into_iter().flatten().collect();
+    let t0 = Instant::now();
+    let c0 = cpu(&roots_chant);
+    let m0 = cpu(&roots_monit);
+    let s0 = cpu(&services);
+    let ticks0 = ledger.read(key).unwrap().records.len();
+    std::thread::sleep(idle);
+    let span = t0.elapsed().as_secs_f64();
+    let c1 = cpu(&roots_chant);
+    let m1 = cpu(&roots_monit);
+    let s1 = cpu(&services);
+    let ticks = ledger.read(key).unwrap().records.len() - ticks0;
+    let per_hour = |a: f64, b: f64| (b - a) * 3600.0 / span;
+    println!("CPU while healthy over {span:.0} s ({ticks} chant ticks recorded in it):");
+    println!("  chant (operator + its reaped children + sprite-env daemon)  {:>8.2} CPU s/hour", per_hour(c0, c1));
+    if monit.is_some() {
+        println!("  monit (tini + monit + reaped children)                      {:>8.2} CPU s/hour", per_hour(m0, m1));
+        println!(
+            "  ratio chant / monit                                         {:>8.2}x",
+            (c1 - c0) / (m1 - m0).max(1e-9)
+        );
+    }
+    println!("  the two services themselves (left out above)                {:>8.2} CPU s/hour", per_hour(s0, s1));
 }
 
 /// One chant heal: kill -9 the app, time until it answers again, then check the ledger.
