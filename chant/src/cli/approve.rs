@@ -5,7 +5,7 @@ use clap::Args;
 
 use super::{Binary, Exit, run::error_chain};
 use crate::gate::{Decision, FactKind, GateFact};
-use crate::ledger::{Ledger, LedgerConfig, RecordKind, ShardKey};
+use crate::ledger::{Ledger, RecordKind, ShardKey};
 
 /// Approve a gate a run stopped at, or clear it with --expire
 #[derive(Debug, Args)]
@@ -40,27 +40,9 @@ pub fn cmd_approve(binary: Binary, args: &ApproveArgs) -> Exit {
         eprintln!("error: --url {u:?} is not an http:// or https:// URL; pass the address where the approval happened");
         return Exit::Usage;
     }
-    let cwd = match std::env::current_dir() {
-        Ok(c) => c,
-        Err(e) => {
-            eprintln!("error: cannot read the working directory: {e}");
-            return Exit::Usage;
-        }
-    };
-    let (root, remote) = match crate::config::Config::discover(&cwd) {
-        Ok(c) => (c.root.clone(), c.ledger.remote.clone()),
-        Err(crate::config::Error::NotFound { .. }) => (cwd.clone(), None),
-        Err(e) => {
-            eprintln!("error: {e}");
-            return Exit::Usage;
-        }
-    };
-    let ledger = match Ledger::open(&root, LedgerConfig { remote, ..LedgerConfig::default() }) {
+    let ledger = match super::open_ledger() {
         Ok(l) => l,
-        Err(e) => {
-            eprintln!("error: {}", error_chain(&e));
-            return Exit::Usage;
-        }
+        Err(exit) => return exit,
     };
     let known = crate::registry::find(&args.op);
     if known.is_none() {

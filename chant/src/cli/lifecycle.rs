@@ -130,19 +130,9 @@ fn cmd_diff(args: &DiffArgs) -> Exit {
         eprintln!("error: {m}");
         return Exit::Usage;
     }
-    let cwd = match std::env::current_dir() {
-        Ok(c) => c,
-        Err(e) => {
-            eprintln!("error: cannot read the working directory: {e}");
-            return Exit::Usage;
-        }
-    };
-    let project = match Project::open(&cwd) {
+    let project = match super::open_project() {
         Ok(p) => p,
-        Err(e) => {
-            eprintln!("error: {}", super::run::error_chain(&e));
-            return Exit::Usage;
-        }
+        Err(exit) => return exit,
     };
     let member = member_of(&project, &args.env);
     let diff = match diff(&project, member.as_deref(), &args.env) {

@@ -136,6 +136,40 @@ fn dispatch(binary: Binary, default: DefaultCommand) -> Exit {
     }
 }
 
+/// Opens the project around the working directory, printing why not (exit 2).
+pub(crate) fn open_project() -> Result<crate::project::Project, Exit> {
+    let cwd = std::env::current_dir().map_err(|e| {
+        eprintln!("error: cannot read the working directory: {e}");
+        Exit::Usage
+    })?;
+    crate::project::Project::open(&cwd).map_err(|e| {
+        eprintln!("error: {}", run::error_chain(&e));
+        Exit::Usage
+    })
+}
+
+/// Opens the ledger for commands that need only it: the project's (with its remote) when there
+/// is a chant.toml, else the repository around the working directory, local only.
+pub(crate) fn open_ledger() -> Result<crate::ledger::Ledger, Exit> {
+    let cwd = std::env::current_dir().map_err(|e| {
+        eprintln!("error: cannot read the working directory: {e}");
+        Exit::Usage
+    })?;
+    let (root, remote) = match crate::config::Config::discover(&cwd) {
+        Ok(c) => (c.root.clone(), c.ledger.remote.clone()),
+        Err(crate::config::Error::NotFound { .. }) => (cwd, None),
+        Err(e) => {
+            eprintln!("error: {e}");
+            return Err(Exit::Usage);
+        }
+    };
+    let config = crate::ledger::LedgerConfig { remote, ..crate::ledger::LedgerConfig::default() };
+    crate::ledger::Ledger::open(&root, config).map_err(|e| {
+        eprintln!("error: {}", run::error_chain(&e));
+        Exit::Usage
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use clap::CommandFactory;

@@ -6,18 +6,14 @@
 //! configuration error (a malformed duration, `--since` or `--limit`, no project, the stock
 //! binary asked to tick).
 
-use std::path::PathBuf;
 use std::sync::Arc;
 
 use clap::{Args, Subcommand};
 
 use super::run::error_chain;
-use super::{Binary, Exit};
-use crate::config::Config;
+use super::{Binary, Exit, open_ledger, open_project};
 use crate::lease::LeaseStore;
-use crate::ledger::{Ledger, LedgerConfig};
 use crate::operator::{self, Daemon, Ending, OperatorConfig, status};
-use crate::project::Project;
 use crate::tick::Dispatcher;
 
 /// Tick every ConvergeOp on its schedule under its lease, or show what the operator did
@@ -161,38 +157,6 @@ fn cmd_daemon(binary: Binary, args: &OperatorArgs) -> Exit {
         Ending::TickFailed if args.once => Exit::Failed,
         Ending::TickFailed => Exit::Done,
     }
-}
-
-fn open_project() -> Result<Project, Exit> {
-    let cwd = std::env::current_dir().map_err(|e| {
-        eprintln!("error: cannot read the working directory: {e}");
-        Exit::Usage
-    })?;
-    Project::open(&cwd).map_err(|e| {
-        eprintln!("error: {}", error_chain(&e));
-        Exit::Usage
-    })
-}
-
-/// Opens the ledger for the views: the project's (with its remote) when there is a chant.toml,
-/// else the repository around the working directory, local only.
-fn open_ledger() -> Result<Ledger, Exit> {
-    let cwd = std::env::current_dir().map_err(|e| {
-        eprintln!("error: cannot read the working directory: {e}");
-        Exit::Usage
-    })?;
-    let (root, remote): (PathBuf, Option<String>) = match Config::discover(&cwd) {
-        Ok(c) => (c.root.clone(), c.ledger.remote.clone()),
-        Err(crate::config::Error::NotFound { .. }) => (cwd, None),
-        Err(e) => {
-            eprintln!("error: {e}");
-            return Err(Exit::Usage);
-        }
-    };
-    Ledger::open(&root, LedgerConfig { remote, ..LedgerConfig::default() }).map_err(|e| {
-        eprintln!("error: {}", error_chain(&e));
-        Exit::Usage
-    })
 }
 
 /// The ConvergeOps this binary carries (none in the stock binary).

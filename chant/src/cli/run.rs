@@ -59,20 +59,7 @@ fn open(binary: Binary, verb: &str, op: &str) -> Result<(Project, OpDocument), E
         }
         return Err(Exit::Usage);
     }
-    let cwd = match std::env::current_dir() {
-        Ok(c) => c,
-        Err(e) => {
-            eprintln!("error: cannot read the working directory: {e}");
-            return Err(Exit::Usage);
-        }
-    };
-    let project = match Project::open(&cwd) {
-        Ok(p) => p,
-        Err(e) => {
-            eprintln!("error: {}", error_chain(&e));
-            return Err(Exit::Usage);
-        }
-    };
+    let project = super::open_project()?;
     let Some(doc) = project.catalog.get(op).cloned() else {
         eprintln!("error: op `{op}` is registered but missing from the catalog");
         return Err(Exit::Usage);
