@@ -36,6 +36,9 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, missing_docs)]
 
+mod support;
+use support::{git, hermetic};
+
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -444,27 +447,4 @@ fn fmax(samples: &[f64]) -> f64 {
 
 fn ms(d: Duration) -> f64 {
     d.as_secs_f64() * 1000.0
-}
-
-/// A child with no configuration of the developer's: an empty environment plus `PATH`, a
-/// temporary `HOME`, no system or global git configuration, a fixed identity.
-fn hermetic(program: &str, home: &Path, dir: &Path) -> Command {
-    let mut cmd = Command::new(program);
-    cmd.env_clear().current_dir(dir).stdin(Stdio::null());
-    if let Some(path) = std::env::var_os("PATH") {
-        cmd.env("PATH", path);
-    }
-    cmd.env("HOME", home)
-        .env("GIT_CONFIG_NOSYSTEM", "1")
-        .env("GIT_CONFIG_GLOBAL", "/dev/null")
-        .env("GIT_AUTHOR_NAME", "Bench")
-        .env("GIT_AUTHOR_EMAIL", "bench@e2e.invalid")
-        .env("GIT_COMMITTER_NAME", "Bench")
-        .env("GIT_COMMITTER_EMAIL", "bench@e2e.invalid");
-    cmd
-}
-
-fn git(home: &Path, dir: &Path, args: &[&str]) {
-    let out = hermetic("git", home, dir).args(args).output().unwrap();
-    assert!(out.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&out.stderr));
 }
