@@ -1,9 +1,12 @@
 //! The redactor: the one filter every printed or recorded text passes through.
 //!
 //! It removes the values of secret variables named in configuration, the password of any URL
-//! userinfo (`scheme://user:pass@host` and the scheme-less `user:pass@host/`), and tokens of the
-//! well-known credential formats (PEM blocks, JWTs, `Authorization`/bearer values, GitHub, GitLab,
-//! OpenAI, Stripe, Slack, AWS, Google and npm keys). [`sanitise`] additionally trims free text that
+//! userinfo (`scheme://user:pass@host`, up to the last `@` before the host, so a password holding
+//! `/ # ? @`, spaces or non-ASCII goes whole; and the scheme-less `user:pass@host/`), a known token
+//! used as the whole userinfo (`https://ghp_...@github.com/`), the value of an assignment whose
+//! key names a secret (`GITHUB_TOKEN=...`, `?access_token=...`, `password=...`), and tokens of the
+//! well-known credential formats wherever they start at a word boundary (PEM blocks, JWTs,
+//! `Authorization`/bearer values, GitHub, GitLab, OpenAI, Stripe, Slack, AWS, Google and npm keys). [`sanitise`] additionally trims free text that
 //! comes from outside chant (child output, error messages) to one recordable line.
 
 /// The text that replaces a secret.
@@ -128,9 +131,67 @@ fn is_userinfo_char(c: char) -> bool {
         || matches!(c, '.' | '-' | '_' | '~' | '%' | '!' | '$' | '&' | '\'' | '(' | ')' | '*' | '+' | ',' | ';' | '=')
 }
 
-/// Replaces the password of `user:password@host` (with or without a scheme). Without a scheme the
-/// host must be followed by `/`, whitespace or the end, so `nginx:1.25@sha256:...` is left alone.
+/// Replaces the password of `user:password@host` (with or without a scheme) and a known token
+/// used as the whole userinfo (`https://ghp_...@github.com/`, git's own error format).
 fn redact_userinfo(text: &str) -> String {
+    redact_schemeless_userinfo(&redact_scheme_userinfo(text))
+}
+
+/// Returns true for a character that may end a host (what follows `host` in a URL or in text).
+fn ends_host(c: char) -> bool {
+    c.is_whitespace() || matches!(c, '/' | '?' | '#' | '\'' | '"' | ')' | '>' | ',' | ';' | '`')
+}
+
+/// Returns the byte length of the host at the start of `rest` when one is there: at least one
+/// host character, followed by the end, a port, a path, a query or a closing delimiter.
+fn host_at(rest: &str) -> Option<usize> {
+    let len = rest.find(|c: char| !is_host_char(c)).unwrap_or(rest.len());
+    let next = rest[len..].chars().next();
+    (len > 0 && next.is_none_or(ends_host)).then_some(len)
+}
+
+/// Redacts the userinfo secret of every `scheme://` URL. The password runs from the first `:`
+/// after the user to the *last* `@` on the line that is followed by a host, so a password
+/// holding `/ # ? @`, spaces or non-ASCII characters is removed whole.
+fn redact_scheme_userinfo(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(at) = rest.find("://") {
+        let (before, after) = rest.split_at(at + 3);
+        out.push_str(before);
+        // The userinfo can only reach as far as the end of the line or the next URL.
+        let line_end = after.find(['\n', '\r']).unwrap_or(after.len());
+        let limit = after[..line_end].find("://").map_or(line_end, |n| {
+            // Back up to the start of the next URL's scheme.
+            after[..n]
+                .rfind(|c: char| !(c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.')))
+                .map_or(0, |b| b + 1)
+        });
+        let segment = &after[..limit];
+        let user_len = segment.find(|c: char| !is_userinfo_char(c)).unwrap_or(segment.len());
+        let user = &segment[..user_len];
+        let at_sign = segment.char_indices().rev().find(|(i, c)| *c == '@' && host_at(&segment[i + 1..]).is_some());
+        match (segment[user_len..].chars().next(), at_sign) {
+            (Some(':'), Some((a, _))) if a > user_len && !user.is_empty() => {
+                out.push_str(user);
+                out.push(':');
+                out.push_str(REDACTED);
+                rest = &after[a..];
+            }
+            (Some('@'), _) if is_token(user) => {
+                out.push_str(REDACTED);
+                rest = &after[user_len..];
+            }
+            _ => rest = after,
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
+/// Replaces the password of a scheme-less `user:password@host`, whose host must be followed by
+/// `/`, whitespace or the end, so `nginx:1.25@sha256:...` is left alone.
+fn redact_schemeless_userinfo(text: &str) -> String {
     let chars: Vec<char> = text.chars().collect();
     let mut out = String::with_capacity(text.len());
     let mut i = 0;
@@ -147,13 +208,11 @@ fn redact_userinfo(text: &str) -> String {
                 while u > 0 && is_userinfo_char(chars[u - 1]) {
                     u -= 1;
                 }
-                let has_scheme = u >= 3 && chars[u - 1] == '/' && chars[u - 2] == '/' && chars[u - 3] == ':';
                 let mut h = i + 1;
                 while h < chars.len() && is_host_char(chars[h]) {
                     h += 1;
                 }
-                let host_ok =
-                    h > i + 1 && (h == chars.len() || chars[h] == '/' || chars[h].is_whitespace() || has_scheme);
+                let host_ok = h > i + 1 && (h == chars.len() || chars[h] == '/' || chars[h].is_whitespace());
                 let image_ref = is_digest(&chars[i + 1..h].iter().collect::<String>());
                 if u < colon && host_ok && !image_ref {
                     // Remove the password already copied to `out`.
@@ -203,43 +262,109 @@ fn token_char(c: char) -> bool {
     c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.' | '=' | '+' | '/')
 }
 
+/// Key names whose value is a secret wherever it is assigned (`access_token=...`,
+/// `GITHUB_TOKEN=...`, `password=...`): matched case-insensitively, whole or as the key's last
+/// `_`/`-` separated part(s).
+const SECRET_KEYS: &[&str] = &[
+    "token",
+    "secret",
+    "password",
+    "passwd",
+    "pwd",
+    "apikey",
+    "api_key",
+    "api-key",
+    "access_key",
+    "secret_key",
+    "private_key",
+    "client_secret",
+    "credentials",
+    "auth",
+    "signature",
+];
+
+/// Returns true when `key` (the text before an `=`) names a secret.
+fn is_secret_key(key: &str) -> bool {
+    let key = key.to_ascii_lowercase();
+    SECRET_KEYS.iter().any(|k| {
+        key == *k
+            || key.strip_suffix(k).is_some_and(|head| head.ends_with('_') || head.ends_with('-') || head.ends_with('.'))
+    })
+}
+
 fn redact_tokens(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     let mut word = String::new();
-    let flush = |word: &mut String, out: &mut String| {
-        if is_token(word) {
-            out.push_str(REDACTED);
-        } else {
-            out.push_str(word);
-        }
-        word.clear();
-    };
     let mut prev_bearer = false;
     for c in text.chars() {
         if token_char(c) {
             word.push(c);
-        } else {
-            if prev_bearer && word.len() >= 8 {
-                out.push_str(REDACTED);
-                word.clear();
-            } else {
-                let lower = word.to_ascii_lowercase();
-                let is_scheme = lower == "bearer" || lower == "basic" || lower == "token";
-                flush(&mut word, &mut out);
-                if is_scheme && c == ' ' {
-                    prev_bearer = true;
-                    out.push(c);
-                    continue;
-                }
-            }
+            continue;
+        }
+        if prev_bearer && word.len() >= 8 {
+            out.push_str(REDACTED);
+            word.clear();
             prev_bearer = false;
             out.push(c);
+            continue;
         }
+        let lower = word.to_ascii_lowercase();
+        let is_scheme = lower == "bearer" || lower == "basic" || lower == "token";
+        let blank = c == ' ' || c == '\t';
+        // `Bearer x`, `Bearer<TAB>x`, `Bearer   x`: the scheme and its value on one line.
+        prev_bearer = blank && (is_scheme || prev_bearer && word.is_empty());
+        out.push_str(&redact_word(&word));
+        word.clear();
+        out.push(c);
     }
     if prev_bearer && word.len() >= 8 {
         out.push_str(REDACTED);
     } else {
-        flush(&mut word, &mut out);
+        out.push_str(&redact_word(&word));
+    }
+    out
+}
+
+/// Redacts inside one word: the value of every `secret_key=value` assignment, and every token
+/// of a known format that starts at a boundary (the word's start or after a character that is
+/// not alphanumeric: `GITHUB_TOKEN=ghp_...`, `?id=AKIA...`, `//ghp_...`).
+fn redact_word(word: &str) -> String {
+    if is_token(word) {
+        return REDACTED.to_owned();
+    }
+    let mut out = String::with_capacity(word.len());
+    let mut i = 0;
+    let bytes = word.as_bytes();
+    while i < word.len() {
+        let boundary = i == 0 || !bytes[i - 1].is_ascii_alphanumeric();
+        if boundary {
+            // `key=value`: the key runs from here to the `=`.
+            if let Some(eq) = word[i..].find('=').map(|e| i + e) {
+                let key = &word[i..eq];
+                let value_end = word[eq + 1..].find(['&', ';', ',']).map_or(word.len(), |e| eq + 1 + e);
+                let value = &word[eq + 1..value_end];
+                let plain_key = !key.is_empty()
+                    && key.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-' || b == b'.');
+                if plain_key && is_secret_key(key) && value.len() >= 4 {
+                    out.push_str(key);
+                    out.push('=');
+                    out.push_str(REDACTED);
+                    i = value_end;
+                    continue;
+                }
+            }
+            let body_end = word[i..]
+                .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '-'))
+                .map_or(word.len(), |e| i + e);
+            if body_end > i && is_token(&word[i..body_end]) {
+                out.push_str(REDACTED);
+                i = body_end;
+                continue;
+            }
+        }
+        let Some(c) = word[i..].chars().next() else { break };
+        out.push(c);
+        i += c.len_utf8();
     }
     out
 }
@@ -330,6 +455,68 @@ mod tests {
         assert_eq!(r.redact("Authorization: Bearer abcdefgh12345678"), "Authorization: Bearer [redacted]");
         // Ordinary words are not tokens.
         assert_eq!(r.redact("sk-ip the ask- task"), "sk-ip the ask- task");
+    }
+
+    #[test]
+    fn tokens_after_an_assignment_or_in_a_query_are_removed() {
+        let r = Redactor::default();
+        let ghp = "ghp_abcdefghijklmnopqrstuvwxyz0123456789";
+        for (text, secret) in [
+            (format!("GITHUB_TOKEN={ghp} git push"), ghp),
+            ("curl https://api.example.invalid/x?access_token=Zm9vYmFyYmF6cXV4&page=2".to_owned(), "Zm9vYmFyYmF6cXV4"),
+            ("aws_access_key_id=AKIAIOSFODNN7EXAMPLE region=x".to_owned(), "AKIAIOSFODNN7EXAMPLE"),
+            ("password=hunter2hunter2 user=app".to_owned(), "hunter2hunter2"),
+            ("X-Amz-Signature=0a1b2c3d4e5f&X-Amz-Date=1".to_owned(), "0a1b2c3d4e5f"),
+            (format!("export API_KEY={ghp}"), ghp),
+        ] {
+            let out = r.redact(&text);
+            assert!(!out.contains(secret), "{secret} survived in {out}");
+            assert!(out.contains(REDACTED), "{out}");
+        }
+        // The key stays readable, and ordinary assignments are left alone.
+        assert_eq!(r.redact("GITHUB_TOKEN=ghp_abcdefghijklmnopqrstuvwxyz0123456789"), "GITHUB_TOKEN=[redacted]");
+        assert_eq!(r.redact("page=2 mode=0644 name=token"), "page=2 mode=0644 name=token");
+    }
+
+    #[test]
+    fn tokens_as_url_userinfo_are_removed() {
+        let r = Redactor::default();
+        let ghp = "ghp_abcdefghijklmnopqrstuvwxyz0123456789";
+        let git = format!(
+            "fatal: unable to access 'https://{ghp}@github.com/o/r.git/': The requested URL returned error: 403"
+        );
+        let out = r.redact(&git);
+        assert!(!out.contains(ghp), "{out}");
+        assert!(out.contains("@github.com/o/r.git/"), "{out}");
+        let out = r.redact(&format!("https://x-access-token:{ghp}@github.com/o/r"));
+        assert_eq!(out, "https://x-access-token:[redacted]@github.com/o/r");
+        // A plain user is not a secret.
+        assert_eq!(r.redact("ssh://git@github.com/o/r"), "ssh://git@github.com/o/r");
+    }
+
+    #[test]
+    fn url_passwords_with_reserved_spaces_or_non_ascii_characters_are_removed_whole() {
+        let r = Redactor::default();
+        for pw in ["p/ss", "p#ss", "p?ss", "pa ss word", "pässwörd", "p@ss", "a/b#c?d e@f"] {
+            let url = format!("postgres://app:{pw}@127.0.0.1:5432/app failed");
+            let out = r.redact(&url);
+            assert_eq!(out, "postgres://app:[redacted]@127.0.0.1:5432/app failed", "{pw}");
+            assert!(has_url_password(&url), "{pw}");
+            assert_eq!(strip_url_password(&url), "postgres://app@127.0.0.1:5432/app failed", "{pw}");
+        }
+        // Two URLs on a line: the second's userinfo is its own.
+        assert_eq!(
+            r.redact("from postgres://a:x1@h1/db to postgres://b:y2@h2/db"),
+            "from postgres://a:[redacted]@h1/db to postgres://b:[redacted]@h2/db"
+        );
+    }
+
+    #[test]
+    fn bearer_values_after_any_blank_are_removed() {
+        let r = Redactor::default();
+        assert_eq!(r.redact("Authorization: Bearer\tabcdefgh12345678"), "Authorization: Bearer\t[redacted]");
+        assert_eq!(r.redact("Authorization: Bearer   abcdefgh12345678"), "Authorization: Bearer   [redacted]");
+        assert_eq!(r.redact("the bearer of bad news"), "the bearer of bad news");
     }
 
     #[test]
