@@ -13,6 +13,9 @@
 //!   `skipped-budget`, never queued.
 //! - A dial never grants more than its matrix: a refused dispatch is `reported` before any budget
 //!   is used.
+//! - A rule whose predicate reads `adopt_count` never dispatches a mutating op: the macros and the
+//!   loader refuse such a table, and the planner refuses the dispatch again (the backstop for a
+//!   table that did not come through either).
 //! - Flap damping reads only the newest tick record's run lengths, so it survives restarts.
 //!
 //! # Assumptions

@@ -165,6 +165,11 @@ fn step(
         out.outcomes.push(o);
         return;
     }
+    if class != ClassKind::ReadOnly && rule.when.references(contract::ADOPT_FIELD) {
+        o.reason = Some(format!("runtime backstop: {}", contract::adopt_refusal(&target, false)));
+        out.outcomes.push(o);
+        return;
+    }
     if *dispatched >= input.budget {
         o.action = Action::SkippedBudget;
         o.reason = Some(format!("the budget of {} dispatch(es) per tick is used; not queued", input.budget));

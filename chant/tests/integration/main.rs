@@ -11,6 +11,7 @@ mod behaviour_http;
 mod behaviour_screen;
 mod files;
 mod guard;
+mod honesty_props;
 mod lease;
 mod ledger;
 mod macros;
