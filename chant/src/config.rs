@@ -8,6 +8,7 @@
 //! ```toml
 //! [project]
 //! name = "chant-examples"
+//! bin = "staging"              # optional: the project binary the stock `chant` runs
 //!
 //! [ledger]
 //! remote = "origin"            # optional; without it the ledger and leases are local-only
@@ -25,6 +26,9 @@ use serde::Deserialize;
 
 /// The file name chant looks for.
 pub const FILE_NAME: &str = "chant.toml";
+
+/// The file beside `chant.toml` that lists the workspace's members.
+pub const WORKSPACE_FILE: &str = "chant.workspace.json";
 
 /// Errors of [`Config::discover`] and [`Config::load`].
 #[derive(Debug, thiserror::Error)]
@@ -60,6 +64,11 @@ pub enum Error {
 pub struct Project {
     /// The project's name (stamped into ownership markers).
     pub name: String,
+    /// The project binary's bin target (`staging`): the stock `chant` builds and runs it for
+    /// every command that needs the project's ops. A workspace member may name its own in
+    /// `chant.workspace.json` (`"bin": "box"`).
+    #[serde(default)]
+    pub bin: Option<String>,
 }
 
 /// `[ledger]`.

@@ -16,6 +16,7 @@
 //! `--json` prints one record as a single line on stdout; diagnostics go to stderr.
 
 pub mod approve;
+pub mod delegate;
 pub mod lifecycle;
 pub mod operator;
 pub mod ops;
@@ -74,9 +75,26 @@ pub enum Binary {
 #[derive(Debug, Parser)]
 #[command(version, about, long_about = None, disable_help_subcommand = true)]
 pub struct Cli {
+    /// Build the project binary with `--release` (the stock `chant`, when it builds one)
+    #[arg(long, global = true)]
+    pub release: bool,
     /// The subcommand.
     #[command(subcommand)]
     pub command: Option<Command>,
+}
+
+impl Command {
+    /// Returns true for the commands that need the project's ops, which the stock binary hands
+    /// to the project binary inside a project: `run`, `tick`, `lifecycle`, `workspace`, `ops`
+    /// (the list, not `ops check`) and `operator` (the daemon, not `status` or `log`).
+    pub fn needs_ops(&self) -> bool {
+        match self {
+            Command::Run(_) | Command::Tick(_) | Command::Lifecycle(_) | Command::Workspace(_) => true,
+            Command::Ops(a) => a.command.is_none(),
+            Command::Operator(a) => a.command.is_none(),
+            Command::Approve(_) => false,
+        }
+    }
 }
 
 /// The subcommands.
@@ -111,12 +129,23 @@ pub fn project_main(default: DefaultCommand) -> ExitCode {
 fn dispatch(binary: Binary, default: DefaultCommand) -> Exit {
     let cli = match Cli::try_parse() {
         Ok(c) => c,
+        Err(e) if e.kind() == clap::error::ErrorKind::DisplayVersion => {
+            print_version(binary);
+            return Exit::Done;
+        }
         Err(e) => {
             let usage = e.use_stderr();
             let _ = e.print();
             return if usage { Exit::Usage } else { Exit::Done };
         }
     };
+    if binary == Binary::Stock
+        && let Some(command) = &cli.command
+        && command.needs_ops()
+        && let Some(exit) = hand_over(command, cli.release)
+    {
+        return exit;
+    }
     match cli.command {
         Some(Command::Ops(args)) => ops::cmd_ops(binary, &args),
         Some(Command::Run(args)) => run::cmd_run(binary, &args),
@@ -134,6 +163,92 @@ fn dispatch(binary: Binary, default: DefaultCommand) -> Exit {
             }
         },
     }
+}
+
+/// Hands `command` to the project binary when the working directory is in a project; `None`
+/// outside any project (the stock binary then answers itself, saying what it looked for).
+fn hand_over(command: &Command, release: bool) -> Option<Exit> {
+    let cwd = std::env::current_dir().ok()?;
+    let bins = match delegate::resolve(&cwd, release) {
+        Ok(b) => b,
+        Err(e @ (delegate::Error::NotInProject { .. } | delegate::Error::NoWorkspace { .. })) => {
+            eprintln!("note: {e}");
+            return None;
+        }
+        Err(e) => {
+            eprintln!("error: {}", run::error_chain(&e));
+            return Some(Exit::Usage);
+        }
+    };
+    let args: Vec<std::ffi::OsString> = std::env::args_os().skip(1).collect();
+    let op = match command {
+        Command::Run(a) => Some(a.op.as_str()),
+        Command::Tick(a) => Some(a.op.as_str()),
+        _ => None,
+    };
+    let chosen = match (op, command) {
+        (Some(op), _) => delegate::carrying(&bins, op),
+        (None, Command::Operator(_)) if bins.len() > 1 => return Some(delegate::operator(&bins, &args)),
+        (None, _) => bins.first().ok_or(delegate::Error::Ambiguous { candidates: Vec::new() }),
+    };
+    match chosen {
+        Ok(bin) => Some(delegate::exec(bin, &args)),
+        Err(e) => {
+            eprintln!("error: {}", run::error_chain(&e));
+            Some(Exit::Usage)
+        }
+    }
+}
+
+/// Prints `--version`: chant's version, and for a project binary its name, the number of ops it
+/// carries and their digest; the stock binary inside a project adds each project binary's line.
+fn print_version(binary: Binary) {
+    let chant = env!("CARGO_PKG_VERSION");
+    match binary {
+        Binary::Project => println!("{}", project_version_line()),
+        Binary::Stock => {
+            println!("chant {chant}");
+            let Ok(cwd) = std::env::current_dir() else { return };
+            match delegate::resolve(&cwd, false) {
+                Ok(bins) => {
+                    for b in bins {
+                        let mut spec = crate::exec::Spec::new(&b.path);
+                        spec.args = vec!["--version".into()];
+                        match crate::exec::run(&spec) {
+                            Ok(out) if out.success() => print!("{}", out.stdout),
+                            Ok(out) => eprintln!("warning: {} --version: {}", b.name, crate::redact::sanitise(&out.stderr)),
+                            Err(e) => eprintln!("warning: cannot run {}: {e}", b.path.display()),
+                        }
+                    }
+                }
+                Err(delegate::Error::NotInProject { .. } | delegate::Error::NoWorkspace { .. }) => {}
+                Err(e) => eprintln!("warning: {}", run::error_chain(&e)),
+            }
+        }
+    }
+}
+
+/// The version line of a project binary: `<bin> (project <name>): chant <version>, <n> ops, ops
+/// digest fnv1a64:<hex>`; the digest covers every embedded op.json, in name order.
+pub fn project_version_line() -> String {
+    let bin = std::env::current_exe()
+        .ok()
+        .and_then(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()))
+        .unwrap_or_else(|| "project".into());
+    let mut ops = crate::registry::ops();
+    ops.sort_by(|a, b| a.name.cmp(b.name));
+    let mut bytes = Vec::new();
+    for o in &ops {
+        bytes.extend_from_slice(o.json.as_bytes());
+        bytes.push(b'\n');
+    }
+    let digest = crate::model::contract::fnv1a64(&bytes);
+    let project = std::env::current_dir()
+        .ok()
+        .and_then(|d| crate::config::Config::discover(&d).ok())
+        .map(|c| format!(" (project {})", c.project.name))
+        .unwrap_or_default();
+    format!("{bin}{project}: chant {}, {} ops, ops digest fnv1a64:{digest:016x}", env!("CARGO_PKG_VERSION"), ops.len())
 }
 
 /// Opens the project around the working directory, printing why not (exit 2).

@@ -147,8 +147,9 @@ pub fn cmd_run(binary: Binary, args: &RunArgs) -> Exit {
         Err(e) => return e,
     };
     if doc.is_converge() {
-        eprintln!("error: `{}` is a ConvergeOp; tick it with `tick {}`", doc.name, doc.name);
-        return Exit::Usage;
+        // The seed's way: `chant run staging-converge` runs a single tick, exactly as `tick` does.
+        drop(project);
+        return cmd_tick(binary, &TickArgs { op: doc.name, json: args.json, no_lease: false });
     }
     // A variable that is unset now is unset when its step runs (a run cannot set its own
     // environment), so refuse before anything runs or is recorded, naming the variable and step.

@@ -9,6 +9,7 @@
 mod support;
 
 mod bad_input;
+mod delegate;
 mod gates;
 mod honesty;
 mod ledger;

@@ -1,0 +1,113 @@
+//! A workspace's operator: one child operator per project binary, run together.
+//!
+//! Each child's stdout and stderr lines are printed with the member's name in brackets in front
+//! (`[box] operator: converge@box ticked=1 status=ok`), SIGINT and SIGTERM are forwarded to every
+//! child (each then stops cleanly and releases its leases), and the fan-out exits when all have
+//! stopped, with the highest exit code among them (1 for a child killed by a signal).
+
+use std::ffi::OsString;
+use std::io::{BufRead, BufReader, Read, Write};
+use std::process::{Child, Stdio};
+
+use nix::sys::signal::{SigSet, Signal, kill};
+use nix::unistd::Pid;
+
+use super::ProjectBin;
+use crate::cli::Exit;
+
+/// Runs `<bin> <args>` for every binary and waits for all of them.
+pub(super) fn run(bins: &[ProjectBin], args: &[OsString]) -> Exit {
+    // Block the stop signals before any thread or child exists; one thread takes them with
+    // sigwait and forwards each to every child. Children start with an empty mask (std resets it).
+    let mut set = SigSet::empty();
+    set.add(Signal::SIGINT);
+    set.add(Signal::SIGTERM);
+    if let Err(e) = set.thread_block() {
+        eprintln!("error: cannot block the stop signals to forward them: {e}");
+        return Exit::Failed;
+    }
+    let mut children: Vec<(String, Child)> = Vec::new();
+    for b in bins {
+        let spawned = std::process::Command::new(&b.path)
+            .args(args)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn();
+        match spawned {
+            Ok(c) => children.push((b.label().to_owned(), c)),
+            Err(e) => {
+                eprintln!("error: cannot start the operator of {} ({}): {e}", b.label(), b.path.display());
+                stop_all(&children, Signal::SIGTERM);
+                for (_, c) in &mut children {
+                    let _ = c.wait();
+                }
+                return Exit::Failed;
+            }
+        }
+    }
+    let pids: Vec<Pid> = children.iter().filter_map(|(_, c)| i32::try_from(c.id()).ok().map(Pid::from_raw)).collect();
+    std::thread::spawn(move || {
+        while let Ok(signal) = set.wait() {
+            for pid in &pids {
+                let _ = kill(*pid, signal);
+            }
+        }
+    });
+    let mut pumps = Vec::new();
+    for (label, child) in &mut children {
+        if let Some(out) = child.stdout.take() {
+            pumps.push(pump(label.clone(), out, false));
+        }
+        if let Some(err) = child.stderr.take() {
+            pumps.push(pump(label.clone(), err, true));
+        }
+    }
+    let mut worst = 0u8;
+    for (label, child) in &mut children {
+        let code = match child.wait() {
+            Ok(status) => status.code().map_or(1, |c| u8::try_from(c).unwrap_or(1)),
+            Err(e) => {
+                eprintln!("error: cannot wait for the operator of {label}: {e}");
+                1
+            }
+        };
+        worst = worst.max(code);
+    }
+    for p in pumps {
+        let _ = p.join();
+    }
+    match worst {
+        0 => Exit::Done,
+        2 => Exit::Usage,
+        3 => Exit::Gated,
+        _ => Exit::Failed,
+    }
+}
+
+fn stop_all(children: &[(String, Child)], signal: Signal) {
+    for (_, c) in children {
+        if let Ok(pid) = i32::try_from(c.id()) {
+            let _ = kill(Pid::from_raw(pid), signal);
+        }
+    }
+}
+
+/// Copies `from` line by line to stdout (or stderr), each line prefixed with `[label] `.
+fn pump(label: String, from: impl Read + Send + 'static, to_stderr: bool) -> std::thread::JoinHandle<()> {
+    std::thread::spawn(move || {
+        for line in BufReader::new(from).lines() {
+            let Ok(line) = line else { break };
+            let text = format!("[{label}] {line}\n");
+            let written = if to_stderr {
+                std::io::stderr().lock().write_all(text.as_bytes())
+            } else {
+                let mut out = std::io::stdout().lock();
+                out.write_all(text.as_bytes()).and_then(|()| out.flush())
+            };
+            if written.is_err() {
+                break;
+            }
+        }
+    })
+}

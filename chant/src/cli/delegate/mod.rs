@@ -1,0 +1,254 @@
+//! Delegation: the stock `chant` binary hands every command that needs the project's ops to the
+//! project binary, so the seed's commands (`chant run staging-converge`, `chant operator --once`)
+//! work as written in any project.
+//!
+//! Inside a project (a `chant.toml` above the working directory), the stock binary finds the
+//! project binaries ([`locate`]), builds the ones that are missing or older than their sources
+//! ([`build`]), and `exec`s the one that carries the command with the same arguments, so exit
+//! codes, output and signals are exactly the project binary's. `CHANT_PROJECT_BIN=<path>` skips
+//! finding and building. With several project binaries (workspace members with bins of their
+//! own), `run`/`tick` go to the binary that carries the op (and say which when two do), and
+//! `operator` runs one child operator per binary with its lines prefixed by the member
+//! ([`fanout`]). Outside any project nothing is delegated and the stock binary says what it
+//! looked for.
+
+pub mod build;
+mod fanout;
+pub mod locate;
+
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+
+use self::locate::{BinTarget, Metadata};
+use super::Exit;
+
+/// The variable naming a project binary to run instead of finding and building one.
+pub const PROJECT_BIN_VAR: &str = "CHANT_PROJECT_BIN";
+
+/// The errors of delegating a command. Returned by [`resolve`] and [`carrying`].
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// The working directory is in no project.
+    #[error("no chant.toml in {start} or any parent directory, so there is no project binary to run")]
+    NotInProject {
+        /// Where the search started.
+        start: PathBuf,
+    },
+    /// The project has no Cargo workspace to build a project binary from.
+    #[error("no Cargo.toml in {} or any parent directory, so there is no project binary to build", root.display())]
+    NoWorkspace {
+        /// The project root.
+        root: PathBuf,
+    },
+    /// `chant.toml` is invalid.
+    #[error(transparent)]
+    Config(#[from] crate::config::Error),
+    /// `cargo metadata` failed.
+    #[error("cannot read the workspace with `cargo metadata` in {dir}: {message}")]
+    Metadata {
+        /// Where it ran.
+        dir: PathBuf,
+        /// What went wrong.
+        message: String,
+    },
+    /// A file could not be read.
+    #[error("cannot read {}", path.display())]
+    Read {
+        /// The file.
+        path: PathBuf,
+        /// The cause.
+        #[source]
+        source: std::io::Error,
+    },
+    /// `chant.workspace.json` is not valid.
+    #[error("{}: {message}", path.display())]
+    Workspace {
+        /// The file.
+        path: PathBuf,
+        /// What is wrong.
+        message: String,
+    },
+    /// A configured bin is no bin target of the workspace.
+    #[error("the project binary `{bin}` is no bin target of this workspace (bins of packages depending on chant: {})", known.join(", "))]
+    UnknownBin {
+        /// The configured name.
+        bin: String,
+        /// The candidates there are.
+        known: Vec<String>,
+    },
+    /// Nothing names a project binary and the workspace has no candidate.
+    #[error(
+        "no project binary: no package of the workspace at {} depending on chant has a bin target; add a bin with `chant::main!()` (see docs/first-project.md)",
+        root.display()
+    )]
+    NoCandidate {
+        /// The workspace root.
+        root: PathBuf,
+    },
+    /// Nothing names a project binary and the workspace has several candidates.
+    #[error(
+        "several bin targets could be the project binary: {}; name one in chant.toml under [project]: `bin = \"<name>\"`",
+        candidates.join(", ")
+    )]
+    Ambiguous {
+        /// `name (package)` of each.
+        candidates: Vec<String>,
+    },
+    /// cargo could not be started.
+    #[error("cannot start cargo to build the project binary")]
+    Cargo {
+        /// The cause.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The build failed (its output was shown).
+    #[error("building the project binary failed (`{command}`)")]
+    BuildFailed {
+        /// The cargo command line.
+        command: String,
+    },
+    /// No project binary carries the op.
+    #[error("no project binary carries an op named `{op}` (asked: {})", bins.join(", "))]
+    OpNotFound {
+        /// The op.
+        op: String,
+        /// The binaries asked.
+        bins: Vec<String>,
+    },
+    /// Several project binaries carry the op.
+    #[error("the op `{op}` is in several project binaries ({}); run it with one of them: {}", bins.join(", "), bins.iter().map(|b| format!("`{b} run {op}`")).collect::<Vec<_>>().join(" or "))]
+    OpAmbiguous {
+        /// The op.
+        op: String,
+        /// The binaries that carry it.
+        bins: Vec<String>,
+    },
+    /// A project binary could not be asked for its ops.
+    #[error("cannot list the ops of {}: {message}", path.display())]
+    Query {
+        /// The binary.
+        path: PathBuf,
+        /// What went wrong.
+        message: String,
+    },
+}
+
+/// A project binary, built and ready to run.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ProjectBin {
+    /// The bin target's name (or the file name of `CHANT_PROJECT_BIN`).
+    pub name: String,
+    /// The member it belongs to, when `chant.workspace.json` says.
+    pub member: Option<String>,
+    /// The executable.
+    pub path: PathBuf,
+}
+
+impl ProjectBin {
+    /// Returns the prefix its lines get when several binaries run at once: the member, else the
+    /// bin's name.
+    pub fn label(&self) -> &str {
+        self.member.as_deref().unwrap_or(&self.name)
+    }
+}
+
+/// Finds the project binaries of the project around `cwd` and builds the stale ones.
+///
+/// # Errors
+///
+/// [`Error::NotInProject`] outside any project, [`Error::NoWorkspace`] in a project with no Cargo
+/// workspace (the stock binary then answers itself); every other [`Error`] names what is wrong.
+pub fn resolve(cwd: &Path, release: bool) -> Result<Vec<ProjectBin>, Error> {
+    if let Some(path) = std::env::var_os(PROJECT_BIN_VAR).filter(|p| !p.is_empty()) {
+        let path = PathBuf::from(path);
+        let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+        return Ok(vec![ProjectBin { name, member: None, path }]);
+    }
+    let config = match crate::config::Config::discover(cwd) {
+        Ok(c) => c,
+        Err(crate::config::Error::NotFound { .. }) => return Err(Error::NotInProject { start: cwd.to_path_buf() }),
+        Err(e) => return Err(e.into()),
+    };
+    if !config.root.ancestors().any(|d| d.join("Cargo.toml").is_file()) {
+        return Err(Error::NoWorkspace { root: config.root.clone() });
+    }
+    let metadata = metadata(&config.root)?;
+    let targets = locate::targets(&config, &metadata)?;
+    let newest = build::newest_source(&metadata);
+    let stale: Vec<&BinTarget> =
+        targets.iter().filter(|t| !build::is_fresh(&build::binary_path(&metadata, &t.name, release), newest)).collect();
+    build::build(&config.root, &stale, release)?;
+    Ok(targets
+        .into_iter()
+        .map(|t| ProjectBin {
+            path: build::binary_path(&metadata, &t.name, release),
+            name: t.name,
+            member: t.member,
+        })
+        .collect())
+}
+
+/// Reads the workspace around `dir` with `cargo metadata --no-deps`.
+fn metadata(dir: &Path) -> Result<Metadata, Error> {
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    let mut spec = crate::exec::Spec::new(&cargo);
+    spec.args = ["metadata", "--no-deps", "--format-version", "1"].map(String::from).to_vec();
+    spec.cwd = Some(dir.to_path_buf());
+    spec.timeout = std::time::Duration::from_secs(120);
+    let out = crate::exec::run(&spec).map_err(|e| Error::Metadata { dir: dir.to_path_buf(), message: e.to_string() })?;
+    if !out.success() {
+        let message = crate::redact::sanitise(&out.stderr);
+        return Err(Error::Metadata { dir: dir.to_path_buf(), message });
+    }
+    serde_json::from_str(&out.stdout).map_err(|e| Error::Metadata { dir: dir.to_path_buf(), message: e.to_string() })
+}
+
+/// Returns the binary among `bins` that carries `op`; with one binary, that one (it says so
+/// itself when it does not).
+///
+/// # Errors
+///
+/// [`Error::OpNotFound`], [`Error::OpAmbiguous`], or [`Error::Query`] when a binary cannot list
+/// its ops.
+pub fn carrying<'a>(bins: &'a [ProjectBin], op: &str) -> Result<&'a ProjectBin, Error> {
+    if let [one] = bins {
+        return Ok(one);
+    }
+    let mut found = Vec::new();
+    for b in bins {
+        let mut spec = crate::exec::Spec::new(&b.path);
+        spec.args = vec!["ops".into(), "--json".into()];
+        spec.timeout = std::time::Duration::from_secs(60);
+        let out = crate::exec::run(&spec).map_err(|e| Error::Query { path: b.path.clone(), message: e.to_string() })?;
+        if !out.success() {
+            return Err(Error::Query { path: b.path.clone(), message: crate::redact::sanitise(&out.stderr) });
+        }
+        #[derive(serde::Deserialize)]
+        struct Named {
+            name: String,
+        }
+        let ops: Vec<Named> = serde_json::from_str(out.stdout.trim())
+            .map_err(|e| Error::Query { path: b.path.clone(), message: e.to_string() })?;
+        if ops.iter().any(|o| o.name == op) {
+            found.push(b);
+        }
+    }
+    match found.as_slice() {
+        [one] => Ok(one),
+        [] => Err(Error::OpNotFound { op: op.to_owned(), bins: bins.iter().map(|b| b.name.clone()).collect() }),
+        many => Err(Error::OpAmbiguous { op: op.to_owned(), bins: many.iter().map(|b| b.name.clone()).collect() }),
+    }
+}
+
+/// Replaces this process with `bin` run with `args`; returns only when that fails.
+pub fn exec(bin: &ProjectBin, args: &[OsString]) -> Exit {
+    use std::os::unix::process::CommandExt;
+    let err = std::process::Command::new(&bin.path).args(args).exec();
+    eprintln!("error: cannot run the project binary {}: {err}", bin.path.display());
+    Exit::Usage
+}
+
+/// Runs one operator per binary, their lines prefixed, until all have stopped.
+pub fn operator(bins: &[ProjectBin], args: &[OsString]) -> Exit {
+    fanout::run(bins, args)
+}

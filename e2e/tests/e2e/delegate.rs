@@ -1,0 +1,221 @@
+//! The stock `chant` binary drives the project's ops: inside a project it builds the project
+//! binary when it is missing or stale and runs it with the same arguments, so the seed's commands
+//! (`chant run staging-converge`, `chant operator --once`, `chant approve ...`) work as written.
+//!
+//! The fixture tests point the stock binary at the fixture's project binary with
+//! `CHANT_PROJECT_BIN` and hold its output to the project binary's own, byte for byte; the clone
+//! test lets it find, build and run the examples' binaries in a fresh clone of this repository
+//! (a real `cargo build` into a target directory of its own beside this suite's, kept warm
+//! between runs).
+
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+use super::support::{BRANCH, PROJECT, STOCK, Sandbox, config_with_roots, converge_key};
+
+/// The fixed clock every compared run uses.
+const NOW: &str = "2026-03-01T10:00:00.000Z";
+
+#[test]
+fn run_of_a_converge_op_is_one_tick() {
+    let sandbox = Sandbox::new(&config_with_roots(&["site"]));
+    let by_run = sandbox.project(&["run", "site-converge", "--json"], &[("CHANT_NOW", NOW)]);
+    by_run.code(0);
+    let by_run = by_run.json();
+    let by_tick = sandbox.tick("site-converge", &[("CHANT_NOW", NOW)]);
+    let keys = |v: &serde_json::Value| v.as_object().unwrap().keys().cloned().collect::<Vec<_>>();
+    assert_eq!(keys(&by_run), keys(&by_tick), "run prints a tick record");
+    assert!(by_run["log"].as_str().unwrap().contains("remediated=1"), "{by_run}");
+    assert!(by_tick["log"].as_str().unwrap().contains("drifted=0"), "{by_tick}");
+    assert_eq!(sandbox.values(&converge_key("site", "site-converge")).len(), 2, "both are ticks on the ledger");
+}
+
+/// `text` with every run id (a UUID) replaced, so two sandboxes' outputs compare.
+fn mask_ids(text: &str) -> String {
+    text.split(' ')
+        .map(|w| {
+            let core = w.trim_end_matches([')', ';', ',']);
+            let uuid = core.len() == 36 && core.chars().all(|c| c.is_ascii_hexdigit() || c == '-');
+            if uuid { w.replacen(core, "<id>", 1) } else { w.to_owned() }
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// The lines of `text` that start with one of `prefixes`.
+fn lines_with(text: &str, prefixes: &[&str]) -> Vec<String> {
+    text.lines().filter(|l| prefixes.iter().any(|p| l.starts_with(p))).map(str::to_owned).collect()
+}
+
+#[test]
+fn the_stock_binary_answers_exactly_as_the_project_binary() {
+    let config = config_with_roots(&["site"]);
+    let (stock, project) = (Sandbox::new(&config), Sandbox::new(&config));
+    let via = [("CHANT_PROJECT_BIN", PROJECT), ("CHANT_NOW", NOW)];
+    let direct = [("CHANT_NOW", NOW)];
+
+    let a = stock.stock(&["operator", "--once"], &via);
+    let b = project.project(&["operator", "--once"], &direct);
+    assert_eq!(a.code, b.code, "operator --once\n{}\n{}", a.all(), b.all());
+    let rounds = lines_with(&a.stderr, &["operator: "]);
+    assert_eq!(rounds, lines_with(&b.stderr, &["operator: "]), "operator --once\n{}\n{}", a.all(), b.all());
+    assert!(rounds.iter().any(|l| l.starts_with("operator: site-converge@site ticked=1")), "{}", a.all());
+
+    let a = stock.stock(&["run", "site-release"], &via);
+    let b = project.project(&["run", "site-release"], &direct);
+    a.code(3);
+    b.code(3);
+    let gated = ["Op \"site-release\" is gated", "  approve :"];
+    assert_eq!(lines_with(&a.stderr, &gated).len(), 2, "{}", a.all());
+    assert_eq!(lines_with(&a.stderr, &gated), lines_with(&b.stderr, &gated), "a gated run\n{}\n{}", a.all(), b.all());
+    assert_eq!(a.stdout, b.stdout);
+
+    let a = stock.stock(&["approve", "site-release", "release", "--actor", "ops"], &via);
+    let b = project.project(&["approve", "site-release", "release", "--actor", "ops"], &direct);
+    a.code(0);
+    assert_eq!((a.code, mask_ids(&a.stdout)), (b.code, mask_ids(&b.stdout)), "approve\n{}\n{}", a.all(), b.all());
+    assert!(a.stdout.contains("approved gate \"release\""), "{}", a.all());
+    stock.stock(&["run", "site-release"], &via).code(0);
+}
+
+#[test]
+fn outside_a_project_the_stock_binary_says_what_it_looked_for() {
+    let dir = tempfile::tempdir().unwrap();
+    let home = dir.path().join("home");
+    std::fs::create_dir_all(&home).unwrap();
+    let out = super::support::hermetic(STOCK, &home).current_dir(dir.path()).args(["tick", "x"]).output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("no chant.toml in") && stderr.contains("use the project's own binary"), "{stderr}");
+}
+
+#[test]
+fn two_candidate_bins_without_a_configured_one_are_a_usage_error_listing_both() {
+    let sandbox = Sandbox::new(&config_with_roots(&[]));
+    let chant = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap().join("chant");
+    std::fs::write(
+        sandbox.path("Cargo.toml"),
+        format!(
+            "[package]\nname = \"two-bins\"\nversion = \"0.1.0\"\nedition = \"2024\"\n\n[workspace]\n\n[dependencies]\nchant = {{ path = {:?} }}\n",
+            chant.display().to_string()
+        ),
+    )
+    .unwrap();
+    std::fs::create_dir_all(sandbox.path("src/bin")).unwrap();
+    for b in ["alpha", "beta"] {
+        std::fs::write(sandbox.path(&format!("src/bin/{b}.rs")), "chant::main!();\n").unwrap();
+    }
+    let out = Out::of(cargo_command(&sandbox, STOCK, &sandbox.dir, &["tick", "x"], None));
+    assert_eq!(out.0, Some(2), "{}", out.1);
+    for needle in ["alpha (two-bins)", "beta (two-bins)", "[project]", "bin = "] {
+        assert!(out.1.contains(needle), "{needle}: {}", out.1);
+    }
+}
+
+/// A hermetic command that can run cargo: the toolchain's homes, the `cargo` this suite was built
+/// with, and (when given) a target directory.
+fn cargo_command(
+    sandbox: &Sandbox,
+    program: &str,
+    dir: &Path,
+    args: &[&str],
+    target: Option<&Path>,
+) -> std::process::Command {
+    let mut cmd = sandbox.command(program, dir, args, &[]);
+    let real_home = std::env::var("HOME").unwrap_or_else(|_| "/root".into());
+    let cargo_home = std::env::var("CARGO_HOME").unwrap_or_else(|_| format!("{real_home}/.cargo"));
+    let rustup_home = std::env::var("RUSTUP_HOME").unwrap_or_else(|_| format!("{real_home}/.rustup"));
+    cmd.env("CARGO_HOME", cargo_home).env("RUSTUP_HOME", rustup_home);
+    if let Ok(cargo) = std::env::var("CARGO") {
+        cmd.env("CARGO", cargo);
+    }
+    if let Some(t) = target {
+        cmd.env("CARGO_TARGET_DIR", t);
+    }
+    cmd
+}
+
+/// How a child ended: its code and everything it printed.
+struct Out(Option<i32>, String, String);
+
+impl Out {
+    fn of(mut cmd: std::process::Command) -> Out {
+        let out = cmd.output().unwrap();
+        let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+        let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+        Out(out.status.code(), format!("{stdout}{stderr}"), stdout)
+    }
+}
+
+/// The target directory the clone test builds into: beside this suite's, so it stays warm.
+fn clone_target() -> PathBuf {
+    Path::new(PROJECT).parent().unwrap().parent().unwrap().join("e2e-delegate")
+}
+
+fn modified(path: &Path) -> std::time::SystemTime {
+    std::fs::metadata(path).and_then(|m| m.modified()).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+#[test]
+fn in_a_clone_chant_builds_the_project_binaries_once_and_drives_them() {
+    let sandbox = Sandbox::new(&config_with_roots(&[]));
+    let clone = sandbox.root().join("clone");
+    let url = format!("file://{}", Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap().display());
+    let clone_arg = clone.display().to_string();
+    sandbox.git(sandbox.root(), &["-c", "advice.detachedHead=false", "clone", "-q", "--depth", "1", &url, &clone_arg]);
+    let target = clone_target();
+    let staging = target.join("debug").join("staging");
+
+    // First call: the binaries are missing or older than the fresh clone's sources, so it builds.
+    let first = Out::of(cargo_command(&sandbox, STOCK, &clone, &["run", "staging-converge"], Some(&target)));
+    assert_eq!(first.0, Some(0), "{}", first.1);
+    assert!(first.2.contains("converge(staging)") && first.2.contains("remediated=1"), "{}", first.1);
+    let built = modified(&staging);
+    assert!(target.join("debug").join("box").is_file(), "the box member's binary is built too");
+
+    // Second call: nothing is stale, nothing is built, the binary is untouched.
+    let second = Out::of(cargo_command(&sandbox, STOCK, &clone, &["run", "staging-converge"], Some(&target)));
+    assert_eq!(second.0, Some(0), "{}", second.1);
+    assert!(second.2.contains("drifted=0 remediated=0"), "{}", second.1);
+    assert!(!second.1.contains("Compiling"), "a second call rebuilt: {}", second.1);
+    assert_eq!(modified(&staging), built, "the binary was rebuilt");
+
+    // The workspace's operator: one child per project binary, lines prefixed by the member, and
+    // SIGTERM reaches both daemons, which release their leases.
+    let mut cmd = cargo_command(&sandbox, STOCK, &clone, &["operator", "--interval", "1h"], Some(&target));
+    cmd.stdout(Stdio::piped()).stderr(Stdio::piped());
+    let mut child = cmd.spawn().unwrap();
+    let (tx, rx) = mpsc::channel::<String>();
+    for stream in [Box::new(child.stdout.take().unwrap()) as Box<dyn std::io::Read + Send>, Box::new(child.stderr.take().unwrap())] {
+        let tx = tx.clone();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stream).lines().map_while(Result::ok) {
+                let _ = tx.send(line);
+            }
+        });
+    }
+    let mut seen = Vec::new();
+    let deadline = Instant::now() + Duration::from_secs(120);
+    while !(seen.iter().any(|l: &String| l.starts_with("[staging] operator: staging-converge@staging"))
+        && seen.iter().any(|l: &String| l.starts_with("[box] operator: ")))
+    {
+        let left = deadline.saturating_duration_since(Instant::now());
+        match rx.recv_timeout(left) {
+            Ok(line) => seen.push(line),
+            Err(_) => panic!("no round line from both members within 120 s:\n{}", seen.join("\n")),
+        }
+    }
+    let killed = std::process::Command::new("kill").args(["-TERM", &child.id().to_string()]).status().unwrap();
+    assert!(killed.success());
+    let status = child.wait().unwrap();
+    while let Ok(line) = rx.recv_timeout(Duration::from_secs(5)) {
+        seen.push(line);
+    }
+    assert_eq!(status.code(), Some(0), "{}", seen.join("\n"));
+    let leases = sandbox.git(&clone, &["for-each-ref", "--format=%(refname)", "refs/chant/lease/"]);
+    assert_eq!(leases.trim(), "", "leases left after SIGTERM:\n{}", seen.join("\n"));
+    assert!(sandbox.tip_of(&clone).is_some(), "ticks are on the clone's {BRANCH}");
+}
