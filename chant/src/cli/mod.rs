@@ -216,7 +216,9 @@ fn print_version(binary: Binary) {
                         spec.args = vec!["--version".into()];
                         match crate::exec::run(&spec) {
                             Ok(out) if out.success() => print!("{}", out.stdout),
-                            Ok(out) => eprintln!("warning: {} --version: {}", b.name, crate::redact::sanitise(&out.stderr)),
+                            Ok(out) => {
+                                eprintln!("warning: {} --version: {}", b.name, crate::redact::sanitise(&out.stderr))
+                            }
                             Err(e) => eprintln!("warning: cannot run {}: {e}", b.path.display()),
                         }
                     }

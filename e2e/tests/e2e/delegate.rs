@@ -129,8 +129,13 @@ fn cargo_command(
     let cargo_home = std::env::var("CARGO_HOME").unwrap_or_else(|_| format!("{real_home}/.cargo"));
     let rustup_home = std::env::var("RUSTUP_HOME").unwrap_or_else(|_| format!("{real_home}/.rustup"));
     cmd.env("CARGO_HOME", cargo_home).env("RUSTUP_HOME", rustup_home);
-    if let Ok(cargo) = std::env::var("CARGO") {
-        cmd.env("CARGO", cargo);
+    // The toolchain this suite runs on, for every rustc cargo starts (a registry crate's build
+    // runs in its own directory, where no rust-toolchain.toml pins one), and never an install.
+    cmd.env("RUSTUP_AUTO_INSTALL", "0");
+    for var in ["CARGO", "RUSTUP_TOOLCHAIN", "RUSTC"] {
+        if let Ok(value) = std::env::var(var) {
+            cmd.env(var, value);
+        }
     }
     if let Some(t) = target {
         cmd.env("CARGO_TARGET_DIR", t);
@@ -189,7 +194,10 @@ fn in_a_clone_chant_builds_the_project_binaries_once_and_drives_them() {
     cmd.stdout(Stdio::piped()).stderr(Stdio::piped());
     let mut child = cmd.spawn().unwrap();
     let (tx, rx) = mpsc::channel::<String>();
-    for stream in [Box::new(child.stdout.take().unwrap()) as Box<dyn std::io::Read + Send>, Box::new(child.stderr.take().unwrap())] {
+    for stream in [
+        Box::new(child.stdout.take().unwrap()) as Box<dyn std::io::Read + Send>,
+        Box::new(child.stderr.take().unwrap()),
+    ] {
         let tx = tx.clone();
         std::thread::spawn(move || {
             for line in BufReader::new(stream).lines().map_while(Result::ok) {

@@ -136,7 +136,9 @@ pub(crate) fn targets(config: &Config, metadata: &Metadata) -> Result<Vec<BinTar
     match candidates(metadata).as_slice() {
         [] => Err(Error::NoCandidate { root: metadata.workspace_root.clone() }),
         [one] => Ok(vec![one.clone()]),
-        many => Err(Error::Ambiguous { candidates: many.iter().map(|t| format!("{} ({})", t.name, t.package)).collect() }),
+        many => {
+            Err(Error::Ambiguous { candidates: many.iter().map(|t| format!("{} ({})", t.name, t.package)).collect() })
+        }
     }
 }
 
@@ -190,7 +192,10 @@ mod tests {
         let d = tempfile::tempdir().unwrap();
         let c = config(d.path(), None);
         let one = metadata(&[("chant", false, &["chant"]), ("app", true, &["app"])]);
-        assert_eq!(targets(&c, &one).unwrap(), vec![BinTarget { name: "app".into(), package: "app".into(), member: None }]);
+        assert_eq!(
+            targets(&c, &one).unwrap(),
+            vec![BinTarget { name: "app".into(), package: "app".into(), member: None }]
+        );
         let two = metadata(&[("app", true, &["app", "app-tick"])]);
         let e = targets(&c, &two).unwrap_err().to_string();
         assert!(e.contains("app (app)") && e.contains("app-tick (app)") && e.contains("[project]"), "{e}");
@@ -209,10 +214,10 @@ mod tests {
         .unwrap();
         let m = metadata(&[("ex", true, &["staging", "staging-converge"]), ("bx", true, &["box"])]);
         let t = targets(&c, &m).unwrap();
-        assert_eq!(t.iter().map(|t| (t.name.as_str(), t.member.as_deref())).collect::<Vec<_>>(), [
-            ("staging", None),
-            ("box", Some("box"))
-        ]);
+        assert_eq!(
+            t.iter().map(|t| (t.name.as_str(), t.member.as_deref())).collect::<Vec<_>>(),
+            [("staging", None), ("box", Some("box"))]
+        );
         let c = config(d.path(), Some("stagin"));
         let e = targets(&c, &m).unwrap_err().to_string();
         assert!(e.contains("stagin") && e.contains("staging-converge"), "{e}");

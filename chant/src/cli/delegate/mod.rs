@@ -180,11 +180,7 @@ pub fn resolve(cwd: &Path, release: bool) -> Result<Vec<ProjectBin>, Error> {
     build::build(&config.root, &stale, release)?;
     Ok(targets
         .into_iter()
-        .map(|t| ProjectBin {
-            path: build::binary_path(&metadata, &t.name, release),
-            name: t.name,
-            member: t.member,
-        })
+        .map(|t| ProjectBin { path: build::binary_path(&metadata, &t.name, release), name: t.name, member: t.member })
         .collect())
 }
 
@@ -195,7 +191,8 @@ fn metadata(dir: &Path) -> Result<Metadata, Error> {
     spec.args = ["metadata", "--no-deps", "--format-version", "1"].map(String::from).to_vec();
     spec.cwd = Some(dir.to_path_buf());
     spec.timeout = std::time::Duration::from_secs(120);
-    let out = crate::exec::run(&spec).map_err(|e| Error::Metadata { dir: dir.to_path_buf(), message: e.to_string() })?;
+    let out =
+        crate::exec::run(&spec).map_err(|e| Error::Metadata { dir: dir.to_path_buf(), message: e.to_string() })?;
     if !out.success() {
         let message = crate::redact::sanitise(&out.stderr);
         return Err(Error::Metadata { dir: dir.to_path_buf(), message });
