@@ -11,6 +11,7 @@ mod support;
 mod bad_input;
 mod delegate;
 mod gates;
+mod golden;
 mod honesty;
 mod ledger;
 mod operator;
