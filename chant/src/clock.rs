@@ -1,8 +1,10 @@
-//! The clock: every time chant reads (tick start and end, gate expiry, lease expiry, schedules)
-//! comes from here, so `CHANT_NOW` can fix it in tests.
+//! The clock: every time chant reads (tick start and end, gate expiry, lease expiry, schedules,
+//! the commit time of ledger commits) comes from here, so `CHANT_NOW` can fix it in tests.
 //!
 //! `CHANT_NOW` is for tests only: when set to an RFC 3339 instant, [`now`] returns it, unchanged,
-//! on every call.
+//! on every call. A [`Clock`] is the same choice made once and passed around as a value: the
+//! ledger and the lease store are handed one when they are opened, so the commits and lease
+//! blobs they write carry the time the rest of the process sees.
 
 use jiff::Timestamp;
 
@@ -17,16 +19,48 @@ pub struct BadNow {
     pub value: String,
 }
 
+/// Where a process reads the time from.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Clock {
+    /// The system clock.
+    #[default]
+    System,
+    /// A fixed instant, returned unchanged on every read (`CHANT_NOW`, tests).
+    Fixed(Timestamp),
+}
+
+impl Clock {
+    /// Returns the clock the environment asks for: fixed at `CHANT_NOW` when it is set, else the
+    /// system clock.
+    ///
+    /// # Errors
+    ///
+    /// Returns [`BadNow`] when `CHANT_NOW` is set but does not parse.
+    pub fn from_env() -> Result<Clock, BadNow> {
+        match std::env::var(NOW_VAR) {
+            Ok(v) if !v.trim().is_empty() => {
+                v.trim().parse::<Timestamp>().map(Clock::Fixed).map_err(|_| BadNow { value: v })
+            }
+            _ => Ok(Clock::System),
+        }
+    }
+
+    /// Returns the current instant of this clock.
+    pub fn now(&self) -> Timestamp {
+        match self {
+            Clock::System => Timestamp::now(),
+            Clock::Fixed(at) => *at,
+        }
+    }
+}
+
 /// Returns the current instant, or `CHANT_NOW` when set.
 ///
 /// # Errors
 ///
 /// Returns [`BadNow`] when `CHANT_NOW` is set but does not parse.
 pub fn now() -> Result<Timestamp, BadNow> {
-    match std::env::var(NOW_VAR) {
-        Ok(v) if !v.trim().is_empty() => v.trim().parse::<Timestamp>().map_err(|_| BadNow { value: v }),
-        _ => Ok(Timestamp::now()),
-    }
+    Clock::from_env().map(|clock| clock.now())
 }
 
 /// Formats an instant as records write it: RFC 3339 UTC with milliseconds and `Z`.
@@ -49,5 +83,13 @@ mod tests {
         assert_eq!(format(t), "2026-08-25T08:04:00.500Z");
         assert_eq!(parse("2026-08-25T08:04:00.500Z"), Some(t));
         assert_eq!(parse("yesterday"), None);
+    }
+
+    #[test]
+    fn a_fixed_clock_never_moves() {
+        let at: Timestamp = "2026-08-25T10:00:00Z".parse().unwrap();
+        assert_eq!(Clock::Fixed(at).now(), at);
+        assert_eq!(Clock::Fixed(at).now(), Clock::Fixed(at).now());
+        assert!(Clock::System.now() > at.checked_sub(jiff::SignedDuration::from_hours(24 * 365 * 100)).unwrap());
     }
 }

@@ -17,6 +17,8 @@
 use jiff::Timestamp;
 use serde::{Deserialize, Serialize};
 
+use crate::ledger::{self, Record, RecordKind, ShardKey};
+
 /// The default time a pending fact stands.
 pub const DEFAULT_EXPIRY: &str = "48h";
 
@@ -73,6 +75,16 @@ pub struct GateFact {
     /// When a pending fact stops standing.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub expires_at: Option<String>,
+}
+
+impl Record for GateFact {
+    const KIND: RecordKind = RecordKind::Gate;
+    const NAME: &'static str = "gate fact";
+
+    /// `_gates/<op>`: facts are kept per (member, op), with the env as a field.
+    fn shard_key(&self, member: Option<&str>) -> Result<ShardKey, ledger::Error> {
+        ShardKey::gate(member, &self.op)
+    }
 }
 
 impl GateFact {

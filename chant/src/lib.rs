@@ -6,7 +6,9 @@
 
 extern crate self as chant;
 
+pub mod backoff;
 pub mod behaviour;
+pub mod canonical;
 pub mod catalog;
 #[cfg(feature = "cli")]
 pub mod cli;

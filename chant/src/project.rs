@@ -41,6 +41,9 @@ pub enum Error {
     /// A record could not be serialised.
     #[error("cannot serialise a record")]
     Serialise(#[from] serde_json::Error),
+    /// `CHANT_NOW` does not parse.
+    #[error(transparent)]
+    Clock(#[from] crate::clock::BadNow),
 }
 
 /// A project, opened from a working directory.
@@ -67,7 +70,8 @@ impl Project {
     pub fn open(cwd: &Path) -> Result<Project, Error> {
         let config = Config::discover(cwd)?;
         let catalog = Catalog::embedded()?;
-        let ledger_config = LedgerConfig { remote: config.ledger.remote.clone(), ..LedgerConfig::default() };
+        let clock = crate::clock::Clock::from_env()?;
+        let ledger_config = LedgerConfig { remote: config.ledger.remote.clone(), clock, ..LedgerConfig::default() };
         let ledger = Ledger::open(&config.root, ledger_config)?;
         let redactor = Redactor::from_env_vars(config.secret_vars());
         Ok(Project { root: config.root.clone(), config, ledger, catalog, redactor })
@@ -107,8 +111,7 @@ impl Project {
     /// Ledger errors.
     pub fn last_apply(&self, member: Option<&str>, env: &str) -> Result<Option<ApplyRecord>, Error> {
         let key = ShardKey::apply(member, env, crate::lexicon::files::COMPONENT)?;
-        let latest = self.ledger.latest(&key)?;
-        Ok(latest.record.and_then(|r| serde_json::from_value(r.value).ok()))
+        Ok(self.ledger.latest_typed::<ApplyRecord>(&key)?.record.map(|stored| stored.record))
     }
 
     /// Returns the postgres lexicon of `env`, or `None` when the env declares no PostgreSQL part.
@@ -129,27 +132,18 @@ impl Project {
         let key = ShardKey::apply(member, env, crate::lexicon::postgres::COMPONENT)?;
         let last = self
             .ledger
-            .latest(&key)?
+            .latest_typed::<PostgresApplyRecord>(&key)?
             .record
-            .and_then(|r| serde_json::from_value::<PostgresApplyRecord>(r.value).ok())
-            .map(|r| r.last_apply_for(&var))
+            .map(|stored| stored.record.last_apply_for(&var))
             .unwrap_or_else(LastApply::none);
         Ok(Some(lexicon.with_var(var).with_last_apply(last)))
     }
 
     /// Appends a lexicon's apply or teardown record to the env's ledger.
-    fn record_apply(
-        &self,
-        member: Option<&str>,
-        env: &str,
-        component: &str,
-        record: &impl serde::Serialize,
-    ) -> Result<(), String> {
-        let key = ShardKey::apply(member, env, component).map_err(|e| e.to_string())?;
-        let line = serde_json::to_string(record).map_err(|e| e.to_string())?;
+    fn record_apply<R: ledger::Record>(&self, member: Option<&str>, component: &str, record: &R) -> Result<(), String> {
         let receipt = self
             .ledger
-            .append(&key, &line)
+            .append_record(member, record)
             .map_err(|e| format!("the {component} change was made but not recorded: {e}"))?;
         for w in &receipt.warnings {
             eprintln!("warning: {w}");
@@ -205,7 +199,7 @@ impl Project {
         let mut said = Vec::new();
         if let Some(files) = self.files_lexicon(member, env).map_err(|e| e.to_string())? {
             let record = files.apply().map_err(|e| e.to_string())?;
-            self.record_apply(member, env, crate::lexicon::files::COMPONENT, &record)?;
+            self.record_apply(member, crate::lexicon::files::COMPONENT, &record)?;
             said.push(format!("{} of {} declared file(s) written", record.written.len(), record.owned.len()));
             if owned_only {
                 let removal = files.remove_owned_undeclared().map_err(|e| e.to_string())?;
@@ -217,7 +211,7 @@ impl Project {
         if let Some(postgres) = self.postgres_lexicon(member, env).map_err(|e| e.to_string())? {
             let mode = if owned_only { DeleteMode::OwnedOnly } else { DeleteMode::Never };
             let record = postgres.apply(mode).map_err(|e| e.to_string())?;
-            self.record_apply(member, env, crate::lexicon::postgres::COMPONENT, &record)?;
+            self.record_apply(member, crate::lexicon::postgres::COMPONENT, &record)?;
             said.push(record.summary());
         }
         if said.is_empty() {
@@ -237,14 +231,14 @@ impl Project {
         let mut said = Vec::new();
         if let Some(files) = self.files_lexicon(member, env).map_err(|e| e.to_string())? {
             let (removal, record) = files.teardown().map_err(|e| e.to_string())?;
-            self.record_apply(member, env, crate::lexicon::files::COMPONENT, &record)?;
+            self.record_apply(member, crate::lexicon::files::COMPONENT, &record)?;
             said.push(format!("{} owned file(s) removed", removal.removed.len()));
             said.extend(removal.kept.iter().map(|k| format!("kept {k}")));
         }
         #[cfg(feature = "postgres")]
         if let Some(postgres) = self.postgres_lexicon(member, env).map_err(|e| e.to_string())? {
             let record = postgres.teardown().map_err(|e| e.to_string())?;
-            self.record_apply(member, env, crate::lexicon::postgres::COMPONENT, &record)?;
+            self.record_apply(member, crate::lexicon::postgres::COMPONENT, &record)?;
             said.push(record.summary());
         }
         if said.is_empty() {
@@ -259,16 +253,9 @@ impl Project {
     ///
     /// Ledger errors.
     pub fn gate_facts(&self, member: Option<&str>, op: &str) -> Result<(Vec<GateFact>, usize), Error> {
-        let records = self.ledger.read(&ShardKey::gate(member, op)?)?;
-        let mut unreadable = records.unreadable.len();
-        let mut facts = Vec::new();
-        for r in records.records {
-            match serde_json::from_value::<GateFact>(r.value) {
-                Ok(f) => facts.push(f),
-                Err(_) => unreadable += 1,
-            }
-        }
-        Ok((facts, unreadable))
+        let records = self.ledger.read_typed::<GateFact>(&ShardKey::gate(member, op)?)?;
+        let facts = records.records.into_iter().map(|stored| stored.record).collect();
+        Ok((facts, records.unreadable.len()))
     }
 }
 
@@ -294,9 +281,6 @@ impl runner::Services for RunServices<'_> {
     }
 
     fn append_gate_fact(&self, fact: &GateFact) -> Result<(), String> {
-        let key = ShardKey::gate(self.member, &fact.op).map_err(|e| e.to_string())?;
-        let line = serde_json::to_string(&serde_json::to_value(fact).map_err(|e| e.to_string())?)
-            .map_err(|e| e.to_string())?;
-        self.project.ledger.append(&key, &line).map(|_| ()).map_err(|e| e.to_string())
+        self.project.ledger.append_record(self.member, fact).map(|_| ()).map_err(|e| e.to_string())
     }
 }

@@ -139,12 +139,11 @@ pub struct LastTick {
 }
 
 impl LastTick {
-    /// Reads `startedAt` and `timestamp` from a tick record; `None` when either is missing or
-    /// unreadable.
-    pub fn from_record(record: &serde_json::Value) -> Option<LastTick> {
-        let at = |k: &str| record.get(k).and_then(serde_json::Value::as_str).and_then(crate::clock::parse);
-        let started_at = at("startedAt")?;
-        Some(LastTick { started_at, recorded_at: at("timestamp").unwrap_or(started_at) })
+    /// Reads a tick record's `startedAt` and `timestamp`: `None` when `startedAt` is not an
+    /// instant (the original's records have none); an unreadable `timestamp` counts as the start.
+    pub fn from_stamps(started_at: &str, timestamp: &str) -> Option<LastTick> {
+        let started_at = crate::clock::parse(started_at)?;
+        Some(LastTick { started_at, recorded_at: crate::clock::parse(timestamp).unwrap_or(started_at) })
     }
 }
 

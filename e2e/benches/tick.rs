@@ -56,7 +56,7 @@ fn main() {
     let doc = project.catalog.get("bulk-converge").unwrap().clone();
     let options = TickOptions {
         dispatcher: Dispatcher { program: PathBuf::from(PROJECT), ..Dispatcher::current().unwrap() },
-        lease: None,
+        fence: None,
     };
 
     let read = time(reps, || {

@@ -60,20 +60,14 @@ pub fn cmd_approve(binary: Binary, args: &ApproveArgs) -> Exit {
         Ok(k) => k,
         Err(exit) => return exit,
     };
-    let facts: Vec<GateFact> = match ledger.read(&key) {
-        Ok(r) => r.records.into_iter().filter_map(|r| serde_json::from_value(r.value).ok()).collect(),
+    let facts: Vec<GateFact> = match ledger.read_typed::<GateFact>(&key) {
+        Ok(r) => r.records.into_iter().map(|stored| stored.record).collect(),
         Err(e) => {
             eprintln!("error: {}", error_chain(&e));
             return Exit::Failed;
         }
     };
-    let now = match crate::clock::now() {
-        Ok(n) => n,
-        Err(e) => {
-            eprintln!("error: {e}");
-            return Exit::Usage;
-        }
-    };
+    let now = ledger.clock().now();
     let pending = match crate::gate::decide(&facts, &args.op, &args.gate, args.resource.as_deref(), now) {
         Decision::Waiting { pending } => pending,
         Decision::Approved { resolution, .. } => {
@@ -112,14 +106,7 @@ pub fn cmd_approve(binary: Binary, args: &ApproveArgs) -> Exit {
         timestamp: crate::clock::format(now),
         expires_at: None,
     };
-    let line = match serde_json::to_value(&fact).and_then(|v| serde_json::to_string(&v)) {
-        Ok(l) => l,
-        Err(e) => {
-            eprintln!("error: cannot render the fact: {e}");
-            return Exit::Failed;
-        }
-    };
-    match ledger.append(&key, &line) {
+    match ledger.append_record(key.member(), &fact) {
         Ok(receipt) => {
             for w in &receipt.warnings {
                 eprintln!("warning: {w}");

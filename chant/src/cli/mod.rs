@@ -280,7 +280,11 @@ pub(crate) fn open_ledger() -> Result<crate::ledger::Ledger, Exit> {
             return Err(Exit::Usage);
         }
     };
-    let config = crate::ledger::LedgerConfig { remote, ..crate::ledger::LedgerConfig::default() };
+    let clock = crate::clock::Clock::from_env().map_err(|e| {
+        eprintln!("error: {e}");
+        Exit::Usage
+    })?;
+    let config = crate::ledger::LedgerConfig { remote, clock, ..crate::ledger::LedgerConfig::default() };
     crate::ledger::Ledger::open(&root, config).map_err(|e| {
         eprintln!("error: {}", run::error_chain(&e));
         Exit::Usage

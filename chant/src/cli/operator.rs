@@ -150,7 +150,13 @@ fn cmd_daemon(binary: Binary, args: &OperatorArgs) -> Exit {
     };
     let config =
         OperatorConfig { env: args.env.clone(), interval, lease_ttl, grace, once: args.once, ..Default::default() };
-    let daemon = Daemon::new(project, config, dispatcher);
+    let daemon = match Daemon::new(project, config, dispatcher) {
+        Ok(daemon) => daemon,
+        Err(e) => {
+            eprintln!("error: {}", error_chain(&e));
+            return Exit::Failed;
+        }
+    };
     operator::forward_stop_signals(signals, daemon.stopper());
     match daemon.run(&mut |line| eprintln!("{line}")) {
         Ending::Clean => Exit::Done,

@@ -5,12 +5,12 @@ use std::collections::BTreeMap;
 use clap::Args;
 
 use super::{Binary, Exit};
-use crate::lease::{self, Acquisition, Held, LeaseKey, LeaseStore, Renewer};
+use crate::lease::{self, LeaseKey, LeaseStore};
 use crate::model::OpDocument;
 use crate::project::{Project, RunServices};
 use crate::runner::{self, Environment, RunSettings, Status};
 use crate::step::StepFn;
-use crate::tick::{self, Dispatcher, TickOptions};
+use crate::tick::{self, Claim, Dispatcher, Landing, Leased, Release, TickOptions};
 
 /// Run an op once
 #[derive(Debug, Args)]
@@ -83,59 +83,18 @@ pub fn error_chain(e: &dyn std::error::Error) -> String {
 }
 
 /// How long a hand tick or a run of a mutating op waits for the op's lease.
-pub const LEASE_WAIT: std::time::Duration = std::time::Duration::from_secs(2);
+pub const LEASE_WAIT: std::time::Duration = tick::LEASE_WAIT;
 
-/// A lease taken for one hand tick or run, renewed while it runs.
-struct TakenLease {
-    store: LeaseStore,
-    held: Held,
-    renewer: Renewer,
+/// The claim on `doc`'s lease for one hand tick or run: taken, waiting up to [`LEASE_WAIT`].
+fn lease_claim(doc: &OpDocument) -> Result<Claim, lease::Error> {
+    let key = LeaseKey::new(doc.member.as_deref(), &doc.name)?;
+    Ok(Claim::Take { key, holder: lease::holder_id()?, ttl: lease::DEFAULT_TTL, wait: LEASE_WAIT })
 }
 
-/// How taking a lease ended when it was not taken.
-enum NotTaken {
-    /// Someone else holds it.
-    Held(String),
-    /// It could not be read or written.
-    Failed(String),
-}
-
-/// Takes `doc`'s lease, waiting up to [`LEASE_WAIT`].
-fn take_lease(project: &Project, doc: &OpDocument) -> Result<TakenLease, NotTaken> {
-    let store = LeaseStore::new(&project.ledger);
-    let key = LeaseKey::new(doc.member.as_deref(), &doc.name).map_err(|e| NotTaken::Failed(error_chain(&e)))?;
-    let ttl = lease::DEFAULT_TTL;
-    match store.acquire_waiting(&key, &lease::holder_id(), ttl, LEASE_WAIT) {
-        Ok(Acquisition::Acquired { held, .. }) => {
-            let renewer = Renewer::start(store.clone(), held.clone(), ttl);
-            Ok(TakenLease { store, held, renewer })
-        }
-        Ok(Acquisition::Refused { held_by, .. }) => {
-            Err(NotTaken::Held(held_by.map(|r| r.holder).unwrap_or_else(|| "another writer".into())))
-        }
-        Err(e) => Err(NotTaken::Failed(error_chain(&e))),
-    }
-}
-
-impl TakenLease {
-    /// Stops renewing and releases the lease, unless its record did not reach the remote.
-    fn release(self, record_pushed: bool) {
-        let (held, _) = self.renewer.stop(self.held.clone());
-        if !record_pushed {
-            eprintln!(
-                "warning: kept the lease of {}: its record did not reach the remote, so the lease lapses on its own at {}",
-                held.key.op(),
-                held.record.expires_at
-            );
-            return;
-        }
-        if let Err(e) = self.store.release(&held) {
-            eprintln!("warning: could not release the lease of {}: {}", held.key.op(), error_chain(&e));
-        }
-    }
-
-    fn stamp(&self) -> crate::tick::LeaseStamp {
-        self.held.record.stamp()
+/// Prints what became of the lease after the work.
+fn lease_warnings<T>(ran: &tick::Ran<T>) {
+    for w in &ran.warnings {
+        eprintln!("warning: {w}");
     }
 }
 
@@ -172,44 +131,60 @@ pub fn cmd_run(binary: Binary, args: &RunArgs) -> Exit {
         .clone()
         .or_else(|| std::env::var(tick::ENV_VAR).ok().filter(|e| !e.is_empty()))
         .unwrap_or_else(|| crate::ledger::HAND_RUNS_DIR.to_owned());
-    let taken = if doc.folded_class() == crate::model::ClassKind::ReadOnly {
-        None
+    let claim = if doc.folded_class() == crate::model::ClassKind::ReadOnly {
+        Claim::Unleased
     } else {
-        match take_lease(&project, &doc) {
-            Ok(t) => Some(t),
-            Err(NotTaken::Held(holder)) => {
-                eprintln!("error: lease held by {holder}");
-                return Exit::Failed;
-            }
-            Err(NotTaken::Failed(e)) => {
-                eprintln!("error: cannot take the lease of {}: {e}", doc.name);
+        match lease_claim(&doc) {
+            Ok(claim) => claim,
+            Err(e) => {
+                eprintln!("error: cannot take the lease of {}: {}", doc.name, error_chain(&e));
                 return Exit::Failed;
             }
         }
     };
-    let mut settings = RunSettings::new(env.clone());
+    let leases = LeaseStore::new(&project.ledger);
+    let ran = match tick::leased(&leases, claim, Release::AfterWork, |_| run_once(&project, &doc, &env, args.json)) {
+        Leased::Ran(ran) => ran,
+        Leased::Refused { holder } => {
+            eprintln!("error: lease held by {}", holder.as_deref().unwrap_or("another writer"));
+            return Exit::Failed;
+        }
+        Leased::Failed(e) => {
+            eprintln!("error: cannot take the lease of {}: {}", doc.name, error_chain(&e));
+            return Exit::Failed;
+        }
+    };
+    lease_warnings(&ran);
+    match ran.value {
+        Status::Ok | Status::Skipped => Exit::Done,
+        Status::Failed => Exit::Failed,
+        Status::Gated => Exit::Gated,
+    }
+}
+
+/// Runs `doc` once in `env`, records the run, and prints its record (`--json`: the one line a
+/// dispatching tick reads back) or its steps.
+fn run_once(project: &Project, doc: &OpDocument, env: &str, json: bool) -> (Status, Landing) {
+    let mut settings = RunSettings::new(env.to_owned());
     settings.resource = std::env::var(tick::RESOURCE_VAR).ok().filter(|r| !r.is_empty());
     settings.redactor = project.redactor.clone();
     settings.git_sha = project.git_sha();
     let steps: BTreeMap<&str, StepFn> =
         crate::registry::find(&doc.name).map(|o| o.steps.iter().copied().collect()).unwrap_or_default();
-    let services = RunServices { project: &project, member: doc.member.as_deref() };
-    let now = || crate::clock::now().unwrap_or_else(|_| jiff::Timestamp::now());
+    let services = RunServices { project, member: doc.member.as_deref() };
+    let clock = project.ledger.clock();
+    let now = || clock.now();
     let var = |n: &str| std::env::var(n).ok();
     let environment = Environment { now: &now, var: &var };
-    if !args.json {
+    if !json {
         eprintln!("[run] {} ({env})", doc.name);
     }
-    let mut record = runner::run(&doc, &steps, &settings, &services, &environment);
-    record.op_digest = tick::execute::op_digest(&doc);
-    let env_key = (env != crate::ledger::HAND_RUNS_DIR).then_some(env.as_str());
-    let appended = crate::ledger::ShardKey::run(doc.member.as_deref(), env_key, &doc.name)
-        .map_err(|e| e.to_string())
-        .and_then(|key| {
-            let line = record.to_line().map_err(|e| e.to_string())?;
-            project.ledger.append(&key, &line).map_err(|e| error_chain(&e))
-        });
-    if args.json {
+    let mut record = runner::run(doc, &steps, &settings, &services, &environment);
+    let appended = tick::execute::op_digest(doc).map_err(crate::ledger::Error::from).and_then(|digest| {
+        record.op_digest = digest;
+        project.ledger.append_record(doc.member.as_deref(), &record)
+    });
+    if json {
         match record.to_line() {
             Ok(l) => println!("{l}"),
             Err(e) => eprintln!("error: cannot render the run record: {e}"),
@@ -217,24 +192,17 @@ pub fn cmd_run(binary: Binary, args: &RunArgs) -> Exit {
     } else {
         render_run(&record);
     }
-    let pushed = match appended {
+    let landing = match appended {
         Ok(receipt) => {
             receipt.warnings.iter().for_each(|w| eprintln!("warning: {w}"));
-            project.ledger.config().remote.is_none() || receipt.pushed()
+            Landing::of(&receipt)
         }
         Err(e) => {
-            eprintln!("warning: the run record was not recorded on the ledger: {e}");
-            true
+            eprintln!("warning: the run record was not recorded on the ledger: {}", error_chain(&e));
+            Landing::Nothing
         }
     };
-    if let Some(t) = taken {
-        t.release(pushed);
-    }
-    match record.status {
-        Status::Ok | Status::Skipped => Exit::Done,
-        Status::Failed => Exit::Failed,
-        Status::Gated => Exit::Gated,
-    }
+    (record.status, landing)
 }
 
 fn render_run(r: &runner::RunRecord) {
@@ -293,35 +261,48 @@ pub fn cmd_tick(binary: Binary, args: &TickArgs) -> Exit {
             return Exit::Failed;
         }
     };
-    let taken = if args.no_lease {
-        None
+    let claim = if args.no_lease {
+        Claim::Unleased
     } else {
-        match take_lease(&project, &doc) {
-            Ok(t) => Some(t),
-            Err(NotTaken::Held(holder)) => {
-                let line = format!("skipped (lease held by {holder})");
-                if args.json {
-                    eprintln!("{line}");
-                } else {
-                    println!("{line}");
-                }
-                return Exit::Done;
-            }
-            Err(NotTaken::Failed(e)) => {
-                eprintln!("error: cannot take the lease of {}: {e}", doc.name);
+        match lease_claim(&doc) {
+            Ok(claim) => claim,
+            Err(e) => {
+                eprintln!("error: cannot take the lease of {}: {}", doc.name, error_chain(&e));
                 return Exit::Failed;
             }
         }
     };
-    let options = TickOptions { dispatcher, lease: taken.as_ref().map(TakenLease::stamp) };
-    let executed = tick::execute::execute(&project, &doc, &options);
-    if let Some(t) = taken {
-        let pushed = match &executed {
-            Ok(outcome) => project.ledger.config().remote.is_none() || outcome.receipt.pushed(),
-            Err(_) => true,
-        };
-        t.release(pushed);
+    let leases = LeaseStore::new(&project.ledger);
+    let ran = tick::leased(&leases, claim, Release::AfterWork, |fence| {
+        let options = TickOptions { dispatcher, fence: fence.cloned() };
+        let executed = tick::execute(&project, &doc, &options);
+        let landing = executed.as_ref().map_or(Landing::Nothing, |outcome| Landing::of(&outcome.receipt));
+        (executed, landing)
+    });
+    let ran = match ran {
+        Leased::Ran(ran) => ran,
+        Leased::Refused { holder } => {
+            let line = format!("skipped (lease held by {})", holder.as_deref().unwrap_or("another writer"));
+            if args.json {
+                eprintln!("{line}");
+            } else {
+                println!("{line}");
+            }
+            return Exit::Done;
+        }
+        Leased::Failed(e) => {
+            eprintln!("error: cannot take the lease of {}: {}", doc.name, error_chain(&e));
+            return Exit::Failed;
+        }
+    };
+    lease_warnings(&ran);
+    if let Some(lost) = &ran.lost {
+        eprintln!(
+            "warning: fenced: {lost}; the tick dispatched nothing from then on, and its record says fenced (the lease is not \
+             released: it is not ours)"
+        );
     }
+    let executed = ran.value;
     match executed {
         Ok(outcome) => {
             let r = &outcome.record;

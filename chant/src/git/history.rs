@@ -82,7 +82,7 @@ mod tests {
         let mut tip = parent;
         for i in 0..n {
             let parents: Vec<ObjectId> = tip.into_iter().collect();
-            let id = repo.write_commit(tree, &parents, &format!("{tag} {i}\n")).unwrap();
+            let id = repo.write_commit(tree, &parents, &format!("{tag} {i}\n"), jiff::Timestamp::UNIX_EPOCH).unwrap();
             out.push(id);
             tip = Some(id);
         }

@@ -277,9 +277,16 @@ impl Repo {
     }
 
     /// Writes a commit of `tree` with `parents` and `message`, authored and committed by chant
-    /// now. No reference moves.
-    pub fn write_commit(&self, tree: ObjectId, parents: &[ObjectId], message: &str) -> Result<ObjectId> {
-        let signature = signature();
+    /// at `time` (the caller's clock, so a fixed `CHANT_NOW` gives fixed commit times). No
+    /// reference moves.
+    pub fn write_commit(
+        &self,
+        tree: ObjectId,
+        parents: &[ObjectId],
+        message: &str,
+        time: jiff::Timestamp,
+    ) -> Result<ObjectId> {
+        let signature = signature_at(gix::date::Time { seconds: time.as_second(), offset: 0 });
         let commit = gix::objs::Commit {
             tree,
             parents: parents.iter().copied().collect(),
@@ -346,7 +353,11 @@ fn entry_kind(mode: gix::object::tree::EntryMode) -> EntryKind {
 }
 
 fn signature() -> gix::actor::Signature {
-    gix::actor::Signature { name: IDENTITY.0.into(), email: IDENTITY.1.into(), time: gix::date::Time::now_utc() }
+    signature_at(gix::date::Time::now_utc())
+}
+
+fn signature_at(time: gix::date::Time) -> gix::actor::Signature {
+    gix::actor::Signature { name: IDENTITY.0.into(), email: IDENTITY.1.into(), time }
 }
 
 fn file_age(path: &Path) -> Option<Duration> {

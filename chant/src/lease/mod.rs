@@ -14,9 +14,11 @@
 //!   This is a lease-*loss* check, not a guarantee that nobody else acted in between: a holder
 //!   that stalled past its TTL learns that it lost the lease, after the fact.
 //!
-//! Expiry compares `expiresAt` with the local clock ([`crate::clock::now`], so `CHANT_NOW`
-//! drives it in tests): holders on different machines are assumed to have clocks that agree to
-//! well within the TTL.
+//! Expiry compares `expiresAt` with the local clock (the [`Clock`] of the ledger the store was
+//! made from, so `CHANT_NOW` drives it in tests): holders on different machines are assumed to
+//! have clocks that agree to well within the TTL. Fencing tokens and holder ids come from the
+//! operating system's random number generator ([`crate::id`]); when it fails, no lease is taken
+//! ([`Error::Random`]).
 //!
 //! A `<ref>.lock` that outlives the ref-lock timeout and is older than [`STALE_LOCK_AGE`] is
 //! stale: [`Error::StaleLock`] names the path and the `rm` that fixes it; removing it is a
@@ -30,14 +32,16 @@
 
 mod remote;
 
+use std::ops::ControlFlow;
 use std::time::Duration;
 
 use jiff::Timestamp;
 use serde::{Deserialize, Serialize};
 
+use crate::backoff::Backoff;
+use crate::clock::Clock;
 use crate::git::{self, ObjectId, Repo, SharedRepo, cmd::Git};
 use crate::ledger::{self, Ledger};
-use crate::tick::LeaseStamp;
 
 pub use crate::ledger::STALE_LOCK_AGE;
 
@@ -97,9 +101,12 @@ pub enum Error {
     /// Local git storage failed.
     #[error("lease storage failed")]
     Git(#[from] git::Error),
-    /// The clock failed (`CHANT_NOW` does not parse).
-    #[error(transparent)]
-    Clock(#[from] crate::clock::BadNow),
+    /// No fencing token or holder id could be minted.
+    #[error("cannot mint a lease")]
+    Random(#[from] crate::id::Unavailable),
+    /// A lease record could not be encoded.
+    #[error("cannot encode a lease record")]
+    Encode(#[source] serde_json::Error),
 }
 
 /// The result type of this module.
@@ -129,13 +136,8 @@ impl LeaseRecord {
         crate::clock::parse(&self.expires_at).is_some_and(|e| e > now)
     }
 
-    /// Returns the holder and token a tick record carries.
-    pub fn stamp(&self) -> LeaseStamp {
-        LeaseStamp { holder: self.holder.clone(), token: self.token.clone() }
-    }
-
-    fn to_bytes(&self) -> Vec<u8> {
-        serde_json::to_vec(self).unwrap_or_default()
+    fn to_bytes(&self) -> Result<Vec<u8>> {
+        serde_json::to_vec(self).map_err(Error::Encode)
     }
 
     fn parse(bytes: &[u8]) -> Option<LeaseRecord> {
@@ -271,14 +273,18 @@ impl LeaseView {
 }
 
 /// Returns a holder id for this process: `<host>:<pid>:<8 random hex digits>`.
-pub fn holder_id() -> String {
+///
+/// # Errors
+///
+/// [`Error::Random`] when the operating system's generator fails.
+pub fn holder_id() -> Result<String> {
     let host = std::fs::read_to_string("/proc/sys/kernel/hostname")
         .or_else(|_| std::fs::read_to_string("/etc/hostname"))
         .map(|h| h.trim().to_owned())
         .ok()
         .filter(|h| !h.is_empty())
         .unwrap_or_else(|| "localhost".into());
-    format!("{host}:{}:{}", std::process::id(), crate::id::hex(8))
+    Ok(format!("{host}:{}:{}", std::process::id(), crate::id::hex(8)?))
 }
 
 /// Leases of one repository, written through gix and pushed through the git binary when a
@@ -288,17 +294,28 @@ pub struct LeaseStore {
     repo: SharedRepo,
     git: Git,
     remote: Option<String>,
+    clock: Clock,
 }
 
 impl LeaseStore {
-    /// Returns the lease store of the ledger's repository, with the ledger's remote.
+    /// Returns the lease store of the ledger's repository, with the ledger's remote and clock.
     pub fn new(ledger: &Ledger) -> Self {
-        LeaseStore { repo: ledger.repo().clone(), git: ledger.git().clone(), remote: ledger.config().remote.clone() }
+        LeaseStore {
+            repo: ledger.repo().clone(),
+            git: ledger.git().clone(),
+            remote: ledger.config().remote.clone(),
+            clock: ledger.clock(),
+        }
     }
 
     /// Returns the configured remote, if any.
     pub fn remote(&self) -> Option<&str> {
         self.remote.as_deref()
+    }
+
+    /// Returns the clock leases are dated and expired by.
+    pub fn clock(&self) -> Clock {
+        self.clock
     }
 
     /// Reads the lease of `key` from local refs only: the local ref and the last fetched copy
@@ -358,7 +375,7 @@ impl LeaseStore {
             Some(r) if r.is_live(now) => {
                 return Ok(Acquisition::Refused { held_by: Some(r.clone()), reason: Refusal::Held });
             }
-            _ => (fresh(key, holder, ttl, now), false),
+            _ => (fresh(key, holder, ttl, now)?, false),
         };
         match self.write(&repo, key, &record, local_sha, remote_sha)? {
             Some(blob) => Ok(Acquisition::Acquired { held: Held { key: key.clone(), record, blob }, renewed }),
@@ -366,20 +383,22 @@ impl LeaseStore {
         }
     }
 
-    /// Acquires like [`LeaseStore::acquire`], retrying a refusal every 100 ms until `wait` has
-    /// passed (hand ticks and runs wait up to 2 s).
+    /// Acquires like [`LeaseStore::acquire`] at the store's clock, retrying a refusal every
+    /// 100 ms until `wait` has passed (hand ticks and runs wait up to 2 s).
     ///
     /// # Errors
     ///
     /// As [`LeaseStore::acquire`].
     pub fn acquire_waiting(&self, key: &LeaseKey, holder: &str, ttl: Duration, wait: Duration) -> Result<Acquisition> {
-        let deadline = std::time::Instant::now() + wait;
-        loop {
-            let outcome = self.acquire(key, holder, ttl, crate::clock::now()?)?;
-            if matches!(outcome, Acquisition::Acquired { .. }) || std::time::Instant::now() >= deadline {
-                return Ok(outcome);
+        let outcome = Backoff::polling(Duration::from_millis(100), wait).retry(|_| {
+            match self.acquire(key, holder, ttl, self.clock.now()) {
+                Ok(refused @ Acquisition::Refused { .. }) => ControlFlow::Continue(refused),
+                done => ControlFlow::Break(done),
             }
-            std::thread::sleep(Duration::from_millis(100).min(deadline - std::time::Instant::now()));
+        });
+        match outcome {
+            Ok(done) => done,
+            Err(gave_up) => Ok(gave_up.last),
         }
     }
 
@@ -409,15 +428,24 @@ impl LeaseStore {
     }
 
     /// Returns true when `held`'s holder and token are still the live lease (the fence check
-    /// a tick makes before trusting its own work). Fetches first with a remote.
+    /// a tick makes before each of its side effects). Fetches first with a remote.
     ///
     /// # Errors
     ///
     /// Fetch and storage errors.
     pub fn still_holds(&self, held: &Held) -> Result<bool> {
+        Ok(self.current(&held.key)?.is_some_and(|r| r.holder == held.record.holder && r.token == held.record.token))
+    }
+
+    /// Returns the record that decides who holds `key` now: the remote's (after a fetch) with a
+    /// remote, else the local ref's.
+    ///
+    /// # Errors
+    ///
+    /// Fetch and storage errors.
+    pub fn current(&self, key: &LeaseKey) -> Result<Option<LeaseRecord>> {
         let repo = self.repo.local();
-        let (_, current) = self.authoritative(&repo, &held.key)?;
-        Ok(current.is_some_and(|r| r.holder == held.record.holder && r.token == held.record.token))
+        Ok(self.authoritative(&repo, key)?.1)
     }
 
     /// Releases `held` if its holder and token are still the live lease: deletes the local ref
@@ -486,7 +514,7 @@ impl LeaseStore {
         remote_sha: Option<ObjectId>,
     ) -> Result<Option<ObjectId>> {
         let local_ref = key.ref_name();
-        let blob = repo.write_blob(&record.to_bytes())?;
+        let blob = repo.write_blob(&record.to_bytes()?)?;
         match repo.update_ref(&local_ref, blob, before, "chant: lease") {
             Ok(()) => {}
             Err(e) => {
@@ -515,15 +543,27 @@ impl LeaseStore {
     }
 }
 
+/// Why a [`Renewer`] stopped renewing before it was asked to.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RenewalEnded {
+    /// The lease was no longer ours at a renewal.
+    Lost {
+        /// The holder found instead, if any.
+        by: Option<String>,
+    },
+    /// The renewal thread panicked.
+    Panicked,
+}
+
 /// Renews a held lease every TTL/3 on its own thread while a tick runs, so a long tick keeps
 /// its lease; [`Renewer::stop`] ends it and hands back the lease as last renewed.
 pub struct Renewer {
     stop: std::sync::mpsc::Sender<()>,
-    thread: std::thread::JoinHandle<(Held, Option<String>)>,
+    thread: std::thread::JoinHandle<(Held, Option<RenewalEnded>)>,
 }
 
 impl Renewer {
-    /// Starts renewing `held` through `store` every `ttl / 3`.
+    /// Starts renewing `held` through `store` every `ttl / 3`, at the store's clock.
     pub fn start(store: LeaseStore, held: Held, ttl: Duration) -> Renewer {
         let (stop, stopped) = std::sync::mpsc::channel::<()>();
         let every = (ttl / 3).max(Duration::from_millis(10));
@@ -534,15 +574,10 @@ impl Renewer {
                     Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {}
                     _ => return (held, None),
                 }
-                let now = match crate::clock::now() {
-                    Ok(now) => now,
-                    Err(e) => return (held, Some(e.to_string())),
-                };
-                match store.renew(&held, ttl, now) {
+                match store.renew(&held, ttl, store.clock.now()) {
                     Ok(Renewal::Renewed(renewed)) => held = renewed,
                     Ok(Renewal::Lost { found }) => {
-                        let by = found.map(|r| r.holder).unwrap_or_else(|| "nobody".into());
-                        return (held, Some(format!("the lease was lost while the tick ran (now held by {by})")));
+                        return (held, Some(RenewalEnded::Lost { by: found.map(|r| r.holder) }));
                     }
                     // A failed renewal is retried at the next period; the fence check decides.
                     Err(_) => {}
@@ -554,9 +589,9 @@ impl Renewer {
 
     /// Stops renewing and returns the lease as last renewed, with why renewal ended early, if
     /// it did.
-    pub fn stop(self, fallback: Held) -> (Held, Option<String>) {
+    pub fn stop(self, fallback: Held) -> (Held, Option<RenewalEnded>) {
         let _ = self.stop.send(());
-        self.thread.join().unwrap_or((fallback, Some("the lease renewal thread panicked".into())))
+        self.thread.join().unwrap_or((fallback, Some(RenewalEnded::Panicked)))
     }
 }
 
@@ -615,14 +650,15 @@ fn read_record_at(repo: &Repo, sha: ObjectId) -> Result<Option<LeaseRecord>> {
     })))
 }
 
-fn fresh(key: &LeaseKey, holder: &str, ttl: Duration, now: Timestamp) -> LeaseRecord {
-    LeaseRecord {
+/// A lease for a new holder, with a new fencing token from the operating system's generator.
+fn fresh(key: &LeaseKey, holder: &str, ttl: Duration, now: Timestamp) -> Result<LeaseRecord> {
+    Ok(LeaseRecord {
         op: key.op.clone(),
         holder: holder.to_owned(),
-        token: crate::id::uuid(),
+        token: crate::id::uuid()?,
         acquired_at: crate::clock::format(now),
         expires_at: crate::clock::format(add(now, ttl)),
-    }
+    })
 }
 
 fn extend(record: &LeaseRecord, ttl: Duration, now: Timestamp) -> LeaseRecord {

@@ -2,14 +2,25 @@
 //! pushing a lease (or its deletion) with `--force-with-lease`, so the remote arbitrates between
 //! machines. Every git child goes through [`crate::git::cmd`].
 
+use std::ops::ControlFlow;
+use std::time::Duration;
+
+use crate::backoff::{Backoff, Growth, Limit};
 use crate::git::cmd::{Fetched, Pushed};
 use crate::git::porcelain::PushRefusal;
 use crate::git::{ObjectId, Repo};
 
 use super::{Error, LeaseKey, LeaseStore, Result};
 
-/// How often a push blocked by a lock on the remote is tried before the lock is reported.
-const REMOTE_LOCK_TRIES: u32 = 5;
+/// How a push blocked by a lock on the remote is retried before the lock is reported: five
+/// tries, waiting 40 ms more after each.
+const REMOTE_LOCK: Backoff = Backoff {
+    first: Duration::from_millis(40),
+    growth: Growth::Linear,
+    max: Duration::from_millis(160),
+    jitter: false,
+    limit: Limit::Attempts(5),
+};
 
 /// Fetches the remote's lease of `key` into `lease-remote`; returns its value there (`None`: the
 /// remote has no lease, and the stale copy is removed).
@@ -45,18 +56,14 @@ pub(super) fn push(
     let reference = key.ref_name();
     // A lock on the remote is usually another pusher's, held for milliseconds: it counts as a
     // held lock only when it persists over a few tries.
-    let mut attempt = 0;
-    let outcome = loop {
-        attempt += 1;
+    let outcome = REMOTE_LOCK.retry(|_| {
         let outcome = store.git.push_with_lease(remote, blob, &reference, expected);
         match classify(remote, &reference, outcome) {
-            Err(Error::RemoteLocked { .. }) if attempt < REMOTE_LOCK_TRIES => {
-                std::thread::sleep(std::time::Duration::from_millis(40 * u64::from(attempt)));
-            }
-            other => break other,
+            Err(locked @ Error::RemoteLocked { .. }) => ControlFlow::Continue(locked),
+            other => ControlFlow::Break(other),
         }
-    };
-    match outcome? {
+    });
+    match outcome.map_err(|gave_up| gave_up.last)?? {
         true => {
             // Only a cache of the remote's state; the next fetch corrects it if this fails.
             let _ = repo.update_ref(&key.remote_ref_name(), blob, expected, "chant: lease pushed");

@@ -4,9 +4,13 @@
 //! the same shard never overwrite each other. Each commit names its key directory in a
 //! `Chant-Shard:` trailer, which is what lets a diverged clone re-append its records elsewhere.
 
+use std::ops::ControlFlow;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
+use jiff::Timestamp;
+
+use crate::backoff::{Backoff, GaveUp};
 use crate::git::{self, ObjectId, Repo};
 
 use super::{BRANCH, Error, shard};
@@ -32,56 +36,73 @@ pub(super) struct Written {
     pub seq: u64,
 }
 
-/// How many lost races one append tolerates before giving up: generous, since every lost race
-/// means another writer made progress.
-pub(super) const MAX_ATTEMPTS: u32 = 10_000;
+/// How many lost races one compare-and-swap on the branch tolerates before giving up: generous,
+/// and without waiting, since every lost race means another writer made progress.
+pub(super) const RACES: Backoff = Backoff::immediate(10_000);
 
-/// Appends `line` to key directory `dir` on the local branch. `origin` is set when re-appending
-/// a record first written in another commit.
+/// Appends `line` to key directory `dir` on the local branch in a commit dated `at`. `origin`
+/// is set when re-appending a record first written in another commit.
 pub(super) fn append_local(
     repo: &Repo,
     dir: &str,
     label: &str,
     line: &str,
     origin: Option<ObjectId>,
+    at: Timestamp,
 ) -> Result<Written, Error> {
-    let mut attempts = 0;
-    loop {
-        attempts += 1;
+    cas_until_landed(repo, BRANCH, || {
         let tip = repo.read_ref(BRANCH)?;
-        let built = build(repo, tip, dir, label, line, origin)?;
-        match cas_branch(repo, BRANCH, built.commit, tip, attempts)? {
-            true => return Ok(built),
-            false => continue,
-        }
-    }
+        let built = build(repo, tip, dir, label, line, origin, at)?;
+        Ok(Next::Move { new: built.commit, expected: tip, value: built })
+    })
 }
 
-/// Moves `name` from `expected` to `new`. `Ok(false)` means the race was lost (the ref moved, or
-/// a young lock was in the way) and the caller should re-read and retry; a stale lock and too many
-/// lost races are errors.
-pub(super) fn cas_branch(
+/// What the next attempt of [`cas_until_landed`] does.
+pub(super) enum Next<T> {
+    /// Move the ref from `expected` to `new`, then return `value`.
+    Move {
+        /// The new value.
+        new: ObjectId,
+        /// The value it was built on.
+        expected: Option<ObjectId>,
+        /// What to return once it moved.
+        value: T,
+    },
+    /// Leave the ref alone and return this.
+    Done(T),
+}
+
+/// Builds the next value of ref `name` with `next` and moves the ref by compare-and-swap,
+/// building again on every lost race (the ref moved, or a young lock was in the way) under
+/// [`RACES`]. A stale lock and too many lost races are errors.
+pub(super) fn cas_until_landed<T>(
     repo: &Repo,
     name: &str,
-    new: ObjectId,
-    expected: Option<ObjectId>,
-    attempts: u32,
-) -> Result<bool, Error> {
-    match repo.update_ref(name, new, expected, "chant: ledger append") {
-        Ok(()) => Ok(true),
-        Err(git::Error::RefLocked { lock_path, age: Some(age), .. }) if age > STALE_LOCK_AGE => {
-            Err(Error::StaleLock { reference: name.to_owned(), path: lock_path, age })
+    mut next: impl FnMut() -> Result<Next<T>, Error>,
+) -> Result<T, Error> {
+    let landed = RACES.retry(|_| {
+        let (new, expected, value) = match next() {
+            Ok(Next::Move { new, expected, value }) => (new, expected, value),
+            Ok(Next::Done(value)) => return ControlFlow::Break(Ok(value)),
+            Err(err) => return ControlFlow::Break(Err(err)),
+        };
+        match repo.update_ref(name, new, expected, "chant: ledger append") {
+            Ok(()) => ControlFlow::Break(Ok(value)),
+            Err(git::Error::RefLocked { lock_path, age: Some(age), .. }) if age > STALE_LOCK_AGE => {
+                ControlFlow::Break(Err(Error::StaleLock { reference: name.to_owned(), path: lock_path, age }))
+            }
+            Err(git::Error::RefConflict { .. } | git::Error::RefLocked { .. }) => ControlFlow::Continue(()),
+            Err(other) => ControlFlow::Break(Err(other.into())),
         }
-        Err(git::Error::RefConflict { .. } | git::Error::RefLocked { .. }) if attempts < MAX_ATTEMPTS => Ok(false),
-        Err(git::Error::RefConflict { .. } | git::Error::RefLocked { .. }) => {
-            Err(Error::Contended { reference: name.to_owned(), attempts })
-        }
-        Err(other) => Err(other.into()),
+    });
+    match landed {
+        Ok(result) => result,
+        Err(GaveUp { attempts, .. }) => Err(Error::Contended { reference: name.to_owned(), attempts }),
     }
 }
 
-/// Writes the blob, tree and commit that append `line` to `dir` on top of `tip`, without moving
-/// any ref.
+/// Writes the blob, tree and commit (dated `at`) that append `line` to `dir` on top of `tip`,
+/// without moving any ref.
 pub(super) fn build(
     repo: &Repo,
     tip: Option<ObjectId>,
@@ -89,6 +110,7 @@ pub(super) fn build(
     label: &str,
     line: &str,
     origin: Option<ObjectId>,
+    at: Timestamp,
 ) -> Result<Written, Error> {
     let root = tip.map(|tip| repo.commit_info(tip)).transpose()?.map(|info| info.tree);
     let slot = shard::next_slot(shard::newest(repo, root, dir)?);
@@ -105,7 +127,7 @@ pub(super) fn build(
         message.push_str(&format!("{ROOT_TRAILER}{}\n", unique_token()));
     }
     let parents: Vec<ObjectId> = tip.into_iter().collect();
-    let commit = repo.write_commit(tree, &parents, &message)?;
+    let commit = repo.write_commit(tree, &parents, &message, at)?;
     Ok(Written { commit, path, seq: slot.seq })
 }
 

@@ -1,14 +1,19 @@
 //! The ledger: chant's only memory, JSON-line records on the orphan branch
 //! `refs/heads/chant/lifecycle` (DESIGN.md section 6).
 //!
-//! Records are opaque JSON objects grouped by [`ShardKey`] (record kind, member, env, op) into
+//! Records are JSON objects grouped by [`ShardKey`] (record kind, member, env, op) into
 //! count-based shards of at most 64 records, so an append costs the same at the millionth record
-//! as at the first. Every append is one commit on the current tip, written with compare-and-swap
+//! as at the first. Each kind of record chant writes is a type implementing [`Record`] (its key
+//! and its encoding, said once): [`Ledger::append_record`] writes one, [`Ledger::read_typed`] and
+//! [`Ledger::latest_typed`] read them back decoded; [`Ledger::append`], [`Ledger::read`] and
+//! [`Ledger::latest`] handle a line as an untyped JSON object. Every append is one commit on the current tip, written with compare-and-swap
 //! on the branch ref; concurrent writers re-read and retry, so all of them land. The original's
 //! single files are read as history and never written. HEAD, the index and the work tree are
 //! never touched. With a remote configured, each append fetches first, fast-forwards or re-appends
 //! local records onto the remote tip, and pushes with `--force-with-lease`; a push that cannot
-//! land is reported in the [`AppendReceipt`], never as an error that loses the record.
+//! land is reported in the [`AppendReceipt`], never as an error that loses the record. Commits are
+//! dated by the [`Clock`] the ledger was opened with ([`LedgerConfig::clock`]), so a fixed
+//! `CHANT_NOW` gives the commits the time the records carry.
 //!
 //! ```no_run
 //! use chant::ledger::{Ledger, LedgerConfig, ShardKey};
@@ -29,6 +34,7 @@ mod append;
 mod key;
 mod keys;
 mod read;
+mod record;
 mod remote;
 mod shard;
 
@@ -37,12 +43,14 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
-use crate::git::cmd::Git;
+use crate::clock::Clock;
+use crate::git::cmd::{self, Git};
 use crate::git::{self, ObjectId, SharedRepo};
 
 pub use append::STALE_LOCK_AGE;
 pub use key::{APPLY_DIR, HAND_RUNS_DIR, RecordKind, ShardKey};
-pub use read::{Latest, Record, Records, Unreadable};
+pub use read::{Latest, RawRecord, Records, Unreadable};
+pub use record::{Encoding, Record, Stored, Typed, TypedLatest, encode};
 pub use remote::{PushStatus, SyncReport};
 pub use shard::{RECORDS_PER_SHARD, SHARDS_PER_BUCKET};
 
@@ -107,6 +115,17 @@ pub enum Error {
         /// What is wrong.
         reason: &'static str,
     },
+    /// A record could not be encoded.
+    #[error("cannot encode a ledger record")]
+    Encode(#[from] crate::canonical::Error),
+    /// A typed read asked a key for records of another kind.
+    #[error("the key {key} does not hold {record} records")]
+    WrongKind {
+        /// The key's label.
+        key: String,
+        /// The record type asked for.
+        record: &'static str,
+    },
 }
 
 /// How a [`Ledger`] works. `Default` gives a local-only ledger with production timeouts.
@@ -131,6 +150,8 @@ pub struct LedgerConfig {
     pub gc_every: u32,
     /// Extra environment for git children (tests pass a hermetic git configuration here).
     pub git_env: Vec<(OsString, OsString)>,
+    /// The clock the commits are dated by.
+    pub clock: Clock,
 }
 
 impl Default for LedgerConfig {
@@ -143,6 +164,7 @@ impl Default for LedgerConfig {
             push_backoff: Duration::from_millis(25),
             gc_every: 256,
             git_env: Vec::new(),
+            clock: Clock::System,
         }
     }
 }
@@ -177,7 +199,8 @@ pub struct Ledger {
     repo: SharedRepo,
     git: Git,
     config: LedgerConfig,
-    git_version: Arc<OnceLock<Result<(), String>>>,
+    /// Why the git binary cannot be used, once checked (`None`: it can).
+    git_version: Arc<OnceLock<Option<Arc<cmd::Error>>>>,
 }
 
 impl Ledger {
@@ -208,6 +231,11 @@ impl Ledger {
         &self.git
     }
 
+    /// The clock this ledger dates its commits by.
+    pub fn clock(&self) -> Clock {
+        self.config.clock
+    }
+
     /// The repository's git directory.
     pub fn git_dir(&self) -> PathBuf {
         self.repo.local().git_dir().to_owned()
@@ -224,7 +252,8 @@ impl Ledger {
         check_record(line)?;
         let mut receipt = match &self.config.remote {
             None => {
-                let written = append::append_local(&self.repo.local(), &key.dir(), &key.label(), line, None)?;
+                let at = self.config.clock.now();
+                let written = append::append_local(&self.repo.local(), &key.dir(), &key.label(), line, None, at)?;
                 AppendReceipt {
                     commit: written.commit,
                     path: written.path,
@@ -243,18 +272,19 @@ impl Ledger {
         Ok(receipt)
     }
 
-    /// Every record of `key`, oldest first, with the unreadable lines counted.
+    /// Every record of `key` as stored, oldest first, with the unreadable lines counted.
     pub fn read(&self, key: &ShardKey) -> Result<Records, Error> {
         let repo = self.repo.local();
         let (tip, root) = self.snapshot(&repo)?;
-        read::all(&repo, tip, root, key)
+        read::all(&repo, tip, root, key, &read::any).map(Records::from)
     }
 
-    /// The newest readable record of `key`; reads one shard unless newer lines are unreadable.
+    /// The newest readable record of `key` as stored; reads one shard unless newer lines are
+    /// unreadable.
     pub fn latest(&self, key: &ShardKey) -> Result<Latest, Error> {
         let repo = self.repo.local();
         let (tip, root) = self.snapshot(&repo)?;
-        read::latest(&repo, tip, root, key)
+        read::latest(&repo, tip, root, key, &read::any).map(Latest::from)
     }
 
     /// Every key that has records (sharded or in the original's files), in key order.
@@ -279,9 +309,12 @@ impl Ledger {
         Ok((tip, root))
     }
 
-    /// Checks the git binary once per ledger; the reason is kept for every later call.
-    fn git_version_checked(&self) -> Result<(), String> {
-        self.git_version.get_or_init(|| self.git.check_version().map(drop).map_err(|err| error_chain(&err))).clone()
+    /// Checks the git binary once per ledger; the failure is kept for every later call.
+    fn git_version_checked(&self) -> Result<(), Arc<cmd::Error>> {
+        match self.git_version.get_or_init(|| self.git.check_version().err().map(Arc::new)) {
+            None => Ok(()),
+            Some(err) => Err(Arc::clone(err)),
+        }
     }
 }
 

@@ -2,21 +2,23 @@
 //! original's single file first (read as history), then every shard in sequence. Because every
 //! append is one commit on the tip of the branch and lands on the newest shard of its key, this
 //! order is the commit order on the branch, which is what gate resolution relies on. A line that
-//! is not a JSON object is returned as [`Unreadable`], never dropped.
+//! is not a JSON object, or not a record of the type asked for, is returned as [`Unreadable`],
+//! never dropped.
 
 use std::borrow::Cow;
 
 use crate::git::{EntryKind, ObjectId, Repo};
 
 use super::key::{RecordKind, ShardKey};
+use super::record::{Stored, Typed, TypedLatest};
 use super::{Error, shard};
 
 /// Longest excerpt of an unreadable line kept in [`Unreadable::text`], in characters.
 const EXCERPT_CHARS: usize = 300;
 
-/// One readable record.
+/// One readable record, as stored: a JSON object of any shape.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Record {
+pub struct RawRecord {
     /// The record, a JSON object.
     pub value: serde_json::Value,
     /// The file it was read from.
@@ -41,61 +43,88 @@ pub struct Unreadable {
     pub reason: String,
 }
 
-/// All records of a key.
+/// All records of a key, as stored.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Records {
     /// The readable records, oldest first.
-    pub records: Vec<Record>,
+    pub records: Vec<RawRecord>,
     /// Every unreadable line, in the order met.
     pub unreadable: Vec<Unreadable>,
     /// The branch commit read, `None` when the branch does not exist.
     pub tip: Option<ObjectId>,
 }
 
-/// The newest record of a key.
+/// The newest record of a key, as stored.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Latest {
     /// The newest readable record, if any.
-    pub record: Option<Record>,
+    pub record: Option<RawRecord>,
     /// Unreadable lines met while looking for it (those newer than it).
     pub unreadable: Vec<Unreadable>,
     /// The branch commit read, `None` when the branch does not exist.
     pub tip: Option<ObjectId>,
 }
 
-enum Line {
-    Record(serde_json::Value),
+impl From<Typed<()>> for Records {
+    fn from(typed: Typed<()>) -> Self {
+        Records { records: typed.records.into_iter().map(raw).collect(), unreadable: typed.unreadable, tip: typed.tip }
+    }
+}
+
+impl From<TypedLatest<()>> for Latest {
+    fn from(typed: TypedLatest<()>) -> Self {
+        Latest { record: typed.record.map(raw), unreadable: typed.unreadable, tip: typed.tip }
+    }
+}
+
+fn raw(stored: Stored<()>) -> RawRecord {
+    RawRecord { value: stored.value, path: stored.path, line: stored.line, seq: stored.seq }
+}
+
+/// Decodes a stored JSON object into a reader's type; the error is the line's reason.
+pub(super) type Decode<'a, T> = &'a dyn Fn(&serde_json::Value) -> Result<T, String>;
+
+/// Keeps every JSON object as it is (the untyped reads).
+pub(super) fn any(_: &serde_json::Value) -> Result<(), String> {
+    Ok(())
+}
+
+enum Line<T> {
+    Record(T, serde_json::Value),
     Unreadable(String),
     OtherOp,
 }
 
 /// Reads every record of `key` at root tree `root`.
-pub(super) fn all(
+pub(super) fn all<T>(
     repo: &Repo,
     tip: Option<ObjectId>,
     root: Option<ObjectId>,
     key: &ShardKey,
-) -> Result<Records, Error> {
-    let mut out = Records { tip, ..Records::default() };
+    decode: Decode<'_, T>,
+) -> Result<Typed<T>, Error> {
+    let mut out = Typed { records: Vec::new(), unreadable: Vec::new(), tip };
     if let (Some(root), Some(path)) = (root, key.legacy_path())
         && let Some(content) = legacy_content(repo, root, &path)?
     {
         for (index, text) in shard::content_lines(&content).into_iter().enumerate() {
-            push(&mut out, classify(key, &text, true), &path, index, &text, None);
+            push(&mut out, classify(key, &text, true, decode), &path, index, &text, None);
         }
     }
     for shard in shard::all(repo, root, &key.dir())? {
         for (index, text) in shard.lines().into_iter().enumerate() {
             let seq = shard.first_seq() + index as u64;
-            push(&mut out, classify(key, &text, false), &shard.path, index, &text, Some(seq));
+            push(&mut out, classify(key, &text, false, decode), &shard.path, index, &text, Some(seq));
         }
     }
     Ok(out)
 }
 
-fn push(out: &mut Records, line: Line, path: &str, index: usize, text: &str, seq: Option<u64>) {
+fn push<T>(out: &mut Typed<T>, line: Line<T>, path: &str, index: usize, text: &str, seq: Option<u64>) {
     match line {
-        Line::Record(value) => out.records.push(Record { value, path: path.to_owned(), line: index + 1, seq }),
+        Line::Record(record, value) => {
+            out.records.push(Stored { record, value, path: path.to_owned(), line: index + 1, seq });
+        }
         Line::Unreadable(reason) => out.unreadable.push(unreadable(path, index, text, reason)),
         Line::OtherOp => {}
     }
@@ -103,22 +132,23 @@ fn push(out: &mut Records, line: Line, path: &str, index: usize, text: &str, seq
 
 /// Reads the newest record of `key`: normally one shard; older shards and the original's file
 /// only while everything newer is unreadable.
-pub(super) fn latest(
+pub(super) fn latest<T>(
     repo: &Repo,
     tip: Option<ObjectId>,
     root: Option<ObjectId>,
     key: &ShardKey,
-) -> Result<Latest, Error> {
-    let mut out = Latest { tip, ..Latest::default() };
+    decode: Decode<'_, T>,
+) -> Result<TypedLatest<T>, Error> {
+    let mut out = TypedLatest { record: None, unreadable: Vec::new(), tip };
     let dir = key.dir();
     let mut current = shard::newest(repo, root, &dir)?;
     while let Some(shard) = current {
         let lines = shard.lines();
         for (index, text) in lines.iter().enumerate().rev() {
-            match classify(key, text, false) {
-                Line::Record(value) => {
+            match classify(key, text, false, decode) {
+                Line::Record(record, value) => {
                     let seq = Some(shard.first_seq() + index as u64);
-                    out.record = Some(Record { value, path: shard.path.clone(), line: index + 1, seq });
+                    out.record = Some(Stored { record, value, path: shard.path.clone(), line: index + 1, seq });
                     return Ok(out);
                 }
                 Line::Unreadable(reason) => out.unreadable.push(unreadable(&shard.path, index, text, reason)),
@@ -134,9 +164,9 @@ pub(super) fn latest(
         && let Some(content) = legacy_content(repo, root, &path)?
     {
         for (index, text) in shard::content_lines(&content).iter().enumerate().rev() {
-            match classify(key, text, true) {
-                Line::Record(value) => {
-                    out.record = Some(Record { value, path, line: index + 1, seq: None });
+            match classify(key, text, true, decode) {
+                Line::Record(record, value) => {
+                    out.record = Some(Stored { record, value, path, line: index + 1, seq: None });
                     return Ok(out);
                 }
                 Line::Unreadable(reason) => out.unreadable.push(unreadable(&path, index, text, reason)),
@@ -156,7 +186,7 @@ fn legacy_content(repo: &Repo, root: ObjectId, path: &str) -> Result<Option<Vec<
 
 /// Reads one line. The original's converge file is shared by every op of its env, so there a
 /// record of another op belongs to another key, and a record naming no op belongs to none.
-fn classify(key: &ShardKey, text: &str, legacy: bool) -> Line {
+fn classify<T>(key: &ShardKey, text: &str, legacy: bool, decode: Decode<'_, T>) -> Line<T> {
     let value = match serde_json::from_str::<serde_json::Value>(text) {
         Ok(value) => value,
         Err(err) => return Line::Unreadable(format!("not JSON: {err}")),
@@ -171,7 +201,10 @@ fn classify(key: &ShardKey, text: &str, legacy: bool) -> Line {
             None => return Line::Unreadable("no string `op` in a file shared by every op of the env".to_owned()),
         }
     }
-    Line::Record(value)
+    match decode(&value) {
+        Ok(record) => Line::Record(record, value),
+        Err(reason) => Line::Unreadable(reason),
+    }
 }
 
 fn unreadable(path: &str, index: usize, text: &str, reason: String) -> Unreadable {

@@ -7,12 +7,15 @@
 //! never rewritten on the remote and no parentless commit is pushed over it.
 
 use std::collections::{HashMap, HashSet};
+use std::ops::ControlFlow;
+use std::sync::Arc;
 
-use crate::git::cmd::{Fetched, Pushed};
+use crate::backoff::{Backoff, GaveUp, Growth, Limit};
+use crate::git::cmd::{self, Fetched, Pushed};
 use crate::git::porcelain::PushRefusal;
-use crate::git::{ObjectId, Repo};
+use crate::git::{self, ObjectId, Repo};
 
-use super::append::{self, Written};
+use super::append::{self, Next, Written};
 use super::{AppendReceipt, BRANCH, Error, Ledger, ShardKey, error_chain};
 
 /// Whether and where a record or a sync reached the remote.
@@ -56,6 +59,7 @@ pub(super) fn append_synced(ledger: &Ledger, remote: &str, key: &ShardKey, line:
     let repo = ledger.repo.local();
     let (dir, label) = (key.dir(), key.label());
     let mut written: Option<Written> = None;
+    let at = ledger.config.clock.now();
     let push = rounds(ledger, &repo, remote, |repo, replayed| {
         match written.as_mut() {
             Some(ours) => {
@@ -63,13 +67,13 @@ pub(super) fn append_synced(ledger: &Ledger, remote: &str, key: &ShardKey, line:
                     *ours = moved.clone();
                 }
             }
-            None => written = Some(append::append_local(repo, &dir, &label, line, None)?),
+            None => written = Some(append::append_local(repo, &dir, &label, line, None, at)?),
         }
         Ok(())
     })?;
     let written = match written {
         Some(written) => written,
-        None => append::append_local(&repo, &dir, &label, line, None)?,
+        None => append::append_local(&repo, &dir, &label, line, None, at)?,
     };
     let warnings = match &push {
         PushStatus::NotPushed { remote, reason } => {
@@ -89,7 +93,11 @@ pub(super) fn sync(ledger: &Ledger, remote: &str) -> Result<super::SyncReport, E
 
 /// Runs fetch/integrate/push rounds until a push lands or cannot. `step` runs after each
 /// integration with the map of re-appended commits (old id to new record position); an append
-/// writes its record there.
+/// writes its record there. A push rejected because another writer moved the remote starts
+/// another round after a random wait up to the configured `push_backoff` doubled for each round
+/// lost (at most 32 times): without it, two writers whose rounds take about as long as each
+/// other's appends can stay in lockstep, one landing every time and the other losing every round
+/// until its attempts run out.
 fn rounds(
     ledger: &Ledger,
     repo: &Repo,
@@ -97,71 +105,112 @@ fn rounds(
     mut step: impl FnMut(&Repo, &HashMap<ObjectId, Written>) -> Result<(), Error>,
 ) -> Result<PushStatus, Error> {
     let not_pushed = |reason: String| PushStatus::NotPushed { remote: remote.to_owned(), reason };
+    let pushed = || PushStatus::Pushed { remote: remote.to_owned() };
     let tracking = tracking_ref(remote);
-    for round in 0..ledger.config.push_attempts.max(1) {
+    let attempts = ledger.config.push_attempts.max(1);
+    let policy = Backoff {
+        first: ledger.config.push_backoff,
+        growth: Growth::Doubling,
+        max: ledger.config.push_backoff.saturating_mul(32),
+        jitter: true,
+        limit: Limit::Attempts(attempts),
+    };
+    let round = |_| -> ControlFlow<Result<PushStatus, Error>> {
+        let done = |status: PushStatus| ControlFlow::Break(Ok(status));
         let remote_tip = match fetch(ledger, repo, remote, &tracking) {
             Ok(tip) => tip,
-            Err(reason) => return Ok(not_pushed(reason)),
+            Err(reason) => return done(not_pushed(reason.to_string())),
         };
-        let replayed = match integrate(repo, remote_tip)? {
-            Ok(replayed) => replayed,
-            Err(foreign) => {
-                return Ok(not_pushed(format!(
+        let replayed = match integrate(ledger, repo, remote_tip) {
+            Ok(Ok(replayed)) => replayed,
+            Ok(Err(foreign)) => {
+                return done(not_pushed(format!(
                     "the local {BRANCH} has commit {foreign}, which chant did not write and {remote} lacks; \
                      chant cannot re-append it, so reconcile the branch by hand"
                 )));
             }
+            Err(err) => return ControlFlow::Break(Err(err)),
         };
-        step(repo, &replayed)?;
-        let Some(tip) = repo.read_ref(BRANCH)? else { return Ok(PushStatus::Pushed { remote: remote.to_owned() }) };
+        if let Err(err) = step(repo, &replayed) {
+            return ControlFlow::Break(Err(err));
+        }
+        let tip = match repo.read_ref(BRANCH) {
+            Ok(Some(tip)) => tip,
+            Ok(None) => return done(pushed()),
+            Err(err) => return ControlFlow::Break(Err(err.into())),
+        };
         if Some(tip) == remote_tip {
-            return Ok(PushStatus::Pushed { remote: remote.to_owned() });
+            return done(pushed());
         }
         match ledger.git.push_with_lease(remote, tip, BRANCH, remote_tip) {
             Ok(Pushed::Landed) => {
                 // Only a cache of the remote's state; the next fetch corrects it if this fails.
                 let _ = repo.update_ref(&tracking, tip, remote_tip, "chant: pushed");
-                return Ok(PushStatus::Pushed { remote: remote.to_owned() });
+                done(pushed())
             }
-            Ok(Pushed::Refused(PushRefusal::Moved)) => {
-                std::thread::sleep(backoff(ledger.config.push_backoff, round));
-                continue;
-            }
+            Ok(Pushed::Refused(PushRefusal::Moved)) => ControlFlow::Continue(()),
             Ok(Pushed::Refused(PushRefusal::RemoteLocked(text))) => {
-                return Ok(not_pushed(format!("{BRANCH} is locked on {remote}: {text}")));
+                done(not_pushed(format!("{BRANCH} is locked on {remote}: {text}")))
             }
             Ok(Pushed::Refused(PushRefusal::Other(text))) => {
-                return Ok(not_pushed(format!("{remote} refused {BRANCH}: {text}")));
+                done(not_pushed(format!("{remote} refused {BRANCH}: {text}")))
             }
-            Ok(Pushed::Failed(text)) => return Ok(not_pushed(format!("push to {remote} failed: {text}"))),
-            Err(err) => return Ok(not_pushed(error_chain(&err))),
+            Ok(Pushed::Failed(text)) => done(not_pushed(format!("push to {remote} failed: {text}"))),
+            Err(err) => done(not_pushed(error_chain(&err))),
+        }
+    };
+    match policy.retry(round) {
+        Ok(result) => result,
+        Err(GaveUp { .. }) => {
+            Ok(not_pushed(format!("{BRANCH} on {remote} kept moving: {attempts} pushes in a row were rejected")))
         }
     }
-    Ok(not_pushed(format!(
-        "{BRANCH} on {remote} kept moving: {} pushes in a row were rejected",
-        ledger.config.push_attempts.max(1)
-    )))
 }
 
-/// A random wait up to `base` doubled `round` times (at most 32 times `base`). Without it, two
-/// writers whose rounds take about as long as each other's appends can stay in lockstep, one
-/// landing every time and the other losing every round until its attempts run out.
-fn backoff(base: std::time::Duration, round: u32) -> std::time::Duration {
-    let cap = base.saturating_mul(1 << round.min(5));
-    let random = u64::from_str_radix(&crate::id::hex(8), 16).unwrap_or(0);
-    let nanos = u64::try_from(cap.as_nanos()).unwrap_or(u64::MAX);
-    std::time::Duration::from_nanos(if nanos == 0 { 0 } else { random % (nanos + 1) })
+/// Why the remote branch could not be fetched; its text is the reason a human reads in
+/// [`PushStatus::NotPushed`].
+#[derive(Debug, thiserror::Error)]
+enum Unsynced {
+    /// The git binary cannot be used.
+    #[error("cannot synchronise with {remote}: {}", error_chain(.reason.as_ref()))]
+    Git {
+        /// The remote.
+        remote: String,
+        /// Why git cannot be used.
+        reason: Arc<cmd::Error>,
+    },
+    /// Git fetched but left no tracking ref.
+    #[error("fetch from {remote} left no {tracking}")]
+    NoTracking {
+        /// The remote.
+        remote: String,
+        /// The tracking ref.
+        tracking: String,
+    },
+    /// Git said the fetch failed.
+    #[error("fetch from {remote} failed: {text}")]
+    Failed {
+        /// The remote.
+        remote: String,
+        /// Git's words.
+        text: String,
+    },
+    /// Git could not be run to completion.
+    #[error("{}", error_chain(.0))]
+    Run(cmd::Error),
+    /// The tracking ref could not be read.
+    #[error("{}", error_chain(.0))]
+    Storage(git::Error),
 }
 
-/// Fetches the remote branch; `Ok(None)` when the remote has none. `Err` carries the reason for
-/// a human.
-fn fetch(ledger: &Ledger, repo: &Repo, remote: &str, tracking: &str) -> Result<Option<ObjectId>, String> {
-    ledger.git_version_checked().map_err(|reason| format!("cannot synchronise with {remote}: {reason}"))?;
+/// Fetches the remote branch; `Ok(None)` when the remote has none.
+fn fetch(ledger: &Ledger, repo: &Repo, remote: &str, tracking: &str) -> Result<Option<ObjectId>, Unsynced> {
+    ledger.git_version_checked().map_err(|reason| Unsynced::Git { remote: remote.to_owned(), reason })?;
     match ledger.git.fetch_ref(remote, BRANCH, tracking) {
         Ok(Fetched::Updated) => match repo.read_ref(tracking) {
             Ok(Some(tip)) => Ok(Some(tip)),
-            Ok(None) => Err(format!("fetch from {remote} left no {tracking}")),
-            Err(err) => Err(error_chain(&err)),
+            Ok(None) => Err(Unsynced::NoTracking { remote: remote.to_owned(), tracking: tracking.to_owned() }),
+            Err(err) => Err(Unsynced::Storage(err)),
         },
         Ok(Fetched::Missing) => {
             if let Ok(Some(stale)) = repo.read_ref(tracking) {
@@ -170,19 +219,23 @@ fn fetch(ledger: &Ledger, repo: &Repo, remote: &str, tracking: &str) -> Result<O
             }
             Ok(None)
         }
-        Ok(Fetched::Failed(text)) => Err(format!("fetch from {remote} failed: {text}")),
-        Err(err) => Err(error_chain(&err)),
+        Ok(Fetched::Failed(text)) => Err(Unsynced::Failed { remote: remote.to_owned(), text }),
+        Err(err) => Err(Unsynced::Run(err)),
     }
 }
 
 /// Makes the local branch contain the remote tip: creates it, fast-forwards it, or re-appends
-/// the local records the remote lacks onto the remote tip. Returns the re-appended records by
-/// their old commit, or `Err(commit)` naming a local commit chant cannot re-append.
-fn integrate(repo: &Repo, remote_tip: Option<ObjectId>) -> Result<Result<HashMap<ObjectId, Written>, ObjectId>, Error> {
+/// the local records the remote lacks onto the remote tip (in commits dated by the ledger's
+/// clock). Returns the re-appended records by their old commit, or `Err(commit)` naming a local
+/// commit chant cannot re-append.
+fn integrate(
+    ledger: &Ledger,
+    repo: &Repo,
+    remote_tip: Option<ObjectId>,
+) -> Result<Result<HashMap<ObjectId, Written>, ObjectId>, Error> {
     let Some(remote_tip) = remote_tip else { return Ok(Ok(HashMap::new())) };
-    let mut attempts = 0;
-    loop {
-        attempts += 1;
+    let at = ledger.config.clock.now();
+    append::cas_until_landed(repo, BRANCH, || {
         let local = repo.read_ref(BRANCH)?;
         let (new_tip, replayed) = match local {
             None => (remote_tip, HashMap::new()),
@@ -190,23 +243,21 @@ fn integrate(repo: &Repo, remote_tip: Option<ObjectId>) -> Result<Result<HashMap
                 let divergence = repo.divergence(local, remote_tip)?;
                 if divergence.ours.is_empty() {
                     if local == remote_tip {
-                        return Ok(Ok(HashMap::new()));
+                        return Ok(Next::Done(Ok(HashMap::new())));
                     }
                     (remote_tip, HashMap::new())
                 } else if divergence.theirs.is_empty() && divergence.base.is_some() {
-                    return Ok(Ok(HashMap::new()));
+                    return Ok(Next::Done(Ok(HashMap::new())));
                 } else {
-                    match reappend(repo, &divergence.ours, &divergence.theirs, remote_tip)? {
+                    match reappend(repo, &divergence.ours, &divergence.theirs, remote_tip, at)? {
                         Ok(done) => done,
-                        Err(foreign) => return Ok(Err(foreign)),
+                        Err(foreign) => return Ok(Next::Done(Err(foreign))),
                     }
                 }
             }
         };
-        if append::cas_branch(repo, BRANCH, new_tip, local, attempts)? {
-            return Ok(Ok(replayed));
-        }
-    }
+        Ok(Next::Move { new: new_tip, expected: local, value: Ok(replayed) })
+    })
 }
 
 type Reappended = (ObjectId, HashMap<ObjectId, Written>);
@@ -218,6 +269,7 @@ fn reappend(
     ours: &[ObjectId],
     theirs: &[ObjectId],
     onto: ObjectId,
+    at: jiff::Timestamp,
 ) -> Result<Result<Reappended, ObjectId>, Error> {
     let mut landed = HashSet::new();
     for id in theirs {
@@ -232,7 +284,7 @@ fn reappend(
             continue;
         }
         let Some(line) = append::appended_line(repo, *id, &dir)? else { return Ok(Err(*id)) };
-        let written = append::build(repo, Some(tip), &dir, &appended.subject, &line, Some(appended.origin))?;
+        let written = append::build(repo, Some(tip), &dir, &appended.subject, &line, Some(appended.origin), at)?;
         tip = written.commit;
         moved.insert(*id, written);
     }

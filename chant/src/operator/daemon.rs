@@ -86,10 +86,14 @@ pub struct Daemon {
 
 impl Daemon {
     /// Creates a daemon over `project` with a fresh holder id for the life of the process.
-    pub fn new(project: Arc<Project>, config: OperatorConfig, dispatcher: Dispatcher) -> Daemon {
-        let ctx = RoundContext::new(project, crate::lease::holder_id(), config.lease_ttl, dispatcher);
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Lease`] when no holder id can be minted.
+    pub fn new(project: Arc<Project>, config: OperatorConfig, dispatcher: Dispatcher) -> Result<Daemon, Error> {
+        let ctx = RoundContext::new(project, crate::lease::holder_id()?, config.lease_ttl, dispatcher);
         let (tx, rx) = mpsc::channel();
-        Daemon { ctx, config, tx, rx }
+        Ok(Daemon { ctx, config, tx, rx })
     }
 
     /// Returns a handle that stops this daemon.
@@ -250,7 +254,10 @@ impl Daemon {
                     op: in_flight.target.op().to_owned(),
                     env: in_flight.target.env.clone(),
                     event: OpEvent::Failed {
-                        error: format!("interrupted, and the interrupted tick could not be recorded: {e}"),
+                        error: format!(
+                            "interrupted, and the interrupted tick could not be recorded: {}",
+                            super::chain(&e)
+                        ),
                     },
                     record: None,
                     warnings: Vec::new(),

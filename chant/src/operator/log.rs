@@ -14,7 +14,10 @@ use jiff::Timestamp;
 use serde::Serialize;
 use serde_json::Value;
 
+use crate::gate::GateFact;
 use crate::ledger::{Ledger, ShardKey};
+use crate::runner::RunRecord;
+use crate::tick::{Outcome, TickRecord};
 
 use super::Error;
 use super::status::{GateReader, Malformed, OpRef, is_resolution};
@@ -56,6 +59,20 @@ pub struct Entry {
     pub member: Option<String>,
     /// The record, as stored.
     pub record: Value,
+    /// The record, decoded.
+    #[serde(skip)]
+    pub read: Read,
+}
+
+/// A timeline entry's record, decoded: what the human rendering reads.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Read {
+    /// A tick record.
+    Tick(Box<TickRecord>),
+    /// A run record.
+    Run(Box<RunRecord>),
+    /// A gate resolution.
+    Gate(Box<GateFact>),
 }
 
 /// The whole `operator log` document.
@@ -82,49 +99,47 @@ pub fn timeline(ledger: &Ledger, ops: &[OpRef], filter: &Filter) -> Result<Timel
     let mut run_keys: BTreeSet<(Option<String>, String, String)> = BTreeSet::new();
     let mut gate_ops: BTreeSet<(Option<String>, String, String)> = BTreeSet::new();
     for r in ops {
-        let records = ledger.read(&ShardKey::converge(r.member.as_deref(), &r.env, &r.op)?)?;
+        let records = ledger.read_typed::<TickRecord>(&ShardKey::converge(r.member.as_deref(), &r.env, &r.op)?)?;
         bad_lines.extend(records.unreadable.iter().map(|u| (u.path.clone(), u.line)));
         gate_ops.insert((r.member.clone(), r.env.clone(), r.op.clone()));
-        for rec in records.records {
-            let Some(ts) = rec.value.get("timestamp").and_then(Value::as_str).map(str::to_owned) else {
+        for stored in records.records {
+            let tick = stored.record;
+            if tick.timestamp.is_empty() {
                 malformed.converge += 1;
                 continue;
-            };
-            for o in rec.value.get("outcomes").and_then(Value::as_array).into_iter().flatten() {
-                if let Some(target) = o.get("op").and_then(Value::as_str) {
-                    run_keys.insert((r.member.clone(), r.env.clone(), target.to_owned()));
-                    gate_ops.insert((r.member.clone(), r.env.clone(), target.to_owned()));
-                }
+            }
+            for target in tick.outcomes.iter().filter_map(|o| o.op.as_deref()) {
+                run_keys.insert((r.member.clone(), r.env.clone(), target.to_owned()));
+                gate_ops.insert((r.member.clone(), r.env.clone(), target.to_owned()));
             }
             let entry = Entry {
                 kind: EntryKind::Tick,
-                timestamp: ts.clone(),
+                timestamp: tick.timestamp.clone(),
                 op: r.op.clone(),
                 env: r.env.clone(),
                 member: r.member.clone(),
-                record: rec.value,
+                record: stored.value,
+                read: Read::Tick(Box::new(tick)),
             };
-            entries.push((crate::clock::parse(&ts), entry));
+            entries.push((crate::clock::parse(&entry.timestamp), entry));
         }
     }
     for (member, env, op) in &run_keys {
         let Ok(key) = ShardKey::run(member.as_deref(), Some(env), op) else { continue };
-        let records = ledger.read(&key)?;
+        let records = ledger.read_typed::<RunRecord>(&key)?;
         malformed.runs += records.unreadable.len();
-        for rec in records.records {
-            let Some(ts) = rec.value.get("endedAt").and_then(Value::as_str).map(str::to_owned) else {
-                malformed.runs += 1;
-                continue;
-            };
+        for stored in records.records {
+            let run = stored.record;
             let entry = Entry {
                 kind: EntryKind::Run,
-                timestamp: ts.clone(),
+                timestamp: run.ended_at.clone(),
                 op: op.clone(),
                 env: env.clone(),
                 member: member.clone(),
-                record: rec.value,
+                record: stored.value,
+                read: Read::Run(Box::new(run)),
             };
-            entries.push((crate::clock::parse(&ts), entry));
+            entries.push((crate::clock::parse(&entry.timestamp), entry));
         }
     }
     let mut gates = GateReader::new(ledger);
@@ -138,6 +153,7 @@ pub fn timeline(ledger: &Ledger, ops: &[OpRef], filter: &Filter) -> Result<Timel
                 env: env.clone(),
                 member: member.clone(),
                 record: serde_json::to_value(fact).unwrap_or(Value::Null),
+                read: Read::Gate(Box::new(fact.clone())),
             };
             entries.push((crate::clock::parse(&fact.timestamp), entry));
         }
@@ -155,48 +171,43 @@ pub fn timeline(ledger: &Ledger, ops: &[OpRef], filter: &Filter) -> Result<Timel
     Ok(Timeline { version: 1, entries: entries.into_iter().map(|(_, e)| e).collect(), malformed })
 }
 
-fn text<'a>(v: &'a Value, key: &str) -> Option<&'a str> {
-    v.get(key).and_then(Value::as_str)
-}
-
 /// Renders the timeline for a human: one line per entry (two spaces between fields), each tick
 /// followed by one line per outcome with its rule's source line.
 pub fn render(timeline: &Timeline) -> String {
     let mut s = String::new();
     for e in &timeline.entries {
-        let r = &e.record;
-        let id: String = text(r, "id").map(|i| i.chars().take(8).collect()).unwrap_or_else(|| "--------".into());
-        match e.kind {
-            EntryKind::Tick => {
-                let _ = writeln!(s, "{}  {}@{}  [{id}]  {}", e.timestamp, e.op, e.env, text(r, "log").unwrap_or(""));
-                if let Some(err) = text(r, "error") {
+        match &e.read {
+            Read::Tick(tick) => {
+                let _ = writeln!(s, "{}  {}@{}  [{}]  {}", e.timestamp, e.op, e.env, short_id(&tick.id), tick.log);
+                if let Some(err) = &tick.error {
                     let _ = writeln!(s, "    error  {err}");
                 }
-                for o in r.get("outcomes").and_then(Value::as_array).into_iter().flatten() {
+                for o in &tick.outcomes {
                     let _ = writeln!(s, "    {}", outcome_line(o));
                 }
             }
-            EntryKind::Run => {
-                let phases = r.get("phases").and_then(Value::as_array).map_or(0, Vec::len);
-                let steps = r.get("outcomes").and_then(Value::as_array).map_or(0, Vec::len);
+            Read::Run(run) => {
                 let _ = writeln!(
                     s,
-                    "{}  {}@{}  [{id}]  run {} phases={phases} steps={steps}",
+                    "{}  {}@{}  [{}]  run {} phases={} steps={}",
                     e.timestamp,
                     e.op,
                     e.env,
-                    text(r, "status").unwrap_or("?")
+                    short_id(&run.id),
+                    run.status.as_str(),
+                    run.phases.len(),
+                    run.outcomes.len()
                 );
             }
-            EntryKind::GateResolution => {
-                let url = text(r, "url").map(|u| format!("  {u}")).unwrap_or_default();
+            Read::Gate(fact) => {
+                let url = fact.url.as_deref().map(|u| format!("  {u}")).unwrap_or_default();
                 let _ = writeln!(
                     s,
                     "{}  gate-resolved  {}/{} by {}{url}",
                     e.timestamp,
                     e.op,
-                    text(r, "gate").unwrap_or("?"),
-                    text(r, "resolvedBy").unwrap_or("unknown")
+                    fact.gate,
+                    fact.resolved_by.as_deref().unwrap_or("unknown")
                 );
             }
         }
@@ -204,26 +215,30 @@ pub fn render(timeline: &Timeline) -> String {
     s
 }
 
-fn outcome_line(o: &Value) -> String {
-    let mut line = format!("{}  {}", text(o, "action").unwrap_or("?"), text(o, "ruleId").unwrap_or("?"));
-    if let Some(res) = text(o, "resource") {
+/// The first eight characters of a record id, or dashes for a record without one (the
+/// original's records before ids existed).
+fn short_id(id: &str) -> String {
+    if id.is_empty() { "--------".to_owned() } else { id.chars().take(8).collect() }
+}
+
+fn outcome_line(o: &Outcome) -> String {
+    let mut line = format!("{}  {}", o.action.as_str(), o.rule_id);
+    if let Some(res) = &o.resource {
         let _ = write!(line, " [{res}]");
     }
-    if let Some(op) = text(o, "op") {
+    if let Some(op) = &o.op {
         let _ = write!(line, " → {op}");
     }
-    if let Some(g) = text(o, "gateName") {
+    if let Some(g) = &o.gate_name {
         let _ = write!(line, " gate \"{g}\"");
     }
-    if let Some(reason) = text(o, "reason") {
+    if let Some(reason) = &o.reason {
         let _ = write!(line, ": {reason}");
     }
-    if let Some(src) = o.get("source") {
-        let file = text(src, "file").unwrap_or("?");
-        let at = src.get("line").and_then(Value::as_u64).unwrap_or(0);
-        let _ = write!(line, "  ({file}:{at})");
+    if let Some(src) = &o.source {
+        let _ = write!(line, "  ({}:{})", src.file, src.line);
     }
-    if let Some(u) = text(o, "url") {
+    if let Some(u) = &o.url {
         let _ = write!(line, "  {u}");
     }
     line

@@ -90,6 +90,9 @@ pub enum Error {
     /// The clock failed.
     #[error(transparent)]
     Clock(#[from] crate::clock::BadNow),
+    /// No lease holder id could be minted.
+    #[error(transparent)]
+    Lease(#[from] crate::lease::Error),
     /// A name given as a filter is not a valid op or env name.
     #[error("invalid {what} {name:?}: names are lowercase letters, digits and -, starting with a letter")]
     InvalidName {

@@ -1,4 +1,7 @@
-//! One operator round: for each ConvergeOp, lease, due check, tick, fence, and one report line.
+//! One operator round: for each ConvergeOp, under its lease ([`tick::leased`], the one leased
+//! tick: acquire or renew, renew while running, fence before every side effect), a due check,
+//! the tick, and one report line. The operator keeps the leases it holds from round to round
+//! ([`Release::Keep`]) and releases them when it stops.
 //!
 //! The per-op lines follow the original's formats:
 //! `operator: <op>@<env> ticked=1 status=ok`, `skipped=1(lease-held:<holder>)`,
@@ -7,20 +10,47 @@
 
 use std::collections::BTreeMap;
 use std::fmt;
+use std::ops::ControlFlow;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use jiff::Timestamp;
 
-use crate::lease::{self, Acquisition, Held, LeaseKey, LeaseStore, Renewer};
+use crate::backoff::{Backoff, Growth, Limit};
+use crate::lease::{self, Held, LeaseKey, LeaseStore};
 use crate::ledger::{self, ShardKey};
 use crate::model::OpDocument;
 use crate::project::Project;
 use crate::schedule::{self, Decision, LastTick, NotDueReason, Schedule};
-use crate::tick::{self, Dispatcher, LeaseStamp, TickOptions, TickRecord};
+use crate::tick::{self, Claim, Dispatcher, Landing, LeaseStamp, Leased, Release, TickOptions, TickRecord};
 
 use super::chain;
+
+/// Why a ConvergeOp cannot be a target, or its interrupted tick could not be recorded.
+#[derive(Debug, thiserror::Error)]
+pub enum RoundError {
+    /// Its schedule cannot be used.
+    #[error(transparent)]
+    Schedule(#[from] schedule::Error),
+    /// Its name cannot be a ledger path.
+    #[error(transparent)]
+    Ledger(#[from] ledger::Error),
+    /// Its name cannot be a lease ref.
+    #[error(transparent)]
+    Lease(#[from] lease::Error),
+    /// The tick could not be recorded.
+    #[error(transparent)]
+    Tick(#[from] tick::execute::Error),
+    /// The op's lease is not this operator's to record under.
+    #[error("the lease of {op} is not held by this operator (held by {})", holder.as_deref().unwrap_or("nobody"))]
+    NotHeld {
+        /// The op.
+        op: String,
+        /// Who holds it, when known.
+        holder: Option<String>,
+    },
+}
 
 /// One ConvergeOp the operator ticks.
 #[derive(Debug, Clone)]
@@ -42,13 +72,13 @@ impl Target {
     ///
     /// # Errors
     ///
-    /// One line naming the op: a schedule or name the runtime cannot use.
-    pub fn new(doc: &OpDocument) -> Result<Target, String> {
+    /// [`RoundError`]: a schedule or name the runtime cannot use.
+    pub fn new(doc: &OpDocument) -> Result<Target, RoundError> {
         let env = doc.env.clone().unwrap_or_default();
         let member = doc.member.as_deref();
-        let schedule = doc.schedule.as_ref().map(Schedule::new).transpose().map_err(|e| e.to_string())?;
-        let key = ShardKey::converge(member, &env, &doc.name).map_err(|e| chain(&e))?;
-        let lease = LeaseKey::new(member, &doc.name).map_err(|e| chain(&e))?;
+        let schedule = doc.schedule.as_ref().map(Schedule::new).transpose()?;
+        let key = ShardKey::converge(member, &env, &doc.name)?;
+        let lease = LeaseKey::new(member, &doc.name)?;
         Ok(Target { doc: doc.clone(), env, schedule, key, lease })
     }
 
@@ -208,15 +238,7 @@ impl RoundContext {
     /// Runs one round over `targets`, calling `report` after each op. Ops are visited in order;
     /// once `stopping` is set, no new tick starts.
     pub fn run(&self, targets: &[Target], report: &mut dyn FnMut(OpReport)) {
-        let round_start = match crate::clock::now() {
-            Ok(now) => now,
-            Err(e) => {
-                for t in targets {
-                    report(OpReport::new(t, OpEvent::Failed { error: e.to_string() }));
-                }
-                return;
-            }
-        };
+        let round_start = self.project.ledger.clock().now();
         for target in targets {
             if self.stopping.load(Ordering::SeqCst) {
                 return;
@@ -226,79 +248,96 @@ impl RoundContext {
     }
 
     fn op(&self, target: &Target, round_start: Timestamp) -> OpReport {
-        let failed = |error: String| OpReport::new(target, OpEvent::Failed { error });
-        let now = match crate::clock::now() {
-            Ok(now) => now,
-            Err(e) => return failed(e.to_string()),
-        };
-        let held = match self.leases.acquire(&target.lease, &self.holder, self.ttl, now) {
-            Err(e) => return OpReport::new(target, OpEvent::LeaseError { error: chain(&e) }),
-            Ok(Acquisition::Refused { held_by, .. }) => {
-                self.held_map().remove(target.op());
-                return OpReport::new(target, OpEvent::LeaseHeld { holder: held_by.map(|r| r.holder) });
+        let claim =
+            Claim::Take { key: target.lease.clone(), holder: self.holder.clone(), ttl: self.ttl, wait: Duration::ZERO };
+        let previous = self.held_map().get(target.op()).map(|h| h.releasable);
+        let leased = tick::leased(&self.leases, claim, Release::Keep, |fence| {
+            if let Some(fence) = fence {
+                let releasable = previous.unwrap_or(true);
+                self.held_map().insert(target.op().to_owned(), HeldLease { held: fence.held().clone(), releasable });
             }
-            Ok(Acquisition::Acquired { held, .. }) => held,
+            self.due_then_tick(target, round_start, fence)
+        });
+        let ran = match leased {
+            Leased::Failed(e) => return OpReport::new(target, OpEvent::LeaseError { error: chain(&e) }),
+            Leased::Refused { holder } => {
+                self.held_map().remove(target.op());
+                return OpReport::new(target, OpEvent::LeaseHeld { holder });
+            }
+            Leased::Ran(ran) => ran,
         };
-        let releasable = self.held_map().get(target.op()).is_none_or(|h| h.releasable);
-        self.held_map().insert(target.op().to_owned(), HeldLease { held: held.clone(), releasable });
+        if let Some(held) = ran.held.clone() {
+            if ran.lost.is_some() {
+                self.held_map().remove(target.op());
+            } else {
+                let releasable = match ran.landing {
+                    Landing::Nothing => self.held_map().get(target.op()).is_none_or(|h| h.releasable),
+                    Landing::Pushed => true,
+                    Landing::NotPushed => false,
+                };
+                self.held_map().insert(target.op().to_owned(), HeldLease { held, releasable });
+            }
+        }
+        let (event, record, mut warnings) = match ran.value {
+            Work::Stopped(event, warnings) => (event, None, warnings),
+            Work::Ticked(ticked) => match *ticked {
+                Err(e) => (OpEvent::Failed { error: chain(&e) }, None, Vec::new()),
+                Ok(outcome) => {
+                    let record = outcome.record;
+                    let event = if outcome.lost.is_some() || ran.lost.is_some() {
+                        OpEvent::Fenced
+                    } else if let Some(error) = &record.error {
+                        OpEvent::Failed { error: error.clone() }
+                    } else {
+                        OpEvent::Ticked { gate: record.outcomes.iter().find_map(|o| o.gate_name.clone()) }
+                    };
+                    (event, Some(record), outcome.receipt.warnings)
+                }
+            },
+        };
+        if let Some(tick::Lost::Unreadable { error }) = &ran.lost {
+            warnings.push(format!("the fence check could not read the lease: {error}"));
+        }
+        warnings.extend(ran.warnings);
+        OpReport { op: target.op().to_owned(), env: target.env.clone(), event, record, warnings }
+    }
 
-        let mut warnings = Vec::new();
+    /// Under the op's lease: decides whether the op is due (after fetching the ledger, with a
+    /// remote), then ticks it with `fence`.
+    fn due_then_tick(&self, target: &Target, round_start: Timestamp, fence: Option<&tick::Fence>) -> (Work, Landing) {
+        let stopped = |error: String| (Work::Stopped(OpEvent::Failed { error }, Vec::new()), Landing::Nothing);
         let ledger = &self.project.ledger;
         if ledger.config().remote.is_some()
             && let Err(reason) = sync_before_due_check(ledger)
         {
             // Deciding due-ness from a ledger that may lack another clone's tick could tick twice.
-            return failed(format!(
-                "the ledger could not be fetched before the due check, so the op did not tick: {reason}"
+            return stopped(format!(
+                "the ledger could not be fetched before the due check, so the op did not tick: {}",
+                chain(&reason)
             ));
         }
         if let Err(e) = lease::check_stale_lock(&ledger.repo().local(), ledger::BRANCH) {
-            return failed(chain(&e));
+            return stopped(chain(&e));
         }
-        let last = match ledger.latest(&target.key) {
-            Ok(latest) => latest.record.and_then(|r| LastTick::from_record(&r.value)),
-            Err(e) => return failed(chain(&e)),
+        let last = match ledger.latest_typed::<TickRecord>(&target.key) {
+            Ok(latest) => latest
+                .record
+                .and_then(|stored| LastTick::from_stamps(&stored.record.started_at, &stored.record.timestamp)),
+            Err(e) => return stopped(chain(&e)),
         };
+        let now = ledger.clock().now();
         if let Decision::NotDue(reason) = schedule::decide(target.schedule.as_ref(), last, round_start, now) {
-            return OpReport { warnings, ..OpReport::new(target, OpEvent::NotDue { reason }) };
+            return (Work::Stopped(OpEvent::NotDue { reason }, Vec::new()), Landing::Nothing);
         }
-
-        let stamp = held.record.stamp();
-        self.set_in_flight(Some(InFlight { target: target.clone(), stamp: stamp.clone(), started_at: now }));
-        let renewer = Renewer::start(self.leases.clone(), held.clone(), self.ttl);
-        let options = TickOptions { dispatcher: self.dispatcher.clone(), lease: Some(stamp) };
+        if let Some(fence) = fence {
+            let flight = InFlight { target: target.clone(), stamp: fence.stamp(), started_at: now };
+            self.set_in_flight(Some(flight));
+        }
+        let options = TickOptions { dispatcher: self.dispatcher.clone(), fence: fence.cloned() };
         let outcome = tick::execute(&self.project, &target.doc, &options);
-        let (held, _renewal_ended) = renewer.stop(held);
         self.set_in_flight(None);
-
-        let outcome = match outcome {
-            Ok(outcome) => outcome,
-            Err(e) => {
-                self.held_map().insert(target.op().to_owned(), HeldLease { held, releasable: true });
-                return OpReport { warnings, ..failed(chain(&e)) };
-            }
-        };
-        warnings.extend(outcome.receipt.warnings.iter().cloned());
-        let pushed = ledger.config().remote.is_none() || outcome.receipt.pushed();
-        self.held_map().insert(target.op().to_owned(), HeldLease { held: held.clone(), releasable: pushed });
-        let fenced = match self.leases.still_holds(&held) {
-            Ok(holds) => !holds,
-            Err(e) => {
-                warnings.push(format!("the fence check could not read the lease: {}", chain(&e)));
-                true
-            }
-        };
-        let record = outcome.record;
-        let event = if fenced {
-            self.held_map().remove(target.op());
-            OpEvent::Fenced
-        } else if let Some(error) = &record.error {
-            OpEvent::Failed { error: error.clone() }
-        } else {
-            let gate = record.outcomes.iter().find_map(|o| o.gate_name.clone());
-            OpEvent::Ticked { gate }
-        };
-        OpReport { op: target.op().to_owned(), env: target.env.clone(), event, record: Some(record), warnings }
+        let landing = outcome.as_ref().map_or(Landing::Nothing, |o| Landing::of(&o.receipt));
+        (Work::Ticked(Box::new(outcome)), landing)
     }
 
     /// Releases every lease held whose tick record is on the remote; returns warnings for those
@@ -326,67 +365,77 @@ impl RoundContext {
     }
 
     /// Records the tick `in_flight` as interrupted: a tick record with `error`, no outcomes, and
-    /// the flap runs of the op's newest record carried forward unchanged.
+    /// the flap runs of the op's newest record carried forward unchanged, fenced by the lease the
+    /// tick ran under (the lease stays held; [`RoundContext::release_all`] releases it).
     ///
     /// # Errors
     ///
-    /// One line saying why it could not be recorded.
-    pub fn record_interrupted(&self, in_flight: &InFlight, why: &str) -> Result<TickRecord, String> {
-        let project = &self.project;
+    /// [`RoundError`] when it could not be recorded.
+    pub fn record_interrupted(&self, in_flight: &InFlight, why: &str) -> Result<TickRecord, RoundError> {
         let target = &in_flight.target;
-        let flap = project
-            .ledger
-            .latest(&target.key)
-            .map_err(|e| chain(&e))?
-            .record
-            .and_then(|r| r.value.get("flap").cloned())
-            .and_then(|f| serde_json::from_value(f).ok())
-            .unwrap_or_default();
-        let summary = tick::record::Summary::default();
-        let record = TickRecord {
-            version: 1,
-            id: crate::id::uuid(),
-            op: target.op().to_owned(),
-            env: target.env.clone(),
-            started_at: crate::clock::format(in_flight.started_at),
-            timestamp: crate::clock::format(crate::clock::now().map_err(|e| e.to_string())?),
-            fired_rule_ids: Vec::new(),
-            fired: Vec::new(),
-            outcomes: Vec::new(),
-            flap,
-            components: None,
-            resources: None,
-            summary,
-            log: summary.line(&target.env),
-            lease: Some(in_flight.stamp.clone()),
-            git_sha: project.git_sha(),
-            op_digest: tick::execute::op_digest(&target.doc),
-            error: Some(project.redactor.record(why)),
+        let claim = match self.held_map().get(target.op()) {
+            Some(held) => Claim::Held(held.held.clone()),
+            None => return Err(RoundError::NotHeld { op: target.op().to_owned(), holder: None }),
         };
-        let line = record.to_line().map_err(|e| e.to_string())?;
-        project.ledger.append(&target.key, &line).map_err(|e| chain(&e))?;
-        Ok(record)
+        let leased = tick::leased(&self.leases, claim, Release::Keep, |fence| {
+            let recorded = tick::record_interrupted(&self.project, &target.doc, in_flight.started_at, why, fence);
+            let landing = recorded.as_ref().map_or(Landing::Nothing, |(_, receipt)| Landing::of(receipt));
+            (recorded, landing)
+        });
+        match leased {
+            Leased::Ran(ran) => {
+                if ran.landing == Landing::NotPushed
+                    && let Some(held) = self.held_map().get_mut(target.op())
+                {
+                    held.releasable = false;
+                }
+                Ok(ran.value?.0)
+            }
+            Leased::Refused { holder } => Err(RoundError::NotHeld { op: target.op().to_owned(), holder }),
+            Leased::Failed(e) => Err(e.into()),
+        }
     }
 }
 
-/// How often the ledger is synchronised before a due check gives up.
-const SYNC_TRIES: u32 = 5;
+/// What the work under an op's lease came to.
+enum Work {
+    /// It stopped before ticking: not due, or the ledger could not be read.
+    Stopped(OpEvent, Vec<String>),
+    /// It ticked (or the tick failed).
+    Ticked(Box<Result<tick::TickOutcome, tick::execute::Error>>),
+}
 
-/// Fetches (and integrates) the remote ledger, retrying a sync that did not complete: another
-/// process of the same clone may hold the tracking ref's lock for a moment.
-fn sync_before_due_check(ledger: &crate::ledger::Ledger) -> Result<(), String> {
-    let mut reason = String::new();
-    for attempt in 1..=SYNC_TRIES {
-        match ledger.sync() {
-            Ok(report) => match report.push {
-                ledger::PushStatus::NotPushed { reason: why, .. } => reason = why,
-                _ => return Ok(()),
-            },
-            Err(e) => reason = chain(&e),
-        }
-        std::thread::sleep(Duration::from_millis(25 * u64::from(attempt)));
-    }
-    Err(reason)
+/// How the ledger is synchronised before a due check: five tries, waiting 25 ms more after each
+/// (another process of the same clone may hold the tracking ref's lock for a moment).
+const SYNC: Backoff = Backoff {
+    first: Duration::from_millis(25),
+    growth: Growth::Linear,
+    max: Duration::from_millis(125),
+    jitter: false,
+    limit: Limit::Attempts(5),
+};
+
+/// Why the ledger could not be synchronised before a due check.
+#[derive(Debug, thiserror::Error)]
+enum Unsynced {
+    /// The sync ran but did not reach the remote.
+    #[error("{0}")]
+    NotPushed(String),
+    /// The sync failed.
+    #[error(transparent)]
+    Ledger(#[from] ledger::Error),
+}
+
+/// Fetches (and integrates) the remote ledger, retrying a sync that did not complete.
+fn sync_before_due_check(ledger: &crate::ledger::Ledger) -> Result<(), Unsynced> {
+    SYNC.retry(|_| match ledger.sync() {
+        Ok(report) => match report.push {
+            ledger::PushStatus::NotPushed { reason, .. } => ControlFlow::Continue(Unsynced::NotPushed(reason)),
+            _ => ControlFlow::Break(()),
+        },
+        Err(e) => ControlFlow::Continue(Unsynced::Ledger(e)),
+    })
+    .map_err(|gave_up| gave_up.last)
 }
 
 impl OpReport {
@@ -402,7 +451,7 @@ pub fn targets(project: &Project, env: Option<&str>) -> Vec<Result<Target, (Stri
         .catalog
         .converge_ops()
         .filter(|d| env.is_none_or(|e| d.env.as_deref() == Some(e)))
-        .map(|d| Target::new(d).map_err(|e| (d.name.clone(), d.env.clone().unwrap_or_default(), e)))
+        .map(|d| Target::new(d).map_err(|e| (d.name.clone(), d.env.clone().unwrap_or_default(), chain(&e))))
         .collect()
 }
 

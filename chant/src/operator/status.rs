@@ -17,7 +17,7 @@ use crate::gate::{self, FactKind, GateFact};
 use crate::lease::{LeaseKey, LeaseStore};
 use crate::ledger::{Ledger, RecordKind, ShardKey};
 use crate::model::OpDocument;
-use crate::tick::{Action, LeaseStamp};
+use crate::tick::{Action, LeaseStamp, TickRecord};
 
 use super::Error;
 
@@ -205,15 +205,9 @@ impl<'a> GateReader<'a> {
     pub(super) fn facts(&mut self, member: Option<&str>, op: &str) -> Result<&[GateFact], Error> {
         let key = ShardKey::gate(member, op)?;
         if !self.cache.contains_key(&key) {
-            let records = self.ledger.read(&key)?;
+            let records = self.ledger.read_typed::<GateFact>(&key)?;
             self.unreadable += records.unreadable.len();
-            let mut facts = Vec::new();
-            for r in records.records {
-                match serde_json::from_value::<GateFact>(r.value) {
-                    Ok(f) => facts.push(f),
-                    Err(_) => self.unreadable += 1,
-                }
-            }
+            let facts = records.records.into_iter().map(|stored| stored.record).collect();
             self.cache.insert(key.clone(), facts);
         }
         Ok(self.cache.get(&key).map(Vec::as_slice).unwrap_or_default())
@@ -249,21 +243,16 @@ pub fn status(ledger: &Ledger, leases: &LeaseStore, ops: &[OpRef], now: Timestam
     let mut rows = Vec::new();
     for r in ops {
         let key = ShardKey::converge(r.member.as_deref(), &r.env, &r.op)?;
-        let latest = ledger.latest(&key)?;
+        // A record the original wrote lacks fields chant's own records carry: they read as defaults.
+        let latest = ledger.latest_typed::<TickRecord>(&key)?;
         bad_lines.extend(latest.unreadable.iter().map(|u| (u.path.clone(), u.line)));
-        // Read leniently: a record the original wrote lacks fields chant's own records carry.
-        let tick: Option<serde_json::Value> = latest.record.map(|rec| rec.value);
+        let tick: Option<TickRecord> = latest.record.map(|stored| stored.record);
         let mut gate_ops: BTreeSet<String> = BTreeSet::from([r.op.clone()]);
         let mut rules: BTreeMap<(String, String), String> = BTreeMap::new();
-        let outcomes = tick.as_ref().and_then(|t| t.get("outcomes")).and_then(serde_json::Value::as_array);
-        for o in outcomes.into_iter().flatten() {
-            let field = |k: &str| o.get(k).and_then(serde_json::Value::as_str).map(str::to_owned);
-            if field("action").as_deref() != Some(Action::Gated.as_str()) {
-                continue;
-            }
-            if let (Some(op), Some(g)) = (field("op"), field("gateName")) {
+        for o in tick.iter().flat_map(|t| &t.outcomes).filter(|o| o.action == Action::Gated) {
+            if let (Some(op), Some(g)) = (&o.op, &o.gate_name) {
                 gate_ops.insert(op.clone());
-                rules.insert((op, g), field("ruleId").unwrap_or_default());
+                rules.insert((op.clone(), g.clone()), o.rule_id.clone());
             }
         }
         let mut pending = Vec::new();
@@ -296,16 +285,13 @@ pub fn status(ledger: &Ledger, leases: &LeaseStore, ops: &[OpRef], now: Timestam
             op: r.op.clone(),
             env: r.env.clone(),
             member: r.member.clone(),
-            last_tick: tick.map(|t| {
-                let field = |k: &str| t.get(k).and_then(serde_json::Value::as_str).map(str::to_owned);
-                LastTickView {
-                    id: field("id").unwrap_or_default(),
-                    started_at: field("startedAt").unwrap_or_default(),
-                    timestamp: field("timestamp").unwrap_or_default(),
-                    log: field("log").unwrap_or_default(),
-                    error: field("error"),
-                    lease: t.get("lease").cloned().and_then(|l| serde_json::from_value(l).ok()),
-                }
+            last_tick: tick.map(|t| LastTickView {
+                id: t.id,
+                started_at: t.started_at,
+                timestamp: t.timestamp,
+                log: t.log,
+                error: t.error,
+                lease: t.lease,
             }),
             lease,
             pending_gates: pending,

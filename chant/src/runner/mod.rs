@@ -124,7 +124,11 @@ pub fn run(
     environment: &Environment<'_>,
 ) -> RunRecord {
     let started = (environment.now)();
-    let id = crate::id::uuid();
+    // A run whose id cannot be minted runs nothing: it fails before its first step.
+    let (id, no_id) = match crate::id::uuid() {
+        Ok(id) => (id, None),
+        Err(err) => (String::new(), Some(err)),
+    };
     let mut rec = RunRecord {
         version: 1,
         id: id.clone(),
@@ -143,6 +147,12 @@ pub fn run(
         git_sha: settings.git_sha.clone(),
         op_digest: String::new(),
     };
+    if let Some(err) = no_id {
+        rec.status = Status::Failed;
+        rec.error = Some(format!("cannot mint a run id: {err}"));
+        rec.ended_at = crate::clock::format((environment.now)());
+        return rec;
+    }
     let ctx = Ctx { doc, steps, settings, services, environment, run_id: &id };
     let mut stopped: Option<Status> = None;
     for phase in &doc.phases {

@@ -1,7 +1,10 @@
 //! The run record: one JSON line per run of an op, printed with `--json` and appended to the
-//! ledger.
+//! ledger. A [`RunRecord`] is a [`Record`] of kind run, written as canonical JSON; the same line
+//! on a dispatched run's stdout is how the tick that dispatched it learns how it ended.
 
 use serde::{Deserialize, Serialize};
+
+use crate::ledger::{self, Record, RecordKind, ShardKey};
 
 /// How a run, a phase or a step ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -122,12 +125,24 @@ pub struct RunRecord {
 }
 
 impl RunRecord {
-    /// Serialises the record as one line with keys in byte order.
+    /// Serialises the record as the one line the ledger stores and `run --json` prints: the
+    /// message a dispatching tick reads back.
     ///
     /// # Errors
     ///
-    /// Returns a serialisation error, which the types here make impossible in practice.
-    pub fn to_line(&self) -> Result<String, serde_json::Error> {
-        serde_json::to_string(&serde_json::to_value(self)?)
+    /// [`ledger::Error::Encode`], which the types here make impossible in practice.
+    pub fn to_line(&self) -> Result<String, ledger::Error> {
+        ledger::encode(self)
+    }
+}
+
+impl Record for RunRecord {
+    const KIND: RecordKind = RecordKind::Run;
+    const NAME: &'static str = "run";
+
+    /// `<env>/<op>/runs`, or `_runs/<op>/runs` for a run by hand outside any env.
+    fn shard_key(&self, member: Option<&str>) -> Result<ShardKey, ledger::Error> {
+        let env = (self.env != ledger::HAND_RUNS_DIR).then_some(self.env.as_str());
+        ShardKey::run(member, env, &self.op)
     }
 }

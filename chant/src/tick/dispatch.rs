@@ -1,14 +1,19 @@
 //! Dispatching a `run()`: the project binary runs `current_exe() run <op> --json` as a child in
-//! its own process group, dying with its parent, and the tick reads how it ended.
+//! its own process group, dying with its parent, and the child hands its [`RunRecord`] back as
+//! a typed message: the one JSON line `run --json` prints on stdout, deserialised here.
 //!
-//! Exit 0 is a success; exit 3 with a readable gate name is `gated`; anything else is a failure
-//! whose redacted, sanitised error is recorded. Nothing is retried or queued within a tick.
+//! Exit 0 is a success; exit 3 with a run record stopped at a gate is `gated`; anything else is
+//! a failure whose redacted, sanitised error is recorded: the run record's `error`, or, when the
+//! child ended without a run record ([`NoRecord`]: it refused before running, such as a lease
+//! held by another holder, or it died), its last line on stderr. Nothing is retried or queued
+//! within a tick.
 
 use std::path::PathBuf;
 use std::time::Duration;
 
 use crate::exec::{self, Spec};
 use crate::redact::Redactor;
+use crate::runner::{RunRecord, Status};
 
 use super::plan::DispatchResult;
 use super::{ENV_VAR, RESOURCE_VAR};
@@ -56,53 +61,67 @@ impl Dispatcher {
         }
         match exec::run(&spec) {
             Err(e) => DispatchResult::Failed { error: redactor.record(&e.to_string()) },
-            Ok(out) => classify(&out, self.timeout, redactor),
+            Ok(out) => classify(&out, &reply(&out.stdout), self.timeout, redactor),
         }
     }
 }
 
-/// Classifies a finished dispatch from its exit code and output.
-pub fn classify(out: &exec::Output, timeout: Duration, redactor: &Redactor) -> DispatchResult {
+/// Why a dispatched run handed back no run record.
+#[derive(Debug, thiserror::Error)]
+pub enum NoRecord {
+    /// Its stdout holds no JSON line at all.
+    #[error("the dispatched run printed no run record")]
+    Empty,
+    /// Its stdout has JSON, but not a run record.
+    #[error("the dispatched run printed something other than a run record")]
+    NotARunRecord(#[source] serde_json::Error),
+}
+
+/// Reads the run record a dispatched run printed: the last line of its stdout that is a JSON
+/// run record (a user step may print lines of its own before it).
+///
+/// # Errors
+///
+/// [`NoRecord`] when there is none.
+pub fn reply(stdout: &str) -> Result<RunRecord, NoRecord> {
+    let mut last_error = None;
+    for line in stdout.lines().rev().map(str::trim).filter(|l| l.starts_with('{')) {
+        match serde_json::from_str::<RunRecord>(line) {
+            Ok(record) => return Ok(record),
+            Err(err) => last_error = last_error.or(Some(err)),
+        }
+    }
+    Err(last_error.map_or(NoRecord::Empty, NoRecord::NotARunRecord))
+}
+
+/// Classifies a finished dispatch from its exit code and the run record it handed back.
+pub fn classify(
+    out: &exec::Output,
+    reply: &Result<RunRecord, NoRecord>,
+    timeout: Duration,
+    redactor: &Redactor,
+) -> DispatchResult {
     if out.success() {
         return DispatchResult::Ok;
     }
-    let gate = if out.code == Some(3) { gate_of(&out.stdout).or_else(|| gate_of(&out.stderr)) } else { None };
-    if let Some((gate, url)) = gate {
-        return DispatchResult::Gated { gate, url };
+    if out.code == Some(3)
+        && let Ok(record) = reply
+        && record.status == Status::Gated
+        && let Some(gate) = &record.gate
+    {
+        return DispatchResult::Gated { gate: gate.name.clone(), url: record.url.clone() };
     }
     let how = out.describe(timeout);
-    let record_error = out.stdout.lines().find_map(|l| {
-        let v: serde_json::Value = serde_json::from_str(l.trim()).ok()?;
-        v.get("error").and_then(serde_json::Value::as_str).map(str::to_owned)
-    });
-    let why = record_error.unwrap_or_else(|| {
-        let err = out.stderr.lines().rev().find(|l| !l.trim().is_empty()).unwrap_or("");
-        err.trim_start_matches("error: ").to_owned()
-    });
+    let why = match reply {
+        Ok(RunRecord { error: Some(error), .. }) => error.clone(),
+        // A run that refused before running (or died) printed no record: its last word on stderr.
+        _ => {
+            let err = out.stderr.lines().rev().find(|l| !l.trim().is_empty()).unwrap_or("");
+            err.trim_start_matches("error: ").to_owned()
+        }
+    };
     let line = if why.trim().is_empty() { how } else { format!("{how}: {why}") };
     DispatchResult::Failed { error: redactor.record(&line) }
-}
-
-/// Reads a gate name (and approval URL) from a gated run's output: a one-line JSON run record
-/// with `status: "gated"` and `gate.name` (or the older `gate.gate`), else the human line
-/// `... is gated on "<gate>"`.
-pub fn gate_of(text: &str) -> Option<(String, Option<String>)> {
-    for line in text.lines().map(str::trim).filter(|l| l.starts_with('{')) {
-        let Ok(v) = serde_json::from_str::<serde_json::Value>(line) else { continue };
-        if v.get("status").and_then(serde_json::Value::as_str) != Some("gated") {
-            continue;
-        }
-        let gate =
-            v.get("gate").and_then(|g| g.get("name").or_else(|| g.get("gate"))).and_then(serde_json::Value::as_str);
-        if let Some(g) = gate {
-            let url = v.get("url").and_then(serde_json::Value::as_str).map(str::to_owned);
-            return Some((g.to_owned(), url));
-        }
-    }
-    let marker = "is gated on \"";
-    let i = text.find(marker)? + marker.len();
-    let end = text[i..].find('"')?;
-    Some((text[i..i + end].to_owned(), None))
 }
 
 #[cfg(test)]
@@ -120,39 +139,53 @@ mod tests {
         }
     }
 
+    fn record(status: &str, extra: &str) -> String {
+        format!(
+            r#"{{"endedAt":"t","env":"e","id":"i","op":"o","opDigest":"d","outcomes":[],"phases":[],"startedAt":"t","status":"{status}","version":1{extra}}}"#
+        )
+    }
+
+    fn classified(code: i32, stdout: &str, stderr: &str) -> DispatchResult {
+        let out = out(code, stdout, stderr);
+        classify(&out, &reply(&out.stdout), Duration::from_secs(1), &Redactor::default())
+    }
+
     #[test]
-    fn reads_gates_from_records_and_lines() {
+    fn reads_the_run_record_a_dispatched_run_prints() {
+        let gated = record("gated", r#","gate":{"name":"rollout","since":"x"},"url":"https://x/pr/1""#);
+        let got = reply(&format!("a user step's own line\n{gated}\n")).unwrap();
         assert_eq!(
-            gate_of(r#"{"status":"gated","gate":{"name":"rollout","since":"x"},"url":"https://x/pr/1"}"#),
-            Some(("rollout".into(), Some("https://x/pr/1".into())))
+            (got.status, got.gate.unwrap().name, got.url.as_deref()),
+            (Status::Gated, "rollout".into(), Some("https://x/pr/1"))
         );
-        assert_eq!(gate_of(r#"{"status":"gated","gate":{"gate":"old"}}"#), Some(("old".into(), None)));
-        assert_eq!(gate_of("Op \"prod-apply\" is gated on \"rollout\" after 2.1s"), Some(("rollout".into(), None)));
-        assert_eq!(gate_of(r#"{"status":"ok"}"#), None);
+        assert!(matches!(reply(""), Err(NoRecord::Empty)));
+        assert!(matches!(reply("Op \"x\" is gated on \"rollout\""), Err(NoRecord::Empty)));
+        assert!(matches!(reply(r#"{"status":"gated","gate":{"gate":"old"}}"#), Err(NoRecord::NotARunRecord(_))));
     }
 
     #[test]
     fn classifies_exit_codes() {
-        let r = Redactor::default();
-        let t = Duration::from_secs(1);
-        assert_eq!(classify(&out(0, "", ""), t, &r), DispatchResult::Ok);
+        assert_eq!(classified(0, "", ""), DispatchResult::Ok);
         assert_eq!(
-            classify(&out(3, r#"{"status":"gated","gate":{"name":"g","since":"s"}}"#, ""), t, &r),
+            classified(3, &record("gated", r#","gate":{"name":"g","since":"s"}"#), ""),
             DispatchResult::Gated { gate: "g".into(), url: None }
         );
-        // Exit 3 without a readable gate is a failure.
-        assert!(matches!(classify(&out(3, "", "weird"), t, &r), DispatchResult::Failed { .. }));
+        // Exit 3 without a run record stopped at a gate is a failure.
+        assert!(matches!(classified(3, "", "weird"), DispatchResult::Failed { .. }));
+        assert!(matches!(classified(3, &record("failed", ""), ""), DispatchResult::Failed { .. }));
         let DispatchResult::Failed { error } =
-            classify(&out(1, "", "error: lease held by h:1:x\npostgres://a:hunter22@h/db"), t, &r)
+            classified(1, "", "error: lease held by h:1:x\npostgres://a:hunter22@h/db")
         else {
             panic!()
         };
         assert_eq!(error, "exit 1: postgres://a:[redacted]@h/db");
-        let DispatchResult::Failed { error } =
-            classify(&out(1, r#"{"status":"failed","error":"shell: exit 2"}"#, ""), t, &r)
+        let DispatchResult::Failed { error } = classified(1, &record("failed", r#","error":"shell: exit 2""#), "")
         else {
             panic!()
         };
         assert_eq!(error, "exit 1: shell: exit 2");
+        // A record without an error: the child's last word on stderr.
+        let DispatchResult::Failed { error } = classified(1, &record("failed", ""), "error: boom") else { panic!() };
+        assert_eq!(error, "exit 1: boom");
     }
 }

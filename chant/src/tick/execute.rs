@@ -2,15 +2,20 @@
 //!
 //! A tick whose observation cannot be trusted (a resource observer that failed or returned a
 //! malformed reading) converges nothing: it is recorded with `error`, its flap runs carried
-//! forward unchanged, and the caller exits 1.
+//! forward unchanged, and the caller exits 1. A tick run under a lease checks its [`Fence`]
+//! before each dispatch and before the append: once the lease is found lost, the remaining
+//! dispatches are recorded as not dispatched and the record says `fenced: true`.
+
+use jiff::Timestamp;
 
 use crate::ledger::{AppendReceipt, ShardKey, Unreadable};
 use crate::model::{ConvergeSymptom, OpDocument, ResourceStatus, ResourceSymptom, Step};
 use crate::project::{self, Project};
 
 use super::dispatch::Dispatcher;
+use super::fence::{Fence, Lost};
 use super::plan::{DispatchResult, PlanInput, Subject, next_flap, plan, record_dispatch};
-use super::record::{FlapEntry, LeaseStamp, ObservedResource, Summary, TickRecord};
+use super::record::{FlapEntry, ObservedResource, Summary, TickRecord};
 
 /// Errors that stop a tick before it can be recorded.
 #[derive(Debug, thiserror::Error)]
@@ -24,9 +29,9 @@ pub enum Error {
     /// The ledger failed.
     #[error(transparent)]
     Ledger(#[from] crate::ledger::Error),
-    /// The clock failed.
+    /// No tick id could be minted.
     #[error(transparent)]
-    Clock(#[from] crate::clock::BadNow),
+    Random(#[from] crate::id::Unavailable),
 }
 
 /// What a tick produced.
@@ -39,6 +44,8 @@ pub struct TickOutcome {
     /// Unreadable lines of this op's tick records met while reading the newest one: skipped and
     /// left in place, never dropped silently, so the caller reports them.
     pub unreadable: Vec<Unreadable>,
+    /// What the fence found, when the tick lost its lease.
+    pub lost: Option<Lost>,
 }
 
 /// How to run a tick.
@@ -46,14 +53,19 @@ pub struct TickOutcome {
 pub struct TickOptions {
     /// How dispatched runs are started.
     pub dispatcher: Dispatcher,
-    /// The lease the tick runs under, if any.
-    pub lease: Option<LeaseStamp>,
+    /// The lease the tick runs under, checked before each side effect (`None`: `--no-lease`).
+    pub fence: Option<Fence>,
 }
 
-/// Returns the digest of an op.json document (`fnv1a64:<hex>` of its canonical bytes).
-pub fn op_digest(doc: &OpDocument) -> String {
-    let bytes = serde_json::to_vec(doc).unwrap_or_default();
-    format!("fnv1a64:{:016x}", crate::model::contract::fnv1a64(&bytes))
+/// Returns the digest of an op.json document: `fnv1a64:<hex>` of its canonical JSON
+/// ([`crate::canonical`]), so the digest does not depend on field order.
+///
+/// # Errors
+///
+/// [`crate::canonical::Error`], which an op document cannot cause in practice.
+pub fn op_digest(doc: &OpDocument) -> Result<String, crate::canonical::Error> {
+    let bytes = crate::canonical::to_vec(doc)?;
+    Ok(format!("fnv1a64:{:016x}", crate::model::contract::fnv1a64(&bytes)))
 }
 
 /// Runs one tick of `doc` against `project`.
@@ -65,36 +77,15 @@ pub fn execute(project: &Project, doc: &OpDocument, options: &TickOptions) -> Re
     let Some(spec) = &doc.converge else { return Err(Error::NotConverge(doc.name.clone())) };
     let env = doc.env.clone().unwrap_or_default();
     let member = doc.member.as_deref();
-    let started = crate::clock::now()?;
+    let clock = project.ledger.clock();
+    let started = clock.now();
     let key = ShardKey::converge(member, &env, &doc.name)?;
-    let latest = project.ledger.latest(&key)?;
+    let latest = project.ledger.latest_typed::<TickRecord>(&key)?;
     let unreadable = latest.unreadable;
-    let previous: Vec<FlapEntry> = latest
-        .record
-        .and_then(|r| r.value.get("flap").cloned())
-        .and_then(|f| serde_json::from_value(f).ok())
-        .unwrap_or_default();
+    let previous: Vec<FlapEntry> = latest.record.map(|stored| stored.record.flap).unwrap_or_default();
 
-    let mut record = TickRecord {
-        version: 1,
-        id: crate::id::uuid(),
-        op: doc.name.clone(),
-        env: env.clone(),
-        started_at: crate::clock::format(started),
-        timestamp: String::new(),
-        fired_rule_ids: Vec::new(),
-        fired: Vec::new(),
-        outcomes: Vec::new(),
-        flap: previous.clone(),
-        components: None,
-        resources: None,
-        summary: Summary::default(),
-        log: String::new(),
-        lease: options.lease.clone(),
-        git_sha: project.git_sha(),
-        op_digest: op_digest(doc),
-        error: None,
-    };
+    let mut record = new_record(project, doc, started, options.fence.as_ref())?;
+    record.flap = previous.clone();
 
     let observed = match &spec.observe {
         None => project.assess(member, &env).map(|a| Observed::Env(a.symptom)).map_err(|e| e.to_string()),
@@ -122,8 +113,10 @@ pub fn execute(project: &Project, doc: &OpDocument, options: &TickOptions) -> Re
             let mut outcomes = p.outcomes.clone();
             for o in outcomes.iter_mut().filter(|o| o.action == super::Action::Ran) {
                 let target = o.op.clone().unwrap_or_default();
-                let result: DispatchResult =
-                    options.dispatcher.dispatch(&target, &env, o.resource.as_deref(), &project.redactor);
+                let result = match options.fence.as_ref().map(Fence::check) {
+                    Some(Err(lost)) => DispatchResult::Fenced { why: project.redactor.record(&lost.to_string()) },
+                    _ => options.dispatcher.dispatch(&target, &env, o.resource.as_deref(), &project.redactor),
+                };
                 record_dispatch(o, result);
             }
             record.flap = next_flap(&p, &outcomes, &spec.rules);
@@ -148,10 +141,69 @@ pub fn execute(project: &Project, doc: &OpDocument, options: &TickOptions) -> Re
         }
     }
     record.log = record.summary.line(&env);
-    record.timestamp = crate::clock::format(crate::clock::now()?);
-    let line = record.to_line().map_err(project::Error::Serialise)?;
-    let receipt = project.ledger.append(&key, &line)?;
-    Ok(TickOutcome { record, receipt, unreadable })
+    record.timestamp = crate::clock::format(clock.now());
+    let (receipt, lost) = append_fenced(project, member, &mut record, options.fence.as_ref())?;
+    Ok(TickOutcome { record, receipt, unreadable, lost })
+}
+
+/// Records a tick a stop cut short: no outcomes, `error` saying why, the flap runs of the op's
+/// newest record carried forward unchanged, checked by `fence` before the append like any tick.
+///
+/// # Errors
+///
+/// [`Error`] when it cannot be recorded.
+pub fn record_interrupted(
+    project: &Project,
+    doc: &OpDocument,
+    started: Timestamp,
+    why: &str,
+    fence: Option<&Fence>,
+) -> Result<(TickRecord, AppendReceipt), Error> {
+    let env = doc.env.clone().unwrap_or_default();
+    let member = doc.member.as_deref();
+    let key = ShardKey::converge(member, &env, &doc.name)?;
+    let mut record = new_record(project, doc, started, fence)?;
+    record.flap = project.ledger.latest_typed::<TickRecord>(&key)?.record.map(|s| s.record.flap).unwrap_or_default();
+    record.log = record.summary.line(&env);
+    record.timestamp = crate::clock::format(project.ledger.clock().now());
+    record.error = Some(project.redactor.record(why));
+    let (receipt, _) = append_fenced(project, member, &mut record, fence)?;
+    Ok((record, receipt))
+}
+
+/// A tick record of `doc` started at `started`, with nothing observed or decided yet.
+fn new_record(
+    project: &Project,
+    doc: &OpDocument,
+    started: Timestamp,
+    fence: Option<&Fence>,
+) -> Result<TickRecord, Error> {
+    Ok(TickRecord {
+        version: 1,
+        id: crate::id::uuid()?,
+        op: doc.name.clone(),
+        env: doc.env.clone().unwrap_or_default(),
+        started_at: crate::clock::format(started),
+        lease: fence.map(Fence::stamp),
+        git_sha: project.git_sha(),
+        op_digest: op_digest(doc).map_err(crate::ledger::Error::from)?,
+        ..TickRecord::default()
+    })
+}
+
+/// Checks the fence one last time and appends `record`, marked `fenced` when the lease is lost.
+fn append_fenced(
+    project: &Project,
+    member: Option<&str>,
+    record: &mut TickRecord,
+    fence: Option<&Fence>,
+) -> Result<(AppendReceipt, Option<Lost>), Error> {
+    let lost = fence.and_then(|f| f.check().err());
+    if lost.is_some() {
+        record.fenced = Some(true);
+    }
+    let receipt = project.ledger.append_record(member, &*record)?;
+    Ok((receipt, lost))
 }
 
 enum Observed {

@@ -2,8 +2,10 @@
 //! dial's authority, record.
 //!
 //! This module holds the pure half: [`plan()`] (from a symptom and a rule table to outcomes) and
-//! [`record`] (the tick record and its summary line). The effectful half (observation, dispatch,
-//! the ledger append) builds on it.
+//! [`record`] (the tick record and its summary line). The effectful half builds on it:
+//! [`execute()`] (observation, dispatch, the ledger append), [`dispatch`] (a `run()` as a child
+//! process that hands back its run record), and [`leased()`] with its [`Fence`] (the one leased
+//! tick: take or renew the lease, check it before every side effect, release it).
 //!
 //! # Guarantees
 //!
@@ -34,6 +36,8 @@ pub const ENV_VAR: &str = "CHANT_CONVERGE_ENV";
 
 pub mod dispatch;
 pub mod execute;
+pub mod fence;
+pub mod leased;
 pub mod plan;
 pub mod record;
 
@@ -43,7 +47,9 @@ mod tests;
 use crate::model::{ConvergeSymptom, ResourceStatus, ResourceSymptom};
 
 pub use dispatch::Dispatcher;
-pub use execute::{TickOptions, TickOutcome, execute};
+pub use execute::{TickOptions, TickOutcome, execute, record_interrupted};
+pub use fence::{Fence, Lost};
+pub use leased::{Claim, LEASE_WAIT, Landing, Leased, Ran, Release, leased};
 pub use plan::{DispatchResult, Plan, PlanInput, Subject, next_flap, plan, record_dispatch};
 pub use record::{Action, Fired, FlapEntry, LeaseStamp, ObservedResource, Outcome, Summary, TickRecord};
 
@@ -73,4 +79,16 @@ fn resource_counts(rs: &[ResourceSymptom]) -> Summary {
         unobserved: count(ResourceStatus::Unknown),
         ..Summary::default()
     }
+}
+
+/// An error and its sources on one line, for warnings and recorded reasons.
+fn error_chain(err: &dyn std::error::Error) -> String {
+    let mut text = err.to_string();
+    let mut source = err.source();
+    while let Some(cause) = source {
+        text.push_str(": ");
+        text.push_str(&cause.to_string());
+        source = cause.source();
+    }
+    text
 }

@@ -198,6 +198,11 @@ pub enum DispatchResult {
         /// The error line.
         error: String,
     },
+    /// Not dispatched: the tick's fence found its lease lost before this dispatch.
+    Fenced {
+        /// Why, already redacted and sanitised.
+        why: String,
+    },
 }
 
 /// Folds a dispatch result into its `ran` outcome.
@@ -217,6 +222,10 @@ pub fn record_dispatch(outcome: &mut Outcome, result: DispatchResult) {
             outcome.action = Action::Reported;
             outcome.dispatch_failed = Some(true);
             outcome.reason = Some(format!("dispatch of \"{op}\" failed: {error}"));
+        }
+        DispatchResult::Fenced { why } => {
+            outcome.action = Action::Reported;
+            outcome.reason = Some(format!("\"{op}\" was not dispatched: {why}; a fenced tick dispatches nothing more"));
         }
     }
 }

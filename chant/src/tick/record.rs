@@ -1,7 +1,15 @@
 //! The tick record: one JSON line per tick on the ledger, and the outcome of each fired rule.
+//!
+//! A [`TickRecord`] is a [`Record`] of kind converge, keyed by its env and op, written as
+//! canonical JSON (keys in byte order). It reads records the original wrote too: every field
+//! the original's lines lack has a default, and status rows of another shape than chant's read
+//! as absent (the stored line keeps them for the views that show it).
 
-use serde::{Deserialize, Serialize};
+use serde::de::DeserializeOwned;
+use serde::{Deserialize, Deserializer, Serialize};
 
+use crate::lease::LeaseRecord;
+use crate::ledger::{self, Record, RecordKind, ShardKey};
 use crate::model::{ComponentRow, Source};
 
 /// What happened to one fired rule (and resource).
@@ -172,9 +180,15 @@ pub struct LeaseStamp {
     pub token: String,
 }
 
+impl From<&LeaseRecord> for LeaseStamp {
+    fn from(record: &LeaseRecord) -> Self {
+        LeaseStamp { holder: record.holder.clone(), token: record.token.clone() }
+    }
+}
+
 /// One tick, as recorded on the ledger. Serialised with keys in byte order, on one line.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
 pub struct TickRecord {
     /// Always 1.
     pub version: u32,
@@ -197,7 +211,7 @@ pub struct TickRecord {
     /// The current flap run lengths.
     pub flap: Vec<FlapEntry>,
     /// Env mode: the status rows.
-    #[serde(skip_serializing_if = "Option::is_none", default)]
+    #[serde(skip_serializing_if = "Option::is_none", default, deserialize_with = "lenient")]
     pub components: Option<Vec<ComponentRow>>,
     /// Resource mode: the observation.
     #[serde(skip_serializing_if = "Option::is_none", default)]
@@ -217,17 +231,34 @@ pub struct TickRecord {
     /// Why the tick failed, when it did.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub error: Option<String>,
+    /// Set when the tick found its lease lost (another holder took it mid-tick): it dispatched
+    /// nothing from then on. Absent when the lease held throughout.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub fenced: Option<bool>,
 }
 
 impl TickRecord {
-    /// Serialises the record as one line with keys in byte order.
+    /// Serialises the record as the one line the ledger stores (and `tick --json` prints).
     ///
     /// # Errors
     ///
-    /// Returns a serialisation error, which the types here make impossible in practice.
-    pub fn to_line(&self) -> Result<String, serde_json::Error> {
-        // serde_json's map is ordered by key, so going through a Value sorts every object.
-        let value = serde_json::to_value(self)?;
-        serde_json::to_string(&value)
+    /// [`ledger::Error::Encode`], which the types here make impossible in practice.
+    pub fn to_line(&self) -> Result<String, ledger::Error> {
+        ledger::encode(self)
     }
+}
+
+impl Record for TickRecord {
+    const KIND: RecordKind = RecordKind::Converge;
+    const NAME: &'static str = "tick";
+
+    fn shard_key(&self, member: Option<&str>) -> Result<ShardKey, ledger::Error> {
+        ShardKey::converge(member, &self.env, &self.op)
+    }
+}
+
+/// Reads a field that is kept only when it has chant's own shape: anything else reads as absent.
+fn lenient<'de, D: Deserializer<'de>, T: DeserializeOwned>(deserializer: D) -> Result<Option<T>, D::Error> {
+    let value = serde_json::Value::deserialize(deserializer)?;
+    Ok(serde_json::from_value(value).ok())
 }

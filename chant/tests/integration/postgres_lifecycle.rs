@@ -77,7 +77,7 @@ fn worker_checks_diff_against_tick_when_asked() {
         _ => {}
     }
     let diff = lifecycle::diff(&project, None, ENV).unwrap();
-    let options = TickOptions { dispatcher: Dispatcher::current().unwrap(), lease: None };
+    let options = TickOptions { dispatcher: Dispatcher::current().unwrap(), fence: None };
     let tick = chant::tick::execute(&project, &converge_op(), &options).unwrap();
     assert_eq!(tick.record.error, None);
     assert_eq!(Some(diff.components.clone()), tick.record.components, "the diff's rows are the tick's components");

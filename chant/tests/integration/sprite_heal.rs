@@ -44,7 +44,7 @@ fn worker_runs_a_tick_or_an_op_when_asked() {
         let doc = project.catalog.get("converge").unwrap().clone();
         let mut dispatcher = Dispatcher::current().unwrap();
         dispatcher.program = Path::new(dir).join("dispatch.sh");
-        let options = TickOptions { dispatcher, lease: None };
+        let options = TickOptions { dispatcher, fence: None };
         let tick = chant::tick::execute(&project, &doc, &options).unwrap();
         println!("RECORD={}", tick.record.to_line().unwrap());
         return;

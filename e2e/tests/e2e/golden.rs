@@ -90,23 +90,14 @@ fn kind_of(path: &str) -> Option<RecordKind> {
 
 /// Decodes `line` as the record type of `kind` and encodes it again as chant writes it.
 fn round_trip(kind: RecordKind, line: &str) -> String {
+    fn again<R: chant::ledger::Record>(line: &str) -> String {
+        chant::ledger::encode(&serde_json::from_str::<R>(line).unwrap()).unwrap()
+    }
     match kind {
-        RecordKind::Converge => {
-            let record: chant::tick::TickRecord = serde_json::from_str(line).unwrap();
-            record.to_line().unwrap()
-        }
-        RecordKind::Run => {
-            let record: chant::runner::RunRecord = serde_json::from_str(line).unwrap();
-            record.to_line().unwrap()
-        }
-        RecordKind::Gate => {
-            let fact: chant::gate::GateFact = serde_json::from_str(line).unwrap();
-            serde_json::to_string(&serde_json::to_value(&fact).unwrap()).unwrap()
-        }
-        RecordKind::Apply => {
-            let record: chant::lexicon::files::ApplyRecord = serde_json::from_str(line).unwrap();
-            serde_json::to_string(&record).unwrap()
-        }
+        RecordKind::Converge => again::<chant::tick::TickRecord>(line),
+        RecordKind::Run => again::<chant::runner::RunRecord>(line),
+        RecordKind::Gate => again::<chant::gate::GateFact>(line),
+        RecordKind::Apply => again::<chant::lexicon::files::ApplyRecord>(line),
     }
 }
 
@@ -134,26 +125,28 @@ fn typed_reads(sandbox: &Sandbox) -> Value {
         let latest = ledger.latest(&key).unwrap();
         let read = match key.kind() {
             RecordKind::Converge => {
-                let flap: Vec<chant::tick::FlapEntry> = latest
-                    .record
-                    .as_ref()
-                    .and_then(|r| r.value.get("flap").cloned())
-                    .and_then(|f| serde_json::from_value(f).ok())
-                    .unwrap_or_default();
-                let last = latest.record.as_ref().and_then(|r| chant::schedule::LastTick::from_record(&r.value));
+                let latest = ledger.latest_typed::<chant::tick::TickRecord>(&key).unwrap();
+                let tick = latest.record.map(|stored| stored.record);
+                let flap = tick.as_ref().map(|t| t.flap.clone()).unwrap_or_default();
+                let last =
+                    tick.as_ref().and_then(|t| chant::schedule::LastTick::from_stamps(&t.started_at, &t.timestamp));
                 json!({
                     "flap": flap,
                     "lastTick": last.map(|l| json!({"startedAt": l.started_at.to_string(), "recordedAt": l.recorded_at.to_string()})),
                 })
             }
             RecordKind::Run => {
-                let runs: Vec<chant::runner::RunRecord> =
-                    records.records.iter().filter_map(|r| serde_json::from_value(r.value.clone()).ok()).collect();
-                json!({ "runs": runs.iter().map(|r| json!({"id": r.id, "status": r.status, "gate": r.gate})).collect::<Vec<_>>() })
+                let runs = ledger.read_typed::<chant::runner::RunRecord>(&key).unwrap().records;
+                let runs: Vec<Value> = runs
+                    .iter()
+                    .map(|s| &s.record)
+                    .map(|r| json!({"id": r.id, "status": r.status, "gate": r.gate}))
+                    .collect();
+                json!({ "runs": runs })
             }
             RecordKind::Gate => {
                 let facts: Vec<chant::gate::GateFact> =
-                    records.records.iter().filter_map(|r| serde_json::from_value(r.value.clone()).ok()).collect();
+                    ledger.read_typed(&key).unwrap().records.into_iter().map(|s| s.record).collect();
                 let pending: Vec<Value> = chant::gate::pending(&facts, now)
                     .into_iter()
                     .map(|p| json!({"op": p.fact.op, "gate": p.fact.gate, "runId": p.fact.run_id}))
@@ -161,8 +154,11 @@ fn typed_reads(sandbox: &Sandbox) -> Value {
                 json!({ "facts": facts, "pending": pending })
             }
             RecordKind::Apply => {
-                let last: Option<chant::lexicon::files::ApplyRecord> =
-                    latest.record.as_ref().and_then(|r| serde_json::from_value(r.value.clone()).ok());
+                let last = ledger
+                    .latest_typed::<chant::lexicon::files::ApplyRecord>(&key)
+                    .unwrap()
+                    .record
+                    .map(|stored| stored.record);
                 let applied = last.as_ref().map(|r| r.last_apply_for(&r.binding));
                 json!({ "last": last, "lastApply": applied })
             }

@@ -24,6 +24,7 @@ use serde::{Deserialize, Serialize};
 
 use super::confine::{self, Parent, Target};
 use super::{COMPONENT, FilesDeclaration, FilesError};
+use crate::ledger::{self, Encoding, Record, RecordKind, ShardKey};
 use crate::observe::LastApply;
 
 /// What one successful apply of a files declaration did, for the ledger.
@@ -42,6 +43,18 @@ pub struct ApplyRecord {
     pub owned: Vec<String>,
     /// The digest of the declaration applied (`sha1:<hex>`).
     pub digest: String,
+}
+
+/// An apply (or teardown) record goes under `<env>/_apply/files`, in declared field order, as it
+/// always has been written.
+impl Record for ApplyRecord {
+    const KIND: RecordKind = RecordKind::Apply;
+    const NAME: &'static str = "files apply";
+    const ENCODING: Encoding = Encoding::Declared;
+
+    fn shard_key(&self, member: Option<&str>) -> Result<ShardKey, ledger::Error> {
+        ShardKey::apply(member, &self.env, &self.component)
+    }
 }
 
 impl ApplyRecord {

@@ -148,6 +148,18 @@ pub struct PostgresApplyRecord {
     pub owned: Vec<String>,
 }
 
+/// An apply or teardown record goes under `<env>/_apply/postgres`, in declared field order, as it
+/// always has been written.
+impl crate::ledger::Record for PostgresApplyRecord {
+    const KIND: crate::ledger::RecordKind = crate::ledger::RecordKind::Apply;
+    const NAME: &'static str = "postgres apply";
+    const ENCODING: crate::ledger::Encoding = crate::ledger::Encoding::Declared;
+
+    fn shard_key(&self, member: Option<&str>) -> Result<crate::ledger::ShardKey, crate::ledger::Error> {
+        crate::ledger::ShardKey::apply(member, &self.env, &self.component)
+    }
+}
+
 impl PostgresApplyRecord {
     /// Returns the record as the last recorded apply of `binding`: a teardown, or an apply of
     /// another binding, is "never applied".

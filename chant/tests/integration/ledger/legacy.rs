@@ -19,7 +19,7 @@ pub(crate) fn commit_files(dir: &Path, files: &[(&str, &str)]) {
         files.iter().map(|(path, content)| (path.to_string(), repo.write_blob(content.as_bytes()).unwrap())).collect();
     let tree = repo.edit_tree(root, &blobs).unwrap();
     let parents: Vec<_> = tip.into_iter().collect();
-    let commit = repo.write_commit(tree, &parents, "Converge tick record\n").unwrap();
+    let commit = repo.write_commit(tree, &parents, "Converge tick record\n", jiff::Timestamp::now()).unwrap();
     repo.update_ref(BRANCH, commit, tip, "test fixture").unwrap();
 }
 
