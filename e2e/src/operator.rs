@@ -8,6 +8,9 @@
 //!   `$E2E_MARKS/hold-started`), for stops that arrive mid-tick.
 //! - `steal`: a tick whose dispatch overwrites the ConvergeOp's own lease with a foreign one,
 //!   as a peer would after this holder stalled past its TTL.
+//! - `relay`: a tick with two dispatches: the first blocks until `$E2E_MARKS/relay-go` exists
+//!   (after writing `$E2E_MARKS/relay-started`), so another process can take the lease
+//!   meanwhile; the second marks `$E2E_MARKS/relay-after`, which a fenced tick never reaches.
 
 use chant::prelude::*;
 
@@ -71,5 +74,29 @@ converge_op! {
     observe: shell(cmd = "echo '{\"resources\":[{\"name\":\"r\",\"status\":\"drifted\"}]}'", class = read_only),
     rules: [
         when!(eq(status, "drifted") => run("steal-it"), id = "steal", why = "A peer takes the lease mid-tick."),
+    ],
+}
+
+op! {
+    name: "relay-wait",
+    overview: "Blocks until $E2E_MARKS/relay-go exists, after writing $E2E_MARKS/relay-started.",
+    phases: [ phase("Wait", [ shell(cmd = "touch \"${E2E_MARKS}/relay-started\"; while [ ! -e \"${E2E_MARKS}/relay-go\" ]; do sleep 0.05; done", class = read_only) ]) ],
+}
+
+op! {
+    name: "relay-after",
+    overview: "Marks $E2E_MARKS/relay-after: the dispatch a fenced tick must not make.",
+    phases: [ phase("Mark", [ shell(cmd = "touch \"${E2E_MARKS}/relay-after\"", class = read_only) ]) ],
+}
+
+converge_op! {
+    name: "relay-converge",
+    env: "relay",
+    observe: shell(cmd = "echo '{\"resources\":[{\"name\":\"r\",\"status\":\"drifted\"}]}'", class = read_only),
+    rules: [
+        when!(eq(status, "drifted") => run("relay-wait"), id = "wait",
+              why = "The first dispatch blocks while another process takes the lease."),
+        when!(eq(status, "drifted") => run("relay-after"), id = "after",
+              why = "The second dispatch comes after the theft: the fence stops it."),
     ],
 }

@@ -233,3 +233,18 @@ fn a_diverged_clone_reappends_its_records_and_pushes() {
     sandbox.git(&remote.bare, &["merge-base", "--is-ancestor", &shared, BRANCH]);
     assert_eq!(remote.roots(&remote.bare), 1);
 }
+
+#[test]
+fn under_chant_now_every_ledger_commit_carries_that_time() {
+    // The ledger's commits are dated by the clock the records read, so a test's fixed clock
+    // fixes them too (the tick, its dispatched run and that run's apply: three commits).
+    let sandbox = Sandbox::new(&config_with_roots(&["site"]));
+    let tick = sandbox.tick("site-converge", &[("CHANT_NOW", "2026-03-01T10:00:00Z")]);
+    assert_eq!(tick["startedAt"], "2026-03-01T10:00:00.000Z");
+    let dates = sandbox.git(&sandbox.dir, &["log", "--format=%aI %cI", BRANCH]);
+    let dates: Vec<&str> = dates.lines().collect();
+    assert_eq!(dates.len(), 3, "{dates:?}");
+    for line in dates {
+        assert_eq!(line, "2026-03-01T10:00:00Z 2026-03-01T10:00:00Z");
+    }
+}

@@ -10,6 +10,7 @@ mod support;
 
 mod bad_input;
 mod delegate;
+mod fence;
 mod gates;
 mod golden;
 mod honesty;

@@ -462,13 +462,15 @@ fn a_lease_stolen_mid_tick_is_fenced_and_the_record_still_written() {
     let records = sandbox.values(&converge_key("steal", "steal-converge"));
     assert_eq!(records.len(), 1);
     assert_ne!(records[0]["lease"]["token"], "stolen");
+    assert_eq!(records[0]["fenced"], true, "the fence before the append found the lease lost");
     // The thief's lease is not ours to release.
     let lease = sandbox.git(&sandbox.dir, &["cat-file", "-p", "refs/chant/lease/steal-converge"]);
     assert!(lease.contains("\"token\":\"stolen\""), "{lease}");
 }
 
-/// Writes a live foreign lease for `op`, as another machine's holder would.
-fn foreign_lease(sandbox: &Sandbox, op: &str) {
+/// Writes a live foreign lease for `op`, as another machine's holder would (through `git`
+/// processes of its own, never through this process's chant).
+pub(crate) fn foreign_lease(sandbox: &Sandbox, op: &str) {
     let record = format!(
         r#"{{"op":"{op}","holder":"thief:1:00000000","token":"stolen","acquiredAt":"2020-01-01T00:00:00.000Z","expiresAt":"2999-01-01T00:00:00.000Z"}}"#
     );
@@ -484,6 +486,7 @@ fn hand_ticks_and_runs_of_mutating_ops_take_the_lease() {
     // Free: the tick takes the lease, records it, and releases it.
     let tick = sandbox.tick("site-converge", &[]);
     assert!(tick["lease"]["token"].is_string(), "{tick}");
+    assert!(tick.get("fenced").is_none(), "`fenced` is absent while the lease holds: {tick}");
     assert_eq!(sandbox.git(&sandbox.dir, &["for-each-ref", "refs/chant/lease/"]), "");
 
     foreign_lease(&sandbox, "site-converge");
