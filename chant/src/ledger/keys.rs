@@ -76,9 +76,8 @@ fn env_keys(repo: &Repo, env: &TreeEntry, member: Option<&str>, keys: &mut BTree
             EntryKind::Blob if entry.name == "converge.jsonl" => {
                 let content = repo.read_blob(entry.id)?;
                 for line in shard::content_lines(&content) {
-                    let value = serde_json::from_str::<serde_json::Value>(&line).ok();
-                    let op = value.as_ref().and_then(|v| v.get("op")).and_then(serde_json::Value::as_str);
-                    if let Some(key) = op.and_then(|op| ShardKey::converge(member, name, op).ok()) {
+                    let named = serde_json::from_str::<NamesOp>(&line).ok();
+                    if let Some(key) = named.and_then(|n| ShardKey::converge(member, name, &n.op).ok()) {
                         keys.insert(key);
                     }
                 }
@@ -93,6 +92,12 @@ fn env_keys(repo: &Repo, env: &TreeEntry, member: Option<&str>, keys: &mut BTree
         }
     }
     Ok(())
+}
+
+/// The one field of a line of the original's shared converge file that says whose it is.
+#[derive(serde::Deserialize)]
+struct NamesOp {
+    op: String,
 }
 
 fn subtrees(repo: &Repo, entry: &TreeEntry) -> Result<Vec<TreeEntry>, Error> {

@@ -81,11 +81,22 @@ fn raw(stored: Stored<()>) -> RawRecord {
     RawRecord { value: stored.value, path: stored.path, line: stored.line, seq: stored.seq }
 }
 
-/// Decodes a stored JSON object into a reader's type; the error is the line's reason.
-pub(super) type Decode<'a, T> = &'a dyn Fn(&serde_json::Value) -> Result<T, String>;
+/// Decodes a stored JSON object into a reader's type.
+pub(super) type Decode<'a, T> = &'a dyn Fn(&serde_json::Value) -> Result<T, Mismatch>;
+
+/// A JSON object that is not a record of the type a reader asked for; its text is the
+/// unreadable line's reason.
+#[derive(Debug, thiserror::Error)]
+#[error("not a {record} record: {source}")]
+pub(super) struct Mismatch {
+    /// The record type's name.
+    pub(super) record: &'static str,
+    /// What serde found.
+    pub(super) source: serde_json::Error,
+}
 
 /// Keeps every JSON object as it is (the untyped reads).
-pub(super) fn any(_: &serde_json::Value) -> Result<(), String> {
+pub(super) fn any(_: &serde_json::Value) -> Result<(), Mismatch> {
     Ok(())
 }
 
@@ -203,7 +214,7 @@ fn classify<T>(key: &ShardKey, text: &str, legacy: bool, decode: Decode<'_, T>) 
     }
     match decode(&value) {
         Ok(record) => Line::Record(record, value),
-        Err(reason) => Line::Unreadable(reason),
+        Err(mismatch) => Line::Unreadable(mismatch.to_string()),
     }
 }
 

@@ -15,7 +15,7 @@ use serde::de::DeserializeOwned;
 use crate::git::ObjectId;
 
 use super::key::{RecordKind, ShardKey};
-use super::read::Unreadable;
+use super::read::{Mismatch, Unreadable};
 use super::{Error, Ledger};
 
 /// How a record type's lines are encoded.
@@ -94,9 +94,9 @@ pub struct TypedLatest<R> {
     pub tip: Option<ObjectId>,
 }
 
-/// Decodes one stored JSON object as `R`; the error is the unreadable line's reason.
-pub(super) fn decode<R: Record>(value: &serde_json::Value) -> Result<R, String> {
-    R::deserialize(value).map_err(|e| format!("not a {} record: {e}", R::NAME))
+/// Decodes one stored JSON object as `R`.
+pub(super) fn decode<R: Record>(value: &serde_json::Value) -> Result<R, Mismatch> {
+    R::deserialize(value).map_err(|source| Mismatch { record: R::NAME, source })
 }
 
 impl Ledger {
@@ -187,7 +187,7 @@ mod tests {
     fn a_json_object_of_another_shape_is_an_unreadable_line_naming_the_type() {
         let ok: Note = decode(&serde_json::json!({"zeta": 2, "alpha": "a"})).unwrap();
         assert_eq!(ok, Note { zeta: 2, alpha: "a".into() });
-        let reason = decode::<Note>(&serde_json::json!({"zeta": "two"})).unwrap_err();
+        let reason = decode::<Note>(&serde_json::json!({"zeta": "two"})).unwrap_err().to_string();
         assert!(reason.starts_with("not a note record: "), "{reason}");
     }
 }

@@ -290,7 +290,24 @@ pub fn parse_observation(stdout: &str, env: &str) -> Result<Vec<ResourceSymptom>
 
 #[cfg(test)]
 mod tests {
-    use super::parse_observation;
+    use super::{OpDocument, op_digest, parse_observation};
+
+    #[test]
+    fn the_op_digest_hashes_the_canonical_form() {
+        let doc: OpDocument = serde_json::from_str(
+            r#"{"version": 1, "name": "db-apply", "overview": "Apply.", "env": "db", "class": "mutating",
+                "phases": [{"name": "Apply", "steps": [{"kind": "apply", "class": "mutating", "args": {"env": "db"}}]}]}"#,
+        )
+        .unwrap();
+        let canonical = crate::canonical::to_vec(&doc).unwrap();
+        let digest = op_digest(&doc).unwrap();
+        assert_eq!(digest, format!("fnv1a64:{:016x}", crate::model::contract::fnv1a64(&canonical)));
+        assert!(String::from_utf8(canonical.clone()).unwrap().starts_with(r#"{"class":"mutating","env":"db","#));
+        assert_ne!(canonical, serde_json::to_vec(&doc).unwrap(), "op.json's field order is not the canonical form");
+        let mut other = doc.clone();
+        other.overview = "Apply again.".into();
+        assert_ne!(op_digest(&other).unwrap(), digest);
+    }
 
     #[test]
     fn parses_and_refuses_readings() {

@@ -262,3 +262,26 @@ fn lenient<'de, D: Deserializer<'de>, T: DeserializeOwned>(deserializer: D) -> R
     let value = serde_json::Value::deserialize(deserializer)?;
     Ok(serde_json::from_value(value).ok())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_the_originals_records_and_writes_fenced_only_when_set() {
+        // The original's line: no startedAt, fired, flap, opDigest or lease; status rows of its
+        // own shape (no env, recorded), which read as absent rather than failing the record.
+        let line = r#"{"components":[{"component":"files","detail":"","reconciliation":"drifted","unobserved":{"reason":"read-failed"}}],"env":"staging","firedRuleIds":["a"],"log":"converge(staging): ...","op":"staging-converge","outcomes":[{"action":"ran","op":"staging-apply","ruleId":"a"}],"summary":{"adopted":0,"drifted":1,"remediated":1,"reported":0,"skippedBudget":0,"skippedFlap":0,"unobserved":0},"timestamp":"2025-01-01T00:00:00.000Z","version":1}"#;
+        let record: TickRecord = serde_json::from_str(line).unwrap();
+        assert_eq!((record.op.as_str(), record.started_at.as_str(), record.components), ("staging-converge", "", None));
+        assert_eq!(record.outcomes[0].action, Action::Ran);
+        assert_eq!(record.summary.gated, 0);
+
+        let mut record = TickRecord { version: 1, op: "o".into(), env: "e".into(), ..TickRecord::default() };
+        assert!(!record.to_line().unwrap().contains("fenced"), "absent while the lease holds");
+        record.fenced = Some(true);
+        let line = record.to_line().unwrap();
+        assert!(line.contains(r#""fenced":true"#), "{line}");
+        assert_eq!(record.shard_key(Some("web")).unwrap().dir(), "_members/web/e/o/converge");
+    }
+}

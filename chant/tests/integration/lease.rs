@@ -1,6 +1,7 @@
 //! The lease on real git repositories: acquire, renew, hand-over and release on a fixed clock
-//! (every call takes its `now`), a race of threads, stale and young lock files, and two clones
-//! arbitrating through a real bare remote.
+//! (every call takes its `now`), a race of threads, stale and young lock files, two clones
+//! arbitrating through a real bare remote, and the one leased tick (`tick::leased`) taking,
+//! fencing, releasing and keeping leases.
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
@@ -8,8 +9,10 @@ use std::process::Command;
 use std::sync::{Arc, Barrier};
 use std::time::{Duration, SystemTime};
 
+use chant::clock::Clock;
 use chant::lease::{Acquisition, Error, LeaseKey, LeaseStore, Refusal, Renewal};
 use chant::ledger::{Ledger, LedgerConfig};
+use chant::tick::{Claim, Landing, Leased, Lost, Release};
 use jiff::Timestamp;
 
 const TTL: Duration = Duration::from_secs(300);
@@ -77,6 +80,32 @@ impl World {
     fn store(&self, dir: &Path, remote: Option<&str>) -> LeaseStore {
         let config = LedgerConfig { remote: remote.map(str::to_owned), git_env: self.env(), ..LedgerConfig::default() };
         LeaseStore::new(&Ledger::open(dir, config).unwrap())
+    }
+
+    /// A local store whose clock is fixed at `now`.
+    fn store_at(&self, dir: &Path, now: Timestamp) -> LeaseStore {
+        let config = LedgerConfig { git_env: self.env(), clock: Clock::Fixed(now), ..LedgerConfig::default() };
+        LeaseStore::new(&Ledger::open(dir, config).unwrap())
+    }
+
+    /// Overwrites `op`'s lease ref with a live foreign lease, through git processes.
+    fn steal(&self, dir: &Path, op: &str) {
+        let file = self.tmp.path().join("stolen.json");
+        std::fs::write(
+            &file,
+            format!(
+                r#"{{"op":"{op}","holder":"thief:1:00000000","token":"stolen","acquiredAt":"2026-08-25T10:00:00.000Z","expiresAt":"2999-01-01T00:00:00.000Z"}}"#
+            ),
+        )
+        .unwrap();
+        let blob = self.git(dir, &["hash-object", "-w", file.to_str().unwrap()]);
+        self.git(dir, &["update-ref", &format!("refs/chant/lease/{op}"), blob.trim()]);
+    }
+
+    /// The object the lease ref of `op` points at, `None` when there is none.
+    fn lease_ref(&self, dir: &Path, op: &str) -> Option<String> {
+        let out = self.git_out(dir, &["rev-parse", "--verify", "-q", &format!("refs/chant/lease/{op}")]);
+        out.status.success().then(|| String::from_utf8(out.stdout).unwrap().trim().to_owned())
     }
 
     /// A bare remote and two clones of it, each with `origin` pointing at it.
@@ -282,4 +311,105 @@ fn two_clones_arbitrate_through_the_remote() {
         "{err:?}"
     );
     assert!(world.git_out(&a, &["rev-parse", "--verify", "-q", "refs/chant/lease/blocked"]).stdout.is_empty());
+}
+
+fn take(op: &str, holder: &str) -> Claim {
+    Claim::Take { key: key(op), holder: holder.to_owned(), ttl: TTL, wait: Duration::ZERO }
+}
+
+#[test]
+fn the_leased_tick_takes_fences_and_releases_after_its_record_landed() {
+    let world = World::new();
+    let dir = world.project("p");
+    let store = world.store_at(&dir, at(0));
+
+    let ran = match chant::tick::leased(&store, take("op", "me:1:00000001"), Release::AfterWork, |fence| {
+        let fence = fence.expect("a taken lease fences the work");
+        assert_eq!(fence.stamp().holder, "me:1:00000001");
+        assert!(world.lease_ref(&dir, "op").is_some(), "held while the work runs");
+        (fence.check(), Landing::Pushed)
+    }) {
+        Leased::Ran(ran) => ran,
+        other => panic!("{other:?}"),
+    };
+    assert_eq!(ran.value, Ok(()));
+    assert!(ran.released && ran.lost.is_none() && ran.warnings.is_empty(), "{ran:?}");
+    assert_eq!(world.lease_ref(&dir, "op"), None, "released after the work");
+
+    // A record that did not reach the remote keeps the lease, to lapse on its own.
+    let Leased::Ran(kept) =
+        chant::tick::leased(&store, take("op", "me:1:00000001"), Release::AfterWork, |_| ((), Landing::NotPushed))
+    else {
+        panic!()
+    };
+    assert!(!kept.released && kept.warnings[0].contains("kept the lease of op"), "{kept:?}");
+    assert!(world.lease_ref(&dir, "op").is_some());
+
+    // Another holder's live lease: refused, and the work never runs.
+    let mut ran_anyway = false;
+    match chant::tick::leased(&store, take("op", "you:2:00000002"), Release::AfterWork, |_| {
+        ran_anyway = true;
+        ((), Landing::Nothing)
+    }) {
+        Leased::Refused { holder } => assert_eq!(holder.as_deref(), Some("me:1:00000001")),
+        other => panic!("{other:?}"),
+    }
+    assert!(!ran_anyway);
+
+    // Unleased work gets no fence and touches no lease.
+    let before = world.lease_ref(&dir, "op");
+    let Leased::Ran(free) =
+        chant::tick::leased(&store, Claim::Unleased, Release::AfterWork, |fence| (fence.is_none(), Landing::Pushed))
+    else {
+        panic!()
+    };
+    assert!(free.value && free.held.is_none() && !free.released);
+    assert_eq!(world.lease_ref(&dir, "op"), before);
+}
+
+#[test]
+fn a_lease_taken_over_mid_work_fences_every_later_check_and_is_never_released() {
+    let world = World::new();
+    let dir = world.project("p");
+    let store = world.store_at(&dir, at(0));
+
+    let Leased::Ran(ran) = chant::tick::leased(&store, take("op", "me:1:00000001"), Release::AfterWork, |fence| {
+        let fence = fence.unwrap();
+        let before = fence.check();
+        world.steal(&dir, "op");
+        let after = fence.check();
+        // The first loss is remembered: every later check answers the same.
+        ((before, after, fence.check(), fence.lost()), Landing::Pushed)
+    }) else {
+        panic!()
+    };
+    let (before, after, again, lost) = ran.value;
+    let thief = Lost::TakenOver { by: Some("thief:1:00000000".to_owned()) };
+    assert_eq!(before, Ok(()));
+    assert_eq!(after, Err(thief.clone()));
+    assert_eq!(again, Err(thief.clone()));
+    assert_eq!(lost, Some(thief.clone()));
+    assert_eq!(ran.lost, Some(thief));
+    assert!(!ran.released, "a fenced lease is not ours to release");
+    let theirs = world.git(&dir, &["cat-file", "-p", "refs/chant/lease/op"]);
+    assert!(theirs.contains("\"token\":\"stolen\""), "{theirs}");
+}
+
+#[test]
+fn a_lease_already_held_fences_the_work_without_writing_it() {
+    let world = World::new();
+    let dir = world.project("p");
+    let store = world.store_at(&dir, at(0));
+    let (held, _) = acquired(store.acquire(&key("op"), "me:1:00000001", TTL, at(0)).unwrap());
+    let blob = world.lease_ref(&dir, "op");
+
+    let Leased::Ran(ran) = chant::tick::leased(&store, Claim::Held(held.clone()), Release::Keep, |fence| {
+        (fence.map(|f| f.check()), Landing::Pushed)
+    }) else {
+        panic!()
+    };
+    assert_eq!(ran.value, Some(Ok(())));
+    assert!(!ran.released, "kept for its holder");
+    assert_eq!(world.lease_ref(&dir, "op"), blob, "neither renewed nor released: the same blob");
+    assert!(store.still_holds(&held).unwrap());
 }
