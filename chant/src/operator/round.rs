@@ -1,4 +1,4 @@
-//! One operator round: for each ConvergeOp, under its lease ([`tick::leased`], the one leased
+//! One operator round: for each ConvergeOp, under its lease ([`tick::leased()`], the one leased
 //! tick: acquire or renew, renew while running, fence before every side effect), a due check,
 //! the tick, and one report line. The operator keeps the leases it holds from round to round
 //! ([`Release::Keep`]) and releases them when it stops.

@@ -7,7 +7,7 @@
 //! What differs between them is said by the [`Claim`] (take the lease, waiting a little or not
 //! at all; a lease this process already holds; no lease) and the [`Release`] (release after the
 //! work, or keep it, as an operator keeps its leases from round to round). The work checks the
-//! fence before each of its side effects ([`super::execute`] does, before every dispatch and
+//! fence before each of its side effects ([`super::execute()`] does, before every dispatch and
 //! before the append).
 
 use std::time::Duration;
