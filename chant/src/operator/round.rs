@@ -279,7 +279,7 @@ impl RoundContext {
             }
         }
         let (event, record, mut warnings) = match ran.value {
-            Work::Stopped(event, warnings) => (event, None, warnings),
+            Work::Stopped(event) => (event, None, Vec::new()),
             Work::Ticked(ticked) => match *ticked {
                 Err(e) => (OpEvent::Failed { error: chain(&e) }, None, Vec::new()),
                 Ok(outcome) => {
@@ -305,7 +305,7 @@ impl RoundContext {
     /// Under the op's lease: decides whether the op is due (after fetching the ledger, with a
     /// remote), then ticks it with `fence`.
     fn due_then_tick(&self, target: &Target, round_start: Timestamp, fence: Option<&tick::Fence>) -> (Work, Landing) {
-        let stopped = |error: String| (Work::Stopped(OpEvent::Failed { error }, Vec::new()), Landing::Nothing);
+        let stopped = |error: String| (Work::Stopped(OpEvent::Failed { error }), Landing::Nothing);
         let ledger = &self.project.ledger;
         if ledger.config().remote.is_some()
             && let Err(reason) = sync_before_due_check(ledger)
@@ -327,7 +327,7 @@ impl RoundContext {
         };
         let now = ledger.clock().now();
         if let Decision::NotDue(reason) = schedule::decide(target.schedule.as_ref(), last, round_start, now) {
-            return (Work::Stopped(OpEvent::NotDue { reason }, Vec::new()), Landing::Nothing);
+            return (Work::Stopped(OpEvent::NotDue { reason }), Landing::Nothing);
         }
         if let Some(fence) = fence {
             let flight = InFlight { target: target.clone(), stamp: fence.stamp(), started_at: now };
@@ -400,7 +400,7 @@ impl RoundContext {
 /// What the work under an op's lease came to.
 enum Work {
     /// It stopped before ticking: not due, or the ledger could not be read.
-    Stopped(OpEvent, Vec<String>),
+    Stopped(OpEvent),
     /// It ticked (or the tick failed).
     Ticked(Box<Result<tick::TickOutcome, tick::execute::Error>>),
 }
