@@ -10,9 +10,11 @@
 //!   A new fencing token is minted only when the lease changes hands; renewal keeps it.
 //! - **Renew** extends a lease only while its holder and token are still the live ones.
 //! - **Release** deletes the ref, again by compare-and-swap, only when holder and token match.
-//! - **Fence**: [`LeaseStore::still_holds`] re-reads the lease before a tick trusts its own work.
+//! - **Fence**: [`LeaseStore::current`] (and [`LeaseStore::still_holds`]) re-read the lease; a
+//!   tick makes that check before each of its side effects (each dispatch and its record append).
 //!   This is a lease-*loss* check, not a guarantee that nobody else acted in between: a holder
-//!   that stalled past its TTL learns that it lost the lease, after the fact.
+//!   that stalled past its TTL learns that it lost the lease before its next side effect, not
+//!   before the peer's.
 //!
 //! Expiry compares `expiresAt` with the local clock (the [`Clock`] of the ledger the store was
 //! made from, so `CHANT_NOW` drives it in tests): holders on different machines are assumed to
