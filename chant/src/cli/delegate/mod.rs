@@ -9,7 +9,7 @@
 //! finding and building. With several project binaries (workspace members with bins of their
 //! own), `run`/`tick` go to the binary that carries the op (and say which when two do), and
 //! `operator` runs one child operator per binary with its lines prefixed by the member
-//! ([`fanout`]). Outside any project nothing is delegated and the stock binary says what it
+//! (`fanout`). Outside any project nothing is delegated and the stock binary says what it
 //! looked for.
 
 pub mod build;
