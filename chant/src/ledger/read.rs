@@ -124,7 +124,11 @@ pub(super) fn all<T>(
     }
     for shard in shard::all(repo, root, &key.dir())? {
         for (index, text) in shard.lines().into_iter().enumerate() {
-            let seq = shard.first_seq() + index as u64;
+            if let Some(reason) = &shard.misplaced {
+                out.unreadable.push(unreadable(&shard.path, index, &text, reason.clone()));
+                continue;
+            }
+            let seq = shard.first_seq().saturating_add(index as u64);
             push(&mut out, classify(key, &text, false, decode), &shard.path, index, &text, Some(seq));
         }
     }
@@ -158,7 +162,7 @@ pub(super) fn latest<T>(
         for (index, text) in lines.iter().enumerate().rev() {
             match classify(key, text, false, decode) {
                 Line::Record(record, value) => {
-                    let seq = Some(shard.first_seq() + index as u64);
+                    let seq = Some(shard.first_seq().saturating_add(index as u64));
                     out.record = Some(Stored { record, value, path: shard.path.clone(), line: index + 1, seq });
                     return Ok(out);
                 }
@@ -197,7 +201,11 @@ fn legacy_content(repo: &Repo, root: ObjectId, path: &str) -> Result<Option<Vec<
 
 /// Reads one line. The original's converge file is shared by every op of its env, so there a
 /// record of another op belongs to another key, and a record naming no op belongs to none.
-fn classify<T>(key: &ShardKey, text: &str, legacy: bool, decode: Decode<'_, T>) -> Line<T> {
+fn classify<T>(key: &ShardKey, text: &Cow<'_, str>, legacy: bool, decode: Decode<'_, T>) -> Line<T> {
+    // `content_lines` borrows a valid line and owns only a lossily decoded one.
+    if let Cow::Owned(_) = text {
+        return Line::Unreadable("not valid UTF-8 (shown with the invalid bytes replaced)".to_owned());
+    }
     let value = match serde_json::from_str::<serde_json::Value>(text) {
         Ok(value) => value,
         Err(err) => return Line::Unreadable(format!("not JSON: {err}")),

@@ -15,6 +15,10 @@ pub const RECORDS_PER_SHARD: u64 = 64;
 /// Shard files per bucket directory.
 pub const SHARDS_PER_BUCKET: u64 = 64;
 
+/// The largest shard number read: past it a record's sequence number would not fit in a `u64`,
+/// so such a shard is unreadable (a number only a hand edit can write).
+pub(super) const MAX_SHARD: u64 = u64::MAX / RECORDS_PER_SHARD - 1;
+
 /// The path of shard number `shard` of the key directory `dir`.
 pub(super) fn shard_path(dir: &str, shard: u64) -> String {
     format!("{dir}/{}/{shard}.jsonl", shard / SHARDS_PER_BUCKET)
@@ -29,6 +33,9 @@ pub(super) struct Shard {
     pub path: String,
     /// Its bytes.
     pub content: Vec<u8>,
+    /// Why the shard is not where its number belongs (another bucket) or has a number past
+    /// [`MAX_SHARD`]: its lines are unreadable, and it is never the base of an append.
+    pub misplaced: Option<String>,
 }
 
 impl Shard {
@@ -39,12 +46,14 @@ impl Shard {
 
     /// The sequence number of the shard's first record.
     pub(super) fn first_seq(&self) -> u64 {
-        self.number * RECORDS_PER_SHARD
+        self.number.saturating_mul(RECORDS_PER_SHARD)
     }
 }
 
 /// Splits file content into its non-empty lines (a final line without `\n` counts; `\r\n` is
-/// accepted; invalid UTF-8 is replaced, so such a line reads as unreadable and never vanishes).
+/// accepted). A line that is not valid UTF-8 comes back owned, with the invalid bytes replaced
+/// (a valid one is borrowed): readers count it unreadable, so it never vanishes and is never
+/// read as a record.
 pub(super) fn content_lines(content: &[u8]) -> Vec<Cow<'_, str>> {
     content
         .split(|b| *b == b'\n')
@@ -64,11 +73,15 @@ pub(super) fn newest(repo: &Repo, root: Option<ObjectId>, dir: &str) -> Result<O
     }
     let mut buckets = numbered(repo.tree_entries(dir_entry.id)?, EntryKind::Tree, "");
     buckets.sort_unstable_by_key(|(n, _)| std::cmp::Reverse(*n));
-    for (_, bucket) in buckets {
-        let shards = numbered(repo.tree_entries(bucket.id)?, EntryKind::Blob, ".jsonl");
-        if let Some((number, entry)) = shards.into_iter().max_by_key(|(n, _)| *n) {
+    for (bucket_number, bucket) in buckets {
+        // Only a shard where its number belongs counts: a misplaced one never becomes the base of
+        // an append (it would rewrite the real shard from a stray copy).
+        let shards = numbered(repo.tree_entries(bucket.id)?, EntryKind::Blob, ".jsonl")
+            .into_iter()
+            .filter(|(n, _)| *n <= MAX_SHARD && n / SHARDS_PER_BUCKET == bucket_number);
+        if let Some((number, entry)) = shards.max_by_key(|(n, _)| *n) {
             let content = repo.read_blob(entry.id)?;
-            return Ok(Some(Shard { number, path: shard_path(dir, number), content }));
+            return Ok(Some(Shard { number, path: shard_path(dir, number), content, misplaced: None }));
         }
     }
     Ok(None)
@@ -79,13 +92,15 @@ pub(super) fn by_number(repo: &Repo, root: ObjectId, dir: &str, number: u64) -> 
     let path = shard_path(dir, number);
     match repo.tree_entry(root, &path)? {
         Some(entry) if entry.kind == EntryKind::Blob => {
-            Ok(Some(Shard { number, path, content: repo.read_blob(entry.id)? }))
+            Ok(Some(Shard { number, path, content: repo.read_blob(entry.id)?, misplaced: None }))
         }
         _ => Ok(None),
     }
 }
 
-/// Every shard of key directory `dir`, oldest first.
+/// Every shard of key directory `dir`, oldest first; a shard outside the bucket its number
+/// belongs in, or numbered past [`MAX_SHARD`], comes with the reason in
+/// [`Shard::misplaced`] and its real path.
 pub(super) fn all(repo: &Repo, root: Option<ObjectId>, dir: &str) -> Result<Vec<Shard>, Error> {
     let Some(root) = root else { return Ok(Vec::new()) };
     let Some(dir_entry) = repo.tree_entry(root, dir)? else { return Ok(Vec::new()) };
@@ -93,12 +108,20 @@ pub(super) fn all(repo: &Repo, root: Option<ObjectId>, dir: &str) -> Result<Vec<
         return Err(Error::Layout { path: dir.to_owned(), reason: "is not a directory" });
     }
     let mut shards = Vec::new();
-    for (_, bucket) in numbered(repo.tree_entries(dir_entry.id)?, EntryKind::Tree, "") {
+    for (bucket_number, bucket) in numbered(repo.tree_entries(dir_entry.id)?, EntryKind::Tree, "") {
         for (number, entry) in numbered(repo.tree_entries(bucket.id)?, EntryKind::Blob, ".jsonl") {
-            shards.push(Shard { number, path: shard_path(dir, number), content: repo.read_blob(entry.id)? });
+            let path = format!("{dir}/{}/{}", bucket.name, entry.name);
+            let misplaced = if number > MAX_SHARD {
+                Some(format!("shard number {number} is past the largest a ledger can hold ({MAX_SHARD})"))
+            } else if number / SHARDS_PER_BUCKET != bucket_number {
+                Some(format!("misplaced shard: shard {number} belongs at {}", shard_path(dir, number)))
+            } else {
+                None
+            };
+            shards.push(Shard { number, path, content: repo.read_blob(entry.id)?, misplaced });
         }
     }
-    shards.sort_by_key(|shard| shard.number);
+    shards.sort_by(|a, b| a.number.cmp(&b.number).then(a.misplaced.is_some().cmp(&b.misplaced.is_some())));
     Ok(shards)
 }
 
@@ -120,10 +143,10 @@ pub(super) fn next_slot(newest: Option<Shard>) -> Slot {
         Some(shard) => {
             let count = shard.lines().len() as u64;
             if count >= RECORDS_PER_SHARD {
-                let next = shard.number + 1;
-                Slot { shard: next, seq: next * RECORDS_PER_SHARD, before: Vec::new() }
+                let next = shard.number.saturating_add(1);
+                Slot { shard: next, seq: next.saturating_mul(RECORDS_PER_SHARD), before: Vec::new() }
             } else {
-                Slot { shard: shard.number, seq: shard.first_seq() + count, before: shard.content }
+                Slot { shard: shard.number, seq: shard.first_seq().saturating_add(count), before: shard.content }
             }
         }
     }
@@ -174,9 +197,9 @@ mod tests {
     #[test]
     fn slots_fill_a_shard_then_open_the_next() {
         assert_eq!(next_slot(None), Slot { shard: 0, seq: 0, before: Vec::new() });
-        let partial = Shard { number: 2, path: String::new(), content: b"{}\n{}\n".to_vec() };
+        let partial = Shard { number: 2, path: String::new(), content: b"{}\n{}\n".to_vec(), misplaced: None };
         assert_eq!(next_slot(Some(partial)).seq, 130);
-        let full = Shard { number: 2, path: String::new(), content: "{}\n".repeat(64).into_bytes() };
+        let full = Shard { number: 2, path: String::new(), content: "{}\n".repeat(64).into_bytes(), misplaced: None };
         assert_eq!(next_slot(Some(full)), Slot { shard: 3, seq: 192, before: Vec::new() });
     }
 

@@ -1,6 +1,7 @@
 //! The ledger on git: real repositories in temporary directories, a real bare remote, real
 //! threads and processes.
 
+mod hostile;
 mod legacy;
 mod local;
 mod primitives;
