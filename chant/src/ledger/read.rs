@@ -201,6 +201,7 @@ fn legacy_content(repo: &Repo, root: ObjectId, path: &str) -> Result<Option<Vec<
 
 /// Reads one line. The original's converge file is shared by every op of its env, so there a
 /// record of another op belongs to another key, and a record naming no op belongs to none.
+#[expect(clippy::ptr_arg, reason = "the Cow's variant says whether the line was decoded lossily")]
 fn classify<T>(key: &ShardKey, text: &Cow<'_, str>, legacy: bool, decode: Decode<'_, T>) -> Line<T> {
     // `content_lines` borrows a valid line and owns only a lossily decoded one.
     if let Cow::Owned(_) = text {
