@@ -36,6 +36,9 @@ pub trait Record: Serialize + DeserializeOwned {
     const NAME: &'static str;
     /// How its lines are encoded.
     const ENCODING: Encoding = Encoding::Canonical;
+    /// The keys a stored line must carry as non-blank strings to be a record of this type; a
+    /// line without them (`{}`) is unreadable, never a record of defaults.
+    const REQUIRED: &'static [&'static str] = &[];
 
     /// Returns the key this record is appended under, in workspace member `member`.
     ///
@@ -96,6 +99,12 @@ pub struct TypedLatest<R> {
 
 /// Decodes one stored JSON object as `R`.
 pub(super) fn decode<R: Record>(value: &serde_json::Value) -> Result<R, Mismatch> {
+    for key in R::REQUIRED {
+        if value.get(key).and_then(serde_json::Value::as_str).is_none_or(|s| s.trim().is_empty()) {
+            let source = <serde_json::Error as serde::de::Error>::custom(format!("no `{key}`"));
+            return Err(Mismatch { record: R::NAME, source });
+        }
+    }
     R::deserialize(value).map_err(|source| Mismatch { record: R::NAME, source })
 }
 

@@ -251,6 +251,8 @@ impl TickRecord {
 impl Record for TickRecord {
     const KIND: RecordKind = RecordKind::Converge;
     const NAME: &'static str = "tick";
+    // A tick names its op and env and when it ended; the original's lines do too.
+    const REQUIRED: &'static [&'static str] = &["op", "env", "timestamp"];
 
     fn shard_key(&self, member: Option<&str>) -> Result<ShardKey, ledger::Error> {
         ShardKey::converge(member, &self.env, &self.op)

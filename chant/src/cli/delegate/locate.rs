@@ -200,7 +200,7 @@ mod tests {
         let e = targets(&c, &two).unwrap_err().to_string();
         assert!(e.contains("app (app)") && e.contains("app-tick (app)") && e.contains("[project]"), "{e}");
         let none = metadata(&[("lib", false, &["tool"])]);
-        assert!(targets(&c, &none).unwrap_err().to_string().contains("no bin target"));
+        assert!(targets(&c, &none).unwrap_err().to_string().contains("depending on chant has a bin target"));
     }
 
     #[test]

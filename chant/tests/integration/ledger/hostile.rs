@@ -111,3 +111,24 @@ fn a_line_that_is_not_utf8_is_unreadable_never_a_record() {
     let records = ledger.read(&key).unwrap();
     assert_eq!((records.records.len(), records.unreadable.len()), (1, 1));
 }
+
+#[test]
+fn a_newest_tick_line_of_defaults_is_unreadable_not_the_last_tick() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = project(tmp.path(), "p");
+    let ledger = open(&dir, local_config());
+    let key = converge("op");
+    let real = r#"{"env":"staging","op":"op","timestamp":"2026-01-01T00:00:00.000Z","version":1}"#;
+    ledger.append(&key, real).unwrap();
+    for planted in ["{}", r#"{"op":"op","env":"staging"}"#, r#"{"env":"","op":"op","timestamp":"t"}"#] {
+        ledger.append(&key, planted).unwrap();
+        let latest = ledger.latest_typed::<chant::tick::TickRecord>(&key).unwrap();
+        let record = latest.record.expect("the real tick is still the newest");
+        assert_eq!(record.record.timestamp, "2026-01-01T00:00:00.000Z", "{planted}");
+        assert!(
+            latest.unreadable.iter().any(|u| u.text == planted && u.reason.starts_with("not a tick record: no `")),
+            "{planted}: {:?}",
+            latest.unreadable
+        );
+    }
+}
