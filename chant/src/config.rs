@@ -23,6 +23,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
+use toml::Spanned;
 
 /// The file name chant looks for.
 pub const FILE_NAME: &str = "chant.toml";
@@ -48,6 +49,10 @@ pub enum Error {
         #[source]
         source: std::io::Error,
     },
+    /// The lexicons linked into this binary are inconsistent (two of one name, a key declared
+    /// twice).
+    #[error(transparent)]
+    Registry(#[from] crate::lexicon::RegistryError),
     /// The file is not valid configuration.
     #[error("{path}: {message}")]
     Invalid {
@@ -79,17 +84,26 @@ pub struct LedgerSection {
     pub remote: Option<String>,
 }
 
-/// `[env.<name>]`: the bindings of one environment.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
-#[serde(deny_unknown_fields)]
+/// `[env.<name>]`: the bindings of one environment: chant's own `redact`, and the values of the
+/// binding keys the registered lexicons declare (see [`crate::lexicon::binding`]).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct EnvBinding {
-    /// The root of the files lexicon, relative to the project root.
-    pub files_root: Option<String>,
-    /// The name of the variable holding the PostgreSQL DSN.
-    pub postgres_dsn_var: Option<String>,
+    /// The values of the lexicons' binding keys, by key.
+    values: BTreeMap<String, String>,
     /// Names of variables whose values are redacted from output and records.
-    #[serde(default)]
     pub redact: Vec<String>,
+}
+
+impl EnvBinding {
+    /// Returns the value bound to `key` (`files_root`), as written.
+    pub fn get(&self, key: &str) -> Option<&str> {
+        self.values.get(key).map(String::as_str)
+    }
+
+    /// Returns every lexicon binding value, by key.
+    pub fn values(&self) -> &BTreeMap<String, String> {
+        &self.values
+    }
 }
 
 #[derive(Debug, Deserialize)]
@@ -99,7 +113,16 @@ struct Raw {
     #[serde(default)]
     ledger: LedgerSection,
     #[serde(default)]
-    env: BTreeMap<String, EnvBinding>,
+    env: BTreeMap<String, BTreeMap<String, Spanned<toml::Value>>>,
+}
+
+/// Which `[env.<name>]` keys a load accepts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Keys {
+    /// Only `redact` and the keys of the lexicons registered in this binary.
+    Registered,
+    /// Any key (for commands that read only `[project]` and `[ledger]`).
+    Any,
 }
 
 /// A loaded `chant.toml`.
@@ -113,6 +136,8 @@ pub struct Config {
     pub ledger: LedgerSection,
     /// `[env.*]`, by env name.
     pub envs: BTreeMap<String, EnvBinding>,
+    /// The variables to redact, sorted and distinct.
+    secret_vars: Vec<String>,
 }
 
 impl Config {
@@ -122,36 +147,79 @@ impl Config {
     ///
     /// [`Error::NotFound`] when there is none; otherwise as [`Config::load`].
     pub fn discover(start: &Path) -> Result<Config, Error> {
-        let mut dir = Some(start);
-        while let Some(d) = dir {
-            let candidate = d.join(FILE_NAME);
-            if candidate.is_file() {
-                return Config::load(&candidate);
-            }
-            dir = d.parent();
-        }
-        Err(Error::NotFound { start: start.display().to_string() })
+        Config::load_checked(&find(start)?, Keys::Registered)
     }
 
-    /// Loads the file at `path`.
+    /// Finds and loads `chant.toml` like [`Config::discover`], accepting any key under
+    /// `[env.<name>]`: for commands that read only `[project]` and `[ledger]` and may run in a
+    /// binary that does not link the project's lexicons (the stock `chant`), which could not tell
+    /// a misspelt key from a key of a lexicon it lacks.
     ///
     /// # Errors
     ///
-    /// [`Error::Read`] or [`Error::Invalid`] (with the line, column and field).
+    /// As [`Config::discover`], except for unknown binding keys.
+    pub fn discover_any_bindings(start: &Path) -> Result<Config, Error> {
+        Config::load_checked(&find(start)?, Keys::Any)
+    }
+
+    /// Loads the file at `path`. Under `[env.<name>]` it accepts `redact` and exactly the binding
+    /// keys of the lexicons registered in this binary.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Read`] or [`Error::Invalid`] (with the line, column and field; an unknown binding
+    /// key names the env and the known keys); [`Error::Registry`] when the registered lexicons
+    /// are inconsistent.
     pub fn load(path: &Path) -> Result<Config, Error> {
-        let text =
-            std::fs::read_to_string(path).map_err(|source| Error::Read { path: path.display().to_string(), source })?;
-        let raw: Raw = toml::from_str(&text).map_err(|e| Error::Invalid {
-            path: path.display().to_string(),
-            message: describe_toml_error(&text, &e),
-        })?;
-        for name in raw.env.keys() {
-            if let Err(m) = crate::model::contract::check_name("env name", name) {
-                return Err(Error::Invalid { path: path.display().to_string(), message: format!("[env.{name}]: {m}") });
+        Config::load_checked(path, Keys::Registered)
+    }
+
+    fn load_checked(path: &Path, keys: Keys) -> Result<Config, Error> {
+        let shown = path.display().to_string();
+        let text = std::fs::read_to_string(path).map_err(|source| Error::Read { path: shown.clone(), source })?;
+        let raw: Raw = toml::from_str(&text)
+            .map_err(|e| Error::Invalid { path: shown.clone(), message: describe_toml_error(&text, &e) })?;
+        let registered = match (keys, crate::lexicon::registry::binding_keys()) {
+            (_, Ok(registered)) => registered,
+            (Keys::Registered, Err(e)) => return Err(Error::Registry(e)),
+            (Keys::Any, Err(_)) => Vec::new(),
+        };
+        let mut envs = BTreeMap::new();
+        let mut secret_vars = Vec::new();
+        for (name, table) in raw.env {
+            if let Err(m) = crate::model::contract::check_name("env name", &name) {
+                return Err(Error::Invalid { path: shown, message: format!("[env.{name}]: {m}") });
             }
+            let invalid = |value: &Spanned<toml::Value>, what: String| Error::Invalid {
+                path: shown.clone(),
+                message: format!("line {}: [env.{name}] {what}", line_of(&text, value.span().start)),
+            };
+            let mut binding = EnvBinding::default();
+            for (key, value) in table {
+                if key == crate::lexicon::registry::REDACT_KEY {
+                    binding.redact = string_list(value.get_ref())
+                        .ok_or_else(|| invalid(&value, format!("{key} must be an array of variable names")))?;
+                    continue;
+                }
+                let declared = registered.iter().find(|(_, k)| k.name == key);
+                if declared.is_none() && keys == Keys::Registered {
+                    return Err(invalid(&value, unknown_key(&key, &registered)));
+                }
+                let Some(bound) = value.get_ref().as_str() else {
+                    return Err(invalid(&value, format!("{key} must be a string")));
+                };
+                if declared.is_some_and(|(_, k)| k.kind == crate::lexicon::BindingKind::SecretVar) {
+                    secret_vars.push(bound.to_owned());
+                }
+                binding.values.insert(key, bound.to_owned());
+            }
+            secret_vars.extend(binding.redact.iter().cloned());
+            envs.insert(name, binding);
         }
+        secret_vars.sort_unstable();
+        secret_vars.dedup();
         let root = path.parent().map(Path::to_path_buf).unwrap_or_default();
-        Ok(Config { root, project: raw.project, ledger: raw.ledger, envs: raw.env })
+        Ok(Config { root, project: raw.project, ledger: raw.ledger, envs, secret_vars })
     }
 
     /// Returns the binding of `env`, if configured.
@@ -164,26 +232,56 @@ impl Config {
         self.root.join(relative)
     }
 
-    /// Returns the names of every variable to redact, across envs, plus the DSN variables.
+    /// Returns the names of every variable to redact, across envs: those under `redact`, and
+    /// every value of a binding key that names a secret variable (`postgres_dsn_var`).
     pub fn secret_vars(&self) -> Vec<&str> {
-        let mut v: Vec<&str> = Vec::new();
-        for b in self.envs.values() {
-            v.extend(b.redact.iter().map(String::as_str));
-            v.extend(b.postgres_dsn_var.as_deref());
-        }
-        v.sort_unstable();
-        v.dedup();
-        v
+        self.secret_vars.iter().map(String::as_str).collect()
     }
+}
+
+/// Returns the directory of the `chant.toml` that holds `start` (the project root).
+///
+/// # Errors
+///
+/// As [`Config::discover_any_bindings`].
+pub fn project_root(start: &Path) -> Result<PathBuf, Error> {
+    Config::discover_any_bindings(start).map(|c| c.root)
+}
+
+fn find(start: &Path) -> Result<PathBuf, Error> {
+    let mut dir = Some(start);
+    while let Some(d) = dir {
+        let candidate = d.join(FILE_NAME);
+        if candidate.is_file() {
+            return Ok(candidate);
+        }
+        dir = d.parent();
+    }
+    Err(Error::NotFound { start: start.display().to_string() })
+}
+
+fn string_list(value: &toml::Value) -> Option<Vec<String>> {
+    value.as_array()?.iter().map(|v| v.as_str().map(str::to_owned)).collect()
+}
+
+fn unknown_key(key: &str, registered: &[(&str, crate::lexicon::BindingKey)]) -> String {
+    let mut known: Vec<String> = registered.iter().map(|(lexicon, k)| format!("{} ({lexicon})", k.name)).collect();
+    known.push(crate::lexicon::registry::REDACT_KEY.to_owned());
+    format!(
+        "unknown key `{key}`: the keys an env binds here are {} (a key of a lexicon this binary does not link is \
+         read only by the project's own binary)",
+        known.join(", ")
+    )
+}
+
+fn line_of(text: &str, offset: usize) -> usize {
+    text.as_bytes()[..offset.min(text.len())].iter().filter(|b| **b == b'\n').count() + 1
 }
 
 fn describe_toml_error(text: &str, e: &toml::de::Error) -> String {
     let msg = e.message().trim().to_owned();
     match e.span() {
-        Some(span) => {
-            let line = text.as_bytes()[..span.start.min(text.len())].iter().filter(|b| **b == b'\n').count() + 1;
-            format!("line {line}: {msg}")
-        }
+        Some(span) => format!("line {}: {msg}", line_of(text, span.start)),
         None => msg,
     }
 }
@@ -209,10 +307,7 @@ mod tests {
         std::fs::create_dir_all(&sub).unwrap();
         let c = Config::discover(&sub).unwrap();
         assert_eq!(c.root, d.path());
-        assert_eq!(
-            c.resolve(c.env("staging").unwrap().files_root.as_deref().unwrap()),
-            d.path().join("estates/staging")
-        );
+        assert_eq!(c.resolve(c.env("staging").unwrap().get("files_root").unwrap()), d.path().join("estates/staging"));
         assert_eq!(c.ledger.remote, None);
         assert_eq!(c.secret_vars(), ["TOKEN"]);
     }
@@ -223,6 +318,42 @@ mod tests {
         let p = write(d.path(), "[project]\nname = \"p\"\n\n[env.staging]\nfile_root = \"x\"\n");
         let e = Config::load(&p).unwrap_err().to_string();
         assert!(e.contains("line 5") && e.contains("file_root"), "{e}");
+    }
+
+    #[test]
+    fn an_unknown_binding_key_names_the_file_the_env_and_the_known_keys() {
+        let d = tempfile::tempdir().unwrap();
+        let p =
+            write(d.path(), "[project]\nname = \"p\"\n\n[env.staging]\nfiles_root = \"x\"\njsondocs_root = \"y\"\n");
+        let e = Config::load(&p).unwrap_err().to_string();
+        assert!(e.starts_with(&p.display().to_string()), "{e}");
+        assert!(e.contains("line 6: [env.staging] unknown key `jsondocs_root`"), "{e}");
+        assert!(e.contains("files_root (files)") && e.contains("redact"), "{e}");
+        // A command that reads only [project] and [ledger] accepts keys it cannot check.
+        let lenient = Config::discover_any_bindings(d.path()).unwrap();
+        assert_eq!(lenient.env("staging").unwrap().get("jsondocs_root"), Some("y"));
+        assert_eq!(project_root(d.path()).unwrap(), d.path());
+    }
+
+    #[test]
+    fn values_are_strings_and_redact_is_a_list() {
+        let d = tempfile::tempdir().unwrap();
+        let p = write(d.path(), "[project]\nname = \"p\"\n[env.a]\nfiles_root = 3\n");
+        assert!(Config::load(&p).unwrap_err().to_string().contains("line 4: [env.a] files_root must be a string"));
+        let p = write(d.path(), "[project]\nname = \"p\"\n[env.a]\nredact = \"TOKEN\"\n");
+        assert!(Config::load(&p).unwrap_err().to_string().contains("redact must be an array of variable names"));
+    }
+
+    #[cfg(feature = "postgres")]
+    #[test]
+    fn secret_variables_are_the_redact_lists_and_the_secret_bindings() {
+        let d = tempfile::tempdir().unwrap();
+        let p = write(
+            d.path(),
+            "[project]\nname = \"p\"\n[env.a]\npostgres_dsn_var = \"A_URL\"\nredact = [\"T\"]\n[env.b]\nfiles_root = \"B\"\n",
+        );
+        let c = Config::load(&p).unwrap();
+        assert_eq!(c.secret_vars(), ["A_URL", "T"], "a files root is not a secret");
     }
 
     #[test]

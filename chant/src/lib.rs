@@ -15,6 +15,7 @@ pub mod cli;
 pub mod clock;
 pub mod config;
 pub mod duration;
+pub mod error_chain;
 pub mod exec;
 pub mod gate;
 pub mod git;

@@ -4,19 +4,18 @@
 //! This is the seam between the pure core and the world: it observes and applies an env's
 //! lexicons, reads and appends records, and implements [`runner::Services`] for a run.
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use crate::catalog::{Catalog, InvalidCatalog};
 use crate::config::{self, Config};
 use crate::gate::GateFact;
 use crate::ledger::{self, Ledger, LedgerConfig, ShardKey};
-use crate::lexicon::files::{ApplyRecord, FilesLexicon};
-#[cfg(feature = "postgres")]
-use crate::lexicon::postgres::{DeleteMode, PostgresApplyRecord, PostgresLexicon};
+use crate::lexicon::{AppliedRecord, BindError, Binding, BoundLexicon, DeclarationError, DeleteMode, HookError};
 use crate::model::OpDocument;
-use crate::observe::{ComponentInput, EnvAssessment, LastApply, assess};
+use crate::observe::{ComponentInput, EnvAssessment, LexiconError, assess};
 use crate::redact::Redactor;
-use crate::runner;
+use crate::runner::{self, ServiceError};
 
 /// Errors of opening a project and of its operations.
 #[derive(Debug, thiserror::Error)]
@@ -30,13 +29,58 @@ pub enum Error {
     /// The ledger failed.
     #[error(transparent)]
     Ledger(#[from] ledger::Error),
-    /// The env's declaration could not be read.
-    #[error("env {env}: {message}")]
+    /// The env's declaration could not be looked up.
+    #[error("env {env}: cannot read its declaration")]
     Declaration {
         /// The env.
         env: String,
         /// What is wrong.
-        message: String,
+        #[source]
+        source: DeclarationError,
+    },
+    /// A part of the env's declaration could not be bound to the env.
+    #[error("env {env}: cannot bind lexicon {lexicon}")]
+    Bind {
+        /// The env.
+        env: String,
+        /// The lexicon.
+        lexicon: String,
+        /// What is wrong.
+        #[source]
+        source: BindError,
+    },
+    /// A lexicon's declared entities could not be listed.
+    #[error("env {env}: lexicon {lexicon} cannot list its declared entities")]
+    Declared {
+        /// The env.
+        env: String,
+        /// The lexicon.
+        lexicon: String,
+        /// What is wrong.
+        #[source]
+        source: LexiconError,
+    },
+    /// A lexicon's apply or teardown failed.
+    #[error(transparent)]
+    Hook(HookError),
+    /// A lexicon changed the substrate and its record could not be appended to the ledger.
+    #[error("the {lexicon} change was made but not recorded")]
+    Unrecorded {
+        /// The lexicon.
+        lexicon: String,
+        /// Why the append failed.
+        #[source]
+        source: ledger::Error,
+    },
+    /// A lexicon's record names another key than the env's apply key of that lexicon.
+    #[error("lexicon {lexicon} returned a record for {found}, not for {expected}")]
+    MisplacedRecord {
+        /// The lexicon.
+        lexicon: String,
+        /// The key the record names.
+        found: String,
+        /// The env's apply key of the lexicon.
+        expected: String,
     },
     /// A record could not be serialised.
     #[error("cannot serialise a record")]
@@ -44,6 +88,13 @@ pub enum Error {
     /// `CHANT_NOW` does not parse.
     #[error(transparent)]
     Clock(#[from] crate::clock::BadNow),
+}
+
+impl Error {
+    /// Returns the message with every cause appended, as one line (`a: b: c`).
+    pub fn chain(&self) -> String {
+        crate::error_chain::render(self)
+    }
 }
 
 /// A project, opened from a working directory.
@@ -83,68 +134,49 @@ impl Project {
         repo.head_id().ok().map(|id| id.to_string())
     }
 
-    /// Returns the files lexicon of `env`, or `None` when the env declares no files.
+    /// Binds every lexicon `env` declares, in lexicon-name order: each part of the env's
+    /// declaration, with the env's `chant.toml` values and the newest record of that lexicon's
+    /// apply on the env's ledger. Empty when the binary registers no declaration for `env`.
     ///
     /// # Errors
     ///
-    /// [`Error::Declaration`] when the declaration cannot be built; ledger errors reading the last
-    /// apply.
-    pub fn files_lexicon(&self, member: Option<&str>, env: &str) -> Result<Option<FilesLexicon>, Error> {
-        let declaration = crate::lexicon::declaration(env)
-            .map_err(|e| Error::Declaration { env: env.to_owned(), message: e.to_string() })?;
-        let Some(files) = declaration.and_then(|d| d.files) else { return Ok(None) };
-        let binding = self.config.env(env).and_then(|b| b.files_root.clone());
-        let root = binding.as_deref().map(|b| self.config.resolve(b));
-        let mut lexicon = FilesLexicon::new(env, root, files);
-        if let Some(b) = &binding {
-            lexicon = lexicon.with_binding(b.clone());
-            let last = self.last_apply(member, env)?;
-            lexicon = lexicon.with_last_apply(last.map(|r| r.last_apply_for(b)).unwrap_or_else(LastApply::none));
+    /// [`Error::Declaration`] and [`Error::Bind`]; ledger errors reading the last apply.
+    pub fn lexicons(&self, member: Option<&str>, env: &str) -> Result<Vec<BoundLexicon>, Error> {
+        let declaration =
+            crate::lexicon::declaration(env).map_err(|source| Error::Declaration { env: env.to_owned(), source })?;
+        let Some(declaration) = declaration else { return Ok(Vec::new()) };
+        let none = BTreeMap::new();
+        let values = self.config.env(env).map(config::EnvBinding::values).unwrap_or(&none);
+        let binding = Binding::new(env, &self.config.project.name, &self.root, values);
+        let mut out = Vec::new();
+        for lexicon in declaration.lexicons() {
+            let key = ShardKey::apply(member, env, lexicon)?;
+            if let Some(bound) = declaration.bind(lexicon, &binding, &self.ledger, &key) {
+                out.push(bound.map_err(|source| Error::Bind {
+                    env: env.to_owned(),
+                    lexicon: lexicon.to_owned(),
+                    source,
+                })?);
+            }
         }
-        Ok(Some(lexicon))
+        Ok(out)
     }
 
-    /// Returns the last recorded apply of the files of `env`.
-    ///
-    /// # Errors
-    ///
-    /// Ledger errors.
-    pub fn last_apply(&self, member: Option<&str>, env: &str) -> Result<Option<ApplyRecord>, Error> {
-        let key = ShardKey::apply(member, env, crate::lexicon::files::COMPONENT)?;
-        Ok(self.ledger.latest_typed::<ApplyRecord>(&key)?.record.map(|stored| stored.record))
-    }
-
-    /// Returns the postgres lexicon of `env`, or `None` when the env declares no PostgreSQL part.
-    /// The DSN is read from the variable the env binds (`postgres_dsn_var`); an unbound env or an
-    /// unset variable observes as `no-binding`.
-    ///
-    /// # Errors
-    ///
-    /// [`Error::Declaration`] when the declaration cannot be built; ledger errors reading the last
-    /// apply.
-    #[cfg(feature = "postgres")]
-    pub fn postgres_lexicon(&self, member: Option<&str>, env: &str) -> Result<Option<PostgresLexicon>, Error> {
-        let declaration = crate::lexicon::declaration(env)
-            .map_err(|e| Error::Declaration { env: env.to_owned(), message: e.to_string() })?;
-        let Some(postgres) = declaration.and_then(|d| d.postgres) else { return Ok(None) };
-        let lexicon = PostgresLexicon::new(env, self.config.project.name.clone(), postgres);
-        let Some(var) = self.config.env(env).and_then(|b| b.postgres_dsn_var.clone()) else { return Ok(Some(lexicon)) };
-        let key = ShardKey::apply(member, env, crate::lexicon::postgres::COMPONENT)?;
-        let last = self
-            .ledger
-            .latest_typed::<PostgresApplyRecord>(&key)?
-            .record
-            .map(|stored| stored.record.last_apply_for(&var))
-            .unwrap_or_else(LastApply::none);
-        Ok(Some(lexicon.with_var(var).with_last_apply(last)))
-    }
-
-    /// Appends a lexicon's apply or teardown record to the env's ledger.
-    fn record_apply<R: ledger::Record>(&self, member: Option<&str>, component: &str, record: &R) -> Result<(), String> {
-        let receipt = self
-            .ledger
-            .append_record(member, record)
-            .map_err(|e| format!("the {component} change was made but not recorded: {e}"))?;
+    /// Appends a lexicon's apply or teardown record to the env's ledger, under the env's apply
+    /// key of that lexicon (where the next binding reads it back).
+    fn record(&self, member: Option<&str>, env: &str, lexicon: &str, record: &AppliedRecord) -> Result<(), Error> {
+        let expected = ShardKey::apply(member, env, lexicon)?;
+        let found = record.shard_key(member)?;
+        if found != expected {
+            return Err(Error::MisplacedRecord {
+                lexicon: lexicon.to_owned(),
+                found: found.label(),
+                expected: expected.label(),
+            });
+        }
+        let receipt = record
+            .append_to(&self.ledger, member)
+            .map_err(|source| Error::Unrecorded { lexicon: lexicon.to_owned(), source })?;
         for w in &receipt.warnings {
             eprintln!("warning: {w}");
         }
@@ -165,84 +197,64 @@ impl Project {
     ///
     /// # Errors
     ///
-    /// Declaration and ledger errors. Observation failures are not errors: they become unobserved
-    /// entities.
+    /// Declaration, binding and ledger errors. Observation failures are not errors: they become
+    /// unobserved entities.
     pub fn assess(&self, member: Option<&str>, env: &str) -> Result<EnvAssessment, Error> {
+        let deletes_owned = self.deletes_owned(env);
         let mut inputs: Vec<ComponentInput> = Vec::new();
-        if let Some(files) = self.files_lexicon(member, env)? {
-            let input = files
-                .component_input(self.deletes_owned(env))
-                .map_err(|e| Error::Declaration { env: env.to_owned(), message: e.to_string() })?;
+        for lexicon in self.lexicons(member, env)? {
+            let input = lexicon.component_input(deletes_owned).map_err(|source| Error::Declared {
+                env: env.to_owned(),
+                lexicon: lexicon.name().to_owned(),
+                source,
+            })?;
             inputs.push(input);
-        }
-        #[cfg(feature = "postgres")]
-        if let Some(postgres) = self.postgres_lexicon(member, env)? {
-            inputs.push(postgres.component_input(self.deletes_owned(env)));
         }
         Ok(assess(env, &inputs))
     }
 
-    /// Applies every lexicon `env` declares (files, postgres), records each apply on the ledger,
-    /// and says what changed. `delete_mode` is `never` (the default: nothing is deleted) or
-    /// `owned-only` (also removes what chant owns and no longer declares, and makes the changes a
-    /// plain apply only reports).
+    /// Applies every lexicon `env` declares, records each apply on the ledger, and says what
+    /// changed. `mode` is [`DeleteMode::Never`] (nothing is deleted) or [`DeleteMode::OwnedOnly`]
+    /// (also removes what chant owns and no longer declares, and makes the changes a plain apply
+    /// only reports). A lexicon that does not implement apply is observed only, and said so.
     ///
     /// # Errors
     ///
-    /// One line saying what failed.
-    pub fn apply_env(&self, member: Option<&str>, env: &str, delete_mode: &str) -> Result<String, String> {
-        let owned_only = match delete_mode {
-            "never" => false,
-            "owned-only" => true,
-            other => return Err(format!("unknown delete_mode \"{other}\": use \"never\" or \"owned-only\"")),
-        };
-        let mut said = Vec::new();
-        if let Some(files) = self.files_lexicon(member, env).map_err(|e| e.to_string())? {
-            let record = files.apply().map_err(|e| e.to_string())?;
-            self.record_apply(member, crate::lexicon::files::COMPONENT, &record)?;
-            said.push(format!("{} of {} declared file(s) written", record.written.len(), record.owned.len()));
-            if owned_only {
-                let removal = files.remove_owned_undeclared().map_err(|e| e.to_string())?;
-                said.push(format!("{} owned undeclared file(s) removed", removal.removed.len()));
-                said.extend(removal.kept.iter().map(|k| format!("kept {k}")));
-            }
-        }
-        #[cfg(feature = "postgres")]
-        if let Some(postgres) = self.postgres_lexicon(member, env).map_err(|e| e.to_string())? {
-            let mode = if owned_only { DeleteMode::OwnedOnly } else { DeleteMode::Never };
-            let record = postgres.apply(mode).map_err(|e| e.to_string())?;
-            self.record_apply(member, crate::lexicon::postgres::COMPONENT, &record)?;
-            said.push(record.summary());
-        }
-        if said.is_empty() {
-            return Ok(format!("env {env} declares nothing to apply"));
-        }
-        Ok(said.join("; "))
+    /// The first lexicon that fails (the ones before it are applied and recorded).
+    pub fn apply_env(&self, member: Option<&str>, env: &str, mode: DeleteMode) -> Result<String, Error> {
+        self.change_env(member, env, |l| l.apply(mode), "apply")
     }
 
-    /// Tears down every lexicon `env` declares, removing only what chant owns there (the files of
-    /// its last recorded apply; the tables and schemas carrying this project's and env's marker),
-    /// and records each teardown on the ledger.
+    /// Tears down every lexicon `env` declares, each removing only what chant owns there (what its
+    /// last recorded apply or its ownership marker says), and records each teardown on the ledger.
     ///
     /// # Errors
     ///
-    /// One line saying what failed.
-    pub fn teardown_env(&self, member: Option<&str>, env: &str) -> Result<String, String> {
+    /// The first lexicon that fails (the ones before it are torn down and recorded).
+    pub fn teardown_env(&self, member: Option<&str>, env: &str) -> Result<String, Error> {
+        self.change_env(member, env, BoundLexicon::teardown, "tear down")
+    }
+
+    fn change_env(
+        &self,
+        member: Option<&str>,
+        env: &str,
+        change: impl Fn(&BoundLexicon) -> Result<crate::lexicon::Applied<AppliedRecord>, HookError>,
+        verb: &str,
+    ) -> Result<String, Error> {
         let mut said = Vec::new();
-        if let Some(files) = self.files_lexicon(member, env).map_err(|e| e.to_string())? {
-            let (removal, record) = files.teardown().map_err(|e| e.to_string())?;
-            self.record_apply(member, crate::lexicon::files::COMPONENT, &record)?;
-            said.push(format!("{} owned file(s) removed", removal.removed.len()));
-            said.extend(removal.kept.iter().map(|k| format!("kept {k}")));
-        }
-        #[cfg(feature = "postgres")]
-        if let Some(postgres) = self.postgres_lexicon(member, env).map_err(|e| e.to_string())? {
-            let record = postgres.teardown().map_err(|e| e.to_string())?;
-            self.record_apply(member, crate::lexicon::postgres::COMPONENT, &record)?;
-            said.push(record.summary());
+        for lexicon in self.lexicons(member, env)? {
+            match change(&lexicon) {
+                Ok(applied) => {
+                    self.record(member, env, lexicon.name(), &applied.record)?;
+                    said.extend(applied.said);
+                }
+                Err(e) if e.is_not_implemented() => said.push(format!("{e}: observed only")),
+                Err(e) => return Err(Error::Hook(e)),
+            }
         }
         if said.is_empty() {
-            return Ok(format!("env {env} declares nothing to tear down"));
+            return Ok(format!("env {env} declares nothing to {verb}"));
         }
         Ok(said.join("; "))
     }
@@ -268,19 +280,19 @@ pub struct RunServices<'a> {
 }
 
 impl runner::Services for RunServices<'_> {
-    fn apply(&self, env: &str, delete_mode: &str) -> Result<String, String> {
-        self.project.apply_env(self.member, env, delete_mode)
+    fn apply(&self, env: &str, mode: DeleteMode) -> Result<String, ServiceError> {
+        self.project.apply_env(self.member, env, mode).map_err(ServiceError::failed)
     }
 
-    fn teardown(&self, env: &str) -> Result<String, String> {
-        self.project.teardown_env(self.member, env)
+    fn teardown(&self, env: &str) -> Result<String, ServiceError> {
+        self.project.teardown_env(self.member, env).map_err(ServiceError::failed)
     }
 
-    fn gate_facts(&self, op: &str) -> Result<Vec<GateFact>, String> {
-        self.project.gate_facts(self.member, op).map(|(f, _)| f).map_err(|e| e.to_string())
+    fn gate_facts(&self, op: &str) -> Result<Vec<GateFact>, ServiceError> {
+        self.project.gate_facts(self.member, op).map(|(f, _)| f).map_err(ServiceError::failed)
     }
 
-    fn append_gate_fact(&self, fact: &GateFact) -> Result<(), String> {
-        self.project.ledger.append_record(self.member, fact).map(|_| ()).map_err(|e| e.to_string())
+    fn append_gate_fact(&self, fact: &GateFact) -> Result<(), ServiceError> {
+        self.project.ledger.append_record(self.member, fact).map(|_| ()).map_err(ServiceError::failed)
     }
 }

@@ -272,7 +272,7 @@ pub(crate) fn open_ledger() -> Result<crate::ledger::Ledger, Exit> {
         eprintln!("error: cannot read the working directory: {e}");
         Exit::Usage
     })?;
-    let (root, remote) = match crate::config::Config::discover(&cwd) {
+    let (root, remote) = match crate::config::Config::discover_any_bindings(&cwd) {
         Ok(c) => (c.root.clone(), c.ledger.remote.clone()),
         Err(crate::config::Error::NotFound { .. }) => (cwd, None),
         Err(e) => {

@@ -67,7 +67,7 @@ fn cmd_status(binary: Binary, args: &StatusArgs) -> Exit {
             return Exit::Usage;
         }
     };
-    let config = match Config::discover(&cwd) {
+    let config = match Config::discover_any_bindings(&cwd) {
         Ok(c) => c,
         Err(e) => {
             eprintln!("error: {e}");
@@ -87,13 +87,14 @@ fn cmd_status(binary: Binary, args: &StatusArgs) -> Exit {
     };
     let var = |k: &str| std::env::var(k).ok();
     let settings = sprite::Settings::from_env(&var);
-    let view = match status(&config.root, &ops, ledger.as_ref(), &|| sprite::list(&settings)) {
-        Ok(v) => v,
-        Err(e) => {
-            eprintln!("error: {e}");
-            return Exit::Usage;
-        }
-    };
+    let view =
+        match status(&config.root, &ops, ledger.as_ref(), &|| sprite::list(&settings).map_err(|e| error_chain(&e))) {
+            Ok(v) => v,
+            Err(e) => {
+                eprintln!("error: {e}");
+                return Exit::Usage;
+            }
+        };
     if args.json {
         println!("{view}");
     } else {

@@ -43,8 +43,9 @@ pub use change_set::{
     ActionCounts, ChangeAction, ChangeEntry, ChangeSet, Delta, Evidence, LastApply, build_change_set,
 };
 pub use observation::{
-    ChannelError, ChannelKeys, DeclaredEntity, Lexicon, LexiconError, Marker, Observation, Ownership, OwnershipChannel,
-    PresentResource, ReadPath, Unobserved, check_channel, check_lexicon, normalize, observe_component,
+    ChangeSink, ChannelError, ChannelKeys, DeclaredEntity, Lexicon, LexiconError, Marker, Observation, Ownership,
+    OwnershipChannel, PresentResource, ReadPath, SubscribeError, Subscription, Unobserved, check_channel,
+    check_lexicon, normalize, observe_component,
 };
 pub use status::{
     ComponentInput, EnvAssessment, assess, assess_component, derive_symptom, describe_unobserved, status_row,

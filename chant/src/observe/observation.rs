@@ -543,12 +543,33 @@ pub trait Lexicon {
 
     /// Subscribes to the substrate's change stream, if the lexicon offers one: `sink` is told
     /// that *something* moved (a trigger that carries no data, never a fact) or that the stream
-    /// was lost. `None` (the default) means the lexicon has no change stream; `Some(Err)` means
-    /// it has one but could not open it. Dropping the [`Subscription`] closes it.
-    fn subscribe_changes(&self, sink: ChangeSink) -> Option<Result<Subscription, LexiconError>> {
+    /// was lost. Dropping the [`Subscription`] closes it.
+    ///
+    /// # Errors
+    ///
+    /// [`SubscribeError::NotImplemented`] (the default) when the lexicon has no change stream;
+    /// [`SubscribeError::Failed`] when it has one but could not open it.
+    fn subscribe_changes(&self, sink: ChangeSink) -> Result<Subscription, SubscribeError> {
         let _ = sink;
-        None
+        Err(SubscribeError::NotImplemented { lexicon: self.name().to_owned() })
     }
+}
+
+/// Why no change subscription was opened. Returned by [`Lexicon::subscribe_changes`].
+#[derive(Debug, thiserror::Error)]
+pub enum SubscribeError {
+    /// The lexicon offers no change stream (the default): the operator polls on its timer.
+    #[error("lexicon {lexicon} offers no change stream")]
+    NotImplemented {
+        /// The lexicon's name.
+        lexicon: String,
+    },
+    /// The lexicon has a change stream, and it could not be opened.
+    #[error(transparent)]
+    Failed(#[from] LexiconError),
+    /// The substrate offers no stream right now (a supervisor without one), for the reason given.
+    #[error(transparent)]
+    Unavailable(Box<dyn std::error::Error + Send + Sync>),
 }
 
 /// Where a lexicon's change stream reports: [`ChangeSink::changed`] carries no data, so a signal

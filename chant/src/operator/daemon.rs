@@ -15,7 +15,7 @@ use std::time::Instant;
 
 use nix::sys::signal::{SigSet, Signal};
 
-use crate::observe::observation::ChangeSink;
+use crate::observe::{ChangeSink, Lexicon as _, SubscribeError};
 use crate::project::Project;
 use crate::tick::Dispatcher;
 
@@ -275,37 +275,45 @@ impl Daemon {
         envs.sort();
         envs.dedup();
         for (member, env) in envs {
-            let lexicon = match self.ctx.project.files_lexicon(member.as_deref(), &env) {
-                Ok(Some(lexicon)) => lexicon,
-                Ok(None) => continue,
+            let lexicons = match self.ctx.project.lexicons(member.as_deref(), &env) {
+                Ok(lexicons) => lexicons,
                 Err(e) => {
-                    out(&format!("operator: files({env}) change signal unavailable, polling on the timer ({e})"));
+                    out(&format!("operator: {env} change signals unavailable, polling on the timer ({})", e.chain()));
                     continue;
                 }
             };
-            let label = match &member {
-                Some(m) => format!("files({m}/{env})"),
-                None => format!("files({env})"),
-            };
-            let sink = self.sink(&label);
-            if let Some(line) = subscriptions.ensure(&label, &lexicon, sink) {
-                out(&line);
+            for lexicon in &lexicons {
+                let label = match &member {
+                    Some(m) => format!("{}({m}/{env})", lexicon.name()),
+                    None => format!("{}({env})", lexicon.name()),
+                };
+                let sink = self.sink(&label);
+                if let Some(line) = subscriptions.ensure(&label, lexicon.lexicon(), sink) {
+                    out(&line);
+                }
             }
         }
-        let mut boxes: Vec<Option<String>> =
-            targets.iter().filter(|t| observes_box_services(t)).map(|t| t.doc.member.clone()).collect();
-        boxes.sort();
-        boxes.dedup();
-        for member in boxes {
-            let label = match &member {
-                Some(m) => format!("sprite-env({m})"),
-                None => "sprite-env".to_owned(),
-            };
-            let sink = self.sink(&label);
-            if let Some(line) =
-                subscriptions.ensure_with(&label, || Some(crate::lexicon::sprite::subscribe_changes(sink)))
-            {
-                out(&line);
+        {
+            let mut boxes: Vec<Option<String>> =
+                targets.iter().filter(|t| observes_box_services(t)).map(|t| t.doc.member.clone()).collect();
+            boxes.sort();
+            boxes.dedup();
+            let from_env = |k: &str| std::env::var(k).ok();
+            for member in boxes {
+                let label = match &member {
+                    Some(m) => format!("sprite-env({m})"),
+                    None => "sprite-env".to_owned(),
+                };
+                let sink = self.sink(&label);
+                let root = &self.ctx.project.root;
+                let subscribed = subscriptions.ensure_with(&label, || {
+                    let lexicon = crate::lexicon::sprite::BoxLexicon::open(root, member.as_deref(), &from_env)
+                        .map_err(|e| SubscribeError::Unavailable(Box::new(e)))?;
+                    lexicon.subscribe_changes(sink)
+                });
+                if let Some(line) = subscribed {
+                    out(&line);
+                }
             }
         }
     }

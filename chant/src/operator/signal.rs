@@ -14,8 +14,7 @@
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
-use crate::observe::Lexicon;
-use crate::observe::observation::{ChangeSink, Subscription};
+use crate::observe::{ChangeSink, Lexicon, SubscribeError, Subscription};
 
 /// The earliest a signal wakes a round, after the last round started.
 pub const DEFAULT_FLOOR: Duration = Duration::from_secs(5);
@@ -101,31 +100,33 @@ impl Subscriptions {
     }
 
     /// Makes sure `lexicon` (labelled `label`) is subscribed, returning the line to print, if
-    /// any: subscribed, or unavailable (printed only when it was not already down).
+    /// any: subscribed, or unavailable (printed only when it was not already down). A lexicon
+    /// that offers no change stream is left alone, silently.
     pub fn ensure(&mut self, label: &str, lexicon: &dyn Lexicon, sink: ChangeSink) -> Option<String> {
-        self.ensure_with(label, || lexicon.subscribe_changes(sink).map(|r| r.map_err(|e| super::chain(&e))))
+        self.ensure_with(label, || lexicon.subscribe_changes(sink))
     }
 
-    /// [`Subscriptions::ensure`] for a stream offered by a function rather than a lexicon (the
-    /// box's supervisor): `subscribe` runs only when `label` is not live; `None` means no stream
-    /// is offered at all, an error is printed once as the degradation to the timer.
+    /// [`Subscriptions::ensure`] for a subscription opened by `subscribe`, which runs only when
+    /// `label` is not live; [`SubscribeError::NotImplemented`] means no stream is offered at
+    /// all, any other error is printed once as the degradation to the timer.
     pub fn ensure_with(
         &mut self,
         label: &str,
-        subscribe: impl FnOnce() -> Option<Result<Subscription, String>>,
+        subscribe: impl FnOnce() -> Result<Subscription, SubscribeError>,
     ) -> Option<String> {
         if matches!(self.states.get(label), Some(State::Live(_))) {
             return None;
         }
         let was_down = matches!(self.states.get(label), Some(State::Down));
         match subscribe() {
-            None => None,
-            Some(Ok(subscription)) => {
+            Err(SubscribeError::NotImplemented { .. }) => None,
+            Ok(subscription) => {
                 self.states.insert(label.to_owned(), State::Live(subscription));
                 Some(format!("operator: {label} change signal subscribed (the timer still runs)"))
             }
-            Some(Err(e)) => {
+            Err(e) => {
                 self.states.insert(label.to_owned(), State::Down);
+                let e = super::chain(&e);
                 (!was_down).then(|| format!("operator: {label} change signal unavailable, polling on the timer ({e})"))
             }
         }

@@ -23,45 +23,69 @@ use std::time::{Duration, Instant};
 use jiff::Timestamp;
 
 use crate::gate::{Decision, FactKind, GateFact};
+use crate::lexicon::DeleteMode;
 use crate::model::{OpDocument, Step};
 use crate::redact::Redactor;
 use crate::step::{StepContext, StepFn};
 
 pub use record::{GateStop, PhaseOutcome, RunRecord, Status, StepOutcome};
 
+/// The error of a [`Services`] call: what failed outside the process, with its causes.
+#[derive(Debug, thiserror::Error)]
+pub enum ServiceError {
+    /// This implementation does not offer the service.
+    #[error("{what} of env {env} is not available here")]
+    Unavailable {
+        /// The service (`teardown`).
+        what: &'static str,
+        /// The env.
+        env: String,
+    },
+    /// The service ran and failed.
+    #[error(transparent)]
+    Failed(Box<dyn std::error::Error + Send + Sync>),
+}
+
+impl ServiceError {
+    /// Wraps the error of a service that ran and failed.
+    pub fn failed(e: impl Into<Box<dyn std::error::Error + Send + Sync>>) -> Self {
+        ServiceError::Failed(e.into())
+    }
+}
+
 /// What the runner needs from outside the process.
 pub trait Services {
-    /// Applies the declaration of `env` (`delete_mode`: `never` or `owned-only`), records the
-    /// apply, and returns one line saying what changed.
+    /// Applies the declaration of `env` with `mode`, records the apply, and returns one line
+    /// saying what changed.
     ///
     /// # Errors
     ///
-    /// Returns one line saying what failed.
-    fn apply(&self, env: &str, delete_mode: &str) -> Result<String, String>;
+    /// What failed, with its causes.
+    fn apply(&self, env: &str, mode: DeleteMode) -> Result<String, ServiceError>;
 
     /// Tears down what chant owns in `env` (destructive), records it, and returns one line
     /// saying what was removed.
     ///
     /// # Errors
     ///
-    /// Returns one line saying what failed.
-    fn teardown(&self, env: &str) -> Result<String, String> {
-        Err(format!("teardown of env {env} is not available here"))
+    /// [`ServiceError::Unavailable`] by default; what failed, with its causes.
+    fn teardown(&self, env: &str) -> Result<String, ServiceError> {
+        Err(ServiceError::Unavailable { what: "teardown", env: env.to_owned() })
     }
 
     /// Returns the gate facts of `op`, in ledger order.
     ///
     /// # Errors
     ///
-    /// Returns one line saying what failed.
-    fn gate_facts(&self, op: &str) -> Result<Vec<GateFact>, String>;
+    /// What failed, with its causes.
+    fn gate_facts(&self, op: &str) -> Result<Vec<GateFact>, ServiceError>;
 
     /// Appends a gate fact to the ledger.
     ///
     /// # Errors
     ///
-    /// Returns one line saying what failed.
-    fn append_gate_fact(&self, fact: &GateFact) -> Result<(), String>;
+    /// What failed, with its causes.
+    fn append_gate_fact(&self, fact: &GateFact) -> Result<(), ServiceError>;
 }
 
 /// The settings of one run.
@@ -349,16 +373,21 @@ impl Ctx<'_> {
             "apply" => {
                 let env = str_arg("env").unwrap_or_else(|| self.settings.env.clone());
                 let mode = str_arg("delete_mode").unwrap_or_else(|| "never".into());
-                match self.services.apply(&env, &mode) {
+                let Some(mode) = DeleteMode::parse(&mode) else {
+                    return StepEnd::Failed(format!(
+                        "apply {env}: unknown delete_mode \"{mode}\": use \"never\" or \"owned-only\""
+                    ));
+                };
+                match self.services.apply(&env, mode) {
                     Ok(detail) => StepEnd::Ok { detail: Some(detail), approved_by: None, output: None },
-                    Err(e) => StepEnd::Failed(format!("apply {env}: {e}")),
+                    Err(e) => StepEnd::Failed(format!("apply {env}: {}", crate::error_chain::render(&e))),
                 }
             }
             "teardown" => {
                 let env = str_arg("env").unwrap_or_else(|| self.settings.env.clone());
                 match self.services.teardown(&env) {
                     Ok(detail) => StepEnd::Ok { detail: Some(detail), approved_by: None, output: None },
-                    Err(e) => StepEnd::Failed(format!("teardown {env}: {e}")),
+                    Err(e) => StepEnd::Failed(format!("teardown {env}: {}", crate::error_chain::render(&e))),
                 }
             }
             "gate" => self.gate(step, &args),
@@ -380,7 +409,11 @@ impl Ctx<'_> {
             }
             #[cfg(feature = "box")]
             kind @ ("sprite_services_observe" | "sprite_service_restart" | "sprite_apply_services") => {
-                let result = crate::lexicon::sprite::project_root().and_then(|root| {
+                let root = match std::env::current_dir() {
+                    Ok(cwd) => crate::config::project_root(&cwd).map_err(|e| crate::error_chain::render(&e)),
+                    Err(e) => Err(format!("cannot read the working directory: {e}")),
+                };
+                let result = root.and_then(|root| {
                     let resource = self.settings.resource.as_deref();
                     crate::lexicon::sprite::run_step(
                         kind,
@@ -390,6 +423,7 @@ impl Ctx<'_> {
                         resource,
                         self.environment.var,
                     )
+                    .map_err(|e| crate::error_chain::render(&e))
                 });
                 match result {
                     Ok(v) => StepEnd::Ok {
@@ -411,7 +445,12 @@ impl Ctx<'_> {
         let now = (self.environment.now)();
         let facts = match self.services.gate_facts(&self.doc.name) {
             Ok(f) => f,
-            Err(e) => return StepEnd::Failed(format!("gate \"{gate}\": cannot read the gate ledger: {e}")),
+            Err(e) => {
+                return StepEnd::Failed(format!(
+                    "gate \"{gate}\": cannot read the gate ledger: {}",
+                    crate::error_chain::render(&e)
+                ));
+            }
         };
         let resource = self.settings.resource.as_deref();
         match crate::gate::decide(&facts, &self.doc.name, &gate, resource, now) {
@@ -434,7 +473,10 @@ impl Ctx<'_> {
                     expires_at: None,
                 };
                 if let Err(e) = self.services.append_gate_fact(&passed) {
-                    return StepEnd::Failed(format!("gate \"{gate}\": cannot record the pass: {e}"));
+                    return StepEnd::Failed(format!(
+                        "gate \"{gate}\": cannot record the pass: {}",
+                        crate::error_chain::render(&e)
+                    ));
                 }
                 let mut detail = format!("[approved] {by} at {}", resolution.timestamp);
                 if let Some(u) = &resolution.url {
@@ -470,7 +512,10 @@ impl Ctx<'_> {
                     expires_at: expires.map(crate::clock::format),
                 };
                 if let Err(e) = self.services.append_gate_fact(&fact) {
-                    return StepEnd::Failed(format!("gate \"{gate}\": cannot record the pending fact: {e}"));
+                    return StepEnd::Failed(format!(
+                        "gate \"{gate}\": cannot record the pending fact: {}",
+                        crate::error_chain::render(&e)
+                    ));
                 }
                 StepEnd::Gated { gate, since: fact.timestamp.clone(), url: fact.url.clone() }
             }

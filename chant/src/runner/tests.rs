@@ -18,14 +18,14 @@ struct Memory {
 }
 
 impl Services for Memory {
-    fn apply(&self, env: &str, mode: &str) -> Result<String, String> {
+    fn apply(&self, env: &str, mode: DeleteMode) -> Result<String, ServiceError> {
         self.applies.borrow_mut().push(format!("{env}:{mode}"));
         Ok("1 file written".into())
     }
-    fn gate_facts(&self, _op: &str) -> Result<Vec<GateFact>, String> {
+    fn gate_facts(&self, _op: &str) -> Result<Vec<GateFact>, ServiceError> {
         Ok(self.facts.borrow().clone())
     }
-    fn append_gate_fact(&self, fact: &GateFact) -> Result<(), String> {
+    fn append_gate_fact(&self, fact: &GateFact) -> Result<(), ServiceError> {
         self.facts.borrow_mut().push(fact.clone());
         Ok(())
     }

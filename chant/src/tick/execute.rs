@@ -88,7 +88,7 @@ pub fn execute(project: &Project, doc: &OpDocument, options: &TickOptions) -> Re
     record.flap = previous.clone();
 
     let observed = match &spec.observe {
-        None => project.assess(member, &env).map(|a| Observed::Env(a.symptom)).map_err(|e| e.to_string()),
+        None => project.assess(member, &env).map(|a| Observed::Env(a.symptom)).map_err(|e| e.chain()),
         Some(step) => observe_resources(project, step, &env, member).map(Observed::Resources),
     };
     match observed {
@@ -238,7 +238,8 @@ fn observe_resources(
         #[cfg(feature = "box")]
         kind @ "sprite_services_observe" => {
             let from_env = crate::runner::expand::from_env;
-            let v = crate::lexicon::sprite::run_step(kind, &project.root, member, &step.args, None, &from_env)?;
+            let v = crate::lexicon::sprite::run_step(kind, &project.root, member, &step.args, None, &from_env)
+                .map_err(|e| crate::error_chain::render(&e))?;
             parse_observation(&v.to_string(), env)
         }
         other => {

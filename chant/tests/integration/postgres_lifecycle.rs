@@ -69,7 +69,7 @@ fn worker_checks_diff_against_tick_when_asked() {
     let project = Project::open(Path::new(dir)).unwrap();
     match step {
         "apply" => {
-            project.apply_env(None, ENV, "never").unwrap();
+            project.apply_env(None, ENV, chant::lexicon::DeleteMode::Never).unwrap();
         }
         "teardown" => {
             project.teardown_env(None, ENV).unwrap();

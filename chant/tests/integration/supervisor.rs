@@ -270,7 +270,7 @@ fn every_state_change_is_published_to_a_change_subscription() {
 
     let b = Sv::new();
     let sink = || chant::observe::observation::ChangeSink::new(|| {}, |_| {});
-    let refused = chant::lexicon::sprite::subscribe_changes_in(b.state(), sink()).unwrap_err();
+    let refused = chant::lexicon::sprite::subscribe_changes_in(b.state(), sink()).unwrap_err().to_string();
     assert!(refused.contains("no change stream"), "{refused}");
 
     b.ok(&["services", "create", "sleeper", "--cmd", "sleep", "--args", "600", "--no-stream"]);

@@ -85,7 +85,7 @@ impl FilesDeclaration {
     /// in path order.
     pub fn validate(&self) -> Result<(), FilesError> {
         for (path, file) in &self.files {
-            check_path(path).map_err(|reason| FilesError::InvalidPath { path: path.clone(), reason })?;
+            check_path(path).map_err(|r| FilesError::InvalidPath { path: path.clone(), reason: r.to_string() })?;
             if file.mode > MAX_MODE {
                 return Err(FilesError::InvalidMode { path: path.clone(), mode: file.mode });
             }
@@ -118,9 +118,9 @@ impl FilesDeclaration {
                     .property(property::MODE, format_mode(file.mode))
                     .property(
                         property::CONTENT,
-                        content_digest(&file.content).map_err(|detail| FilesError::Digest {
+                        content_digest(&file.content).map_err(|e| FilesError::Digest {
                             what: format!("the declared content of {path}"),
-                            detail,
+                            detail: e.to_string(),
                         })?,
                     ))
             })
@@ -143,7 +143,7 @@ impl FilesDeclaration {
             hasher.update(&(file.content.len() as u64).to_be_bytes());
             hasher.update(&file.content);
         }
-        finish(hasher).map_err(|detail| FilesError::Digest { what: "the declaration".into(), detail })
+        finish(hasher).map_err(|e| FilesError::Digest { what: "the declaration".into(), detail: e.to_string() })
     }
 }
 
@@ -152,33 +152,61 @@ pub fn format_mode(mode: u32) -> String {
     format!("{mode:04o}")
 }
 
+/// A digest that could not be computed: SHA-1 collision detection refused the input.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub(crate) struct DigestError(String);
+
 /// Returns the content digest of `bytes` (`sha1:<hex>`), or why it could not be computed.
-pub(crate) fn content_digest(bytes: &[u8]) -> Result<String, String> {
+pub(crate) fn content_digest(bytes: &[u8]) -> Result<String, DigestError> {
     let mut hasher = gix::hash::hasher(gix::hash::Kind::Sha1);
     hasher.update(bytes);
     finish(hasher)
 }
 
-fn finish(hasher: gix::hash::Hasher) -> Result<String, String> {
-    hasher.try_finalize().map(|id| format!("sha1:{}", id.to_hex())).map_err(|e| e.to_string())
+fn finish(hasher: gix::hash::Hasher) -> Result<String, DigestError> {
+    hasher.try_finalize().map(|id| format!("sha1:{}", id.to_hex())).map_err(|e| DigestError(e.to_string()))
+}
+
+/// Why a declared path is not a confined relative path.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub(crate) enum PathRefusal {
+    /// The path is empty.
+    #[error("the path is empty")]
+    Empty,
+    /// The path is absolute.
+    #[error("absolute paths are not allowed: declare it relative to the root")]
+    Absolute,
+    /// The path holds a NUL byte.
+    #[error("the path contains a NUL byte")]
+    Nul,
+    /// A component is empty.
+    #[error("the path has an empty component (`//` or a trailing `/`)")]
+    EmptyComponent,
+    /// A component is `.`.
+    #[error("the path has a `.` component: write it without")]
+    Dot,
+    /// A component is `..`.
+    #[error("the path has a `..` component, which could leave the root")]
+    DotDot,
 }
 
 /// Checks that `path` is a confined relative path; returns why not.
-pub(crate) fn check_path(path: &str) -> Result<(), String> {
+pub(crate) fn check_path(path: &str) -> Result<(), PathRefusal> {
     if path.is_empty() {
-        return Err("the path is empty".into());
+        return Err(PathRefusal::Empty);
     }
     if path.starts_with('/') {
-        return Err("absolute paths are not allowed: declare it relative to the root".into());
+        return Err(PathRefusal::Absolute);
     }
     if path.contains('\0') {
-        return Err("the path contains a NUL byte".into());
+        return Err(PathRefusal::Nul);
     }
     for component in path.split('/') {
         match component {
-            "" => return Err("the path has an empty component (`//` or a trailing `/`)".into()),
-            "." => return Err("the path has a `.` component: write it without".into()),
-            ".." => return Err("the path has a `..` component, which could leave the root".into()),
+            "" => return Err(PathRefusal::EmptyComponent),
+            "." => return Err(PathRefusal::Dot),
+            ".." => return Err(PathRefusal::DotDot),
             _ => {}
         }
     }

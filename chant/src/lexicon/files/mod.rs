@@ -20,10 +20,17 @@
 //!
 //! [`FilesLexicon::apply`] writes atomically and never deletes; it returns an
 //! [`ApplyRecord`] that the caller appends to the ledger. The lexicon itself holds no storage.
+//!
+//! The files lexicon is a plugin like any other: [`FilesDeclaration`] implements
+//! [`Declaration`](crate::lexicon::Declaration) and is registered with the key `files_root`, and
+//! [`FilesLexicon`] implements [`EnvLexicon`](crate::lexicon::EnvLexicon) (apply with an
+//! optional removal of owned, undeclared files; teardown) and the files watcher as its change
+//! stream.
 
 mod apply;
 mod confine;
 pub mod declaration;
+mod plugin;
 pub mod teardown;
 mod watch;
 
@@ -40,12 +47,15 @@ pub use teardown::{Removal, TEARDOWN_DIGEST};
 use self::confine::{Parent, Target};
 use crate::model::UnobservedReason;
 use crate::observe::{
-    ComponentInput, DeclaredEntity, LastApply, Lexicon, LexiconError, Observation, Ownership, PresentResource,
-    Unobserved, observe_component,
+    ChangeSink, ComponentInput, DeclaredEntity, LastApply, Lexicon, LexiconError, Observation, Ownership,
+    PresentResource, SubscribeError, Subscription, Unobserved, observe_component,
 };
 
 /// The component name of the files lexicon, used in status rows and apply records.
 pub const COMPONENT: &str = "files";
+
+/// The `chant.toml` key under `[env.<name>]` binding the env's root directory.
+pub const ROOT_KEY: &str = "files_root";
 
 /// The errors of the files lexicon: declaring, observing (outside the observation itself) and
 /// applying. Returned by [`FilesDeclaration::validate`], [`FilesLexicon::declared`],
@@ -338,11 +348,8 @@ impl Lexicon for FilesLexicon {
         COMPONENT
     }
 
-    fn subscribe_changes(
-        &self,
-        sink: crate::observe::observation::ChangeSink,
-    ) -> Option<Result<crate::observe::observation::Subscription, LexiconError>> {
-        Some(watch::subscribe(self, sink))
+    fn subscribe_changes(&self, sink: ChangeSink) -> Result<Subscription, SubscribeError> {
+        watch::subscribe(self, sink).map_err(SubscribeError::Failed)
     }
 
     fn describe_resources(&self, declared: &[DeclaredEntity]) -> Result<Observation, LexiconError> {

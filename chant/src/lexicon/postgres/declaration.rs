@@ -186,26 +186,26 @@ impl PostgresDeclaration {
         let invalid =
             |entity: &str, reason: String| PostgresError::InvalidDeclaration { entity: entity.to_owned(), reason };
         for schema in self.schemas() {
-            check_identifier(&schema).map_err(|r| invalid(&schema, r))?;
+            check_identifier(&schema).map_err(|r| invalid(&schema, r.to_string()))?;
         }
         for name in self.unsupported.keys() {
             for part in name.split('.') {
-                check_identifier(part).map_err(|r| invalid(name, r))?;
+                check_identifier(part).map_err(|r| invalid(name, r.to_string()))?;
             }
         }
         for (entity, table) in &self.tables {
-            check_identifier(&table.name).map_err(|r| invalid(entity, r))?;
+            check_identifier(&table.name).map_err(|r| invalid(entity, r.to_string()))?;
             if table.columns.is_empty() {
                 return Err(invalid(entity, "a table needs at least one column".into()));
             }
             let mut seen = BTreeSet::new();
             for column in &table.columns {
                 let name = format!("{entity}.{}", column.name);
-                check_identifier(&column.name).map_err(|r| invalid(&name, r))?;
+                check_identifier(&column.name).map_err(|r| invalid(&name, r.to_string()))?;
                 if !seen.insert(column.name.as_str()) {
                     return Err(invalid(&name, "the column is declared twice".into()));
                 }
-                check_type(&column.sql_type).map_err(|r| invalid(&name, r))?;
+                check_type(&column.sql_type).map_err(|r| invalid(&name, r.to_string()))?;
                 if let Some(default) = &column.default
                     && (default.trim().is_empty() || default.contains(';'))
                 {
@@ -254,29 +254,46 @@ impl PostgresDeclaration {
     }
 }
 
+/// Why a declared identifier or type is refused.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+enum Refusal {
+    /// Not `[a-z_][a-z0-9_]*`.
+    #[error("invalid identifier {0:?}: use [a-z_][a-z0-9_]*")]
+    Identifier(String),
+    /// Past PostgreSQL's identifier length.
+    #[error("identifier {0:?} is longer than {MAX_IDENTIFIER} bytes")]
+    TooLong(String),
+    /// Not a type name chant can compare.
+    #[error("invalid type {0:?}")]
+    Type(String),
+    /// A pseudo-type PostgreSQL does not keep.
+    #[error(
+        "{0} is not a type PostgreSQL keeps (it becomes an integer with a sequence default); declare the integer type and its default"
+    )]
+    Serial(String),
+}
+
 /// Checks an identifier: `[a-z_][a-z0-9_]*`, at most 63 bytes, so it never needs case folding.
-fn check_identifier(name: &str) -> Result<(), String> {
+fn check_identifier(name: &str) -> Result<(), Refusal> {
     let mut chars = name.chars();
     let first_ok = chars.next().is_some_and(|c| c.is_ascii_lowercase() || c == '_');
     if !first_ok || !name.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_') {
-        return Err(format!("invalid identifier {name:?}: use [a-z_][a-z0-9_]*"));
+        return Err(Refusal::Identifier(name.to_owned()));
     }
     if name.len() > MAX_IDENTIFIER {
-        return Err(format!("identifier {name:?} is longer than {MAX_IDENTIFIER} bytes"));
+        return Err(Refusal::TooLong(name.to_owned()));
     }
     Ok(())
 }
 
-fn check_type(sql_type: &str) -> Result<(), String> {
+fn check_type(sql_type: &str) -> Result<(), Refusal> {
     if sql_type.is_empty()
         || !sql_type.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || " (),_[]".contains(c))
     {
-        return Err(format!("invalid type {sql_type:?}"));
+        return Err(Refusal::Type(sql_type.to_owned()));
     }
     if matches!(sql_type, "serial" | "bigserial" | "smallserial" | "serial4" | "serial8" | "serial2") {
-        return Err(format!(
-            "{sql_type} is not a type PostgreSQL keeps (it becomes an integer with a sequence default); declare the integer type and its default"
-        ));
+        return Err(Refusal::Serial(sql_type.to_owned()));
     }
     Ok(())
 }

@@ -27,11 +27,17 @@
 //! do), converging only what is safe and reporting the rest ([`plan`]);
 //! [`PostgresLexicon::teardown`] drops only what carries this project's and env's marker. Both
 //! return a [`PostgresApplyRecord`] for the caller to append to the ledger.
+//!
+//! Like every lexicon it is a plugin: [`PostgresDeclaration`] implements
+//! [`Declaration`](crate::lexicon::Declaration), registered with the key `postgres_dsn_var` (a
+//! secret variable, so its value is redacted everywhere), and [`PostgresLexicon`] implements
+//! [`EnvLexicon`](crate::lexicon::EnvLexicon).
 
 pub mod catalog;
 pub mod declaration;
 pub mod marker;
 pub mod plan;
+mod plugin;
 pub mod verdict;
 
 use std::str::FromStr;
@@ -55,6 +61,9 @@ use crate::observe::{
 
 /// The component name of the postgres lexicon, used in status rows and apply records.
 pub const COMPONENT: &str = "postgres";
+
+/// The `chant.toml` key under `[env.<name>]` naming the variable that holds the env's DSN.
+pub const DSN_VAR_KEY: &str = "postgres_dsn_var";
 
 /// How long an apply waits for another apply of the same project and env to finish.
 pub const LOCK_TIMEOUT: Duration = Duration::from_secs(30);

@@ -16,6 +16,8 @@
 //! (see [`Settings::from_env`]) because the op's step arguments carry only what the DSL declares.
 
 pub mod declaration;
+mod error;
+mod lexicon;
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -23,6 +25,8 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 
 pub use declaration::{BoxDeclaration, BoxService};
+pub use error::SpriteError;
+pub use lexicon::{BoxLexicon, BoxServices, LEXICON};
 
 /// The variable a service's `cmd` may name for the project root (the directory of `chant.toml`)
 /// without setting it, so a declaration such as `python3 ${CHANT_PROJECT_DIR}/examples/box/app.py`
@@ -99,8 +103,8 @@ impl Settings {
     ///
     /// # Errors
     ///
-    /// One line when there is none.
-    pub fn binary(&self) -> Result<PathBuf, String> {
+    /// [`SpriteError::NoSupervisor`] when there is none.
+    pub fn binary(&self) -> Result<PathBuf, SpriteError> {
         if let Some(p) = &self.sprite_env {
             return Ok(p.clone());
         }
@@ -114,8 +118,7 @@ impl Settings {
         if fallback.is_file() {
             return Ok(fallback.to_path_buf());
         }
-        Err("no sprite-env on PATH or in /.sprite/bin (chant ships a stand-in: put chant's `sprite-env` on PATH)"
-            .into())
+        Err(SpriteError::NoSupervisor)
     }
 }
 
@@ -134,19 +137,22 @@ pub struct Listed {
     pub http_port: Option<Option<u64>>,
 }
 
-fn supervise(settings: &Settings, args: &[&str], timeout: Duration) -> Result<String, String> {
+fn supervise(settings: &Settings, args: &[&str], timeout: Duration) -> Result<String, SpriteError> {
     let bin = settings.binary()?;
     let mut spec = crate::exec::Spec::new(&bin);
     spec.args = args.iter().map(|a| (*a).to_owned()).collect();
     spec.timeout = timeout;
     spec.grace = Duration::from_secs(2);
-    let shown: Vec<&str> = args.iter().take(3).copied().collect();
-    let out = crate::exec::run(&spec).map_err(|e| format!("sprite-env {} failed: {e}", shown.join(" ")))?;
+    let command = args.iter().take(3).copied().collect::<Vec<&str>>().join(" ");
+    let out = match crate::exec::run(&spec) {
+        Ok(out) => out,
+        Err(source) => return Err(SpriteError::Run { command, source }),
+    };
     if out.success() {
         Ok(out.stdout)
     } else {
         let why = if out.stderr.trim().is_empty() { out.describe(timeout) } else { out.stderr.trim().to_owned() };
-        Err(format!("sprite-env {} failed: {}", shown.join(" "), crate::redact::sanitise(&why)))
+        Err(SpriteError::Refused { command, why: crate::redact::sanitise(&why) })
     }
 }
 
@@ -154,8 +160,8 @@ fn supervise(settings: &Settings, args: &[&str], timeout: Duration) -> Result<St
 ///
 /// # Errors
 ///
-/// One line when the supervisor cannot be run or its output read.
-pub fn list(settings: &Settings) -> Result<Vec<Listed>, String> {
+/// [`SpriteError`] when the supervisor cannot be run or its output read.
+pub fn list(settings: &Settings) -> Result<Vec<Listed>, SpriteError> {
     parse_list(&supervise(settings, &["services", "list"], settings.list_timeout)?)
 }
 
@@ -164,16 +170,12 @@ pub fn list(settings: &Settings) -> Result<Vec<Listed>, String> {
 ///
 /// # Errors
 ///
-/// One line for JSON that holds no list.
-pub fn parse_list(text: &str) -> Result<Vec<Listed>, String> {
+/// [`SpriteError::BadJson`] or [`SpriteError::NoList`] for JSON that holds no list.
+pub fn parse_list(text: &str) -> Result<Vec<Listed>, SpriteError> {
     let t = text.trim();
     if t.starts_with('[') || t.starts_with('{') {
-        let v: Value =
-            serde_json::from_str(t).map_err(|e| format!("sprite-env services list printed bad JSON: {e}"))?;
-        let items = v
-            .as_array()
-            .or_else(|| v.get("services").and_then(Value::as_array))
-            .ok_or("sprite-env services list printed JSON without a list of services")?;
+        let v: Value = serde_json::from_str(t).map_err(SpriteError::BadJson)?;
+        let items = v.as_array().or_else(|| v.get("services").and_then(Value::as_array)).ok_or(SpriteError::NoList)?;
         return Ok(items
             .iter()
             .filter_map(|e| {
@@ -225,7 +227,7 @@ pub fn probe(url: &str, timeout: Duration) -> bool {
 
 /// Observes every declared service: `{resources: [{name, status, detail}], skipped: [names]}`.
 pub fn observe(decl: &BoxDeclaration, settings: &Settings) -> Value {
-    let listed = list(settings);
+    let listed = list(settings).map_err(|e| crate::error_chain::render(&e));
     let mut resources = Vec::new();
     let mut skipped = Vec::new();
     for s in decl.services() {
@@ -249,45 +251,36 @@ pub fn observe(decl: &BoxDeclaration, settings: &Settings) -> Value {
             }
             continue;
         };
-        let state = l.status.clone();
-        if let Some(st) = state.as_deref().filter(|st| matches!(*st, "stopped" | "failed" | "stopping")) {
-            resources.push(verdict(&s.name, "drifted", st.to_owned()));
-            continue;
-        }
-        let shown = state.clone().unwrap_or_else(|| "listed".into());
-        match &s.health {
-            Some(url) => {
-                let mut ok = false;
-                for i in 0..settings.probes.max(1) {
-                    if i > 0 {
-                        std::thread::sleep(settings.probe_interval);
-                    }
-                    if probe(url, settings.probe_timeout) {
-                        ok = true;
-                        break;
-                    }
-                }
-                resources.push(if ok {
-                    verdict(&s.name, "in-sync", format!("{shown}, {url} answers 200"))
-                } else {
-                    verdict(
-                        &s.name,
-                        "drifted",
-                        format!("{shown}, {url} does not answer 200 after {} tries", settings.probes.max(1)),
-                    )
-                });
-            }
-            None if state.as_deref() == Some("running") => {
-                resources.push(verdict(&s.name, "in-sync", "running".into()))
-            }
-            None => resources.push(verdict(
-                &s.name,
-                "unknown",
-                format!("{}, and no health URL to probe", state.as_deref().unwrap_or("no state")),
-            )),
-        }
+        let (status, detail) = judge(s, l, settings);
+        resources.push(verdict(&s.name, status, detail));
     }
     json!({ "resources": resources, "skipped": skipped })
+}
+
+/// Judges one listed service: `in-sync`, `drifted` or `unknown`, with the detail in words. A
+/// stopped, failed or stopping service is drifted; otherwise its health URL is probed (up to
+/// `settings.probes` times), and without one only `running` is in sync.
+pub(crate) fn judge(s: &BoxService, l: &Listed, settings: &Settings) -> (&'static str, String) {
+    let state = l.status.clone();
+    if let Some(st) = state.as_deref().filter(|st| matches!(*st, "stopped" | "failed" | "stopping")) {
+        return ("drifted", st.to_owned());
+    }
+    let shown = state.clone().unwrap_or_else(|| "listed".into());
+    match &s.health {
+        Some(url) => {
+            for i in 0..settings.probes.max(1) {
+                if i > 0 {
+                    std::thread::sleep(settings.probe_interval);
+                }
+                if probe(url, settings.probe_timeout) {
+                    return ("in-sync", format!("{shown}, {url} answers 200"));
+                }
+            }
+            ("drifted", format!("{shown}, {url} does not answer 200 after {} tries", settings.probes.max(1)))
+        }
+        None if state.as_deref() == Some("running") => ("in-sync", "running".into()),
+        None => ("unknown", format!("{}, and no health URL to probe", state.as_deref().unwrap_or("no state"))),
+    }
 }
 
 fn verdict(name: &str, status: &str, detail: String) -> Value {
@@ -299,8 +292,8 @@ fn verdict(name: &str, status: &str, detail: String) -> Value {
 ///
 /// # Errors
 ///
-/// One line: the supervisor refused, or the health URL never answered within the wait.
-pub fn restart(decl: &BoxDeclaration, name: &str, settings: &Settings) -> Result<Value, String> {
+/// [`SpriteError`]: the supervisor refused, or the health URL never answered within the wait.
+pub fn restart(decl: &BoxDeclaration, name: &str, settings: &Settings) -> Result<Value, SpriteError> {
     let health = decl.get(name).and_then(|s| s.health.clone());
     supervise(settings, &["services", "restart", name], settings.change_timeout)?;
     let Some(url) = health else { return Ok(json!({ "name": name, "healthy": null })) };
@@ -310,7 +303,7 @@ pub fn restart(decl: &BoxDeclaration, name: &str, settings: &Settings) -> Result
             return Ok(json!({ "name": name, "healthy": true }));
         }
         if Instant::now() >= deadline {
-            return Err(format!("{name} was restarted and does not answer {url}"));
+            return Err(SpriteError::Unhealthy { name: name.to_owned(), url });
         }
         std::thread::sleep(settings.wait_interval);
     }
@@ -334,21 +327,18 @@ pub struct ApplyOptions {
 ///
 /// # Errors
 ///
-/// One line; an expansion error changes nothing.
+/// [`SpriteError`]; an expansion error changes nothing.
 pub fn apply(
     decl: &BoxDeclaration,
     options: &ApplyOptions,
     settings: &Settings,
     var: &dyn Fn(&str) -> Option<String>,
-) -> Result<Value, String> {
+) -> Result<Value, SpriteError> {
     if let Some(only) = &options.only
         && let Some(bad) = only.iter().find(|n| decl.get(n).is_none())
     {
         let declared: Vec<&str> = decl.services().iter().map(|s| s.name.as_str()).collect();
-        return Err(format!(
-            "only names {bad}, which the box block does not declare; declared: {}",
-            declared.join(", ")
-        ));
+        return Err(SpriteError::Undeclared { name: bad.clone(), declared: declared.join(", ") });
     }
     let targets: Vec<&BoxService> = decl
         .start_order()
@@ -360,7 +350,7 @@ pub fn apply(
         .collect();
     let mut argvs = Vec::new();
     for s in &targets {
-        argvs.push(s.argv(var).map_err(|e| e.to_string())?);
+        argvs.push(s.argv(var)?);
     }
     let listed = list(settings)?;
     // First pass: a service listed on another HTTP port than declared is replaced first, so the
@@ -422,7 +412,7 @@ fn differs(s: &BoxService, argv: &[String], l: &Listed) -> bool {
     cmd || needs || port
 }
 
-fn create(s: &BoxService, argv: &[String], settings: &Settings) -> Result<(), String> {
+fn create(s: &BoxService, argv: &[String], settings: &Settings) -> Result<(), SpriteError> {
     let mut args: Vec<String> = vec!["services".into(), "create".into(), s.name.clone(), "--cmd".into()];
     args.push(argv.first().cloned().unwrap_or_default());
     if argv.len() > 1 {
@@ -448,25 +438,15 @@ fn create(s: &BoxService, argv: &[String], settings: &Settings) -> Result<(), St
     supervise(settings, &refs, settings.change_timeout).map(|_| ())
 }
 
-/// The directory of the `chant.toml` that holds the working directory: where the workspace file
-/// is read from.
-///
-/// # Errors
-///
-/// One line when there is no `chant.toml` above the working directory.
-pub fn project_root() -> Result<PathBuf, String> {
-    let cwd = std::env::current_dir().map_err(|e| format!("cannot read the working directory: {e}"))?;
-    crate::config::Config::discover(&cwd).map(|c| c.root).map_err(|e| e.to_string())
-}
-
 /// Runs the step `kind` (`sprite_services_observe`, `sprite_service_restart` or
-/// `sprite_apply_services`) with its expanded `args`, reading the box block of `member` from the
-/// workspace file in `root`, on every call. `resource` is the resource of a converge dispatch;
-/// `var` looks variables up (settings, `${VAR}` in commands, `CHANT_CONVERGE_RESOURCE`).
+/// `sprite_apply_services`) with its expanded `args` through the box services lexicon of
+/// `member` in `root` ([`BoxLexicon`], which reads the box block on every call). `resource` is the
+/// resource of a converge dispatch; `var` looks variables up (settings, `${VAR}` in commands,
+/// `CHANT_CONVERGE_RESOURCE`).
 ///
 /// # Errors
 ///
-/// One line saying what failed; nothing was changed when the declaration is at fault.
+/// [`SpriteError`]; nothing was changed when the declaration is at fault.
 pub fn run_step(
     kind: &str,
     root: &Path,
@@ -474,39 +454,29 @@ pub fn run_step(
     args: &std::collections::BTreeMap<String, Value>,
     resource: Option<&str>,
     var: &dyn Fn(&str) -> Option<String>,
-) -> Result<Value, String> {
+) -> Result<Value, SpriteError> {
     if args.get("box").and_then(Value::as_bool) != Some(true) {
-        return Err(format!("{kind} reads the services from the box block: pass box = true"));
+        return Err(SpriteError::NoBoxArgument { step: kind.to_owned() });
     }
-    let decl = BoxDeclaration::read(root, member).map_err(|e| e.to_string())?;
-    let root_text = root.display().to_string();
-    let with_root = |k: &str| var(k).or_else(|| (k == PROJECT_DIR_VAR).then(|| root_text.clone()));
-    let var: &dyn Fn(&str) -> Option<String> = &with_root;
-    let settings = Settings::from_env(var);
+    let lexicon = BoxLexicon::open(root, member, var)?;
     let str_arg = |k: &str| args.get(k).and_then(Value::as_str).map(str::to_owned);
     let flag = |k: &str| args.get(k).and_then(Value::as_bool).unwrap_or(false);
     match kind {
-        "sprite_services_observe" => Ok(observe(&decl, &settings)),
+        "sprite_services_observe" => Ok(lexicon.reading()),
         "sprite_service_restart" => {
             let name = str_arg("name")
                 .or_else(|| resource.map(str::to_owned))
                 .or_else(|| var(crate::tick::RESOURCE_VAR))
                 .filter(|n| !n.is_empty())
-                .ok_or_else(|| {
-                    format!(
-                        "{kind} names no service: pass name, or run it from a converge rule (which sets {})",
-                        crate::tick::RESOURCE_VAR
-                    )
-                })?;
-            restart(&decl, &name, &settings)
+                .ok_or_else(|| SpriteError::NoService { step: kind.to_owned(), var: crate::tick::RESOURCE_VAR })?;
+            lexicon.restart(&name)
         }
         "sprite_apply_services" => {
             let only =
                 str_arg("only").map(|o| o.split(',').map(|n| n.trim().to_owned()).filter(|n| !n.is_empty()).collect());
-            let options = ApplyOptions { only, start: flag("start"), restart: flag("restart") };
-            apply(&decl, &options, &settings, var)
+            lexicon.apply_services(&ApplyOptions { only, start: flag("start"), restart: flag("restart") })
         }
-        other => Err(format!("{other} is not a box services step")),
+        other => Err(SpriteError::NotABoxStep(other.to_owned())),
     }
 }
 
@@ -518,11 +488,9 @@ pub fn run_step(
 ///
 /// # Errors
 ///
-/// One line saying why there is no stream.
-pub fn subscribe_changes(
-    sink: crate::observe::observation::ChangeSink,
-) -> Result<crate::observe::observation::Subscription, String> {
-    let dir = crate::supervisor::state_dir().map_err(|e| e.to_string())?;
+/// [`SpriteError`] saying why there is no stream.
+pub fn subscribe_changes(sink: crate::observe::ChangeSink) -> Result<crate::observe::Subscription, SpriteError> {
+    let dir = crate::supervisor::state_dir().map_err(SpriteError::StateDir)?;
     subscribe_changes_in(&dir, sink)
 }
 
@@ -530,20 +498,18 @@ pub fn subscribe_changes(
 ///
 /// # Errors
 ///
-/// One line saying why there is no stream.
+/// [`SpriteError`] saying why there is no stream.
 pub fn subscribe_changes_in(
     dir: &Path,
-    sink: crate::observe::observation::ChangeSink,
-) -> Result<crate::observe::observation::Subscription, String> {
+    sink: crate::observe::ChangeSink,
+) -> Result<crate::observe::Subscription, SpriteError> {
     use std::io::BufRead;
     use std::sync::Arc;
     use std::sync::atomic::{AtomicBool, Ordering};
 
     let client = crate::supervisor::Client::new(dir, "sprite-env");
-    let reader = client
-        .watch()
-        .map_err(|e| format!("the supervisor offers no change stream ({e}); a real sprite-env has none"))?;
-    let closer = reader.get_ref().try_clone().map_err(|e| format!("cannot keep the change stream: {e}"))?;
+    let reader = client.watch().map_err(SpriteError::NoStream)?;
+    let closer = reader.get_ref().try_clone().map_err(SpriteError::Stream)?;
     let closed = Arc::new(AtomicBool::new(false));
     let seen = Arc::clone(&closed);
     std::thread::spawn(move || {
@@ -565,7 +531,7 @@ pub fn subscribe_changes_in(
             let _ = self.0.shutdown(std::net::Shutdown::Both);
         }
     }
-    Ok(crate::observe::observation::Subscription::new(Guard(closer, closed)))
+    Ok(crate::observe::Subscription::new(Guard(closer, closed)))
 }
 
 /// One line describing a step's result, for the run record.

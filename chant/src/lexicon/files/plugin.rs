@@ -1,0 +1,61 @@
+//! The files lexicon's face on the plugin interface: [`FilesDeclaration`] binds to an env through
+//! its `files_root` key, and [`FilesLexicon`] applies (removing owned, undeclared files only under
+//! `owned-only`) and tears down, each returning the [`ApplyRecord`] the core appends.
+
+use super::{ApplyRecord, COMPONENT, FilesDeclaration, FilesLexicon, ROOT_KEY};
+use crate::lexicon::{
+    Applied, BindError, Binding, BindingKey, Declaration, DeleteMode, EnvLexicon, Hook, HookError, Registration,
+};
+use crate::observe::{DeclaredEntity, LastApply, LexiconError};
+
+impl Declaration for FilesDeclaration {
+    const LEXICON: &'static str = COMPONENT;
+    const BINDING_KEYS: &'static [BindingKey] =
+        &[BindingKey::path(ROOT_KEY, "the directory the env's declared files live under")];
+    type Lexicon = FilesLexicon;
+
+    fn bind(&self, binding: &Binding<'_>, last: Option<ApplyRecord>) -> Result<FilesLexicon, BindError> {
+        let mut lexicon = FilesLexicon::new(binding.env(), binding.path(ROOT_KEY), self.clone());
+        if let Some(configured) = binding.value(ROOT_KEY) {
+            let last = last.map(|r| r.last_apply_for(configured)).unwrap_or_else(LastApply::none);
+            lexicon = lexicon.with_binding(configured).with_last_apply(last);
+        }
+        Ok(lexicon)
+    }
+}
+
+inventory::submit! { Registration::of::<FilesDeclaration>() }
+
+impl EnvLexicon for FilesLexicon {
+    type Record = ApplyRecord;
+
+    fn declared_entities(&self) -> Result<Vec<DeclaredEntity>, LexiconError> {
+        self.declared()
+            .map_err(|e| LexiconError::InvalidDeclaration { lexicon: COMPONENT.to_owned(), detail: e.to_string() })
+    }
+
+    fn last_apply(&self) -> LastApply {
+        self.last_apply.clone()
+    }
+
+    fn apply(&self, mode: DeleteMode) -> Result<Applied<ApplyRecord>, HookError> {
+        let failed = |e| HookError::failed(COMPONENT, Hook::Apply, e);
+        let record = FilesLexicon::apply(self).map_err(failed)?;
+        let said = format!("{} of {} declared file(s) written", record.written.len(), record.owned.len());
+        let mut applied = Applied::new(record).say(said);
+        if mode == DeleteMode::OwnedOnly {
+            let removal = self.remove_owned_undeclared().map_err(failed)?;
+            applied = applied.say(format!("{} owned undeclared file(s) removed", removal.removed.len()));
+            applied.said.extend(removal.kept.iter().map(|k| format!("kept {k}")));
+        }
+        Ok(applied)
+    }
+
+    fn teardown(&self) -> Result<Applied<ApplyRecord>, HookError> {
+        let (removal, record) =
+            FilesLexicon::teardown(self).map_err(|e| HookError::failed(COMPONENT, Hook::Teardown, e))?;
+        let mut applied = Applied::new(record).say(format!("{} owned file(s) removed", removal.removed.len()));
+        applied.said.extend(removal.kept.iter().map(|k| format!("kept {k}")));
+        Ok(applied)
+    }
+}

@@ -1,0 +1,270 @@
+//! The lexicon plugin interface: what a lexicon bound to one env offers the core beyond the
+//! observation contract.
+//!
+//! A lexicon is three types. Its **declaration** (what an env declares of this substrate) implements
+//! [`Declaration`](super::Declaration) and is registered with `inventory` together with the
+//! `chant.toml` keys it reads ([`Registration`](super::Registration)); binding a declaration to an
+//! env yields the **bound lexicon**, which implements [`Lexicon`] (the read: `describe_resources`,
+//! the one hook a lexicon must implement, plus its read paths, ownership channel and change
+//! stream) and [`EnvLexicon`] (the declared entities, the last recorded apply it was handed, and
+//! the optional `apply` and `teardown` hooks); an apply or teardown returns its **record**, which
+//! the core appends to the ledger under `ShardKey::apply(member, env, <lexicon name>)` and reads
+//! back for the next binding. The lexicon holds no storage.
+//!
+//! Every hook past describe has a default that answers [`HookError::NotImplemented`] (or, for the
+//! change stream, [`SubscribeError::NotImplemented`](crate::observe::SubscribeError)): a typed "no"
+//! that the core reads as "this lexicon does not do that", never a panic.
+//!
+//! # Planned extension points
+//!
+//! The observation issues add further optional hooks here, each with a not-implemented default so
+//! that existing lexicons keep compiling: a deep read (property trees with optional field owners,
+//! the `observeResourcesDeep` read path), dependencies (`referencedBy`), ambient resources (and
+//! their kinds), a teardown plan (with its holes), stack status, artifacts, export (a branded type
+//! no lifecycle path can take, the `exportResources` read path) and a reference catalog (with
+//! live attribute enrichment). None of them exists in this version.
+
+use std::fmt;
+
+use crate::observe::{DeclaredEntity, LastApply, Lexicon, LexiconError};
+
+/// Whether an apply may remove what chant owns and no longer declares (and make the changes a
+/// plain apply only reports): the `delete_mode` argument of an `apply` step.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum DeleteMode {
+    /// The default: converge safely, delete nothing.
+    #[default]
+    Never,
+    /// Also remove chant's own undeclared resources and make the unsafe changes.
+    OwnedOnly,
+}
+
+impl DeleteMode {
+    /// Every mode, in declaration order.
+    pub const ALL: [DeleteMode; 2] = [DeleteMode::Never, DeleteMode::OwnedOnly];
+
+    /// Parses the `delete_mode` argument of an `apply` step (`never` or `owned-only`).
+    pub fn parse(text: &str) -> Option<Self> {
+        DeleteMode::ALL.into_iter().find(|m| m.as_str() == text)
+    }
+
+    /// Returns the mode as written in op.json and records.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            DeleteMode::Never => "never",
+            DeleteMode::OwnedOnly => "owned-only",
+        }
+    }
+}
+
+impl fmt::Display for DeleteMode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// A hook of the plugin interface past describe.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Hook {
+    /// [`EnvLexicon::apply`].
+    Apply,
+    /// [`EnvLexicon::teardown`].
+    Teardown,
+}
+
+impl Hook {
+    /// Returns the hook's name as written in messages (`apply`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Hook::Apply => "apply",
+            Hook::Teardown => "teardown",
+        }
+    }
+}
+
+impl fmt::Display for Hook {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// The error of an apply or teardown hook.
+#[derive(Debug, thiserror::Error)]
+pub enum HookError {
+    /// The lexicon does not implement the hook (the default of every optional hook).
+    #[error("lexicon {lexicon} does not implement {hook}")]
+    NotImplemented {
+        /// The lexicon's name.
+        lexicon: String,
+        /// The hook.
+        hook: Hook,
+    },
+    /// The hook ran and failed; what it changed before failing is in the cause.
+    #[error("{lexicon} {hook} failed")]
+    Failed {
+        /// The lexicon's name.
+        lexicon: String,
+        /// The hook.
+        hook: Hook,
+        /// What failed.
+        #[source]
+        source: Box<dyn std::error::Error + Send + Sync>,
+    },
+}
+
+impl HookError {
+    /// Creates the answer of a hook the lexicon does not implement.
+    pub fn not_implemented(lexicon: impl Into<String>, hook: Hook) -> Self {
+        HookError::NotImplemented { lexicon: lexicon.into(), hook }
+    }
+
+    /// Creates the error of a hook that ran and failed.
+    pub fn failed(
+        lexicon: impl Into<String>,
+        hook: Hook,
+        source: impl Into<Box<dyn std::error::Error + Send + Sync>>,
+    ) -> Self {
+        HookError::Failed { lexicon: lexicon.into(), hook, source: source.into() }
+    }
+
+    /// Returns true for [`HookError::NotImplemented`].
+    pub fn is_not_implemented(&self) -> bool {
+        matches!(self, HookError::NotImplemented { .. })
+    }
+}
+
+/// What an apply or teardown did: the record for the ledger, and what to say about it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Applied<R> {
+    /// The record the core appends to the ledger and hands back as the last apply.
+    pub record: R,
+    /// One line per thing worth saying (`2 of 2 declared file(s) written`), in order.
+    pub said: Vec<String>,
+}
+
+impl<R> Applied<R> {
+    /// Creates an outcome with nothing said yet.
+    pub fn new(record: R) -> Self {
+        Applied { record, said: Vec::new() }
+    }
+
+    /// Adds one line to say.
+    #[must_use]
+    pub fn say(mut self, line: impl Into<String>) -> Self {
+        self.said.push(line.into());
+        self
+    }
+}
+
+/// A lexicon bound to one env: the declared entities, the last recorded apply, and the optional
+/// hooks that change the substrate.
+///
+/// # Guarantees the core gives
+///
+/// - `describe_resources` (from [`Lexicon`]) is called with exactly [`EnvLexicon::declared_entities`].
+/// - The record of a successful [`EnvLexicon::apply`] or [`EnvLexicon::teardown`] is appended to
+///   the ledger (under its key, in its encoding) before the step reports success, and the newest
+///   record of its type under that key is handed to the next
+///   [`Declaration::bind`](super::Declaration::bind).
+///
+/// # What the lexicon must do
+///
+/// Keep the observation contract ([`crate::observe`]); hold no storage of its own; never delete
+/// under [`DeleteMode::Never`].
+pub trait EnvLexicon: Lexicon {
+    /// The record an apply or teardown returns for the ledger: a [`Record`](crate::ledger::Record)
+    /// whose key is the env's apply key of this lexicon
+    /// (`ShardKey::apply(member, env, <lexicon name>)`).
+    type Record: crate::ledger::Record + 'static;
+
+    /// Returns the entities the env declares for this lexicon, as handed to `describe_resources`
+    /// and to the change-set builder.
+    ///
+    /// # Errors
+    ///
+    /// [`LexiconError::InvalidDeclaration`] when the declaration cannot be turned into entities.
+    fn declared_entities(&self) -> Result<Vec<DeclaredEntity>, LexiconError>;
+
+    /// Returns the last recorded apply the lexicon was bound with: whether one exists and what it
+    /// owned. "Never applied" by default.
+    fn last_apply(&self) -> LastApply {
+        LastApply::none()
+    }
+
+    /// Converges the substrate to the declaration and returns the record for the ledger.
+    ///
+    /// # Errors
+    ///
+    /// [`HookError::NotImplemented`] by default; [`HookError::Failed`] when the apply failed.
+    fn apply(&self, mode: DeleteMode) -> Result<Applied<Self::Record>, HookError> {
+        let _ = mode;
+        Err(HookError::not_implemented(self.name(), Hook::Apply))
+    }
+
+    /// Removes what chant owns in the env and returns the record for the ledger (a record that
+    /// makes the env read as never applied).
+    ///
+    /// # Errors
+    ///
+    /// [`HookError::NotImplemented`] by default; [`HookError::Failed`] when the teardown failed.
+    fn teardown(&self) -> Result<Applied<Self::Record>, HookError> {
+        Err(HookError::not_implemented(self.name(), Hook::Teardown))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::observe::Observation;
+
+    struct ReadOnly;
+
+    impl Lexicon for ReadOnly {
+        fn name(&self) -> &str {
+            "read-only"
+        }
+
+        fn describe_resources(&self, _: &[DeclaredEntity]) -> Result<Observation, LexiconError> {
+            Ok(Observation::new())
+        }
+    }
+
+    #[derive(Debug, serde::Serialize, serde::Deserialize)]
+    struct Nothing;
+
+    impl crate::ledger::Record for Nothing {
+        const KIND: crate::ledger::RecordKind = crate::ledger::RecordKind::Apply;
+        const NAME: &'static str = "nothing";
+
+        fn shard_key(&self, member: Option<&str>) -> Result<crate::ledger::ShardKey, crate::ledger::Error> {
+            crate::ledger::ShardKey::apply(member, "env", "read-only")
+        }
+    }
+
+    impl EnvLexicon for ReadOnly {
+        type Record = Nothing;
+
+        fn declared_entities(&self) -> Result<Vec<DeclaredEntity>, LexiconError> {
+            Ok(Vec::new())
+        }
+    }
+
+    #[test]
+    fn every_optional_hook_answers_not_implemented() {
+        let apply = ReadOnly.apply(DeleteMode::Never).unwrap_err();
+        assert!(apply.is_not_implemented());
+        assert_eq!(apply.to_string(), "lexicon read-only does not implement apply");
+        let teardown = ReadOnly.teardown().unwrap_err();
+        assert_eq!(teardown.to_string(), "lexicon read-only does not implement teardown");
+        assert_eq!(ReadOnly.last_apply(), LastApply::none());
+    }
+
+    #[test]
+    fn delete_modes_parse_as_written() {
+        for mode in DeleteMode::ALL {
+            assert_eq!(DeleteMode::parse(mode.as_str()), Some(mode));
+        }
+        assert_eq!(DeleteMode::parse("always"), None);
+        assert_eq!(DeleteMode::default(), DeleteMode::Never);
+    }
+}

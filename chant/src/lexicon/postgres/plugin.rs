@@ -1,0 +1,50 @@
+//! The postgres lexicon's face on the plugin interface: [`PostgresDeclaration`] binds to an env
+//! through its `postgres_dsn_var` key (the DSN is read from that variable; an unbound env or an
+//! unset variable observes as `no-binding`), and [`PostgresLexicon`] applies and tears down, each
+//! returning the [`PostgresApplyRecord`] the core appends.
+
+use super::{COMPONENT, DSN_VAR_KEY, PostgresApplyRecord, PostgresDeclaration, PostgresLexicon};
+use crate::lexicon::{
+    Applied, BindError, Binding, BindingKey, Declaration, DeleteMode, EnvLexicon, Hook, HookError, Registration,
+};
+use crate::observe::{DeclaredEntity, LastApply, LexiconError};
+
+impl Declaration for PostgresDeclaration {
+    const LEXICON: &'static str = COMPONENT;
+    const BINDING_KEYS: &'static [BindingKey] =
+        &[BindingKey::secret_var(DSN_VAR_KEY, "the name of the variable holding the env's PostgreSQL DSN")];
+    type Lexicon = PostgresLexicon;
+
+    fn bind(&self, binding: &Binding<'_>, last: Option<PostgresApplyRecord>) -> Result<PostgresLexicon, BindError> {
+        let lexicon = PostgresLexicon::new(binding.env(), binding.project(), self.clone());
+        let Some(var) = binding.value(DSN_VAR_KEY) else { return Ok(lexicon) };
+        let last = last.map(|r| r.last_apply_for(var)).unwrap_or_else(LastApply::none);
+        Ok(lexicon.with_var(var).with_last_apply(last))
+    }
+}
+
+inventory::submit! { Registration::of::<PostgresDeclaration>() }
+
+impl EnvLexicon for PostgresLexicon {
+    type Record = PostgresApplyRecord;
+
+    fn declared_entities(&self) -> Result<Vec<DeclaredEntity>, LexiconError> {
+        Ok(self.declared())
+    }
+
+    fn last_apply(&self) -> LastApply {
+        self.last_apply.clone()
+    }
+
+    fn apply(&self, mode: DeleteMode) -> Result<Applied<PostgresApplyRecord>, HookError> {
+        let record = PostgresLexicon::apply(self, mode).map_err(|e| HookError::failed(COMPONENT, Hook::Apply, e))?;
+        let said = record.summary();
+        Ok(Applied::new(record).say(said))
+    }
+
+    fn teardown(&self) -> Result<Applied<PostgresApplyRecord>, HookError> {
+        let record = PostgresLexicon::teardown(self).map_err(|e| HookError::failed(COMPONENT, Hook::Teardown, e))?;
+        let said = record.summary();
+        Ok(Applied::new(record).say(said))
+    }
+}
