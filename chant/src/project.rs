@@ -47,7 +47,7 @@ pub enum Error {
         lexicon: String,
         /// What is wrong.
         #[source]
-        source: BindError,
+        source: Box<BindError>,
     },
     /// A lexicon's declared entities could not be listed.
     #[error("env {env}: lexicon {lexicon} cannot list its declared entities")]
@@ -58,7 +58,7 @@ pub enum Error {
         lexicon: String,
         /// What is wrong.
         #[source]
-        source: LexiconError,
+        source: Box<LexiconError>,
     },
     /// A lexicon's apply or teardown failed.
     #[error(transparent)]
@@ -152,10 +152,10 @@ impl Project {
         for lexicon in declaration.lexicons() {
             let key = ShardKey::apply(member, env, lexicon)?;
             if let Some(bound) = declaration.bind(lexicon, &binding, &self.ledger, &key) {
-                out.push(bound.map_err(|source| Error::Bind {
+                out.push(bound.map_err(|e| Error::Bind {
                     env: env.to_owned(),
                     lexicon: lexicon.to_owned(),
-                    source,
+                    source: Box::new(e),
                 })?);
             }
         }
@@ -203,10 +203,10 @@ impl Project {
         let deletes_owned = self.deletes_owned(env);
         let mut inputs: Vec<ComponentInput> = Vec::new();
         for lexicon in self.lexicons(member, env)? {
-            let input = lexicon.component_input(deletes_owned).map_err(|source| Error::Declared {
+            let input = lexicon.component_input(deletes_owned).map_err(|e| Error::Declared {
                 env: env.to_owned(),
                 lexicon: lexicon.name().to_owned(),
-                source,
+                source: Box::new(e),
             })?;
             inputs.push(input);
         }
