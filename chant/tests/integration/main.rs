@@ -22,4 +22,5 @@ mod postgres_cluster;
 mod postgres_conformance;
 mod postgres_lifecycle;
 mod sprite_heal;
+mod sprite_lexicon;
 mod supervisor;

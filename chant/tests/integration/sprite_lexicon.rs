@@ -1,0 +1,126 @@
+//! The box services lexicon through the plugin interface, against the `sprite-env` stand-in and a
+//! real HTTP service on 127.0.0.1: describe holds to the conformance suite before and after its
+//! own `apply` defines the services, a killed service reads as drifted (an `update`), and an
+//! unreachable supervisor is a whole-lexicon failure (every service `read-failed`).
+
+use std::path::Path;
+use std::time::Duration;
+
+use chant::lexicon::sprite::{BoxDeclaration, BoxLexicon, BoxService};
+use chant::lexicon::{DeleteMode, EnvLexicon};
+use chant::model::UnobservedReason;
+use chant::observe::conformance::{Scenario, Suite};
+use chant::observe::{ChangeAction, ComponentInput, LastApply, Lexicon, assess};
+use nix::sys::signal::{Signal, kill};
+use nix::unistd::Pid;
+
+use super::supervisor::{BIN, Sv, answers, eventually, free_port, http_service};
+
+fn service(name: &str, cmd: String, needs: &[&str], health: Option<String>) -> BoxService {
+    BoxService {
+        name: name.to_owned(),
+        cmd,
+        needs: needs.iter().map(|n| (*n).to_owned()).collect(),
+        http_port: None,
+        duration: None,
+        health,
+        optional: false,
+    }
+}
+
+/// The variables the lexicon reads, with the supervisor behind a wrapper that points it at the
+/// test's own state directory (the lexicon's children inherit this process's environment, which
+/// a test must not change).
+fn settings(wrapper: &Path) -> &'static dyn Fn(&str) -> Option<String> {
+    let wrapper = wrapper.display().to_string();
+    Box::leak(Box::new(move |k: &str| match k {
+        "CHANT_SPRITE_ENV" => Some(wrapper.clone()),
+        "CHANT_SPRITE_PROBES" => Some("2".into()),
+        "CHANT_SPRITE_PROBE_INTERVAL" => Some("100ms".into()),
+        "CHANT_SPRITE_PROBE_TIMEOUT" => Some("1s".into()),
+        _ => None,
+    }))
+}
+
+fn scenario_of(name: &str, lexicon: BoxLexicon<'static>) -> Scenario {
+    let declared = lexicon.declared_entities().unwrap();
+    Scenario::new(name, declared, move |d| lexicon.describe_resources(d))
+}
+
+#[test]
+fn the_box_lexicon_keeps_the_observation_contract_and_applies_through_the_interface() {
+    let sv = Sv::new();
+    let wrapper = sv.state().join("sprite-env.sh");
+    std::fs::write(
+        &wrapper,
+        format!(
+            "#!/bin/sh\nSPRITE_ENV_STATE_DIR='{}' SPRITE_ENV_STOP_GRACE=2s exec '{BIN}' \"$@\"\n",
+            sv.state().display()
+        ),
+    )
+    .unwrap();
+    std::fs::set_permissions(&wrapper, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let port = free_port();
+    let script = http_service(sv.state(), "app");
+    let decl = BoxDeclaration::new(vec![
+        service(
+            "app",
+            format!("python3 {} {port}", script.display()),
+            &[],
+            Some(format!("http://127.0.0.1:{port}/health")),
+        ),
+        service("worker", "sleep 600".into(), &["app"], None),
+    ])
+    .unwrap();
+    let var = settings(&wrapper);
+    let lexicon = || BoxLexicon::new(sv.state(), Some("box"), decl.clone(), var);
+
+    // Nothing defined: the supervisor was read and lists neither service.
+    Suite::for_lexicon(&lexicon())
+        .unwrap()
+        .scenario(scenario_of("nothing defined", lexicon()).expect_absent(["app", "worker"]))
+        .run()
+        .unwrap();
+
+    // The lexicon's own apply defines and starts both, in dependency order.
+    let applied = EnvLexicon::apply(&lexicon(), DeleteMode::Never).unwrap();
+    assert_eq!(applied.record.applied, ["app", "worker"]);
+    assert_eq!(applied.said, ["app created, worker created"]);
+    eventually(Duration::from_secs(20), "the app to answer", || answers(port));
+    Suite::for_lexicon(&lexicon())
+        .unwrap()
+        .scenario(scenario_of("applied", lexicon()).owned().expect_present(["app", "worker"]))
+        .run()
+        .unwrap();
+    let input = |l: BoxLexicon<'static>| ComponentInput {
+        component: "box-services".into(),
+        declared: l.declared_entities().unwrap(),
+        observation: l.describe_resources(&l.declared_entities().unwrap()).unwrap(),
+        last_apply: LastApply::recorded(applied.record.owned.clone()),
+        delete_counts_as_drift: false,
+    };
+    let in_sync = assess("box", &[input(lexicon())]);
+    assert!(in_sync.change_sets[0].entries.iter().all(|e| e.action == ChangeAction::Noop), "{in_sync:?}");
+
+    // A killed service is listed failed: present, drifted, an update.
+    let pid = sv.pid("app");
+    kill(Pid::from_raw(pid), Signal::SIGKILL).unwrap();
+    eventually(Duration::from_secs(20), "the exit to be listed", || sv.status("app") != "running");
+    let drifted = assess("box", &[input(lexicon())]);
+    let app = drifted.change_sets[0].entry("app").unwrap();
+    assert_eq!(app.action, ChangeAction::Update, "{app:?}");
+    assert_eq!(app.deltas[0].live.as_deref(), Some("drifted"));
+
+    // No supervisor at all: every service read-failed, never absent.
+    let nowhere = settings(Path::new("/nonexistent/sprite-env"));
+    let blind = || BoxLexicon::new(sv.state(), Some("box"), decl.clone(), nowhere);
+    Suite::for_lexicon(&blind())
+        .unwrap()
+        .scenario(
+            scenario_of("no supervisor", blind())
+                .expect_unobserved_because("app", UnobservedReason::ReadFailed)
+                .expect_unobserved_because("worker", UnobservedReason::ReadFailed),
+        )
+        .run()
+        .unwrap();
+}
