@@ -164,7 +164,9 @@ pub fn resolve(cwd: &Path, release: bool) -> Result<Vec<ProjectBin>, Error> {
         let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
         return Ok(vec![ProjectBin { name, member: None, path }]);
     }
-    let config = match crate::config::Config::discover(cwd) {
+    // The stock binary does not link the project's lexicons, so it cannot tell their binding keys
+    // from misspelt ones: the project binary it hands over to checks them.
+    let config = match crate::config::Config::discover_any_bindings(cwd) {
         Ok(c) => c,
         Err(crate::config::Error::NotFound { .. }) => return Err(Error::NotInProject { start: cwd.to_path_buf() }),
         Err(e) => return Err(e.into()),
