@@ -18,7 +18,6 @@
 //! The lexicon holds no storage: its last apply is the [`DocsRecord`] the core read from the
 //! ledger and handed to [`Declaration::bind`].
 
-use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use chant::lexicon::{
@@ -32,6 +31,8 @@ use chant::observe::{
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
+pub use crate::declaration::DocsDeclaration;
+pub use crate::error::DocsError;
 pub use crate::store::MARKER_KEY;
 use crate::store::{self, Found};
 
@@ -46,140 +47,6 @@ pub const KIND: &str = "document";
 
 /// The one property a document is compared on: its content without the marker.
 pub const CONTENT: &str = "content";
-
-/// The errors of declaring, applying and tearing down documents.
-#[derive(Debug, thiserror::Error)]
-pub enum DocsError {
-    /// The env binds no directory.
-    #[error("no documents root is bound for env {env}: set `{ROOT_KEY}` under `[env.{env}]` in chant.toml")]
-    NoBinding {
-        /// The env.
-        env: String,
-    },
-    /// A declared name is not a plain file stem.
-    #[error("invalid document name {name:?}: use [a-z0-9][a-z0-9_-]*")]
-    InvalidName {
-        /// The name as declared.
-        name: String,
-    },
-    /// A declared content is not a JSON object, or carries the marker key itself.
-    #[error("invalid content for document {name}: {reason}")]
-    InvalidContent {
-        /// The document.
-        name: String,
-        /// Why.
-        reason: String,
-    },
-    /// A declared document cannot be written safely (checked before anything is written).
-    #[error("refusing to write document {name}: {reason}")]
-    Refused {
-        /// The document.
-        name: String,
-        /// Why.
-        reason: String,
-    },
-    /// The directory could not be used, or a document written or removed.
-    #[error("cannot {what} {}", path.display())]
-    Io {
-        /// What was being done (`write`, `remove`, `create the root`).
-        what: &'static str,
-        /// The path.
-        path: PathBuf,
-        /// The cause.
-        #[source]
-        source: std::io::Error,
-    },
-}
-
-/// One declared document's content: a JSON object, or why the value given is not one.
-#[derive(Debug, Clone, PartialEq, Eq)]
-enum Content {
-    Object(Map<String, Value>),
-    Invalid(String),
-}
-
-/// The documents an env declares, by name.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct DocsDeclaration {
-    documents: BTreeMap<String, Content>,
-}
-
-impl DocsDeclaration {
-    /// Creates a declaration of no documents.
-    pub fn new() -> Self {
-        DocsDeclaration::default()
-    }
-
-    /// Declares the document `name` (the file `<root>/<name>.json`) holding `content`, a value
-    /// that serialises to a JSON object. A value that does not is refused when the declaration is
-    /// checked (observing reports it, applying writes nothing), never at this call.
-    #[must_use]
-    pub fn document<T: Serialize>(mut self, name: impl Into<String>, content: &T) -> Self {
-        let content = match serde_json::to_value(content) {
-            Ok(Value::Object(map)) => Content::Object(map),
-            Ok(other) => Content::Invalid(format!("it serialises to {}, not a JSON object", kind_of(&other))),
-            Err(e) => Content::Invalid(format!("it does not serialise: {e}")),
-        };
-        self.documents.insert(name.into(), content);
-        self
-    }
-
-    /// Returns the declared names, sorted.
-    pub fn names(&self) -> impl Iterator<Item = &str> {
-        self.documents.keys().map(String::as_str)
-    }
-
-    /// Checks every name and content.
-    ///
-    /// # Errors
-    ///
-    /// [`DocsError::InvalidName`] or [`DocsError::InvalidContent`] for the first offending
-    /// document, in name order.
-    pub fn validate(&self) -> Result<(), DocsError> {
-        for (name, content) in &self.documents {
-            if !valid_name(name) {
-                return Err(DocsError::InvalidName { name: name.clone() });
-            }
-            match content {
-                Content::Invalid(reason) => {
-                    return Err(DocsError::InvalidContent { name: name.clone(), reason: reason.clone() });
-                }
-                Content::Object(map) if map.contains_key(MARKER_KEY) => {
-                    return Err(DocsError::InvalidContent {
-                        name: name.clone(),
-                        reason: format!("the key {MARKER_KEY} is chant's ownership marker"),
-                    });
-                }
-                Content::Object(_) => {}
-            }
-        }
-        Ok(())
-    }
-
-    fn objects(&self) -> impl Iterator<Item = (&String, &Map<String, Value>)> {
-        self.documents.iter().filter_map(|(n, c)| match c {
-            Content::Object(map) => Some((n, map)),
-            Content::Invalid(_) => None,
-        })
-    }
-}
-
-fn kind_of(value: &Value) -> &'static str {
-    match value {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
-    }
-}
-
-fn valid_name(name: &str) -> bool {
-    let mut chars = name.chars();
-    chars.next().is_some_and(|c| c.is_ascii_lowercase() || c.is_ascii_digit())
-        && chars.all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-' || c == '_')
-}
 
 /// What one apply or teardown did, for the ledger.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -284,7 +151,7 @@ impl DocsLexicon {
         Ok(names
             .unwrap_or_default()
             .into_iter()
-            .filter(|n| !self.declaration.documents.contains_key(n))
+            .filter(|n| !self.declaration.declares(n))
             .filter(|n| match store::read(&store::path(root, n)) {
                 Found::Document(d) => self.ownership(&d).0 == Ownership::Owned,
                 _ => false,
@@ -475,21 +342,6 @@ chant::lexicon::inventory::submit! { Registration::of::<DocsDeclaration>() }
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn declarations_are_checked_without_panicking() {
-        #[derive(Serialize)]
-        struct Port {
-            port: u16,
-        }
-        assert!(DocsDeclaration::new().document("service", &Port { port: 1 }).validate().is_ok());
-        let list = DocsDeclaration::new().document("list", &[1, 2]);
-        assert!(list.validate().unwrap_err().to_string().contains("an array, not a JSON object"));
-        let bad = DocsDeclaration::new().document("Bad/Name", &Port { port: 1 });
-        assert!(matches!(bad.validate(), Err(DocsError::InvalidName { .. })));
-        let marked = DocsDeclaration::new().document("m", &serde_json::json!({ "_chant": {} }));
-        assert!(marked.validate().unwrap_err().to_string().contains("ownership marker"));
-    }
 
     #[test]
     fn only_an_apply_of_the_same_binding_is_recorded() {

@@ -7,6 +7,7 @@
 //!   (`describe_resources`), declares its ownership channel (the `"_chant": {"stack", "env"}` key
 //!   inside each document), and implements `apply` (atomic writes; owned undeclared documents
 //!   removed only under `owned-only`) and `teardown`;
+//! - [`declaration`] is what an env declares, [`error`] what can go wrong;
 //! - [`store`] reads and writes the documents on disk;
 //! - [`demo`] is the project: the `docs` env's declaration and the ops that keep it converged,
 //!   ticked by the `docs` project binary.
@@ -14,7 +15,9 @@
 //! Nothing here is special to chant: the same traits and the same registration serve chant's own
 //! files and PostgreSQL lexicons.
 
+pub mod declaration;
 pub mod demo;
+pub mod error;
 pub mod lexicon;
 pub mod store;
 
