@@ -1,7 +1,7 @@
 //! Checks a parsed invocation against the contract and builds its op.json document.
 //!
 //! Every rule of the contract comes from the shared model (`contract::check_leaf`, `permits`,
-//! `adopt_refusal`, `check_name`, `step_spec`, `step_class`, `cron::parse_cron`,
+//! `adopt_refusal`, `Name::parse`, `step_spec`, `step_class`, `cron::parse_cron`,
 //! `Rule::derive_id`); this module only maps them onto the tokens the user wrote. All problems go
 //! to the [`Ctxt`]; nothing returns early, so one invocation reports all of its errors. What could
 //! be checked is still returned (the name, the `run()` targets), so the expansion can emit a
@@ -16,14 +16,14 @@ use syn::LitStr;
 use crate::ast::{ActionAst, ArgValue, ConvergeAst, LiteralAst, OpAst, PhaseAst, PredicateAst, RuleAst, StepAst};
 use crate::ctxt::Ctxt;
 use crate::env::BuildEnv;
-use crate::model::contract::{
+use crate::symbol;
+use chant_core::contract::{
     self, ADOPT_FIELD, ArgType, ClassKind, DEFAULT_BUDGET, DELETE_MODES, DialKind, LeafProblem, LiteralKind, STEPS,
     SymptomKind,
 };
-use crate::model::cron;
-use crate::model::op::{ConvergeSpec, OP_JSON_VERSION, OpDocument, Overlap, Phase, Schedule, Step};
-use crate::model::rule::{Action, ComparisonOp, Literal, Predicate, Rule, TruthinessOp};
-use crate::symbol;
+use chant_core::cron;
+use chant_core::op::{ConvergeSpec, OP_JSON_VERSION, OpDocument, Overlap, Phase, Schedule, Step};
+use chant_core::rule::{Action, ComparisonOp, Literal, Predicate, Rule, TruthinessOp};
 
 /// What the checks made of one `op!` or `converge_op!`.
 pub(crate) struct Checked {
@@ -105,8 +105,8 @@ fn phases(p: &[PhaseAst], cx: &Ctxt, user: &mut Vec<(String, syn::Path)>) -> Opt
 
 fn name_of(cx: &Ctxt, what: &str, lit: &LitStr) -> Option<String> {
     let v = lit.value();
-    match contract::check_name(what, &v) {
-        Ok(()) => Some(v),
+    match chant_core::Name::parse(what, v.as_str()) {
+        Ok(_) => Some(v),
         Err(e) => {
             cx.error(lit.span(), e);
             None
@@ -197,7 +197,7 @@ fn step(ast: &StepAst, cx: &Ctxt) -> Option<(Step, Option<syn::Path>)> {
                 let v = s.value();
                 if spec.positional == Some(arg) {
                     if kind == symbol::GATE
-                        && contract::check_name("gate name", &v).map_err(|e| cx.error(s.span(), e)).is_err()
+                        && chant_core::Name::parse("gate name", v.as_str()).map_err(|e| cx.error(s.span(), e)).is_err()
                     {
                         ok = false;
                     }
@@ -217,7 +217,7 @@ fn step(ast: &StepAst, cx: &Ctxt) -> Option<(Step, Option<syn::Path>)> {
                 }
                 if arg == symbol::ENV
                     && !v.contains("${")
-                    && contract::check_name("env name", &v).map_err(|e| cx.error(s.span(), e)).is_err()
+                    && chant_core::Name::parse("env name", v.as_str()).map_err(|e| cx.error(s.span(), e)).is_err()
                 {
                     ok = false;
                 }
@@ -458,7 +458,7 @@ fn rules(
 }
 
 fn name_ok(target: &LitStr) -> Option<()> {
-    contract::check_name("run() target", &target.value()).ok()
+    chant_core::Name::parse("run() target", target.value()).ok().map(drop)
 }
 
 fn mentions(p: &PredicateAst, snake: &str) -> bool {

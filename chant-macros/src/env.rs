@@ -9,7 +9,7 @@ use std::path::{Component, Path, PathBuf};
 
 use proc_macro2::Span;
 
-use crate::model::rule::Source;
+use chant_core::rule::Source;
 
 /// The name of the variable holding the export directory.
 pub(crate) const OPS_DIR_VAR: &str = "CHANT_OPS_DIR";

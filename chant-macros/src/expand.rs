@@ -13,8 +13,8 @@ use crate::ast::MainAst;
 use crate::check::{self, Checked, Dispatch};
 use crate::ctxt::Ctxt;
 use crate::env::{BuildEnv, Member, OPS_DIR_VAR};
-use crate::model::contract::{self, ClassKind};
 use crate::{export, json, parse};
+use chant_core::contract::{self, ClassKind};
 
 /// Expands `op! { ... }`.
 pub(crate) fn op(input: TokenStream) -> TokenStream {
@@ -53,7 +53,7 @@ pub(crate) fn main(input: TokenStream) -> TokenStream {
         MainAst::Help => (quote!(::chant::__private::DefaultCommand::Help), TokenStream::new()),
         MainAst::Tick(lit) => {
             let name = lit.value();
-            if let Err(e) = contract::check_name("ConvergeOp name", &name) {
+            if let Err(e) = chant_core::Name::parse("ConvergeOp name", name.as_str()) {
                 cx.error(lit.span(), e);
             }
             let h = hash(&name);

@@ -12,8 +12,8 @@ use crate::ast::{
     ActionAst, ArgAst, ArgValue, ConvergeAst, LiteralAst, MainAst, OpAst, PhaseAst, PredicateAst, RuleAst, StepAst,
 };
 use crate::ctxt::Ctxt;
-use crate::model::contract::{self, COMBINATORS, COMPARISON_OPS, LeafProblem, SymptomKind, TRUTHINESS_OPS};
 use crate::symbol;
+use chant_core::contract::{self, COMBINATORS, COMPARISON_OPS, LeafProblem, SymptomKind, TRUTHINESS_OPS};
 
 type Tokens = Vec<TokenTree>;
 

@@ -146,7 +146,7 @@ impl Config {
             message: describe_toml_error(&text, &e),
         })?;
         for name in raw.env.keys() {
-            if let Err(m) = crate::model::contract::check_name("env name", name) {
+            if let Err(m) = crate::model::Name::parse("env name", name.as_str()) {
                 return Err(Error::Invalid { path: path.display().to_string(), message: format!("[env.{name}]: {m}") });
             }
         }

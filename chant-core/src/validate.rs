@@ -13,6 +13,7 @@ use serde_json::Value;
 
 use super::contract::{self, ClassKind, SymptomKind};
 use super::cron::parse_cron;
+use super::name::Name;
 use super::op::{OP_JSON_VERSION, OpDocument, Step};
 use super::rule::{Action, Predicate, Rule, Source, check_predicate};
 
@@ -238,14 +239,14 @@ fn check_document(p: &mut Ctx<'_, '_>, doc: &OpDocument, classes: &BTreeMap<&str
             format!("op.json version {} is not supported; this chant reads version {OP_JSON_VERSION}", doc.version),
         );
     }
-    if let Err(m) = contract::check_name("op name", &doc.name) {
-        p.push(None, m);
+    if let Err(e) = Name::parse("op name", doc.name.as_str()) {
+        p.push(None, e.to_string());
     }
-    if let Some(Err(m)) = doc.env.as_ref().map(|env| contract::check_name("env name", env)) {
-        p.push(None, m);
+    if let Some(Err(e)) = doc.env.as_ref().map(|env| Name::parse("env name", env.as_str())) {
+        p.push(None, e.to_string());
     }
-    if let Some(Err(m)) = doc.schedule.as_ref().map(|s| parse_cron(&s.cron)) {
-        p.push(None, m);
+    if let Some(Err(e)) = doc.schedule.as_ref().map(|s| parse_cron(&s.cron)) {
+        p.push(None, e.to_string());
     }
     for phase in doc.phases.iter().chain(doc.on_failure.iter()) {
         for step in &phase.steps {
@@ -279,8 +280,8 @@ fn check_step(p: &mut Ctx<'_, '_>, step: &Step) {
     let mut args: BTreeMap<&str, &Value> = step.args.iter().map(|(k, v)| (k.as_str(), v)).collect();
     if let Some(name) = &step.name {
         args.insert("name", &Value::Null);
-        if let Err(m) = contract::check_name(&format!("{} name", spec.name), name) {
-            p.push(None, m);
+        if let Err(e) = Name::parse(&format!("{} name", spec.name), name.as_str()) {
+            p.push(None, e.to_string());
         }
     }
     if step.run.is_some() {
@@ -359,8 +360,8 @@ fn check_converge(
         if !seen.insert(rule.id.as_str()) {
             p.push(rid, "duplicate rule id: flap counters are keyed by id, so ids must be unique");
         }
-        if let Err(m) = contract::check_name("rule id", &rule.id) {
-            p.push(rid, m);
+        if let Err(e) = Name::parse("rule id", rule.id.as_str()) {
+            p.push(rid, e.to_string());
         }
         for problem in check_predicate(&rule.when, kind) {
             p.push(rid, format!("predicate is outside the evaluable subset: {}", problem.message(kind)));

@@ -1,9 +1,9 @@
 //! The rule-table contract: which symptom fields exist, what values they take, which predicates
 //! and steps are allowed, and which dispatches each dial permits.
 //!
-//! This file is the one source of truth shared by the compile-time checks in `chant-macros`
-//! (which include it by path) and the runtime backstop that re-validates a loaded op.json. It
-//! therefore depends on nothing but `core`/`std`, does no I/O, and speaks in plain strings: the
+//! This module is the one source of truth shared by the compile-time checks in `chant-macros`
+//! and the runtime backstop that re-validates a loaded op.json. It depends on nothing but
+//! `core`/`std`, does no I/O, and speaks in plain strings: the
 //! macros map their snake_case identifiers to the contract's camelCase names with
 //! [`snake_to_camel`] before asking.
 
@@ -572,26 +572,6 @@ pub fn step_class(spec: &StepSpec, declared: Option<ClassKind>, delete_mode: Opt
         return ClassKind::Destructive;
     }
     spec.class
-}
-
-/// Checks a name of an op, env, gate or rule id against `[a-z][a-z0-9-]*`.
-///
-/// # Errors
-///
-/// Returns a message saying what is wrong and the allowed form.
-pub fn check_name(what: &str, name: &str) -> Result<(), String> {
-    let mut chars = name.chars();
-    let ok = match chars.next() {
-        Some(c) if c.is_ascii_lowercase() => chars.all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-'),
-        _ => false,
-    };
-    if ok {
-        Ok(())
-    } else {
-        Err(format!(
-            "{what} `{name}` must match [a-z][a-z0-9-]* (lowercase letters, digits and `-`, starting with a letter), so it maps to one identifier and one ledger path"
-        ))
-    }
 }
 
 /// The default flap threshold.
