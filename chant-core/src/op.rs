@@ -10,6 +10,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 use super::contract::{ClassKind, DialKind};
+use super::name::Name;
 use super::rule::Rule;
 
 /// The op.json format version this crate writes and reads.
@@ -108,7 +109,7 @@ pub struct OpDocument {
     /// The format version ([`OP_JSON_VERSION`]).
     pub version: u32,
     /// The Op's name.
-    pub name: String,
+    pub name: Name,
     /// One line saying what it does.
     pub overview: String,
     /// The `chant.workspace.json` member whose directory holds the crate, if there is one.
@@ -116,7 +117,7 @@ pub struct OpDocument {
     pub member: Option<String>,
     /// The env the Op runs in; absent means the dispatching tick's env, or `_runs` by hand.
     #[serde(skip_serializing_if = "Option::is_none", default)]
-    pub env: Option<String>,
+    pub env: Option<Name>,
     /// Labels; a ConvergeOp has `Converge: "true"`, `Env` and `Dial`.
     #[serde(skip_serializing_if = "BTreeMap::is_empty", default)]
     pub labels: BTreeMap<String, String>,

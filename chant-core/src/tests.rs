@@ -247,7 +247,7 @@ fn worst_status_prefers_caution() {
 #[test]
 fn derived_ids_depend_on_predicate_and_action_only() {
     let when = cmp("status", ComparisonOp::Eq, json!("drifted"));
-    let then = Action::Run { op: "staging-apply".into() };
+    let then = Action::Run { op: crate::Name::new("staging-apply").unwrap() };
     let id = Rule::derive_id(&when, &then).unwrap();
     assert_eq!(id, "status-eq-drifted-run-staging-apply");
     assert!(crate::Name::is_valid(&id));

@@ -98,6 +98,18 @@ fn parse_document(p: &mut Ctx<'_, '_>, text: &str) -> Option<OpDocument> {
         }
     };
     p.op = value.get("name").and_then(Value::as_str).map(str::to_owned);
+    // The names are checked here, with what they name, before the typed parse would refuse them
+    // with a format error.
+    let mut named = true;
+    for (key, what) in [("name", "op name"), ("env", "env name")] {
+        if let Some(Err(e)) = value.get(key).and_then(Value::as_str).map(|n| Name::parse(what, n)) {
+            p.push(None, e.to_string());
+            named = false;
+        }
+    }
+    if !named {
+        return None;
+    }
     // Rules are parsed one by one so a problem names its rule; the rest of the document is typed.
     let raw_rules = value
         .get_mut("converge")
@@ -147,6 +159,14 @@ fn parse_rule(p: &mut Ctx<'_, '_>, index: usize, item: Value) -> Option<Rule> {
     };
     let rid = Some(id.as_str());
     let mut ok = true;
+    let name = match Name::parse("rule id", id.as_str()) {
+        Ok(n) => Some(n),
+        Err(e) => {
+            p.push(rid, e.to_string());
+            ok = false;
+            None
+        }
+    };
     for key in map.keys() {
         if !RULE_KEYS.contains(&key.as_str()) {
             let hint =
@@ -210,7 +230,7 @@ fn parse_rule(p: &mut Ctx<'_, '_>, index: usize, item: Value) -> Option<Rule> {
             None
         }
     };
-    let (Some(when), Some(then), true) = (when, then, ok) else { return None };
+    let (Some(id), Some(when), Some(then), true) = (name, when, then, ok) else { return None };
     Some(Rule { id, when, then, why, flap_threshold, source })
 }
 
@@ -223,7 +243,7 @@ fn check_documents(report: &mut Report) {
         report.documents.iter().map(|(_, d)| (d.name.as_str(), d.folded_class())).collect();
     let mut problems = Vec::new();
     for (origin, doc) in &report.documents {
-        let mut p = Ctx { origin, op: Some(doc.name.clone()), problems: &mut problems };
+        let mut p = Ctx { origin, op: Some(doc.name.to_string()), problems: &mut problems };
         if let Some(origins) = by_name.get(doc.name.as_str()).filter(|o| o.len() > 1) {
             p.push(None, format!("the op name is declared more than once in this set ({})", origins.join(", ")));
         }
@@ -238,12 +258,6 @@ fn check_document(p: &mut Ctx<'_, '_>, doc: &OpDocument, classes: &BTreeMap<&str
             None,
             format!("op.json version {} is not supported; this chant reads version {OP_JSON_VERSION}", doc.version),
         );
-    }
-    if let Err(e) = Name::parse("op name", doc.name.as_str()) {
-        p.push(None, e.to_string());
-    }
-    if let Some(Err(e)) = doc.env.as_ref().map(|env| Name::parse("env name", env.as_str())) {
-        p.push(None, e.to_string());
     }
     if let Some(Err(e)) = doc.schedule.as_ref().map(|s| parse_cron(&s.cron)) {
         p.push(None, e.to_string());
@@ -359,9 +373,6 @@ fn check_converge(
         let rid = Some(rule.id.as_str());
         if !seen.insert(rule.id.as_str()) {
             p.push(rid, "duplicate rule id: flap counters are keyed by id, so ids must be unique");
-        }
-        if let Err(e) = Name::parse("rule id", rule.id.as_str()) {
-            p.push(rid, e.to_string());
         }
         for problem in check_predicate(&rule.when, kind) {
             p.push(rid, format!("predicate is outside the evaluable subset: {}", problem.message(kind)));

@@ -22,13 +22,14 @@ use chant_core::contract::{
     SymptomKind,
 };
 use chant_core::cron;
+use chant_core::name::Name;
 use chant_core::op::{ConvergeSpec, OP_JSON_VERSION, OpDocument, Overlap, Phase, Schedule, Step};
 use chant_core::rule::{Action, ComparisonOp, Literal, Predicate, Rule, TruthinessOp};
 
 /// What the checks made of one `op!` or `converge_op!`.
 pub(crate) struct Checked {
     /// The op's name, when it was given and valid.
-    pub(crate) name: Option<String>,
+    pub(crate) name: Option<Name>,
     /// True for a `converge_op!`.
     pub(crate) converge: bool,
     /// The op.json document; complete only when no error was recorded.
@@ -103,10 +104,9 @@ fn phases(p: &[PhaseAst], cx: &Ctxt, user: &mut Vec<(String, syn::Path)>) -> Opt
     ok.then_some(out)
 }
 
-fn name_of(cx: &Ctxt, what: &str, lit: &LitStr) -> Option<String> {
-    let v = lit.value();
-    match chant_core::Name::parse(what, v.as_str()) {
-        Ok(_) => Some(v),
+fn name_of(cx: &Ctxt, what: &str, lit: &LitStr) -> Option<Name> {
+    match Name::parse(what, lit.value()) {
+        Ok(n) => Some(n),
         Err(e) => {
             cx.error(lit.span(), e);
             None
@@ -358,7 +358,7 @@ pub(crate) fn converge(ast: &ConvergeAst, member: Option<Option<String>>, env: &
         {
             let labels = BTreeMap::from([
                 ("Converge".to_owned(), "true".to_owned()),
-                ("Env".to_owned(), e.clone()),
+                ("Env".to_owned(), e.to_string()),
                 ("Dial".to_owned(), d.as_str().to_owned()),
             ]);
             let mut doc = OpDocument {
@@ -451,7 +451,7 @@ fn rules(
             );
             ok = false;
         }
-        taken.push(Taken { id: rule.id.clone(), line, derived });
+        taken.push(Taken { id: rule.id.to_string(), line, derived });
         out.push(rule);
     }
     Rules { rules: ok.then_some(out), dispatches }

@@ -100,7 +100,7 @@ fn finish(checked: &Checked, env: &BuildEnv, member: Option<Member>, cx: Ctxt) -
 }
 
 fn full(checked: &Checked, env: &BuildEnv, member: Option<&Member>) -> syn::Result<TokenStream> {
-    let (Some(name), Some(doc)) = (&checked.name, &checked.doc) else {
+    let (Some(name), Some(doc)) = (checked.name.as_deref(), &checked.doc) else {
         // Every path that leaves the document incomplete records an error first.
         return Err(syn::Error::new(Span::call_site(), "chant: the op could not be checked; see the errors above"));
     };

@@ -132,7 +132,7 @@ pub fn run(
     let mut rec = RunRecord {
         version: 1,
         id: id.clone(),
-        op: doc.name.clone(),
+        op: doc.name.to_string(),
         env: settings.env.clone(),
         resource: settings.resource.clone(),
         started_at: crate::clock::format(started),
@@ -420,7 +420,7 @@ impl Ctx<'_> {
                 let passed = GateFact {
                     version: 1,
                     kind: FactKind::Passed,
-                    op: self.doc.name.clone(),
+                    op: self.doc.name.to_string(),
                     gate: gate.clone(),
                     env: self.settings.env.clone(),
                     resource: resource.map(str::to_owned),
@@ -456,7 +456,7 @@ impl Ctx<'_> {
                 let fact = GateFact {
                     version: 1,
                     kind: FactKind::Pending,
-                    op: self.doc.name.clone(),
+                    op: self.doc.name.to_string(),
                     gate: gate.clone(),
                     env: self.settings.env.clone(),
                     resource: resource.map(str::to_owned),

@@ -74,8 +74,8 @@ pub fn op_digest(doc: &OpDocument) -> Result<String, crate::canonical::Error> {
 ///
 /// [`Error`] when the tick cannot even be recorded; a failed observation is recorded instead.
 pub fn execute(project: &Project, doc: &OpDocument, options: &TickOptions) -> Result<TickOutcome, Error> {
-    let Some(spec) = &doc.converge else { return Err(Error::NotConverge(doc.name.clone())) };
-    let env = doc.env.clone().unwrap_or_default();
+    let Some(spec) = &doc.converge else { return Err(Error::NotConverge(doc.name.to_string())) };
+    let env = doc.env.as_deref().unwrap_or_default().to_owned();
     let member = doc.member.as_deref();
     let clock = project.ledger.clock();
     let started = clock.now();
@@ -159,7 +159,7 @@ pub fn record_interrupted(
     why: &str,
     fence: Option<&Fence>,
 ) -> Result<(TickRecord, AppendReceipt), Error> {
-    let env = doc.env.clone().unwrap_or_default();
+    let env = doc.env.as_deref().unwrap_or_default().to_owned();
     let member = doc.member.as_deref();
     let key = ShardKey::converge(member, &env, &doc.name)?;
     let mut record = new_record(project, doc, started, fence)?;
@@ -181,8 +181,8 @@ fn new_record(
     Ok(TickRecord {
         version: 1,
         id: crate::id::uuid()?,
-        op: doc.name.clone(),
-        env: doc.env.clone().unwrap_or_default(),
+        op: doc.name.to_string(),
+        env: doc.env.as_deref().unwrap_or_default().to_owned(),
         started_at: crate::clock::format(started),
         lease: fence.map(Fence::stamp),
         git_sha: project.git_sha(),

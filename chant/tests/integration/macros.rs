@@ -149,7 +149,7 @@ fn converge_document_has_the_contract_shape() {
     );
     assert_eq!(c.rules[1].flap_threshold, Some(5));
     assert_eq!(c.rules[0].flap_threshold, None);
-    assert_eq!(c.rules[0].then, Action::Run { op: "it-apply".into() });
+    assert_eq!(c.rules[0].then, Action::Run { op: chant::model::Name::new("it-apply").unwrap() });
     let json = chant::registry::find("it-converge").unwrap().json;
     assert!(json.contains("\"kind\": \"field-comparison\""), "{json}");
     assert!(json.contains("\"field\": \"adoptCount\""), "{json}");
@@ -185,7 +185,7 @@ fn step_arguments_keep_variables_and_fold_classes() {
 fn derived_ids_do_not_depend_on_rule_order() {
     let ids = |n: &str| {
         let (_, d) = doc(n);
-        let mut v: Vec<String> = d.converge.unwrap().rules.into_iter().map(|r| r.id).collect();
+        let mut v: Vec<String> = d.converge.unwrap().rules.into_iter().map(|r| r.id.into_string()).collect();
         v.sort();
         v
     };
