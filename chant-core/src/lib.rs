@@ -10,19 +10,23 @@
 
 pub mod contract;
 pub mod cron;
+pub mod duration;
 pub mod name;
 pub mod op;
 pub mod rule;
+pub mod step;
 pub mod symptom;
+pub mod template;
 pub mod validate;
 
 pub use contract::{ClassKind, DialKind, SymptomKind};
 pub use name::{InvalidName, Name};
-pub use op::{ConvergeSpec, Dial, OP_JSON_VERSION, OpDocument, Overlap, Phase, Schedule, Step, VerbClass};
+pub use op::{ConvergeSpec, Dial, OP_JSON_VERSION, OpDocument, Overlap, Phase, Schedule, VerbClass};
 pub use rule::{
     Action, ComparisonOp, FieldValue, Literal, Predicate, Rule, Source, Symptom, TruthinessOp, check_predicate,
     evaluate, is_well_formed,
 };
+pub use step::{DeleteMode, HttpUrl, Step};
 pub use symptom::{ComponentRow, ConvergeSymptom, EnvStatus, ResourceStatus, ResourceSymptom, UnobservedReason};
 
 #[cfg(test)]

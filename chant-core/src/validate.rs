@@ -283,56 +283,17 @@ fn check_document(p: &mut Ctx<'_, '_>, doc: &OpDocument, classes: &BTreeMap<&str
     }
 }
 
+/// Checks what the typed parse leaves: a step's recorded class must be the one its kind and
+/// arguments give (names, argument types and the delete mode were checked by parsing it).
 fn check_step(p: &mut Ctx<'_, '_>, step: &Step) {
-    let Some(spec) = contract::step_spec(&step.kind) else {
-        let hint = contract::did_you_mean(&step.kind, contract::STEPS.iter().map(|s| s.name))
-            .map(|s| format!("; did you mean `{s}`?"))
-            .unwrap_or_default();
-        p.push(None, format!("unknown step kind `{}`{hint}", step.kind));
-        return;
-    };
-    let mut args: BTreeMap<&str, &Value> = step.args.iter().map(|(k, v)| (k.as_str(), v)).collect();
-    if let Some(name) = &step.name {
-        args.insert("name", &Value::Null);
-        if let Err(e) = Name::parse(&format!("{} name", spec.name), name.as_str()) {
-            p.push(None, e.to_string());
-        }
-    }
-    if step.run.is_some() {
-        args.insert("run", &Value::Null);
-    }
-    for key in args.keys() {
-        if !spec.args.iter().any(|a| a.name == *key) {
-            p.push(None, format!("step `{}` takes no argument `{key}`", spec.name));
-        }
-    }
-    for a in spec.args.iter().filter(|a| a.required) {
-        if !args.contains_key(a.name) {
-            p.push(None, format!("step `{}` needs the argument `{}`", spec.name, a.name));
-        }
-    }
-    // A step that takes `class` (`shell`, a user `step`) is declared by its author, and the macros
-    // record that declaration as the step's `class`, not among its arguments; only the other
-    // steps' classes follow from their kind and arguments.
-    let takes_class = spec.args.iter().any(|a| a.name == "class");
-    let declared = step
-        .args
-        .get("class")
-        .and_then(Value::as_str)
-        .and_then(ClassKind::from_ident)
-        .or(takes_class.then_some(step.class));
-    let delete_mode = step.args.get("delete_mode").and_then(Value::as_str);
-    if let Some(mode) = delete_mode.filter(|m| !contract::DELETE_MODES.contains(m)) {
-        p.push(None, format!("`delete_mode` must be one of {}, got `{mode}`", contract::DELETE_MODES.join(", ")));
-    }
-    let expected = contract::step_class(spec, declared, delete_mode);
-    if step.class != expected {
+    let expected = step.expected_class();
+    if step.class() != expected {
         p.push(
             None,
             format!(
                 "step `{}` is recorded as {} but is {}; a step's class follows from its kind and arguments",
-                spec.name,
-                step.class.as_str(),
+                step.kind(),
+                step.class().as_str(),
                 expected.as_str()
             ),
         );
@@ -361,8 +322,8 @@ fn check_converge(
     let kind = match &spec.observe {
         Some(step) => {
             check_step(p, step);
-            if step.class != ClassKind::ReadOnly {
-                p.push(None, format!("the observer `{}` is not read-only; an observer must only read", step.kind));
+            if step.class() != ClassKind::ReadOnly {
+                p.push(None, format!("the observer `{}` is not read-only; an observer must only read", step.kind()));
             }
             SymptomKind::Resource
         }

@@ -18,13 +18,14 @@ use crate::ctxt::Ctxt;
 use crate::env::BuildEnv;
 use crate::symbol;
 use chant_core::contract::{
-    self, ADOPT_FIELD, ArgType, ClassKind, DEFAULT_BUDGET, DELETE_MODES, DialKind, LeafProblem, LiteralKind, STEPS,
-    SymptomKind,
+    self, ADOPT_FIELD, ArgType, ClassKind, DEFAULT_BUDGET, DialKind, LeafProblem, LiteralKind, STEPS, SymptomKind,
 };
 use chant_core::cron;
+use chant_core::duration::Timeout;
 use chant_core::name::Name;
 use chant_core::op::{ConvergeSpec, OP_JSON_VERSION, OpDocument, Overlap, Phase, Schedule, Step};
 use chant_core::rule::{Action, ComparisonOp, Literal, Predicate, Rule, TruthinessOp};
+use chant_core::step::{DeleteMode, HttpUrl};
 
 /// What the checks made of one `op!` or `converge_op!`.
 pub(crate) struct Checked {
@@ -91,8 +92,8 @@ fn phases(p: &[PhaseAst], cx: &Ctxt, user: &mut Vec<(String, syn::Path)>) -> Opt
         for s in &phase.steps {
             match step(s, cx) {
                 Some((step, path)) => {
-                    if let (Some(path), Some(n)) = (path, &step.name) {
-                        user.push((n.clone(), path));
+                    if let (Some(path), Some(n)) = (path, step.name()) {
+                        user.push((n.to_string(), path));
                     }
                     steps.push(step);
                 }
@@ -189,36 +190,57 @@ fn step(ast: &StepAst, cx: &Ctxt) -> Option<(Step, Option<syn::Path>)> {
     let mut declared = None;
     let mut delete_mode = None;
     let mut run = None;
-    let mut args = BTreeMap::new();
+    let mut args = serde_json::Map::new();
     for (arg, span, value) in values {
         let Some(spec_arg) = spec.args.iter().find(|s| s.name == arg) else { continue };
         match (spec_arg.ty, value) {
-            (ArgType::Str, ArgValue::Str(s)) => {
-                let v = s.value();
-                if spec.positional == Some(arg) {
-                    if kind == symbol::GATE
-                        && chant_core::Name::parse("gate name", v.as_str()).map_err(|e| cx.error(s.span(), e)).is_err()
-                    {
+            (ArgType::Str, ArgValue::Str(s)) if spec.positional == Some(arg) => {
+                match Name::parse(&format!("{kind} name"), s.value()) {
+                    Ok(n) => name = Some(n),
+                    Err(e) => {
+                        cx.error(s.span(), e);
                         ok = false;
                     }
-                    name = Some(v);
-                    continue;
                 }
-                if arg == symbol::DELETE_MODE {
-                    if !DELETE_MODES.contains(&v.as_str()) {
-                        let hint = match contract::did_you_mean(&v, DELETE_MODES.iter().copied()) {
+            }
+            (ArgType::Str, ArgValue::Str(s)) => {
+                let v = s.value();
+                if arg == symbol::ENV
+                    && !v.contains("${")
+                    && Name::parse("env name", v.as_str()).map_err(|e| cx.error(s.span(), e)).is_err()
+                {
+                    ok = false;
+                }
+                args.insert(arg.to_owned(), serde_json::Value::String(v));
+            }
+            (ArgType::DeleteMode, ArgValue::Str(s)) => {
+                let v = s.value();
+                match DeleteMode::parse(&v) {
+                    Some(m) => delete_mode = Some(m),
+                    None => {
+                        let modes = DeleteMode::ALL.map(DeleteMode::as_str);
+                        let hint = match contract::did_you_mean(&v, modes) {
                             Some(s) => format!("did you mean `{s}`?"),
-                            None => format!("it is one of {}", DELETE_MODES.join(", ")),
+                            None => format!("it is one of {}", modes.join(", ")),
                         };
                         cx.error(s.span(), format!("`{v}` is not a delete_mode; {hint}"));
                         ok = false;
                     }
-                    delete_mode = Some(v.clone());
                 }
-                if arg == symbol::ENV
-                    && !v.contains("${")
-                    && chant_core::Name::parse("env name", v.as_str()).map_err(|e| cx.error(s.span(), e)).is_err()
-                {
+                args.insert(arg.to_owned(), serde_json::Value::String(v));
+            }
+            (ArgType::Duration, ArgValue::Str(s)) => {
+                let v = s.value();
+                if let Err(e) = Timeout::parse(&v) {
+                    cx.error(s.span(), format!("`{arg}` of `{kind}`: {e}"));
+                    ok = false;
+                }
+                args.insert(arg.to_owned(), serde_json::Value::String(v));
+            }
+            (ArgType::Url, ArgValue::Str(s)) => {
+                let v = s.value();
+                if let Err(e) = HttpUrl::parse(&v) {
+                    cx.error(s.span(), format!("`{arg}` of `{kind}`: {e}"));
                     ok = false;
                 }
                 args.insert(arg.to_owned(), serde_json::Value::String(v));
@@ -253,9 +275,30 @@ fn step(ast: &StepAst, cx: &Ctxt) -> Option<(Step, Option<syn::Path>)> {
     if !ok {
         return None;
     }
-    let class = contract::step_class(spec, declared, delete_mode.as_deref());
+    let class = contract::step_class(spec, declared, delete_mode);
     let run_text = run.as_ref().map(|p| quote!(#p).to_string().replace(' ', ""));
-    Some((Step { kind: spec.name.to_owned(), name, class, args, run: run_text }, run))
+    // The typed step is built through its serde form, the one constructor op.json also uses, so
+    // what the macro accepts is exactly what the loader reads back.
+    let mut object = serde_json::Map::new();
+    object.insert("kind".to_owned(), spec.name.into());
+    if let Some(n) = name {
+        object.insert("name".to_owned(), n.as_str().into());
+    }
+    object.insert("class".to_owned(), class.as_str().into());
+    if !args.is_empty() {
+        object.insert("args".to_owned(), serde_json::Value::Object(args));
+    }
+    if let Some(r) = &run_text {
+        object.insert("run".to_owned(), r.as_str().into());
+    }
+    match serde_json::from_value::<Step>(serde_json::Value::Object(object)) {
+        Ok(step) => Some((step, run)),
+        Err(e) => {
+            let (k, g) = (&ast.kind, &ast.group);
+            cx.error_spanned(quote!(#k #g), format!("`{kind}` does not form a valid step: {e}"));
+            None
+        }
+    }
 }
 
 fn span_of(value: &ArgValue, fallback: Span) -> Span {
@@ -273,6 +316,9 @@ fn placeholder(ty: ArgType) -> &'static str {
         ArgType::Bool => "true",
         ArgType::Class => "mutating",
         ArgType::Path => "path::to_fn",
+        ArgType::Duration => "\"5m\"",
+        ArgType::Url => "\"http://127.0.0.1:8080/health\"",
+        ArgType::DeleteMode => "\"owned-only\"",
     }
 }
 
@@ -282,6 +328,9 @@ fn describe(ty: ArgType) -> &'static str {
         ArgType::Bool => "`true` or `false`",
         ArgType::Class => "a verb class: read_only, mutating or destructive",
         ArgType::Path => "the path of a function `fn(&StepContext<'_>) -> StepResult`, such as `crate::steps::purge`",
+        ArgType::Duration => "a duration string, such as \"90s\", \"5m\" or \"48h\"",
+        ArgType::Url => "an http:// or https:// URL string (`${VAR}` is expanded when the step runs)",
+        ArgType::DeleteMode => "a string, \"never\" or \"owned-only\"",
     }
 }
 
@@ -336,8 +385,9 @@ pub(crate) fn converge(ast: &ConvergeAst, member: Option<Option<String>>, env: &
     }
     let observe = ast.observe.as_ref().and_then(|s| {
         let (step, _) = step(s, cx)?;
-        if step.class != ClassKind::ReadOnly || step.kind == symbol::GATE {
-            let what = if step.kind == symbol::GATE { "a gate".to_owned() } else { format!("{} here", step.class.as_str()) };
+        let gate = matches!(step, Step::Gate { .. });
+        if step.class() != ClassKind::ReadOnly || gate {
+            let what = if gate { "a gate".to_owned() } else { format!("{} here", step.class().as_str()) };
             let (k, g) = (&s.kind, &s.group);
             cx.error_spanned(
                 quote!(#k #g),
@@ -726,9 +776,10 @@ mod tests {
         let c = op(&ast, Some(None), &cx);
         assert!(cx.check().is_ok());
         let doc = c.doc.unwrap();
-        let classes: Vec<ClassKind> = doc.phases[0].steps.iter().map(|s| s.class).collect();
+        let classes: Vec<ClassKind> = doc.phases[0].steps.iter().map(Step::class).collect();
         assert_eq!(classes, [ClassKind::ReadOnly, ClassKind::Destructive, ClassKind::Mutating]);
         assert_eq!(doc.class, ClassKind::Destructive);
-        assert_eq!(doc.phases[0].steps[0].args["url"], "http://${HOST}/");
+        let Step::HttpCheck { args, .. } = &doc.phases[0].steps[0] else { panic!("{:?}", doc.phases[0].steps[0]) };
+        assert_eq!(args.url.as_str(), "http://${HOST}/");
     }
 }

@@ -114,15 +114,12 @@ pub fn cmd_run(binary: Binary, args: &RunArgs) -> Exit {
     // environment), so refuse before anything runs or is recorded, naming the variable and step.
     for phase in doc.phases.iter().chain(doc.on_failure.iter()) {
         for step in &phase.steps {
-            for (arg, value) in &step.args {
-                let Some(text) = value.as_str() else { continue };
-                if let Err(e) = runner::expand::expand(text, &step.kind, arg, &runner::expand::from_env) {
-                    eprintln!(
-                        "error: op `{}`, phase \"{}\": {e}; nothing ran and nothing was recorded",
-                        doc.name, phase.name
-                    );
-                    return Exit::Usage;
-                }
+            if let Err(e) = step.expanded(&runner::expand::from_env) {
+                eprintln!(
+                    "error: op `{}`, phase \"{}\": {e}; nothing ran and nothing was recorded",
+                    doc.name, phase.name
+                );
+                return Exit::Usage;
             }
         }
     }

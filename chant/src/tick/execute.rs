@@ -217,10 +217,9 @@ fn observe_resources(
     env: &str,
     member: Option<&str>,
 ) -> Result<Vec<ResourceSymptom>, String> {
-    match step.kind.as_str() {
-        "shell" => {
-            let cmd = step.args.get("cmd").and_then(serde_json::Value::as_str).unwrap_or_default();
-            let cmd = crate::runner::expand::expand(cmd, "shell", "cmd", &crate::runner::expand::from_env)
+    match step {
+        Step::Shell { args, .. } => {
+            let cmd = crate::runner::expand::expand(&args.cmd, "shell", "cmd", &crate::runner::expand::from_env)
                 .map_err(|e| e.to_string())?;
             let mut spec = crate::exec::Spec::shell(&cmd);
             spec.timeout = std::time::Duration::from_secs(120);
@@ -236,14 +235,14 @@ fn observe_resources(
             parse_observation(&out.stdout, env)
         }
         #[cfg(feature = "box")]
-        kind @ "sprite_services_observe" => {
+        Step::SpriteServicesObserve { .. } => {
             let from_env = crate::runner::expand::from_env;
-            let v = crate::lexicon::sprite::run_step(kind, &project.root, member, &step.args, None, &from_env)?;
+            let v = crate::lexicon::sprite::run_step(step, &project.root, member, None, &from_env)?;
             parse_observation(&v.to_string(), env)
         }
         other => {
             let _ = member;
-            Err(format!("the observer `{other}` is not available in this version of chant"))
+            Err(format!("the observer `{}` is not available in this version of chant", other.kind()))
         }
     }
 }

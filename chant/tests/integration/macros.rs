@@ -3,7 +3,7 @@
 //! the same bytes, ids are stable under reordering, each rule carries its source line, and
 //! `cargo build` exports the file and keeps it fresh.
 
-use chant::model::{Action, ClassKind, DialKind, OpDocument};
+use chant::model::{Action, ClassKind, DialKind, OpDocument, Step};
 use chant::prelude::*;
 
 /// A user step, named by `step(..., run = ...)` below.
@@ -161,24 +161,28 @@ fn converge_document_has_the_contract_shape() {
 fn step_arguments_keep_variables_and_fold_classes() {
     let (_, d) = doc("it-apply");
     let report = &d.on_failure[0].steps[0];
-    assert_eq!(report.kind, "shell");
-    assert_eq!(report.class, ClassKind::ReadOnly);
-    assert_eq!(report.args["cmd"], "echo ${HOME} failed");
-    assert!(!report.args.contains_key("class"));
+    assert_eq!(report.kind(), "shell");
+    assert_eq!(report.class(), ClassKind::ReadOnly);
+    let Step::Shell { args, .. } = report else { panic!("{report:?}") };
+    assert_eq!(args.cmd, "echo ${HOME} failed");
+    assert!(args.class.is_none());
     let (_, d) = doc("it-purge");
     let gate = &d.phases[0].steps[0];
-    assert_eq!((gate.kind.as_str(), gate.name.as_deref()), ("gate", Some("purge-approval")));
-    assert_eq!(gate.args["timeout"], "48h");
+    assert_eq!((gate.kind(), gate.name().map(|n| n.as_str())), ("gate", Some("purge-approval")));
+    let Step::Gate { args, .. } = gate else { panic!("{gate:?}") };
+    assert_eq!(args.timeout.as_ref().map(|t| t.as_str()), Some("48h"));
     let user = &d.phases[1].steps[0];
+    let Step::User { run, .. } = user else { panic!("{user:?}") };
     assert_eq!(
-        (user.kind.as_str(), user.name.as_deref(), user.run.as_deref()),
-        ("step", Some("purge-cache"), Some("purge_cache"))
+        (user.kind(), user.name().map(|n| n.as_str()), run.as_str()),
+        ("step", Some("purge-cache"), "purge_cache")
     );
-    assert_eq!(user.class, ClassKind::Destructive);
+    assert_eq!(user.class(), ClassKind::Destructive);
     let (_, d) = doc("it-box");
     let observe = d.converge.unwrap().observe.unwrap();
-    assert_eq!(observe.kind, "sprite_services_observe");
-    assert_eq!(observe.args["box"], true);
+    assert_eq!(observe.kind(), "sprite_services_observe");
+    let Step::SpriteServicesObserve { args, .. } = observe else { panic!("{observe:?}") };
+    assert!(args.from_box);
 }
 
 #[test]

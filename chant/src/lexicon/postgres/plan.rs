@@ -15,33 +15,8 @@ use super::catalog::Snapshot;
 use super::declaration::{Column, PostgresDeclaration, Table, is_widening};
 use super::marker::{self, Identity};
 
-/// Whether an apply may drop and make lossy changes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum DeleteMode {
-    /// The default: converge safely, drop nothing.
-    Never,
-    /// Also drop chant's own undeclared tables and make the unsafe column changes.
-    OwnedOnly,
-}
-
-impl DeleteMode {
-    /// Parses the `delete_mode` argument of an `apply` step (`never` or `owned-only`).
-    pub fn parse(text: &str) -> Option<Self> {
-        match text {
-            "never" => Some(DeleteMode::Never),
-            "owned-only" => Some(DeleteMode::OwnedOnly),
-            _ => None,
-        }
-    }
-
-    /// Returns the mode as written in records.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            DeleteMode::Never => "never",
-            DeleteMode::OwnedOnly => "owned-only",
-        }
-    }
-}
+/// Whether an apply may drop and make lossy changes: the `delete_mode` of an `apply` step.
+pub use crate::model::DeleteMode;
 
 /// One statement, and whether it must run alone in a savepoint (its failure being expected and
 /// reported rather than fatal).

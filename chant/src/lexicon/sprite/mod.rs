@@ -22,6 +22,8 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
+use crate::model::Step;
+
 pub use declaration::{BoxDeclaration, BoxService};
 
 /// The variable a service's `cmd` may name for the project root (the directory of `chant.toml`)
@@ -459,23 +461,30 @@ pub fn project_root() -> Result<PathBuf, String> {
     crate::config::Config::discover(&cwd).map(|c| c.root).map_err(|e| e.to_string())
 }
 
-/// Runs the step `kind` (`sprite_services_observe`, `sprite_service_restart` or
-/// `sprite_apply_services`) with its expanded `args`, reading the box block of `member` from the
-/// workspace file in `root`, on every call. `resource` is the resource of a converge dispatch;
-/// `var` looks variables up (settings, `${VAR}` in commands, `CHANT_CONVERGE_RESOURCE`).
+/// Runs a box services step (`sprite_services_observe`, `sprite_service_restart` or
+/// `sprite_apply_services`) with its arguments already expanded, reading the box block of
+/// `member` from the workspace file in `root`, on every call. `resource` is the resource of a
+/// converge dispatch; `var` looks variables up (settings, `${VAR}` in commands,
+/// `CHANT_CONVERGE_RESOURCE`).
 ///
 /// # Errors
 ///
 /// One line saying what failed; nothing was changed when the declaration is at fault.
 pub fn run_step(
-    kind: &str,
+    step: &Step,
     root: &Path,
     member: Option<&str>,
-    args: &std::collections::BTreeMap<String, Value>,
     resource: Option<&str>,
     var: &dyn Fn(&str) -> Option<String>,
 ) -> Result<Value, String> {
-    if args.get("box").and_then(Value::as_bool) != Some(true) {
+    let kind = step.kind();
+    let from_box = match step {
+        Step::SpriteServicesObserve { args, .. } => args.from_box,
+        Step::SpriteServiceRestart { args, .. } => args.from_box,
+        Step::SpriteApplyServices { args, .. } => args.from_box,
+        _ => return Err(format!("{kind} is not a box services step")),
+    };
+    if !from_box {
         return Err(format!("{kind} reads the services from the box block: pass box = true"));
     }
     let decl = BoxDeclaration::read(root, member).map_err(|e| e.to_string())?;
@@ -483,12 +492,11 @@ pub fn run_step(
     let with_root = |k: &str| var(k).or_else(|| (k == PROJECT_DIR_VAR).then(|| root_text.clone()));
     let var: &dyn Fn(&str) -> Option<String> = &with_root;
     let settings = Settings::from_env(var);
-    let str_arg = |k: &str| args.get(k).and_then(Value::as_str).map(str::to_owned);
-    let flag = |k: &str| args.get(k).and_then(Value::as_bool).unwrap_or(false);
-    match kind {
-        "sprite_services_observe" => Ok(observe(&decl, &settings)),
-        "sprite_service_restart" => {
-            let name = str_arg("name")
+    match step {
+        Step::SpriteServiceRestart { args, .. } => {
+            let name = args
+                .name
+                .clone()
                 .or_else(|| resource.map(str::to_owned))
                 .or_else(|| var(crate::tick::RESOURCE_VAR))
                 .filter(|n| !n.is_empty())
@@ -500,13 +508,16 @@ pub fn run_step(
                 })?;
             restart(&decl, &name, &settings)
         }
-        "sprite_apply_services" => {
-            let only =
-                str_arg("only").map(|o| o.split(',').map(|n| n.trim().to_owned()).filter(|n| !n.is_empty()).collect());
-            let options = ApplyOptions { only, start: flag("start"), restart: flag("restart") };
+        Step::SpriteApplyServices { args, .. } => {
+            let only = args
+                .only
+                .as_ref()
+                .map(|o| o.split(',').map(|n| n.trim().to_owned()).filter(|n| !n.is_empty()).collect());
+            let options =
+                ApplyOptions { only, start: args.start.unwrap_or(false), restart: args.restart.unwrap_or(false) };
             apply(&decl, &options, &settings, var)
         }
-        other => Err(format!("{other} is not a box services step")),
+        _ => Ok(observe(&decl, &settings)),
     }
 }
 
@@ -568,15 +579,17 @@ pub fn subscribe_changes_in(
     Ok(crate::observe::observation::Subscription::new(Guard(closer, closed)))
 }
 
-/// One line describing a step's result, for the run record.
-pub fn describe(kind: &str, result: &Value) -> String {
-    match kind {
-        "sprite_services_observe" => {
+/// One line describing a box services step's result, for the run record.
+pub fn describe(step: &Step, result: &Value) -> String {
+    match step {
+        Step::SpriteServicesObserve { .. } => {
             let rs = result.get("resources").and_then(Value::as_array).map(Vec::as_slice).unwrap_or_default();
             let count = |st: &str| rs.iter().filter(|r| r.get("status").and_then(Value::as_str) == Some(st)).count();
             format!("{} in-sync, {} drifted, {} unknown", count("in-sync"), count("drifted"), count("unknown"))
         }
-        "sprite_service_restart" => format!("restarted: {}", result.get("name").and_then(Value::as_str).unwrap_or("?")),
+        Step::SpriteServiceRestart { .. } => {
+            format!("restarted: {}", result.get("name").and_then(Value::as_str).unwrap_or("?"))
+        }
         _ => result
             .get("services")
             .and_then(Value::as_array)
