@@ -200,6 +200,7 @@ mod tests {
         assert_eq!(serde_json::from_str::<Name>("\"staging-apply\"").unwrap(), n);
         let e = serde_json::from_str::<Name>("\"Staging\"").unwrap_err().to_string();
         assert!(e.contains("[a-z][a-z0-9-]*"), "{e}");
-        assert!(n == "staging-apply" && "staging-apply" == n);
+        assert!(n == "staging-apply");
+        assert!("staging-apply" == n);
     }
 }

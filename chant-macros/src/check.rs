@@ -16,6 +16,7 @@ use syn::LitStr;
 use crate::ast::{ActionAst, ArgValue, ConvergeAst, LiteralAst, OpAst, PhaseAst, PredicateAst, RuleAst, StepAst};
 use crate::ctxt::Ctxt;
 use crate::env::BuildEnv;
+use crate::known::KnownOps;
 use crate::symbol;
 use chant_core::contract::{
     self, ADOPT_FIELD, ArgType, ClassKind, DEFAULT_BUDGET, DialKind, LeafProblem, LiteralKind, STEPS, SymptomKind,
@@ -49,8 +50,11 @@ pub(crate) struct Dispatch {
     pub(crate) run: Ident,
     /// The argument group of `run(...)`.
     pub(crate) group: Group,
-    /// For each refused class of target, the message to fail with.
+    /// For each refused class of target, the message const evaluation fails with. Empty when the
+    /// macro already reported the refusal itself (the target's class was known).
     pub(crate) refusals: Vec<(ClassKind, String)>,
+    /// The message const evaluation fails with when no op has the target's name.
+    pub(crate) unknown: String,
 }
 
 /// Checks an `op!`.
@@ -339,7 +343,13 @@ fn example_arg(spec: &contract::StepSpec) -> String {
 }
 
 /// Checks a `converge_op!`.
-pub(crate) fn converge(ast: &ConvergeAst, member: Option<Option<String>>, env: &BuildEnv, cx: &Ctxt) -> Checked {
+pub(crate) fn converge(
+    ast: &ConvergeAst,
+    member: Option<Option<String>>,
+    env: &BuildEnv,
+    known: &KnownOps,
+    cx: &Ctxt,
+) -> Checked {
     let name = ast.name.as_ref().and_then(|n| name_of(cx, "ConvergeOp name", n));
     let op_env = ast.env.as_ref().and_then(|e| name_of(cx, "env name", e));
     let overview = match &ast.overview {
@@ -401,7 +411,7 @@ pub(crate) fn converge(ast: &ConvergeAst, member: Option<Option<String>>, env: &
         Some(step)
     });
     let kind = if ast.observe.is_some() { SymptomKind::Resource } else { SymptomKind::Converge };
-    let rules = rules(ast, name.as_deref(), kind, dial, env, cx);
+    let rules = rules(ast, name.as_deref(), kind, dial, env, known, cx);
     let doc = match (&name, &op_env, dial, member, rules.rules, ast.observe.is_some() == observe.is_some()) {
         (Some(n), Some(e), Some(d), Some(member), Some(rules), true)
             if schedule.is_some() == ast.schedule.is_some() =>
@@ -452,6 +462,7 @@ fn rules(
     kind: SymptomKind,
     dial: Option<DialKind>,
     env: &BuildEnv,
+    known: &KnownOps,
     cx: &Ctxt,
 ) -> Rules {
     let Some((_, list)) = &ast.rules else {
@@ -476,11 +487,20 @@ fn rules(
                 op.unwrap_or("(unnamed)"),
                 id.as_deref().or(r.id.as_ref().map(LitStr::value).as_deref()).unwrap_or("(unnamed rule)")
             );
+            let name = target.value();
+            let mut refused = refusals(&name, dial, reads_adopt);
+            // A target the macro can see is checked here, so its refusal reads like every other
+            // error of the macro; the registry's const check then only confirms it is declared.
+            if let Some(msg) = known.get(&name).and_then(|t| refused.iter().find(|(c, _)| *c == t.class)) {
+                cx.error_spanned(quote!(#ident #group), &msg.1);
+                refused.clear();
+            }
             dispatches.push(Dispatch {
                 target: target.clone(),
                 run: ident.clone(),
                 group: group.clone(),
-                refusals: refusals(&prefix, &target.value(), dial, reads_adopt),
+                refusals: refused.into_iter().map(|(c, m)| (c, format!("{prefix}{m}"))).collect(),
+                unknown: format!("{prefix}{}", unknown_target(&name, known)),
             });
         }
         let Some((rule, derived)) = checked else {
@@ -518,9 +538,20 @@ fn mentions(p: &PredicateAst, snake: &str) -> bool {
     }
 }
 
+/// The message for a `run()` target no op has the name of, with the closest name the macro can
+/// see.
+fn unknown_target(target: &str, known: &KnownOps) -> String {
+    match contract::did_you_mean(target, known.names(false).filter(|n| *n != target)) {
+        Some(s) => format!("run(\"{target}\") names no declared Op; did you mean \"{s}\"?"),
+        None => format!(
+            "run(\"{target}\") names no declared Op: no `op!` or `converge_op!` in this crate or the crates it uses has this name; declare it with `op! {{ name: \"{target}\", ... }}` (names are matched exactly)"
+        ),
+    }
+}
+
 /// The classes of target a rule must refuse: by the dial (`permits`), and a mutating target when
 /// the predicate reads `adopt_count`. Unknown inputs (a dial that failed to parse) add nothing.
-fn refusals(prefix: &str, target: &str, dial: Option<DialKind>, reads_adopt: Option<bool>) -> Vec<(ClassKind, String)> {
+fn refusals(target: &str, dial: Option<DialKind>, reads_adopt: Option<bool>) -> Vec<(ClassKind, String)> {
     let mut out = Vec::new();
     for class in ClassKind::ALL {
         let mut msgs = Vec::new();
@@ -533,7 +564,7 @@ fn refusals(prefix: &str, target: &str, dial: Option<DialKind>, reads_adopt: Opt
             msgs.push(contract::adopt_refusal(target, true));
         }
         if !msgs.is_empty() {
-            out.push((class, format!("{prefix}{}", msgs.join("; also, "))));
+            out.push((class, msgs.join("; also, ")));
         }
     }
     out
@@ -686,16 +717,17 @@ mod tests {
     use quote::quote;
 
     use super::*;
+    use crate::known::KnownOp;
     use crate::parse;
 
     fn env() -> BuildEnv {
-        BuildEnv { package: "unit".into(), manifest_dir: None, ops_dir: None }
+        BuildEnv { package: "unit".into(), manifest_dir: None, ops_dir: None, crate_root: None }
     }
 
     fn converge_op(input: TokenStream) -> (Checked, Vec<String>) {
         let cx = Ctxt::new();
         let ast = parse::converge_op(input, &cx);
-        let checked = converge(&ast, Some(None), &env(), &cx);
+        let checked = converge(&ast, Some(None), &env(), &KnownOps::default(), &cx);
         let errors = cx.check().err().map(|e| e.into_iter().map(|e| e.to_string()).collect()).unwrap_or_default();
         (checked, errors)
     }
@@ -756,6 +788,36 @@ mod tests {
         assert_eq!(c.dispatches.len(), 1);
         assert!(c.dispatches[0].refusals.is_empty());
         assert_eq!(c.name.as_deref(), Some("c"));
+    }
+
+    #[test]
+    fn a_target_the_macro_can_see_is_refused_by_the_macro_itself() {
+        let known = KnownOps::from_ops(vec![
+            KnownOp { name: "staging-apply".into(), class: ClassKind::Mutating, converge: false },
+            KnownOp { name: "staging-smoke".into(), class: ClassKind::ReadOnly, converge: false },
+        ]);
+        let cx = Ctxt::new();
+        let ast = parse::converge_op(
+            quote! {
+                name: "c",
+                env: "e",
+                rules: [
+                    when!(eq(status, "drifted") => run("staging-apply"), id = "seen", why = "w"),
+                    when!(eq(status, "stale") => run("staging-smoke"), id = "allowed", why = "w"),
+                    when!(eq(status, "unknown") => run("staging-aply"), id = "typo", why = "w"),
+                ],
+            },
+            &cx,
+        );
+        let c = converge(&ast, Some(None), &env(), &known, &cx);
+        let errors: Vec<String> = cx.check().unwrap_err().into_iter().map(|e| e.to_string()).collect();
+        assert_eq!(errors.len(), 1, "{errors:#?}");
+        assert!(errors[0].starts_with("run(\"staging-apply\") targets a mutating Op"), "{}", errors[0]);
+        // The reported refusal leaves only the resolution check; a permitted target keeps the
+        // registry's arms (the registry is the authority); a typo gets the closest name.
+        assert!(c.dispatches[0].refusals.is_empty());
+        assert_eq!(c.dispatches[1].refusals.len(), 2);
+        assert!(c.dispatches[2].unknown.ends_with("did you mean \"staging-apply\"?"), "{}", c.dispatches[2].unknown);
     }
 
     #[test]

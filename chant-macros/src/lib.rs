@@ -13,6 +13,7 @@ mod env;
 mod expand;
 mod export;
 mod json;
+mod known;
 mod parse;
 mod symbol;
 

@@ -21,6 +21,17 @@ pub mod __private {
     pub struct OpName<const H: u64>;
     pub trait Declared<M> { const NAME: &'static str; const CLASS: ClassKind; }
     pub trait DeclaredConverge<M> { const NAME: &'static str; }
+    pub struct Probe<const H: u64, M>(core::marker::PhantomData<M>);
+    impl<const H: u64, M> Probe<H, M> where OpName<H>: Declared<M> {
+        pub const CLASS: Option<ClassKind> = Some(<OpName<H> as Declared<M>>::CLASS);
+    }
+    pub struct NotDeclared;
+    pub trait Undeclared { const CLASS: Option<ClassKind>; }
+    impl<const H: u64> Undeclared for Probe<H, NotDeclared> { const CLASS: Option<ClassKind> = None; }
+    pub struct ConvergeProbe<const H: u64, M>(core::marker::PhantomData<M>);
+    impl<const H: u64, M> ConvergeProbe<H, M> where OpName<H>: DeclaredConverge<M> { pub const FOUND: bool = true; }
+    pub trait UndeclaredConverge { const FOUND: bool; }
+    impl<const H: u64> UndeclaredConverge for ConvergeProbe<H, NotDeclared> { const FOUND: bool = false; }
     pub struct StepContext;
     pub type StepFn = fn(&StepContext) -> Result<(), ()>;
     pub struct RegisteredOp {

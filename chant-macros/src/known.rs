@@ -1,0 +1,220 @@
+//! The ops the macro can see for itself: every `op!` and `converge_op!` written in the crate's
+//! source files, read with the same parser and checks as the macros (so their names and classes
+//! are exactly what those invocations declare).
+//!
+//! The compile-time registry (`::chant::__private`) stays the authority: an op declared by a
+//! `macro_rules!`, behind a `cfg`, or in another crate is invisible here. So this knowledge only
+//! ever adds to the registry's checks: a `run()` target found here with a class the dial refuses
+//! is reported by the macro itself, as an ordinary error at `run("...")`, and the names found here
+//! feed the "did you mean" of a target the registry does not know. A target not found here is
+//! never refused on that ground; the registry decides.
+//!
+//! The files read are the crate root (the `.rs` file rustc compiles), the package's library root
+//! (a binary's ops usually live there), and the invocation's own file, with every `mod` they
+//! declare, inline or in its own file (`#[path]` included), each file once.
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+
+use proc_macro2::{Span, TokenStream};
+use syn::{Item, Meta};
+
+use chant_core::{ClassKind, Name};
+
+use crate::check;
+use crate::ctxt::Ctxt;
+use crate::env::BuildEnv;
+use crate::parse;
+
+/// The most files one scan reads (a guard against a pathological module tree).
+const MAX_FILES: usize = 512;
+
+/// One op found in the sources.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct KnownOp {
+    /// Its name.
+    pub(crate) name: String,
+    /// Its verb class, folded from its steps as the macro folds it.
+    pub(crate) class: ClassKind,
+    /// True for a `converge_op!`.
+    pub(crate) converge: bool,
+}
+
+/// The ops found in the crate's sources.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct KnownOps {
+    ops: Vec<KnownOp>,
+}
+
+impl KnownOps {
+    /// Reads the crate's sources as seen from an invocation at `span`.
+    pub(crate) fn scan(env: &BuildEnv, span: Span) -> Self {
+        let mut roots: Vec<PathBuf> = Vec::new();
+        roots.extend(env.crate_root.clone());
+        roots.extend(env.manifest_dir.as_ref().map(|d| d.join("src/lib.rs")).filter(|p| p.is_file()));
+        roots.extend(span.local_file().map(|f| absolute(&f)));
+        let mut scan = Scan { seen: BTreeSet::new(), ops: Vec::new() };
+        for root in roots {
+            scan.file(&root, None, true);
+        }
+        KnownOps { ops: scan.ops }
+    }
+
+    /// Creates a set from a list (unit tests).
+    #[cfg(test)]
+    pub(crate) fn from_ops(ops: Vec<KnownOp>) -> Self {
+        KnownOps { ops }
+    }
+
+    /// Returns the op named `name` when exactly one declaration of it was found.
+    pub(crate) fn get(&self, name: &str) -> Option<&KnownOp> {
+        let mut found = self.ops.iter().filter(|o| o.name == name);
+        match (found.next(), found.next()) {
+            (Some(op), None) => Some(op),
+            _ => None,
+        }
+    }
+
+    /// Returns the names of every op found (`converge_only`: of the ConvergeOps), for a
+    /// "did you mean".
+    pub(crate) fn names(&self, converge_only: bool) -> impl Iterator<Item = &str> {
+        self.ops.iter().filter(move |o| o.converge || !converge_only).map(|o| o.name.as_str())
+    }
+}
+
+struct Scan {
+    seen: BTreeSet<PathBuf>,
+    ops: Vec<KnownOp>,
+}
+
+impl Scan {
+    /// Reads one source file. `dir` is the directory its `mod x;` children live in; `None` derives
+    /// it from the file: a crate root (`root`) or a `mod.rs` keeps them beside it, `a.rs` in `a/`.
+    fn file(&mut self, path: &Path, dir: Option<PathBuf>, root: bool) {
+        if self.seen.len() >= MAX_FILES || !self.seen.insert(path.to_path_buf()) {
+            return;
+        }
+        let Ok(text) = std::fs::read_to_string(path) else { return };
+        let Ok(file) = syn::parse_file(&text) else { return };
+        let parent = path.parent().map(Path::to_path_buf).unwrap_or_default();
+        let dir = dir.unwrap_or_else(|| {
+            let stem = path.file_stem().and_then(|s| s.to_str()).unwrap_or_default();
+            if root || stem == "mod" { parent.clone() } else { parent.join(stem) }
+        });
+        self.items(&file.items, &parent, &dir);
+    }
+
+    fn items(&mut self, items: &[Item], file_dir: &Path, dir: &Path) {
+        for item in items {
+            match item {
+                Item::Macro(m) => {
+                    let Some(last) = m.mac.path.segments.last() else { continue };
+                    if last.ident == "op" {
+                        self.invocation(m.mac.tokens.clone(), false);
+                    } else if last.ident == "converge_op" {
+                        self.invocation(m.mac.tokens.clone(), true);
+                    }
+                }
+                Item::Mod(m) => {
+                    let path_attr = m.attrs.iter().find_map(|a| match &a.meta {
+                        Meta::NameValue(nv) if nv.path.is_ident("path") => match &nv.value {
+                            syn::Expr::Lit(syn::ExprLit { lit: syn::Lit::Str(s), .. }) => Some(s.value()),
+                            _ => None,
+                        },
+                        _ => None,
+                    });
+                    let name = m.ident.to_string();
+                    match (&m.content, path_attr) {
+                        (Some((_, inner)), _) => self.items(inner, file_dir, &dir.join(&name)),
+                        (None, Some(p)) => {
+                            self.file(&file_dir.join(p), None, false);
+                        }
+                        (None, None) => {
+                            let flat = dir.join(format!("{name}.rs"));
+                            if flat.is_file() {
+                                self.file(&flat, Some(dir.join(&name)), false);
+                            } else {
+                                let nested = dir.join(&name).join("mod.rs");
+                                self.file(&nested, Some(dir.join(&name)), false);
+                            }
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+
+    /// Reads one invocation with the macros' own parser and checks; one with errors is skipped.
+    fn invocation(&mut self, tokens: TokenStream, converge: bool) {
+        let cx = Ctxt::new();
+        let (name, class) = if converge {
+            let ast = parse::converge_op(tokens, &cx);
+            (ast.name.map(|n| n.value()).filter(|n| Name::is_valid(n)), Some(ClassKind::ReadOnly))
+        } else {
+            let ast = parse::op(tokens, &cx);
+            let checked = check::op(&ast, Some(None), &cx);
+            (checked.name.map(|n| n.into_string()), checked.doc.map(|d| d.class))
+        };
+        let clean = cx.check().is_ok();
+        if let (true, Some(name), Some(class)) = (clean, name, class) {
+            self.ops.push(KnownOp { name, class, converge });
+        }
+    }
+}
+
+fn absolute(p: &Path) -> PathBuf {
+    if p.is_relative() {
+        std::env::current_dir().map(|c| c.join(p)).unwrap_or_else(|_| p.to_path_buf())
+    } else {
+        p.to_path_buf()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_every_module_file_and_inline_module() {
+        let dir = std::env::temp_dir().join(format!("chant-macros-known-{}", std::process::id()));
+        std::fs::create_dir_all(dir.join("src/ops")).unwrap();
+        std::fs::write(
+            dir.join("src/lib.rs"),
+            "mod ops;\nmod inline { pub mod deeper { chant::op! { name: \"deep\", overview: \"o\", phases: [ phase(\"P\", [ http_check(url = \"http://x/\") ]) ] } } }\n",
+        )
+        .unwrap();
+        std::fs::write(
+            dir.join("src/ops/mod.rs"),
+            "mod apply;\nchant::converge_op! { name: \"conv\", env: \"e\", rules: [ when!(eq(status, \"drifted\") => report(\"r\"), why = \"w\") ] }\n",
+        )
+        .unwrap();
+        std::fs::write(
+            dir.join("src/ops/apply.rs"),
+            "op! { name: \"apply-it\", overview: \"o\", phases: [ phase(\"P\", [ apply(env = \"e\") ]) ] }\nop! { name: \"Broken\" }\n",
+        )
+        .unwrap();
+        let env = BuildEnv { package: "k".into(), manifest_dir: Some(dir.clone()), ops_dir: None, crate_root: None };
+        let known = KnownOps::scan(&env, Span::call_site());
+        let mut found: Vec<(String, ClassKind, bool)> =
+            known.ops.iter().map(|o| (o.name.clone(), o.class, o.converge)).collect();
+        found.sort();
+        assert_eq!(
+            found,
+            [
+                ("apply-it".to_owned(), ClassKind::Mutating, false),
+                ("conv".to_owned(), ClassKind::ReadOnly, true),
+                ("deep".to_owned(), ClassKind::ReadOnly, false),
+            ]
+        );
+        assert_eq!(known.names(true).collect::<Vec<_>>(), ["conv"]);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn a_name_declared_twice_is_not_known() {
+        let op = |class| KnownOp { name: "x".into(), class, converge: false };
+        let known = KnownOps::from_ops(vec![op(ClassKind::Mutating), op(ClassKind::ReadOnly)]);
+        assert!(known.get("x").is_none());
+    }
+}
