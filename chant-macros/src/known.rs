@@ -11,7 +11,7 @@
 //!
 //! The files read are the crate root (the `.rs` file rustc compiles), the package's library root
 //! (a binary's ops usually live there), and the invocation's own file, with every `mod` they
-//! declare, inline or in its own file (`#[path]` included), each file once.
+//! declare, inline or in its own file (a `path` attribute included), each file once.
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
