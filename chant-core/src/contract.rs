@@ -2,9 +2,8 @@
 //! and steps are allowed, and which dispatches each dial permits.
 //!
 //! This module is the one source of truth shared by the compile-time checks in `chant-macros`
-//! and the runtime backstop that re-validates a loaded op.json. It depends on nothing but
-//! `core`/`std`, does no I/O, and speaks in plain strings: the
-//! macros map their snake_case identifiers to the contract's camelCase names with
+//! and the runtime backstop that re-validates a loaded op.json. It does no I/O and speaks in plain
+//! strings: the macros map their snake_case identifiers to the contract's camelCase names with
 //! [`snake_to_camel`] before asking.
 
 use crate::step::DeleteMode;

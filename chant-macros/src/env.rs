@@ -7,9 +7,8 @@
 
 use std::path::{Component, Path, PathBuf};
 
-use proc_macro2::Span;
-
 use chant_core::rule::Source;
+use proc_macro2::Span;
 
 /// The name of the variable holding the export directory.
 pub(crate) const OPS_DIR_VAR: &str = "CHANT_OPS_DIR";

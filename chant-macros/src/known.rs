@@ -16,10 +16,9 @@
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
+use chant_core::{ClassKind, Name};
 use proc_macro2::{Span, TokenStream};
 use syn::{Item, Meta};
-
-use chant_core::{ClassKind, Name};
 
 use crate::check;
 use crate::ctxt::Ctxt;

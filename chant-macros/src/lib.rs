@@ -3,8 +3,9 @@
 //!
 //! This file only holds the shims. The work is done on `proc_macro2` tokens, in stages: `parse`
 //! reads the input into the syntax tree of `ast`, `check` validates it against the shared model
-//! crate `chant-core` (collecting every error in a `ctxt::Ctxt`) and builds the op.json document,
-//! `json` gives its bytes, `export` writes the file under `$CHANT_OPS_DIR`, and `expand` emits the code.
+//! crate `chant-core` (collecting every error in a `ctxt::Ctxt`; `known` tells it which ops the
+//! crate's sources declare) and builds the op.json document, `json` gives its bytes, `export`
+//! writes the file under `$CHANT_OPS_DIR`, and `expand` emits the code.
 
 mod ast;
 mod check;

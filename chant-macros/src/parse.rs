@@ -5,6 +5,7 @@
 //! the [`Ctxt`] at its token and the field is left out. Semantic checks (which fields a symptom
 //! has, which dials exist, names, cron) belong to [`crate::check`].
 
+use chant_core::contract::{self, COMBINATORS, COMPARISON_OPS, LeafProblem, SymptomKind, TRUTHINESS_OPS};
 use proc_macro2::{Delimiter, Group, Ident, Span, TokenStream, TokenTree};
 use syn::{Lit, LitBool, LitInt, LitStr};
 
@@ -13,7 +14,6 @@ use crate::ast::{
 };
 use crate::ctxt::Ctxt;
 use crate::symbol;
-use chant_core::contract::{self, COMBINATORS, COMPARISON_OPS, LeafProblem, SymptomKind, TRUTHINESS_OPS};
 
 type Tokens = Vec<TokenTree>;
 
