@@ -11,10 +11,14 @@
 //!
 //! The files read are the crate root (the `.rs` file rustc compiles), the package's library root
 //! (a binary's ops usually live there), and the invocation's own file, with every `mod` they
-//! declare, inline or in its own file (a `path` attribute included), each file once.
+//! declare, inline or in its own file (a `path` attribute included), each file once. A file's
+//! parse is kept while its modification time and length are unchanged, so the invocations of one
+//! build read each file once.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::SystemTime;
 
 use chant_core::{ClassKind, Name};
 use proc_macro2::{Span, TokenStream};
@@ -81,84 +85,124 @@ impl KnownOps {
     }
 }
 
+/// What one source file declares: its ops, and the files of its `mod x;` children.
+#[derive(Debug, Default)]
+struct Parsed {
+    ops: Vec<KnownOp>,
+    children: Vec<Child>,
+}
+
+/// A `mod x;` child: the files it may live in (the first that exists), and where its own
+/// children live.
+#[derive(Debug)]
+struct Child {
+    candidates: Vec<PathBuf>,
+    dir: Option<PathBuf>,
+}
+
+/// A file's modification time and length: a parse is reused while both are unchanged.
+type Stamp = (Option<SystemTime>, u64);
+
+/// Parsed files, reused across the invocations one compiler process expands (each `converge_op!`
+/// and `main!` scans the crate). It holds plain data only, never tokens.
+static CACHE: Mutex<BTreeMap<PathBuf, (Stamp, Arc<Parsed>)>> = Mutex::new(BTreeMap::new());
+
 struct Scan {
     seen: BTreeSet<PathBuf>,
     ops: Vec<KnownOp>,
 }
 
 impl Scan {
-    /// Reads one source file. `dir` is the directory its `mod x;` children live in; `None` derives
-    /// it from the file: a crate root (`root`) or a `mod.rs` keeps them beside it, `a.rs` in `a/`.
+    /// Reads one source file and its module children. `dir` is the directory its `mod x;`
+    /// children live in; `None` derives it from the file: a crate root (`root`) or a `mod.rs`
+    /// keeps them beside it, `a.rs` in `a/`.
     fn file(&mut self, path: &Path, dir: Option<PathBuf>, root: bool) {
         if self.seen.len() >= MAX_FILES || !self.seen.insert(path.to_path_buf()) {
             return;
         }
-        let Ok(text) = std::fs::read_to_string(path) else { return };
-        let Ok(file) = syn::parse_file(&text) else { return };
-        let parent = path.parent().map(Path::to_path_buf).unwrap_or_default();
-        let dir = dir.unwrap_or_else(|| {
-            let stem = path.file_stem().and_then(|s| s.to_str()).unwrap_or_default();
-            if root || stem == "mod" { parent.clone() } else { parent.join(stem) }
-        });
-        self.items(&file.items, &parent, &dir);
-    }
-
-    fn items(&mut self, items: &[Item], file_dir: &Path, dir: &Path) {
-        for item in items {
-            match item {
-                Item::Macro(m) => {
-                    let Some(last) = m.mac.path.segments.last() else { continue };
-                    if last.ident == "op" {
-                        self.invocation(m.mac.tokens.clone(), false);
-                    } else if last.ident == "converge_op" {
-                        self.invocation(m.mac.tokens.clone(), true);
-                    }
-                }
-                Item::Mod(m) => {
-                    let path_attr = m.attrs.iter().find_map(|a| match &a.meta {
-                        Meta::NameValue(nv) if nv.path.is_ident("path") => match &nv.value {
-                            syn::Expr::Lit(syn::ExprLit { lit: syn::Lit::Str(s), .. }) => Some(s.value()),
-                            _ => None,
-                        },
-                        _ => None,
-                    });
-                    let name = m.ident.to_string();
-                    match (&m.content, path_attr) {
-                        (Some((_, inner)), _) => self.items(inner, file_dir, &dir.join(&name)),
-                        (None, Some(p)) => {
-                            self.file(&file_dir.join(p), None, false);
-                        }
-                        (None, None) => {
-                            let flat = dir.join(format!("{name}.rs"));
-                            if flat.is_file() {
-                                self.file(&flat, Some(dir.join(&name)), false);
-                            } else {
-                                let nested = dir.join(&name).join("mod.rs");
-                                self.file(&nested, Some(dir.join(&name)), false);
-                            }
-                        }
-                    }
-                }
-                _ => {}
+        let Some(parsed) = parsed(path, dir, root) else { return };
+        self.ops.extend(parsed.ops.iter().cloned());
+        for child in &parsed.children {
+            if let Some(file) = child.candidates.iter().find(|c| c.is_file()) {
+                self.file(file, child.dir.clone(), false);
             }
         }
     }
+}
 
-    /// Reads one invocation with the macros' own parser and checks; one with errors is skipped.
-    fn invocation(&mut self, tokens: TokenStream, converge: bool) {
-        let cx = Ctxt::new();
-        let (name, class) = if converge {
-            let ast = parse::converge_op(tokens, &cx);
-            (ast.name.map(|n| n.value()).filter(|n| Name::is_valid(n)), Some(ClassKind::ReadOnly))
-        } else {
-            let ast = parse::op(tokens, &cx);
-            let checked = check::op(&ast, Some(None), &cx);
-            (checked.name.map(|n| n.into_string()), checked.doc.map(|d| d.class))
-        };
-        let clean = cx.check().is_ok();
-        if let (true, Some(name), Some(class)) = (clean, name, class) {
-            self.ops.push(KnownOp { name, class, converge });
+/// Returns the parse of `path`, from the cache while the file is unchanged.
+fn parsed(path: &Path, dir: Option<PathBuf>, root: bool) -> Option<Arc<Parsed>> {
+    let meta = std::fs::metadata(path).ok()?;
+    let stamp: Stamp = (meta.modified().ok(), meta.len());
+    let mut cache = CACHE.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    if let Some((s, p)) = cache.get(path)
+        && *s == stamp
+    {
+        return Some(Arc::clone(p));
+    }
+    let text = std::fs::read_to_string(path).ok()?;
+    let file = syn::parse_file(&text).ok()?;
+    let parent = path.parent().map(Path::to_path_buf).unwrap_or_default();
+    let dir = dir.unwrap_or_else(|| {
+        let stem = path.file_stem().and_then(|s| s.to_str()).unwrap_or_default();
+        if root || stem == "mod" { parent.clone() } else { parent.join(stem) }
+    });
+    let mut out = Parsed::default();
+    items(&mut out, &file.items, &parent, &dir);
+    let out = Arc::new(out);
+    cache.insert(path.to_path_buf(), (stamp, Arc::clone(&out)));
+    Some(out)
+}
+
+fn items(out: &mut Parsed, list: &[Item], file_dir: &Path, dir: &Path) {
+    for item in list {
+        match item {
+            Item::Macro(m) => {
+                let Some(last) = m.mac.path.segments.last() else { continue };
+                if last.ident == "op" {
+                    out.ops.extend(invocation(m.mac.tokens.clone(), false));
+                } else if last.ident == "converge_op" {
+                    out.ops.extend(invocation(m.mac.tokens.clone(), true));
+                }
+            }
+            Item::Mod(m) => {
+                let path_attr = m.attrs.iter().find_map(|a| match &a.meta {
+                    Meta::NameValue(nv) if nv.path.is_ident("path") => match &nv.value {
+                        syn::Expr::Lit(syn::ExprLit { lit: syn::Lit::Str(s), .. }) => Some(s.value()),
+                        _ => None,
+                    },
+                    _ => None,
+                });
+                let name = m.ident.to_string();
+                match (&m.content, path_attr) {
+                    (Some((_, inner)), _) => items(out, inner, file_dir, &dir.join(&name)),
+                    (None, Some(p)) => out.children.push(Child { candidates: vec![file_dir.join(p)], dir: None }),
+                    (None, None) => out.children.push(Child {
+                        candidates: vec![dir.join(format!("{name}.rs")), dir.join(&name).join("mod.rs")],
+                        dir: Some(dir.join(&name)),
+                    }),
+                }
+            }
+            _ => {}
         }
+    }
+}
+
+/// Reads one invocation with the macros' own parser and checks; one with errors is skipped.
+fn invocation(tokens: TokenStream, converge: bool) -> Option<KnownOp> {
+    let cx = Ctxt::new();
+    let (name, class) = if converge {
+        let ast = parse::converge_op(tokens, &cx);
+        (ast.name.map(|n| n.value()).filter(|n| Name::is_valid(n)), Some(ClassKind::ReadOnly))
+    } else {
+        let ast = parse::op(tokens, &cx);
+        let checked = check::op(&ast, Some(None), &cx);
+        (checked.name.map(|n| n.into_string()), checked.doc.map(|d| d.class))
+    };
+    let clean = cx.check().is_ok();
+    match (clean, name, class) {
+        (true, Some(name), Some(class)) => Some(KnownOp { name, class, converge }),
+        _ => None,
     }
 }
 
