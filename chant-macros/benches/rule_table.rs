@@ -1,14 +1,13 @@
 //! Measures what a 100-rule `converge_op!` adds to a build, against a 1-rule one: the acceptance
 //! bar is under a second.
 //!
-//! Builds a scratch crate (see `tests/scratch/mod.rs`) whose source alternates between the two
+//! Builds a scratch crate (`chant_testkit::scratch`) whose source alternates between the two
 //! tables, recompiling only that crate each time, non-incrementally, and prints the median wall
 //! time of each and the difference. Run with `cargo bench -p chant-macros --bench rule_table`.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-#[path = "../tests/scratch/mod.rs"]
-mod scratch;
+use chant_testkit::scratch;
 
 use std::time::{Duration, Instant};
 

@@ -1,7 +1,7 @@
 //! Checks a parsed invocation against the contract and builds its op.json document.
 //!
 //! Every rule of the contract comes from the shared model (`contract::check_leaf`, `permits`,
-//! `adopt_refusal`, `check_name`, `step_spec`, `step_class`, `cron::parse_cron`,
+//! `adopt_refusal`, `Name::parse`, `step_spec`, `step_class`, `cron::parse_cron`,
 //! `Rule::derive_id`); this module only maps them onto the tokens the user wrote. All problems go
 //! to the [`Ctxt`]; nothing returns early, so one invocation reports all of its errors. What could
 //! be checked is still returned (the name, the `run()` targets), so the expansion can emit a
@@ -9,26 +9,31 @@
 
 use std::collections::BTreeMap;
 
-use proc_macro2::{Group, Ident, Span};
+use chant_core::contract::{
+    self, ADOPT_FIELD, ClassKind, DEFAULT_BUDGET, DialKind, LeafProblem, LiteralKind, SymptomKind,
+};
+use chant_core::cron;
+use chant_core::name::Name;
+use chant_core::op::{ConvergeSpec, OP_JSON_VERSION, OpDocument, Overlap, Phase, Schedule, Step};
+use chant_core::rule::{Action, ComparisonOp, Literal, Predicate, Rule, TruthinessOp};
+use proc_macro2::{Group, Ident};
 use quote::quote;
 use syn::LitStr;
 
-use crate::ast::{ActionAst, ArgValue, ConvergeAst, LiteralAst, OpAst, PhaseAst, PredicateAst, RuleAst, StepAst};
+use crate::ast::{ActionAst, ConvergeAst, LiteralAst, OpAst, PhaseAst, PredicateAst, RuleAst};
 use crate::ctxt::Ctxt;
 use crate::env::BuildEnv;
-use crate::model::contract::{
-    self, ADOPT_FIELD, ArgType, ClassKind, DEFAULT_BUDGET, DELETE_MODES, DialKind, LeafProblem, LiteralKind, STEPS,
-    SymptomKind,
-};
-use crate::model::cron;
-use crate::model::op::{ConvergeSpec, OP_JSON_VERSION, OpDocument, Overlap, Phase, Schedule, Step};
-use crate::model::rule::{Action, ComparisonOp, Literal, Predicate, Rule, TruthinessOp};
+use crate::known::KnownOps;
 use crate::symbol;
+
+mod steps;
+
+use steps::step;
 
 /// What the checks made of one `op!` or `converge_op!`.
 pub(crate) struct Checked {
     /// The op's name, when it was given and valid.
-    pub(crate) name: Option<String>,
+    pub(crate) name: Option<Name>,
     /// True for a `converge_op!`.
     pub(crate) converge: bool,
     /// The op.json document; complete only when no error was recorded.
@@ -47,8 +52,11 @@ pub(crate) struct Dispatch {
     pub(crate) run: Ident,
     /// The argument group of `run(...)`.
     pub(crate) group: Group,
-    /// For each refused class of target, the message to fail with.
+    /// For each refused class of target, the message const evaluation fails with. Empty when the
+    /// macro already reported the refusal itself (the target's class was known).
     pub(crate) refusals: Vec<(ClassKind, String)>,
+    /// The message const evaluation fails with when no op has the target's name.
+    pub(crate) unknown: String,
 }
 
 /// Checks an `op!`.
@@ -90,8 +98,8 @@ fn phases(p: &[PhaseAst], cx: &Ctxt, user: &mut Vec<(String, syn::Path)>) -> Opt
         for s in &phase.steps {
             match step(s, cx) {
                 Some((step, path)) => {
-                    if let (Some(path), Some(n)) = (path, &step.name) {
-                        user.push((n.clone(), path));
+                    if let (Some(path), Some(n)) = (path, step.name()) {
+                        user.push((n.to_string(), path));
                     }
                     steps.push(step);
                 }
@@ -103,10 +111,9 @@ fn phases(p: &[PhaseAst], cx: &Ctxt, user: &mut Vec<(String, syn::Path)>) -> Opt
     ok.then_some(out)
 }
 
-fn name_of(cx: &Ctxt, what: &str, lit: &LitStr) -> Option<String> {
-    let v = lit.value();
-    match contract::check_name(what, &v) {
-        Ok(()) => Some(v),
+fn name_of(cx: &Ctxt, what: &str, lit: &LitStr) -> Option<Name> {
+    match Name::parse(what, lit.value()) {
+        Ok(n) => Some(n),
         Err(e) => {
             cx.error(lit.span(), e);
             None
@@ -124,173 +131,14 @@ fn non_blank(cx: &Ctxt, lit: &LitStr, what: &str, fix: &str) -> Option<String> {
     }
 }
 
-/// Checks one step call against the built-in step table and returns its op.json form, with the
-/// path of its function for a user step.
-fn step(ast: &StepAst, cx: &Ctxt) -> Option<(Step, Option<syn::Path>)> {
-    let kind = ast.kind.to_string();
-    let Some(spec) = contract::step_spec(&kind) else {
-        let names: Vec<&str> = STEPS.iter().map(|s| s.name).collect();
-        let hint = match contract::did_you_mean(&kind, names.iter().copied()) {
-            Some(s) => format!("did you mean `{s}`?"),
-            None => format!(
-                "the built-in steps are {}; a step of your own is written `step(\"<name>\", class = mutating, run = path::to_fn)`",
-                names.join(", ")
-            ),
-        };
-        cx.error(ast.kind.span(), format!("unknown step `{kind}`; {hint}"));
-        return None;
-    };
-    let mut ok = true;
-    let mut values: Vec<(&'static str, Span, &ArgValue)> = Vec::new();
-    let positional_value;
-    if let Some(p) = &ast.positional {
-        match spec.positional {
-            Some(arg) => {
-                positional_value = ArgValue::Str(p.clone());
-                values.push((arg, p.span(), &positional_value));
-            }
-            None => {
-                cx.error(p.span(), format!("`{kind}` takes only named arguments, such as `{}`", example_arg(spec)));
-                ok = false;
-            }
-        }
-    }
-    for a in &ast.args {
-        let n = a.name.to_string();
-        let Some(spec_arg) = spec.args.iter().find(|s| s.name == n) else {
-            let hint = match contract::did_you_mean(&n, spec.args.iter().map(|s| s.name)) {
-                Some(s) => format!("did you mean `{s}`?"),
-                None => format!("it takes {}", spec.args.iter().map(|s| s.name).collect::<Vec<_>>().join(", ")),
-            };
-            cx.error(a.name.span(), format!("`{kind}` has no argument `{n}`; {hint}"));
-            ok = false;
-            continue;
-        };
-        if values.iter().any(|(seen, _, _)| *seen == spec_arg.name) {
-            cx.error(a.name.span(), format!("`{n}` is given twice to `{kind}`; remove one"));
-            ok = false;
-            continue;
-        }
-        values.push((spec_arg.name, a.name.span(), &a.value));
-    }
-    for req in spec.args.iter().filter(|a| a.required) {
-        if !values.iter().any(|(n, _, _)| *n == req.name) {
-            let how = if spec.positional == Some(req.name) {
-                format!("its name first: `{kind}(\"<name>\", ...)`")
-            } else {
-                format!("`{} = {}`", req.name, placeholder(req.ty))
-            };
-            let (k, g) = (&ast.kind, &ast.group);
-            cx.error_spanned(quote!(#k #g), format!("`{kind}` needs {how}"));
-            ok = false;
-        }
-    }
-    let mut name = None;
-    let mut declared = None;
-    let mut delete_mode = None;
-    let mut run = None;
-    let mut args = BTreeMap::new();
-    for (arg, span, value) in values {
-        let Some(spec_arg) = spec.args.iter().find(|s| s.name == arg) else { continue };
-        match (spec_arg.ty, value) {
-            (ArgType::Str, ArgValue::Str(s)) => {
-                let v = s.value();
-                if spec.positional == Some(arg) {
-                    if kind == symbol::GATE
-                        && contract::check_name("gate name", &v).map_err(|e| cx.error(s.span(), e)).is_err()
-                    {
-                        ok = false;
-                    }
-                    name = Some(v);
-                    continue;
-                }
-                if arg == symbol::DELETE_MODE {
-                    if !DELETE_MODES.contains(&v.as_str()) {
-                        let hint = match contract::did_you_mean(&v, DELETE_MODES.iter().copied()) {
-                            Some(s) => format!("did you mean `{s}`?"),
-                            None => format!("it is one of {}", DELETE_MODES.join(", ")),
-                        };
-                        cx.error(s.span(), format!("`{v}` is not a delete_mode; {hint}"));
-                        ok = false;
-                    }
-                    delete_mode = Some(v.clone());
-                }
-                if arg == symbol::ENV
-                    && !v.contains("${")
-                    && contract::check_name("env name", &v).map_err(|e| cx.error(s.span(), e)).is_err()
-                {
-                    ok = false;
-                }
-                args.insert(arg.to_owned(), serde_json::Value::String(v));
-            }
-            (ArgType::Bool, ArgValue::Bool(b)) => {
-                args.insert(arg.to_owned(), serde_json::Value::Bool(b.value));
-            }
-            (ArgType::Class, ArgValue::Path(p)) if p.get_ident().is_some() => {
-                let word = p.get_ident().map(ToString::to_string).unwrap_or_default();
-                match ClassKind::from_ident(&word) {
-                    Some(c) => declared = Some(c),
-                    None => {
-                        let idents = ClassKind::ALL.map(ClassKind::ident);
-                        let hint = match contract::did_you_mean(&word, idents) {
-                            Some(s) => format!("did you mean `{s}`?"),
-                            None => "it is read_only, mutating or destructive".to_owned(),
-                        };
-                        cx.error(span_of(value, span), format!("`{word}` is not a verb class; {hint}"));
-                        ok = false;
-                    }
-                }
-            }
-            (ArgType::Path, ArgValue::Path(p)) => {
-                run = Some(p.clone());
-            }
-            (ty, other) => {
-                cx.error(span_of(other, span), format!("`{arg}` of `{kind}` takes {}", describe(ty)));
-                ok = false;
-            }
-        }
-    }
-    if !ok {
-        return None;
-    }
-    let class = contract::step_class(spec, declared, delete_mode.as_deref());
-    let run_text = run.as_ref().map(|p| quote!(#p).to_string().replace(' ', ""));
-    Some((Step { kind: spec.name.to_owned(), name, class, args, run: run_text }, run))
-}
-
-fn span_of(value: &ArgValue, fallback: Span) -> Span {
-    match value {
-        ArgValue::Str(s) => s.span(),
-        ArgValue::Bool(b) => b.span,
-        ArgValue::Path(p) => p.segments.first().map_or(fallback, |s| s.ident.span()),
-        ArgValue::Other(ts) => ts.clone().into_iter().next().map_or(fallback, |t| t.span()),
-    }
-}
-
-fn placeholder(ty: ArgType) -> &'static str {
-    match ty {
-        ArgType::Str => "\"...\"",
-        ArgType::Bool => "true",
-        ArgType::Class => "mutating",
-        ArgType::Path => "path::to_fn",
-    }
-}
-
-fn describe(ty: ArgType) -> &'static str {
-    match ty {
-        ArgType::Str => "a string literal, such as \"staging\" (`${VAR}` is expanded when the step runs)",
-        ArgType::Bool => "`true` or `false`",
-        ArgType::Class => "a verb class: read_only, mutating or destructive",
-        ArgType::Path => "the path of a function `fn(&StepContext<'_>) -> StepResult`, such as `crate::steps::purge`",
-    }
-}
-
-fn example_arg(spec: &contract::StepSpec) -> String {
-    spec.args.first().map_or_else(String::new, |a| format!("{} = {}", a.name, placeholder(a.ty)))
-}
-
 /// Checks a `converge_op!`.
-pub(crate) fn converge(ast: &ConvergeAst, member: Option<Option<String>>, env: &BuildEnv, cx: &Ctxt) -> Checked {
+pub(crate) fn converge(
+    ast: &ConvergeAst,
+    member: Option<Option<String>>,
+    env: &BuildEnv,
+    known: &KnownOps,
+    cx: &Ctxt,
+) -> Checked {
     let name = ast.name.as_ref().and_then(|n| name_of(cx, "ConvergeOp name", n));
     let op_env = ast.env.as_ref().and_then(|e| name_of(cx, "env name", e));
     let overview = match &ast.overview {
@@ -336,8 +184,9 @@ pub(crate) fn converge(ast: &ConvergeAst, member: Option<Option<String>>, env: &
     }
     let observe = ast.observe.as_ref().and_then(|s| {
         let (step, _) = step(s, cx)?;
-        if step.class != ClassKind::ReadOnly || step.kind == symbol::GATE {
-            let what = if step.kind == symbol::GATE { "a gate".to_owned() } else { format!("{} here", step.class.as_str()) };
+        let gate = matches!(step, Step::Gate { .. });
+        if step.class() != ClassKind::ReadOnly || gate {
+            let what = if gate { "a gate".to_owned() } else { format!("{} here", step.class().as_str()) };
             let (k, g) = (&s.kind, &s.group);
             cx.error_spanned(
                 quote!(#k #g),
@@ -351,14 +200,14 @@ pub(crate) fn converge(ast: &ConvergeAst, member: Option<Option<String>>, env: &
         Some(step)
     });
     let kind = if ast.observe.is_some() { SymptomKind::Resource } else { SymptomKind::Converge };
-    let rules = rules(ast, name.as_deref(), kind, dial, env, cx);
+    let rules = rules(ast, name.as_deref(), kind, dial, env, known, cx);
     let doc = match (&name, &op_env, dial, member, rules.rules, ast.observe.is_some() == observe.is_some()) {
         (Some(n), Some(e), Some(d), Some(member), Some(rules), true)
             if schedule.is_some() == ast.schedule.is_some() =>
         {
             let labels = BTreeMap::from([
                 ("Converge".to_owned(), "true".to_owned()),
-                ("Env".to_owned(), e.clone()),
+                ("Env".to_owned(), e.to_string()),
                 ("Dial".to_owned(), d.as_str().to_owned()),
             ]);
             let mut doc = OpDocument {
@@ -402,6 +251,7 @@ fn rules(
     kind: SymptomKind,
     dial: Option<DialKind>,
     env: &BuildEnv,
+    known: &KnownOps,
     cx: &Ctxt,
 ) -> Rules {
     let Some((_, list)) = &ast.rules else {
@@ -426,11 +276,20 @@ fn rules(
                 op.unwrap_or("(unnamed)"),
                 id.as_deref().or(r.id.as_ref().map(LitStr::value).as_deref()).unwrap_or("(unnamed rule)")
             );
+            let name = target.value();
+            let mut refused = refusals(&name, dial, reads_adopt);
+            // A target the macro can see is checked here, so its refusal reads like every other
+            // error of the macro; the registry's const check then only confirms it is declared.
+            if let Some(msg) = known.get(&name).and_then(|t| refused.iter().find(|(c, _)| *c == t.class)) {
+                cx.error_spanned(quote!(#ident #group), &msg.1);
+                refused.clear();
+            }
             dispatches.push(Dispatch {
                 target: target.clone(),
                 run: ident.clone(),
                 group: group.clone(),
-                refusals: refusals(&prefix, &target.value(), dial, reads_adopt),
+                refusals: refused.into_iter().map(|(c, m)| (c, format!("{prefix}{m}"))).collect(),
+                unknown: format!("{prefix}{}", unknown_target(&name, known)),
             });
         }
         let Some((rule, derived)) = checked else {
@@ -451,14 +310,14 @@ fn rules(
             );
             ok = false;
         }
-        taken.push(Taken { id: rule.id.clone(), line, derived });
+        taken.push(Taken { id: rule.id.to_string(), line, derived });
         out.push(rule);
     }
     Rules { rules: ok.then_some(out), dispatches }
 }
 
 fn name_ok(target: &LitStr) -> Option<()> {
-    contract::check_name("run() target", &target.value()).ok()
+    chant_core::Name::parse("run() target", target.value()).ok().map(drop)
 }
 
 fn mentions(p: &PredicateAst, snake: &str) -> bool {
@@ -468,9 +327,20 @@ fn mentions(p: &PredicateAst, snake: &str) -> bool {
     }
 }
 
+/// The message for a `run()` target no op has the name of, with the closest name the macro can
+/// see.
+fn unknown_target(target: &str, known: &KnownOps) -> String {
+    match contract::did_you_mean(target, known.names(false).filter(|n| *n != target)) {
+        Some(s) => format!("run(\"{target}\") names no declared Op; did you mean \"{s}\"?"),
+        None => format!(
+            "run(\"{target}\") names no declared Op: no `op!` or `converge_op!` in this crate or the crates it uses has this name; declare it with `op! {{ name: \"{target}\", ... }}` (names are matched exactly)"
+        ),
+    }
+}
+
 /// The classes of target a rule must refuse: by the dial (`permits`), and a mutating target when
 /// the predicate reads `adopt_count`. Unknown inputs (a dial that failed to parse) add nothing.
-fn refusals(prefix: &str, target: &str, dial: Option<DialKind>, reads_adopt: Option<bool>) -> Vec<(ClassKind, String)> {
+fn refusals(target: &str, dial: Option<DialKind>, reads_adopt: Option<bool>) -> Vec<(ClassKind, String)> {
     let mut out = Vec::new();
     for class in ClassKind::ALL {
         let mut msgs = Vec::new();
@@ -483,7 +353,7 @@ fn refusals(prefix: &str, target: &str, dial: Option<DialKind>, reads_adopt: Opt
             msgs.push(contract::adopt_refusal(target, true));
         }
         if !msgs.is_empty() {
-            out.push((class, format!("{prefix}{}", msgs.join("; also, "))));
+            out.push((class, msgs.join("; also, ")));
         }
     }
     out
@@ -636,16 +506,17 @@ mod tests {
     use quote::quote;
 
     use super::*;
+    use crate::known::KnownOp;
     use crate::parse;
 
     fn env() -> BuildEnv {
-        BuildEnv { package: "unit".into(), manifest_dir: None, ops_dir: None }
+        BuildEnv { package: "unit".into(), manifest_dir: None, ops_dir: None, crate_root: None }
     }
 
     fn converge_op(input: TokenStream) -> (Checked, Vec<String>) {
         let cx = Ctxt::new();
         let ast = parse::converge_op(input, &cx);
-        let checked = converge(&ast, Some(None), &env(), &cx);
+        let checked = converge(&ast, Some(None), &env(), &KnownOps::default(), &cx);
         let errors = cx.check().err().map(|e| e.into_iter().map(|e| e.to_string()).collect()).unwrap_or_default();
         (checked, errors)
     }
@@ -709,6 +580,36 @@ mod tests {
     }
 
     #[test]
+    fn a_target_the_macro_can_see_is_refused_by_the_macro_itself() {
+        let known = KnownOps::from_ops(vec![
+            KnownOp { name: "staging-apply".into(), class: ClassKind::Mutating, converge: false },
+            KnownOp { name: "staging-smoke".into(), class: ClassKind::ReadOnly, converge: false },
+        ]);
+        let cx = Ctxt::new();
+        let ast = parse::converge_op(
+            quote! {
+                name: "c",
+                env: "e",
+                rules: [
+                    when!(eq(status, "drifted") => run("staging-apply"), id = "seen", why = "w"),
+                    when!(eq(status, "stale") => run("staging-smoke"), id = "allowed", why = "w"),
+                    when!(eq(status, "unknown") => run("staging-aply"), id = "typo", why = "w"),
+                ],
+            },
+            &cx,
+        );
+        let c = converge(&ast, Some(None), &env(), &known, &cx);
+        let errors: Vec<String> = cx.check().unwrap_err().into_iter().map(|e| e.to_string()).collect();
+        assert_eq!(errors.len(), 1, "{errors:#?}");
+        assert!(errors[0].starts_with("run(\"staging-apply\") targets a mutating Op"), "{}", errors[0]);
+        // The reported refusal leaves only the resolution check; a permitted target keeps the
+        // registry's arms (the registry is the authority); a typo gets the closest name.
+        assert!(c.dispatches[0].refusals.is_empty());
+        assert_eq!(c.dispatches[1].refusals.len(), 2);
+        assert!(c.dispatches[2].unknown.ends_with("did you mean \"staging-apply\"?"), "{}", c.dispatches[2].unknown);
+    }
+
+    #[test]
     fn steps_fold_their_classes() {
         let cx = Ctxt::new();
         let ast = parse::op(
@@ -726,9 +627,10 @@ mod tests {
         let c = op(&ast, Some(None), &cx);
         assert!(cx.check().is_ok());
         let doc = c.doc.unwrap();
-        let classes: Vec<ClassKind> = doc.phases[0].steps.iter().map(|s| s.class).collect();
+        let classes: Vec<ClassKind> = doc.phases[0].steps.iter().map(Step::class).collect();
         assert_eq!(classes, [ClassKind::ReadOnly, ClassKind::Destructive, ClassKind::Mutating]);
         assert_eq!(doc.class, ClassKind::Destructive);
-        assert_eq!(doc.phases[0].steps[0].args["url"], "http://${HOST}/");
+        let Step::HttpCheck { args, .. } = &doc.phases[0].steps[0] else { panic!("{:?}", doc.phases[0].steps[0]) };
+        assert_eq!(args.url.as_str(), "http://${HOST}/");
     }
 }

@@ -7,9 +7,8 @@
 
 use std::path::{Component, Path, PathBuf};
 
+use chant_core::rule::Source;
 use proc_macro2::Span;
-
-use crate::model::rule::Source;
 
 /// The name of the variable holding the export directory.
 pub(crate) const OPS_DIR_VAR: &str = "CHANT_OPS_DIR";
@@ -31,6 +30,8 @@ pub(crate) struct BuildEnv {
     pub(crate) manifest_dir: Option<PathBuf>,
     /// The export directory, when set and when a real compiler invokes the macro.
     pub(crate) ops_dir: Option<PathBuf>,
+    /// The crate's root source file, the `.rs` input on rustc's command line (absolute).
+    pub(crate) crate_root: Option<PathBuf>,
 }
 
 /// A `chant.workspace.json` member that owns the crate.
@@ -53,10 +54,17 @@ impl BuildEnv {
         // rust-analyzer and other hosts load the macro without a compiler's argv; only a real
         // rustc (which always passes `--out-dir`) may write exports.
         let real_rustc = std::env::args().any(|a| a == "--out-dir" || a.starts_with("--out-dir="));
+        let crate_root = std::env::args()
+            .skip(1)
+            .filter(|a| !a.starts_with('-') && a.ends_with(".rs"))
+            .map(PathBuf::from)
+            .find(|p| p.is_file())
+            .map(absolute);
         BuildEnv {
             package: var("CARGO_PKG_NAME").unwrap_or_else(|| "unknown-crate".to_owned()),
             manifest_dir: var("CARGO_MANIFEST_DIR").map(PathBuf::from).map(absolute),
             ops_dir: var(OPS_DIR_VAR).filter(|_| real_rustc).map(PathBuf::from).map(absolute),
+            crate_root,
         }
     }
 

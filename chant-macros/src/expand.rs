@@ -6,6 +6,8 @@
 //! follow-on dial refusals) and every `run()` check that could be built, so the user sees the
 //! macro's own errors and nothing that cascades from them.
 
+use chant_core::Name;
+use chant_core::contract::{self, ClassKind};
 use proc_macro2::{Delimiter, Group, Literal, Span, TokenStream};
 use quote::{quote, quote_spanned};
 
@@ -13,7 +15,7 @@ use crate::ast::MainAst;
 use crate::check::{self, Checked, Dispatch};
 use crate::ctxt::Ctxt;
 use crate::env::{BuildEnv, Member, OPS_DIR_VAR};
-use crate::model::contract::{self, ClassKind};
+use crate::known::KnownOps;
 use crate::{export, json, parse};
 
 /// Expands `op! { ... }`.
@@ -32,7 +34,8 @@ pub(crate) fn converge_op(input: TokenStream) -> TokenStream {
     let env = BuildEnv::read();
     let member = member(&env, &cx);
     let ast = parse::converge_op(input, &cx);
-    let checked = check::converge(&ast, member.clone().map(|m| m.map(|m| m.name)), &env, &cx);
+    let known = KnownOps::scan(&env, Span::call_site());
+    let checked = check::converge(&ast, member.clone().map(|m| m.map(|m| m.name)), &env, &known, &cx);
     finish(&checked, &env, member.flatten(), cx)
 }
 
@@ -51,17 +54,7 @@ pub(crate) fn main(input: TokenStream) -> TokenStream {
     let ast = parse::main_macro(input, &cx);
     let (default, check) = match &ast {
         MainAst::Help => (quote!(::chant::__private::DefaultCommand::Help), TokenStream::new()),
-        MainAst::Tick(lit) => {
-            let name = lit.value();
-            if let Err(e) = contract::check_name("ConvergeOp name", &name) {
-                cx.error(lit.span(), e);
-            }
-            let h = hash(&name);
-            let lookup = quote_spanned! {lit.span()=>
-                <::chant::__private::OpName<#h> as ::chant::__private::DeclaredConverge<_>>::NAME
-            };
-            (quote!(::chant::__private::DefaultCommand::Tick(#lit)), quote!(const _: &str = #lookup;))
-        }
+        MainAst::Tick(lit) => (quote!(::chant::__private::DefaultCommand::Tick(#lit)), tick_check(lit, &cx)),
     };
     let errors = cx.check().err().map(|e| e.to_compile_error());
     quote! {
@@ -70,6 +63,60 @@ pub(crate) fn main(input: TokenStream) -> TokenStream {
             ::chant::__private::project_main(#default)
         }
         #check
+    }
+}
+
+/// The check that `tick("x")` names a declared ConvergeOp: by the macro itself when it can see
+/// the op, else by the registry in const evaluation, with the closest ConvergeOp it can see.
+fn tick_check(lit: &syn::LitStr, cx: &Ctxt) -> TokenStream {
+    let name = lit.value();
+    if let Err(e) = Name::parse("ConvergeOp name", name.as_str()) {
+        cx.error(lit.span(), e);
+        return TokenStream::new();
+    }
+    let known = KnownOps::scan(&BuildEnv::read(), Span::call_site());
+    if known.get(&name).is_some_and(|op| !op.converge) {
+        cx.error(
+            lit.span(),
+            format!(
+                "tick(\"{name}\") names an `op!`, not a `converge_op!`: only a ConvergeOp can be ticked; name one, or run this op with `run {name}`"
+            ),
+        );
+        return TokenStream::new();
+    }
+    let unknown = match contract::did_you_mean(&name, known.names(true).filter(|n| *n != name)) {
+        Some(s) => format!("tick(\"{name}\") names no declared ConvergeOp; did you mean \"{s}\"?"),
+        None => format!(
+            "tick(\"{name}\") names no declared ConvergeOp: no `converge_op!` in this crate or the crates it uses has this name (names are matched exactly)"
+        ),
+    };
+    let plain = format!(
+        "tick(\"{name}\") names an `op!`, not a `converge_op!`: only a ConvergeOp can be ticked; name one, or run this op with `run {name}`"
+    );
+    let h = hash(&name);
+    let span = lit.span();
+    let probe = quote_spanned! {span=>
+        (::chant::__private::ConvergeProbe::<#h, _>::FOUND, ::chant::__private::Probe::<#h, _>::CLASS)
+    };
+    let fail = |msg: &str| {
+        let path = quote_spanned!(span=> ::core::panic!);
+        let mut args = Group::new(Delimiter::Parenthesis, quote!("{}", #msg));
+        args.set_span(span);
+        quote!(#path #args)
+    };
+    let (plain, unknown) = (fail(&plain), fail(&unknown));
+    quote! {
+        // A name no ConvergeOp has fails const evaluation with the macro's own message.
+        #[allow(clippy::panic)]
+        const _: () = {
+            #[allow(unused_imports)]
+            use ::chant::__private::{Undeclared as _, UndeclaredConverge as _};
+            match #probe {
+                (true, _) => {}
+                (false, ::core::option::Option::Some(_)) => #plain,
+                (false, ::core::option::Option::None) => #unknown,
+            }
+        };
     }
 }
 
@@ -100,7 +147,7 @@ fn finish(checked: &Checked, env: &BuildEnv, member: Option<Member>, cx: Ctxt) -
 }
 
 fn full(checked: &Checked, env: &BuildEnv, member: Option<&Member>) -> syn::Result<TokenStream> {
-    let (Some(name), Some(doc)) = (&checked.name, &checked.doc) else {
+    let (Some(name), Some(doc)) = (checked.name.as_deref(), &checked.doc) else {
         // Every path that leaves the document incomplete records an error first.
         return Err(syn::Error::new(Span::call_site(), "chant: the op could not be checked; see the errors above"));
     };
@@ -186,32 +233,42 @@ fn registry_impls(name: &str, class: ClassKind, converge: bool) -> TokenStream {
     }
 }
 
-/// One `run()` rule's compile-time check: the target must be declared (an unimplemented trait,
-/// reported at the name literal), and a refused class of target fails const evaluation with the
-/// rule's message, spanned over `run("target")`.
+/// One `run()` rule's compile-time check, read through the registry's probe: a name no op has
+/// fails const evaluation at the name literal with the rule's message (and the closest name the
+/// macro can see), and a refused class of target fails it with the rule's message, spanned over
+/// `run("target")`.
 fn dispatch_check(d: &Dispatch) -> TokenStream {
     let h = hash(&d.target.value());
     let lookup = quote_spanned! {d.target.span()=>
-        <::chant::__private::OpName<#h> as ::chant::__private::Declared<_>>::CLASS
+        ::chant::__private::Probe::<#h, _>::CLASS
     };
-    if d.refusals.is_empty() {
-        return quote!(const _: ::chant::__private::ClassKind = #lookup;);
-    }
+    let fail = |msg: &str, path_span: Span, args_span: Span| {
+        let path = quote_spanned!(path_span=> ::core::panic!);
+        let mut args = Group::new(Delimiter::Parenthesis, quote!("{}", #msg));
+        args.set_span(args_span);
+        quote!(#path #args)
+    };
+    let unknown = fail(&d.unknown, d.target.span(), d.target.span());
     let arms = d.refusals.iter().map(|(class, msg)| {
         let pattern = class_tokens(*class);
-        let path = quote_spanned!(d.run.span()=> ::core::panic!);
-        let mut args = Group::new(Delimiter::Parenthesis, quote!("{}", #msg));
-        args.set_span(d.group.span());
-        quote!(#pattern => #path #args,)
+        let panic = fail(msg, d.run.span(), d.group.span());
+        quote!(::core::option::Option::Some(#pattern) => #panic,)
     });
     let permitted: Vec<TokenStream> =
         ClassKind::ALL.into_iter().filter(|c| !d.refusals.iter().any(|(r, _)| r == c)).map(class_tokens).collect();
+    let permitted = (!permitted.is_empty()).then(|| quote!(::core::option::Option::Some(#(#permitted)|*) => {}));
     quote! {
-        // The refusal is a const-evaluation panic so it names the rule and the fix.
+        // An unknown target or a refused class is a const-evaluation panic, so it names the rule
+        // and the fix.
         #[allow(clippy::panic)]
-        const _: () = match #lookup {
-            #(#arms)*
-            #(#permitted)|* => {}
+        const _: () = {
+            #[allow(unused_imports)]
+            use ::chant::__private::Undeclared as _;
+            match #lookup {
+                ::core::option::Option::None => #unknown,
+                #(#arms)*
+                #permitted
+            }
         };
     }
 }

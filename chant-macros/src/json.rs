@@ -3,7 +3,7 @@
 //! exported file are these same bytes, and the runtime's round-trip test re-serialises them
 //! identically.
 
-use crate::model::op::OpDocument;
+use chant_core::op::OpDocument;
 
 /// Returns the op.json bytes of `doc`.
 ///

@@ -2,9 +2,10 @@
 //! crate, which re-exports them; users never name this crate.
 //!
 //! This file only holds the shims. The work is done on `proc_macro2` tokens, in stages: `parse`
-//! reads the input into the syntax tree of `ast`, `check` validates it against the shared
-//! `model` (collecting every error in a `ctxt::Ctxt`) and builds the op.json document, `json`
-//! gives its bytes, `export` writes the file under `$CHANT_OPS_DIR`, and `expand` emits the code.
+//! reads the input into the syntax tree of `ast`, `check` validates it against the shared model
+//! crate `chant-core` (collecting every error in a `ctxt::Ctxt`; `known` tells it which ops the
+//! crate's sources declare) and builds the op.json document, `json` gives its bytes, `export`
+//! writes the file under `$CHANT_OPS_DIR`, and `expand` emits the code.
 
 mod ast;
 mod check;
@@ -13,7 +14,7 @@ mod env;
 mod expand;
 mod export;
 mod json;
-mod model;
+mod known;
 mod parse;
 mod symbol;
 

@@ -5,6 +5,7 @@
 //! the [`Ctxt`] at its token and the field is left out. Semantic checks (which fields a symptom
 //! has, which dials exist, names, cron) belong to [`crate::check`].
 
+use chant_core::contract::{self, COMBINATORS, COMPARISON_OPS, LeafProblem, SymptomKind, TRUTHINESS_OPS};
 use proc_macro2::{Delimiter, Group, Ident, Span, TokenStream, TokenTree};
 use syn::{Lit, LitBool, LitInt, LitStr};
 
@@ -12,7 +13,6 @@ use crate::ast::{
     ActionAst, ArgAst, ArgValue, ConvergeAst, LiteralAst, MainAst, OpAst, PhaseAst, PredicateAst, RuleAst, StepAst,
 };
 use crate::ctxt::Ctxt;
-use crate::model::contract::{self, COMBINATORS, COMPARISON_OPS, LeafProblem, SymptomKind, TRUTHINESS_OPS};
 use crate::symbol;
 
 type Tokens = Vec<TokenTree>;

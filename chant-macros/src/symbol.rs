@@ -53,11 +53,6 @@ pub(crate) const FLAP_THRESHOLD: &str = "flap_threshold";
 /// The options a rule accepts.
 pub(crate) const RULE_OPTIONS: &[&str] = &[ID, WHY, FLAP_THRESHOLD];
 
-/// `apply(delete_mode = ...)`
-pub(crate) const DELETE_MODE: &str = "delete_mode";
-/// The step kind of a gate.
-pub(crate) const GATE: &str = "gate";
-
 /// `main!(default = ...)`
 pub(crate) const DEFAULT: &str = "default";
 /// `main!(default = tick("op"))`

@@ -2,14 +2,12 @@
 //! writes it back after it is deleted or hand-edited, updates it when a rule changes, never makes
 //! the next build dirty, and fails naming the path when it cannot write.
 //!
-//! Builds a scratch project with the real cargo (see `scratch/mod.rs`); the first run compiles the
+//! Builds a scratch project with the real cargo (`chant_testkit::scratch`); the first run compiles the
 //! macro crate's dependencies once into `target/tmp`.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-mod scratch;
-
-use scratch::Scratch;
+use chant_testkit::scratch::Scratch;
 
 fn source(budget: u32) -> String {
     format!(

@@ -6,9 +6,7 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, unreachable_pub, missing_docs)]
 
-#[path = "../tests/integration/postgres_cluster.rs"]
-#[allow(dead_code)] // The benchmark uses part of the test harness.
-mod postgres_cluster;
+use chant_testkit::postgres as postgres_cluster;
 
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};

@@ -6,7 +6,11 @@
 //! its name (with a marker type local to the `op!` invocation, so impls from different crates never
 //! conflict), and a `converge_op!` also implements [`DeclaredConverge`]. Trait impls are
 //! crate-global and need no import, so a target declared in any module of the crate, or in a crate
-//! it uses, resolves; an unknown name is an unimplemented trait, reported with chant's own message.
+//! it uses, resolves. The macros read the registry through [`Probe`] and [`ConvergeProbe`], which
+//! answer "not declared" instead of failing to type-check, so an unknown name fails const
+//! evaluation with chant's own message rather than a trait error naming these types.
+
+use std::marker::PhantomData;
 
 pub use crate::model::{ClassKind, DialKind};
 pub use crate::registry::RegisteredOp;
@@ -44,11 +48,6 @@ pub struct OpName<const H: u64>;
 
 /// Implemented by `op!` and `converge_op!` for the [`OpName`] of the op they declare. `M` is a
 /// marker type local to the declaring invocation.
-#[diagnostic::on_unimplemented(
-    message = "run() names no declared Op",
-    label = "no `op!` or `converge_op!` in this crate or the crates it uses has this name",
-    note = "check the spelling, or declare the Op with `op! {{ name: \"...\", ... }}` anywhere in the crate; names are matched exactly"
-)]
 pub trait Declared<M> {
     /// The op's name.
     const NAME: &'static str;
@@ -57,12 +56,63 @@ pub trait Declared<M> {
 }
 
 /// Implemented by `converge_op!` (only) for the [`OpName`] of the ConvergeOp it declares.
-#[diagnostic::on_unimplemented(
-    message = "tick() names no declared ConvergeOp",
-    label = "no `converge_op!` in this crate or the crates it uses has this name",
-    note = "check the spelling, or declare it with `converge_op! {{ name: \"...\", ... }}`; an `op!` cannot be ticked"
-)]
 pub trait DeclaredConverge<M> {
     /// The ConvergeOp's name.
     const NAME: &'static str;
+}
+
+/// Looks an op up by name hash without failing to type-check when it is not declared:
+/// `Probe::<H, _>::CLASS` is `Some(class)` when an op with that name is declared and `None`
+/// otherwise, provided [`Undeclared`] is in scope.
+///
+/// The inherent constant applies only where `OpName<H>: Declared<M>` holds; where no impl exists
+/// the path falls back to the trait constant, implemented for the marker [`NotDeclared`]. That lets
+/// the macros fail const evaluation with their own message (naming the rule and the closest
+/// declared op) instead of a trait error that names these types.
+#[derive(Debug)]
+pub struct Probe<const H: u64, M>(PhantomData<M>);
+
+impl<const H: u64, M> Probe<H, M>
+where
+    OpName<H>: Declared<M>,
+{
+    /// The declared op's class.
+    pub const CLASS: Option<ClassKind> = Some(<OpName<H> as Declared<M>>::CLASS);
+}
+
+/// [`Probe`]'s marker when no op has the name.
+#[derive(Debug)]
+pub struct NotDeclared;
+
+/// [`Probe`]'s answer when no op has the name.
+pub trait Undeclared {
+    /// No class: nothing is declared under the name.
+    const CLASS: Option<ClassKind>;
+}
+
+impl<const H: u64> Undeclared for Probe<H, NotDeclared> {
+    const CLASS: Option<ClassKind> = None;
+}
+
+/// [`Probe`] for ConvergeOps: `ConvergeProbe::<H, _>::FOUND` is true when a `converge_op!` has the
+/// name, false otherwise (with [`UndeclaredConverge`] in scope).
+#[derive(Debug)]
+pub struct ConvergeProbe<const H: u64, M>(PhantomData<M>);
+
+impl<const H: u64, M> ConvergeProbe<H, M>
+where
+    OpName<H>: DeclaredConverge<M>,
+{
+    /// A ConvergeOp has the name.
+    pub const FOUND: bool = true;
+}
+
+/// [`ConvergeProbe`]'s answer when no ConvergeOp has the name.
+pub trait UndeclaredConverge {
+    /// No ConvergeOp has the name.
+    const FOUND: bool;
+}
+
+impl<const H: u64> UndeclaredConverge for ConvergeProbe<H, NotDeclared> {
+    const FOUND: bool = false;
 }

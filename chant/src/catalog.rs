@@ -48,7 +48,7 @@ impl Catalog {
         if !report.is_valid() {
             return Err(InvalidCatalog(report.problems));
         }
-        Ok(Catalog { ops: report.documents.into_iter().map(|(_, d)| (d.name.clone(), d)).collect() })
+        Ok(Catalog { ops: report.documents.into_iter().map(|(_, d)| (d.name.to_string(), d)).collect() })
     }
 
     /// Returns the op named `name`.
@@ -93,10 +93,10 @@ pub fn render_table(catalog: &Catalog) -> String {
             })
             .unwrap_or_else(|| "-".into());
         rows.push([
-            d.name.clone(),
+            d.name.to_string(),
             kind.into(),
             d.class.as_str().into(),
-            d.env.clone().unwrap_or_else(|| "-".into()),
+            d.env.as_ref().map_or_else(|| "-".into(), ToString::to_string),
             schedule,
             rules,
         ]);

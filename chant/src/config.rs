@@ -187,7 +187,7 @@ impl Config {
         let mut envs = BTreeMap::new();
         let mut secret_vars = Vec::new();
         for (name, table) in raw.env {
-            if let Err(m) = crate::model::contract::check_name("env name", &name) {
+            if let Err(m) = crate::model::Name::parse("env name", name.as_str()) {
                 return Err(Error::Invalid { path: shown, message: format!("[env.{name}]: {m}") });
             }
             let invalid = |value: &Spanned<toml::Value>, what: String| Error::Invalid {

@@ -187,9 +187,8 @@ impl Project {
     /// which makes an owned, undeclared entity drift.
     pub fn deletes_owned(&self, env: &str) -> bool {
         self.catalog.ops().flat_map(OpDocument::steps).any(|s| {
-            s.kind == "apply"
-                && s.args.get("env").and_then(serde_json::Value::as_str) == Some(env)
-                && s.args.get("delete_mode").and_then(serde_json::Value::as_str) == Some("owned-only")
+            matches!(s, crate::model::Step::Apply { args, .. }
+                if args.env == env && args.delete_mode == Some(crate::model::DeleteMode::OwnedOnly))
         })
     }
 

@@ -1,9 +1,9 @@
 //! Schedules: when a ConvergeOp is due (DESIGN.md section 9).
 //!
 //! A schedule is a 5-field cron expression, evaluated in UTC unless the op names a time zone.
-//! It is checked twice: by [`crate::model::cron::parse_cron`] (the compile-time rules: field
-//! count, ranges and steps, at least one fire time in 8 years) and by croner's parser in strict
-//! 5-field mode (no seconds, no year), which then computes the fire times.
+//! It is parsed by [`crate::model::cron::parse_cron`], the compile-time check: croner's parser in
+//! strict 5-field mode (no seconds, no year) plus the rules croner leaves out (ranges of steps, at
+//! least one fire time in 8 years); croner then computes the fire times.
 //!
 //! Due-ness is decided from the ledger, never from memory: the operator reads the op's newest
 //! recorded tick under the op's lease and asks [`decide`]:
@@ -20,7 +20,6 @@
 use std::fmt;
 
 use croner::Cron;
-use croner::parser::{CronParser, Seconds, Year};
 use jiff::Timestamp;
 use jiff::tz::TimeZone;
 
@@ -30,10 +29,11 @@ use crate::model;
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum Error {
     /// The expression is not a valid 5-field cron expression.
-    #[error("invalid schedule: {reason}")]
+    #[error("invalid schedule: {source}")]
     Invalid {
         /// What is wrong, naming the expression.
-        reason: String,
+        #[from]
+        source: model::cron::Error,
     },
     /// The time zone is unknown on this machine.
     #[error("schedule \"{cron}\": unknown time zone {tz:?}: {reason}")]
@@ -56,11 +56,7 @@ pub struct Schedule {
     tz_name: Option<String>,
 }
 
-/// Returns croner's parser in strict 5-field mode: seconds and years are refused, and the
-/// day-of-month and day-of-week fields combine with OR, as Vixie cron does.
-pub fn strict_parser() -> CronParser {
-    CronParser::builder().seconds(Seconds::Disallowed).year(Year::Disallowed).dom_and_dow(false).build()
-}
+pub use crate::model::cron::strict_parser;
 
 impl Schedule {
     /// Validates `spec` and loads its time zone.
@@ -79,10 +75,7 @@ impl Schedule {
     ///
     /// As [`Schedule::new`].
     pub fn parse(expr: &str, tz: Option<&str>) -> Result<Self, Error> {
-        model::cron::parse_cron(expr).map_err(|reason| Error::Invalid { reason })?;
-        let cron = strict_parser()
-            .parse(expr)
-            .map_err(|e| Error::Invalid { reason: format!("cron expression \"{expr}\": {e}") })?;
+        let cron = model::cron::parse_cron(expr)?.cron;
         let zone = match tz {
             None => TimeZone::UTC,
             Some(name) => TimeZone::get(name).map_err(|e| Error::TimeZone {

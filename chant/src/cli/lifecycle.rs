@@ -126,7 +126,7 @@ fn cmd_diff(args: &DiffArgs) -> Exit {
         );
         return Exit::Usage;
     }
-    if let Err(m) = crate::model::contract::check_name("env name", &args.env) {
+    if let Err(m) = crate::model::Name::parse("env name", args.env.as_str()) {
         eprintln!("error: {m}");
         return Exit::Usage;
     }

@@ -108,27 +108,25 @@ pub fn cmd_run(binary: Binary, args: &RunArgs) -> Exit {
     if doc.is_converge() {
         // The seed's way: `chant run staging-converge` runs a single tick, exactly as `tick` does.
         drop(project);
-        return cmd_tick(binary, &TickArgs { op: doc.name, json: args.json, no_lease: false });
+        return cmd_tick(binary, &TickArgs { op: doc.name.into_string(), json: args.json, no_lease: false });
     }
     // A variable that is unset now is unset when its step runs (a run cannot set its own
     // environment), so refuse before anything runs or is recorded, naming the variable and step.
     for phase in doc.phases.iter().chain(doc.on_failure.iter()) {
         for step in &phase.steps {
-            for (arg, value) in &step.args {
-                let Some(text) = value.as_str() else { continue };
-                if let Err(e) = runner::expand::expand(text, &step.kind, arg, &runner::expand::from_env) {
-                    eprintln!(
-                        "error: op `{}`, phase \"{}\": {e}; nothing ran and nothing was recorded",
-                        doc.name, phase.name
-                    );
-                    return Exit::Usage;
-                }
+            if let Err(e) = step.expanded(&runner::expand::from_env) {
+                eprintln!(
+                    "error: op `{}`, phase \"{}\": {e}; nothing ran and nothing was recorded",
+                    doc.name, phase.name
+                );
+                return Exit::Usage;
             }
         }
     }
     let env = doc
         .env
-        .clone()
+        .as_ref()
+        .map(ToString::to_string)
         .or_else(|| std::env::var(tick::ENV_VAR).ok().filter(|e| !e.is_empty()))
         .unwrap_or_else(|| crate::ledger::HAND_RUNS_DIR.to_owned());
     let claim = if doc.folded_class() == crate::model::ClassKind::ReadOnly {

@@ -137,7 +137,7 @@ pub fn status(
             .iter()
             .filter(|o| o.member.as_deref() == Some(name))
             .map(|o| {
-                let env = o.env.clone().unwrap_or_default();
+                let env = o.env.as_deref().unwrap_or_default().to_owned();
                 let (last, error) = match last_tick(ledger, name, &env, &o.name) {
                     Ok(t) => (t, Value::Null),
                     Err(e) => (Value::Null, Value::String(e)),

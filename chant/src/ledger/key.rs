@@ -134,11 +134,9 @@ pub(super) fn member_prefix(member: Option<&str>) -> String {
     member.map_or_else(String::new, |m| m.split('/').map(|part| format!("_members/{part}/")).collect())
 }
 
-/// Whether `name` is a valid op or env name: `[a-z][a-z0-9-]*`.
+/// Whether `name` is a valid op or env name: `[a-z][a-z0-9-]*` ([`crate::model::Name`]).
 pub(super) fn is_name(name: &str) -> bool {
-    let mut chars = name.chars();
-    chars.next().is_some_and(|c| c.is_ascii_lowercase())
-        && chars.all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
+    crate::model::Name::is_valid(name)
 }
 
 fn check_name(what: &'static str, name: &str) -> Result<(), Error> {

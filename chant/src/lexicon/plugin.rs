@@ -29,39 +29,8 @@ use std::fmt;
 use crate::observe::{DeclaredEntity, LastApply, Lexicon, LexiconError};
 
 /// Whether an apply may remove what chant owns and no longer declares (and make the changes a
-/// plain apply only reports): the `delete_mode` argument of an `apply` step.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
-pub enum DeleteMode {
-    /// The default: converge safely, delete nothing.
-    #[default]
-    Never,
-    /// Also remove chant's own undeclared resources and make the unsafe changes.
-    OwnedOnly,
-}
-
-impl DeleteMode {
-    /// Every mode, in declaration order.
-    pub const ALL: [DeleteMode; 2] = [DeleteMode::Never, DeleteMode::OwnedOnly];
-
-    /// Parses the `delete_mode` argument of an `apply` step (`never` or `owned-only`).
-    pub fn parse(text: &str) -> Option<Self> {
-        DeleteMode::ALL.into_iter().find(|m| m.as_str() == text)
-    }
-
-    /// Returns the mode as written in op.json and records.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            DeleteMode::Never => "never",
-            DeleteMode::OwnedOnly => "owned-only",
-        }
-    }
-}
-
-impl fmt::Display for DeleteMode {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
+/// plain apply only reports): the `delete_mode` argument of an `apply` step, the model's type.
+pub use crate::model::DeleteMode;
 
 /// A hook of the plugin interface past describe.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

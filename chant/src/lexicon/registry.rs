@@ -240,7 +240,7 @@ fn check(all: &[&'static Registration]) -> Result<(), RegistryError> {
     let mut by_name: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
     let mut by_key: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
     for r in all {
-        if crate::model::contract::check_name("lexicon name", r.lexicon).is_err() {
+        if crate::model::Name::parse("lexicon name", r.lexicon).is_err() {
             return Err(RegistryError::InvalidName {
                 lexicon: r.lexicon.to_owned(),
                 type_name: r.type_name().to_owned(),

@@ -356,9 +356,12 @@ impl Daemon {
 /// Whether `target` is a resource-mode ConvergeOp observing its member's box services
 /// (`sprite_services_observe(box = true)`), whose supervisor's change stream can wake a round.
 fn observes_box_services(target: &Target) -> bool {
-    target.doc.converge.as_ref().and_then(|c| c.observe.as_ref()).is_some_and(|o| {
-        o.kind == "sprite_services_observe" && o.args.get("box") == Some(&serde_json::Value::Bool(true))
-    })
+    target
+        .doc
+        .converge
+        .as_ref()
+        .and_then(|c| c.observe.as_ref())
+        .is_some_and(|o| matches!(o, crate::model::Step::SpriteServicesObserve { args, .. } if args.from_box))
 }
 
 /// Prints a report and its warnings; returns true when it is a failure.

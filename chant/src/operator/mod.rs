@@ -124,11 +124,9 @@ impl fmt::Display for Ending {
     }
 }
 
-/// Returns true when `name` is a valid op or env name (`[a-z][a-z0-9-]*`).
+/// Returns true when `name` is a valid op or env name (`[a-z][a-z0-9-]*`, [`crate::model::Name`]).
 pub fn is_name(name: &str) -> bool {
-    let mut chars = name.chars();
-    chars.next().is_some_and(|c| c.is_ascii_lowercase())
-        && chars.all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
+    crate::model::Name::is_valid(name)
 }
 
 /// An error and its sources on one line.

@@ -74,7 +74,7 @@ impl Target {
     ///
     /// [`RoundError`]: a schedule or name the runtime cannot use.
     pub fn new(doc: &OpDocument) -> Result<Target, RoundError> {
-        let env = doc.env.clone().unwrap_or_default();
+        let env = doc.env.as_deref().unwrap_or_default().to_owned();
         let member = doc.member.as_deref();
         let schedule = doc.schedule.as_ref().map(Schedule::new).transpose()?;
         let key = ShardKey::converge(member, &env, &doc.name)?;
@@ -451,7 +451,9 @@ pub fn targets(project: &Project, env: Option<&str>) -> Vec<Result<Target, (Stri
         .catalog
         .converge_ops()
         .filter(|d| env.is_none_or(|e| d.env.as_deref() == Some(e)))
-        .map(|d| Target::new(d).map_err(|e| (d.name.clone(), d.env.clone().unwrap_or_default(), chain(&e))))
+        .map(|d| {
+            Target::new(d).map_err(|e| (d.name.to_string(), d.env.as_deref().unwrap_or_default().to_owned(), chain(&e)))
+        })
         .collect()
 }
 

@@ -182,8 +182,8 @@ pub fn discover<'a>(
     }
     for doc in carried.into_iter().filter(|d| d.is_converge()) {
         found.insert(OpRef {
-            op: doc.name.clone(),
-            env: doc.env.clone().unwrap_or_default(),
+            op: doc.name.to_string(),
+            env: doc.env.as_deref().unwrap_or_default().to_owned(),
             member: doc.member.clone(),
         });
     }

@@ -22,9 +22,10 @@ use std::time::{Duration, Instant};
 
 use jiff::Timestamp;
 
+use crate::duration::Timeout;
 use crate::gate::{Decision, FactKind, GateFact};
-use crate::lexicon::DeleteMode;
-use crate::model::{OpDocument, Step};
+use crate::model::step::GateArgs;
+use crate::model::{DeleteMode, Name, OpDocument, Step};
 use crate::redact::Redactor;
 use crate::step::{StepContext, StepFn};
 
@@ -156,7 +157,7 @@ pub fn run(
     let mut rec = RunRecord {
         version: 1,
         id: id.clone(),
-        op: doc.name.clone(),
+        op: doc.name.to_string(),
         env: settings.env.clone(),
         resource: settings.resource.clone(),
         started_at: crate::clock::format(started),
@@ -198,8 +199,8 @@ pub fn run(
             let ms = u64::try_from(t.elapsed().as_millis()).unwrap_or(u64::MAX);
             let mut o = StepOutcome {
                 phase: phase.name.clone(),
-                step: s.kind.clone(),
-                name: s.name.clone(),
+                step: s.kind().to_owned(),
+                name: s.name().map(ToString::to_string),
                 status: Status::Ok,
                 duration_ms: ms,
                 detail: None,
@@ -252,8 +253,8 @@ pub fn run(
                 }
                 rec.outcomes.push(StepOutcome {
                     phase: phase.name.clone(),
-                    step: s.kind.clone(),
-                    name: s.name.clone(),
+                    step: s.kind().to_owned(),
+                    name: s.name().map(ToString::to_string),
                     status,
                     duration_ms: ms,
                     detail: detail.map(|d| settings.redactor.record(&d)),
@@ -272,8 +273,8 @@ pub fn run(
 fn skipped(phase: &str, s: &Step) -> StepOutcome {
     StepOutcome {
         phase: phase.to_owned(),
-        step: s.kind.clone(),
-        name: s.name.clone(),
+        step: s.kind().to_owned(),
+        name: s.name().map(ToString::to_string),
         status: Status::Skipped,
         duration_ms: 0,
         detail: None,
@@ -292,41 +293,16 @@ struct Ctx<'a> {
 }
 
 impl Ctx<'_> {
-    fn args(&self, step: &Step) -> Result<BTreeMap<String, serde_json::Value>, String> {
-        let mut out = BTreeMap::new();
-        for (k, v) in &step.args {
-            let v = match v {
-                serde_json::Value::String(s) => serde_json::Value::String(
-                    expand::expand(s, &step.kind, k, self.environment.var).map_err(|e| e.to_string())?,
-                ),
-                other => other.clone(),
-            };
-            out.insert(k.clone(), v);
-        }
-        Ok(out)
-    }
-
-    fn timeout(&self, args: &BTreeMap<String, serde_json::Value>, default: Duration) -> Result<Duration, String> {
-        match args.get("timeout").and_then(serde_json::Value::as_str) {
-            Some(t) => crate::duration::parse(t).map_err(|e| e.to_string()),
-            None => Ok(default),
-        }
-    }
-
     fn step(&self, step: &Step) -> StepEnd {
-        let args = match self.args(step) {
-            Ok(a) => a,
-            Err(e) => return StepEnd::Failed(e),
+        let step = match step.expanded(self.environment.var) {
+            Ok(s) => s,
+            Err(e) => return StepEnd::Failed(e.to_string()),
         };
-        let str_arg = |k: &str| args.get(k).and_then(serde_json::Value::as_str).map(str::to_owned);
-        match step.kind.as_str() {
-            "shell" => {
-                let Some(cmd) = str_arg("cmd") else { return StepEnd::Failed("shell needs `cmd`".into()) };
-                let timeout = match self.timeout(&args, self.settings.shell_timeout) {
-                    Ok(t) => t,
-                    Err(e) => return StepEnd::Failed(e),
-                };
-                let mut spec = crate::exec::Spec::shell(&cmd);
+        let timeout = |t: &Option<Timeout>, default: Duration| t.as_ref().map_or(default, Timeout::duration);
+        match &step {
+            Step::Shell { args, .. } => {
+                let timeout = timeout(&args.timeout, self.settings.shell_timeout);
+                let mut spec = crate::exec::Spec::shell(&args.cmd);
                 spec.timeout = timeout;
                 spec.grace = self.settings.kill_grace;
                 spec.env = vec![("CHANT_ENV".into(), self.settings.env.clone())];
@@ -355,13 +331,9 @@ impl Ctx<'_> {
                     Err(e) => StepEnd::Failed(format!("shell: {e}")),
                 }
             }
-            "http_check" => {
-                let Some(url) = str_arg("url") else { return StepEnd::Failed("http_check needs `url`".into()) };
-                let timeout = match self.timeout(&args, self.settings.http_timeout) {
-                    Ok(t) => t,
-                    Err(e) => return StepEnd::Failed(e),
-                };
-                match http::check(&url, timeout) {
+            Step::HttpCheck { args, .. } => {
+                let url = args.url.as_str();
+                match http::check(url, timeout(&args.timeout, self.settings.http_timeout)) {
                     Ok(status) => StepEnd::Ok {
                         detail: Some(format!("GET {url} answered {status}")),
                         approved_by: None,
@@ -370,29 +342,22 @@ impl Ctx<'_> {
                     Err(e) => StepEnd::Failed(e.to_string()),
                 }
             }
-            "apply" => {
-                let env = str_arg("env").unwrap_or_else(|| self.settings.env.clone());
-                let mode = str_arg("delete_mode").unwrap_or_else(|| "never".into());
-                let Some(mode) = DeleteMode::parse(&mode) else {
-                    return StepEnd::Failed(format!(
-                        "apply {env}: unknown delete_mode \"{mode}\": use \"never\" or \"owned-only\""
-                    ));
-                };
-                match self.services.apply(&env, mode) {
+            Step::Apply { args, .. } => {
+                let env = &args.env;
+                match self.services.apply(env, args.delete_mode.unwrap_or_default()) {
                     Ok(detail) => StepEnd::Ok { detail: Some(detail), approved_by: None, output: None },
                     Err(e) => StepEnd::Failed(format!("apply {env}: {}", crate::error_chain::render(&e))),
                 }
             }
-            "teardown" => {
-                let env = str_arg("env").unwrap_or_else(|| self.settings.env.clone());
-                match self.services.teardown(&env) {
+            Step::Teardown { args, .. } => {
+                let env = &args.env;
+                match self.services.teardown(env) {
                     Ok(detail) => StepEnd::Ok { detail: Some(detail), approved_by: None, output: None },
                     Err(e) => StepEnd::Failed(format!("teardown {env}: {}", crate::error_chain::render(&e))),
                 }
             }
-            "gate" => self.gate(step, &args),
-            "step" => {
-                let name = step.name.clone().unwrap_or_default();
+            Step::Gate { name, args, .. } => self.gate(name, args),
+            Step::User { name, args, .. } => {
                 let Some(f) = self.steps.get(name.as_str()) else {
                     return StepEnd::Failed(format!("step `{name}` has no function in this binary"));
                 };
@@ -400,7 +365,7 @@ impl Ctx<'_> {
                     op: &self.doc.name,
                     env: Some(&self.settings.env),
                     resource: self.settings.resource.as_deref(),
-                    args: &args,
+                    args,
                 };
                 match f(&ctx) {
                     Ok(v) => StepEnd::Ok { detail: None, approved_by: None, output: Some(v).filter(|v| !v.is_null()) },
@@ -408,7 +373,10 @@ impl Ctx<'_> {
                 }
             }
             #[cfg(feature = "box")]
-            kind @ ("sprite_services_observe" | "sprite_service_restart" | "sprite_apply_services") => {
+            Step::SpriteServicesObserve { .. }
+            | Step::SpriteServiceRestart { .. }
+            | Step::SpriteApplyServices { .. } => {
+                let kind = step.kind();
                 let root = match std::env::current_dir() {
                     Ok(cwd) => crate::config::project_root(&cwd).map_err(|e| crate::error_chain::render(&e)),
                     Err(e) => Err(format!("cannot read the working directory: {e}")),
@@ -416,10 +384,9 @@ impl Ctx<'_> {
                 let result = root.and_then(|root| {
                     let resource = self.settings.resource.as_deref();
                     crate::lexicon::sprite::run_step(
-                        kind,
+                        &step,
                         &root,
                         self.doc.member.as_deref(),
-                        &args,
                         resource,
                         self.environment.var,
                     )
@@ -427,21 +394,25 @@ impl Ctx<'_> {
                 });
                 match result {
                     Ok(v) => StepEnd::Ok {
-                        detail: Some(self.settings.redactor.record(&crate::lexicon::sprite::describe(kind, &v))),
+                        detail: Some(self.settings.redactor.record(&crate::lexicon::sprite::describe(&step, &v))),
                         approved_by: None,
                         output: Some(v),
                     },
                     Err(e) => StepEnd::Failed(format!("{kind}: {}", crate::redact::sanitise(&e))),
                 }
             }
-            other => StepEnd::Failed(format!(
-                "step `{other}` is not available in this version of chant (the box steps arrive with their issue)"
+            #[cfg(not(feature = "box"))]
+            other @ (Step::SpriteServicesObserve { .. }
+            | Step::SpriteServiceRestart { .. }
+            | Step::SpriteApplyServices { .. }) => StepEnd::Failed(format!(
+                "step `{}` needs chant's `box` feature, which this binary was built without",
+                other.kind()
             )),
         }
     }
 
-    fn gate(&self, step: &Step, args: &BTreeMap<String, serde_json::Value>) -> StepEnd {
-        let gate = step.name.clone().unwrap_or_default();
+    fn gate(&self, name: &Name, args: &GateArgs) -> StepEnd {
+        let gate = name.to_string();
         let now = (self.environment.now)();
         let facts = match self.services.gate_facts(&self.doc.name) {
             Ok(f) => f,
@@ -459,7 +430,7 @@ impl Ctx<'_> {
                 let passed = GateFact {
                     version: 1,
                     kind: FactKind::Passed,
-                    op: self.doc.name.clone(),
+                    op: self.doc.name.to_string(),
                     gate: gate.clone(),
                     env: self.settings.env.clone(),
                     resource: resource.map(str::to_owned),
@@ -488,21 +459,22 @@ impl Ctx<'_> {
                 StepEnd::Gated { gate, since: pending.timestamp.clone(), url: pending.url.clone() }
             }
             Decision::Ask => {
-                let expiry =
-                    args.get("timeout").and_then(serde_json::Value::as_str).unwrap_or(crate::gate::DEFAULT_EXPIRY);
-                let expiry = match crate::duration::parse(expiry) {
-                    Ok(d) => d,
-                    Err(e) => return StepEnd::Failed(format!("gate \"{gate}\": {e}")),
+                let expiry = match &args.timeout {
+                    Some(t) => t.duration(),
+                    None => match crate::duration::parse(crate::gate::DEFAULT_EXPIRY) {
+                        Ok(d) => d,
+                        Err(e) => return StepEnd::Failed(format!("gate \"{gate}\": {e}")),
+                    },
                 };
                 let expires = jiff::SignedDuration::try_from(expiry).ok().and_then(|d| now.checked_add(d).ok());
                 let fact = GateFact {
                     version: 1,
                     kind: FactKind::Pending,
-                    op: self.doc.name.clone(),
+                    op: self.doc.name.to_string(),
                     gate: gate.clone(),
                     env: self.settings.env.clone(),
                     resource: resource.map(str::to_owned),
-                    description: args.get("description").and_then(serde_json::Value::as_str).map(str::to_owned),
+                    description: args.description.clone(),
                     resolved_by: None,
                     note: None,
                     url: (self.environment.var)("CHANT_APPROVAL_URL"),

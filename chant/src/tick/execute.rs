@@ -74,8 +74,8 @@ pub fn op_digest(doc: &OpDocument) -> Result<String, crate::canonical::Error> {
 ///
 /// [`Error`] when the tick cannot even be recorded; a failed observation is recorded instead.
 pub fn execute(project: &Project, doc: &OpDocument, options: &TickOptions) -> Result<TickOutcome, Error> {
-    let Some(spec) = &doc.converge else { return Err(Error::NotConverge(doc.name.clone())) };
-    let env = doc.env.clone().unwrap_or_default();
+    let Some(spec) = &doc.converge else { return Err(Error::NotConverge(doc.name.to_string())) };
+    let env = doc.env.as_deref().unwrap_or_default().to_owned();
     let member = doc.member.as_deref();
     let clock = project.ledger.clock();
     let started = clock.now();
@@ -159,7 +159,7 @@ pub fn record_interrupted(
     why: &str,
     fence: Option<&Fence>,
 ) -> Result<(TickRecord, AppendReceipt), Error> {
-    let env = doc.env.clone().unwrap_or_default();
+    let env = doc.env.as_deref().unwrap_or_default().to_owned();
     let member = doc.member.as_deref();
     let key = ShardKey::converge(member, &env, &doc.name)?;
     let mut record = new_record(project, doc, started, fence)?;
@@ -181,8 +181,8 @@ fn new_record(
     Ok(TickRecord {
         version: 1,
         id: crate::id::uuid()?,
-        op: doc.name.clone(),
-        env: doc.env.clone().unwrap_or_default(),
+        op: doc.name.to_string(),
+        env: doc.env.as_deref().unwrap_or_default().to_owned(),
         started_at: crate::clock::format(started),
         lease: fence.map(Fence::stamp),
         git_sha: project.git_sha(),
@@ -217,10 +217,9 @@ fn observe_resources(
     env: &str,
     member: Option<&str>,
 ) -> Result<Vec<ResourceSymptom>, String> {
-    match step.kind.as_str() {
-        "shell" => {
-            let cmd = step.args.get("cmd").and_then(serde_json::Value::as_str).unwrap_or_default();
-            let cmd = crate::runner::expand::expand(cmd, "shell", "cmd", &crate::runner::expand::from_env)
+    match step {
+        Step::Shell { args, .. } => {
+            let cmd = crate::runner::expand::expand(&args.cmd, "shell", "cmd", &crate::runner::expand::from_env)
                 .map_err(|e| e.to_string())?;
             let mut spec = crate::exec::Spec::shell(&cmd);
             spec.timeout = std::time::Duration::from_secs(120);
@@ -236,15 +235,15 @@ fn observe_resources(
             parse_observation(&out.stdout, env)
         }
         #[cfg(feature = "box")]
-        kind @ "sprite_services_observe" => {
+        Step::SpriteServicesObserve { .. } => {
             let from_env = crate::runner::expand::from_env;
-            let v = crate::lexicon::sprite::run_step(kind, &project.root, member, &step.args, None, &from_env)
+            let v = crate::lexicon::sprite::run_step(step, &project.root, member, None, &from_env)
                 .map_err(|e| crate::error_chain::render(&e))?;
             parse_observation(&v.to_string(), env)
         }
         other => {
             let _ = member;
-            Err(format!("the observer `{other}` is not available in this version of chant"))
+            Err(format!("the observer `{}` is not available in this version of chant", other.kind()))
         }
     }
 }

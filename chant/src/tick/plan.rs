@@ -112,18 +112,18 @@ fn step(
     dispatched: &mut u64,
     class_of: &dyn Fn(&str) -> Option<ClassKind>,
 ) {
-    let key: FlapKey = (rule.id.clone(), resource.map(str::to_owned));
+    let key: FlapKey = (rule.id.to_string(), resource.map(str::to_owned));
     out.evaluated.push((key.clone(), holds));
     if !holds {
         return;
     }
-    out.fired.push(Fired { rule_id: rule.id.clone(), resource: resource.map(str::to_owned) });
+    out.fired.push(Fired { rule_id: rule.id.to_string(), resource: resource.map(str::to_owned) });
     let target = match &rule.then {
-        RuleAction::Run { op } => Some(op.clone()),
+        RuleAction::Run { op } => Some(op.to_string()),
         RuleAction::Report { .. } => None,
     };
     let mut o = Outcome {
-        rule_id: rule.id.clone(),
+        rule_id: rule.id.to_string(),
         action: Action::Reported,
         source: rule.source.clone(),
         op: target.clone(),

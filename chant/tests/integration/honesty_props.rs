@@ -13,7 +13,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use chant::model::contract::{ClassKind, DialKind};
 use chant::model::{
-    Action as RuleAction, ComparisonOp, ConvergeSymptom, EnvStatus, Literal, Predicate, Rule, TruthinessOp,
+    Action as RuleAction, ComparisonOp, ConvergeSymptom, EnvStatus, Literal, Name, Predicate, Rule, TruthinessOp,
     UnobservedReason,
 };
 use chant::observe::{
@@ -230,14 +230,14 @@ fn predicate() -> impl Strategy<Value = Predicate> {
 fn rules() -> impl Strategy<Value = Vec<Rule>> {
     let action = prop_oneof![
         prop::sample::select(OPS.iter().map(|(n, _)| *n).collect::<Vec<_>>())
-            .prop_map(|op| RuleAction::Run { op: op.into() }),
+            .prop_map(|op| RuleAction::Run { op: Name::new(op).unwrap() }),
         Just(RuleAction::Report { reason: "look".into() }),
     ];
     prop::collection::vec((predicate(), action, prop::option::of(1u64..4)), 1..6).prop_map(|rs| {
         rs.into_iter()
             .enumerate()
             .map(|(i, (when, then, flap_threshold))| Rule {
-                id: format!("rule-{i}"),
+                id: Name::new(format!("rule-{i}")).unwrap(),
                 when,
                 then,
                 why: "generated".into(),
@@ -285,7 +285,7 @@ fn dial() -> impl Strategy<Value = DialKind> {
 }
 
 fn flap(rules: &[Rule]) -> impl Strategy<Value = Vec<FlapEntry>> + use<> {
-    let ids: Vec<String> = rules.iter().map(|r| r.id.clone()).collect();
+    let ids: Vec<String> = rules.iter().map(|r| r.id.to_string()).collect();
     prop::collection::vec((prop::sample::select(ids), 0u64..5), 0..4).prop_map(|runs| {
         let mut seen = BTreeSet::new();
         runs.into_iter()

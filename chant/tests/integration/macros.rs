@@ -3,7 +3,7 @@
 //! the same bytes, ids are stable under reordering, each rule carries its source line, and
 //! `cargo build` exports the file and keeps it fresh.
 
-use chant::model::{Action, ClassKind, DialKind, OpDocument};
+use chant::model::{Action, ClassKind, DialKind, OpDocument, Step};
 use chant::prelude::*;
 
 /// A user step, named by `step(..., run = ...)` below.
@@ -149,7 +149,7 @@ fn converge_document_has_the_contract_shape() {
     );
     assert_eq!(c.rules[1].flap_threshold, Some(5));
     assert_eq!(c.rules[0].flap_threshold, None);
-    assert_eq!(c.rules[0].then, Action::Run { op: "it-apply".into() });
+    assert_eq!(c.rules[0].then, Action::Run { op: chant::model::Name::new("it-apply").unwrap() });
     let json = chant::registry::find("it-converge").unwrap().json;
     assert!(json.contains("\"kind\": \"field-comparison\""), "{json}");
     assert!(json.contains("\"field\": \"adoptCount\""), "{json}");
@@ -161,31 +161,35 @@ fn converge_document_has_the_contract_shape() {
 fn step_arguments_keep_variables_and_fold_classes() {
     let (_, d) = doc("it-apply");
     let report = &d.on_failure[0].steps[0];
-    assert_eq!(report.kind, "shell");
-    assert_eq!(report.class, ClassKind::ReadOnly);
-    assert_eq!(report.args["cmd"], "echo ${HOME} failed");
-    assert!(!report.args.contains_key("class"));
+    assert_eq!(report.kind(), "shell");
+    assert_eq!(report.class(), ClassKind::ReadOnly);
+    let Step::Shell { args, .. } = report else { panic!("{report:?}") };
+    assert_eq!(args.cmd, "echo ${HOME} failed");
+    assert!(args.class.is_none());
     let (_, d) = doc("it-purge");
     let gate = &d.phases[0].steps[0];
-    assert_eq!((gate.kind.as_str(), gate.name.as_deref()), ("gate", Some("purge-approval")));
-    assert_eq!(gate.args["timeout"], "48h");
+    assert_eq!((gate.kind(), gate.name().map(|n| n.as_str())), ("gate", Some("purge-approval")));
+    let Step::Gate { args, .. } = gate else { panic!("{gate:?}") };
+    assert_eq!(args.timeout.as_ref().map(|t| t.as_str()), Some("48h"));
     let user = &d.phases[1].steps[0];
+    let Step::User { run, .. } = user else { panic!("{user:?}") };
     assert_eq!(
-        (user.kind.as_str(), user.name.as_deref(), user.run.as_deref()),
-        ("step", Some("purge-cache"), Some("purge_cache"))
+        (user.kind(), user.name().map(|n| n.as_str()), run.as_str()),
+        ("step", Some("purge-cache"), "purge_cache")
     );
-    assert_eq!(user.class, ClassKind::Destructive);
+    assert_eq!(user.class(), ClassKind::Destructive);
     let (_, d) = doc("it-box");
     let observe = d.converge.unwrap().observe.unwrap();
-    assert_eq!(observe.kind, "sprite_services_observe");
-    assert_eq!(observe.args["box"], true);
+    assert_eq!(observe.kind(), "sprite_services_observe");
+    let Step::SpriteServicesObserve { args, .. } = observe else { panic!("{observe:?}") };
+    assert!(args.from_box);
 }
 
 #[test]
 fn derived_ids_do_not_depend_on_rule_order() {
     let ids = |n: &str| {
         let (_, d) = doc(n);
-        let mut v: Vec<String> = d.converge.unwrap().rules.into_iter().map(|r| r.id).collect();
+        let mut v: Vec<String> = d.converge.unwrap().rules.into_iter().map(|r| r.id.into_string()).collect();
         v.sort();
         v
     };

@@ -50,7 +50,7 @@ fn worker_runs_a_tick_or_an_op_when_asked() {
         return;
     }
     let doc = project.catalog.get(what).unwrap().clone();
-    let mut settings = RunSettings::new(doc.env.clone().unwrap_or_else(|| "box".into()));
+    let mut settings = RunSettings::new(doc.env.as_deref().unwrap_or("box"));
     settings.resource = std::env::var(chant::tick::RESOURCE_VAR).ok();
     let services = RunServices { project: &project, member: doc.member.as_deref() };
     let now = || chant::clock::now().unwrap();

@@ -230,7 +230,7 @@ impl EnvLexicon for BoxLexicon<'static> {
             .map(str::to_owned)
             .collect();
         let owned = self.declaration.services().iter().filter(|s| !s.optional).map(|s| s.name.clone()).collect();
-        let said = super::describe("sprite_apply_services", &result);
+        let said = super::describe_services(&result);
         let record = BoxApplyRecord {
             env: self.env.clone(),
             component: LEXICON.to_owned(),

@@ -24,6 +24,8 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
+use crate::model::Step;
+
 pub use declaration::{BoxDeclaration, BoxService};
 pub use error::SpriteError;
 pub use lexicon::{BoxLexicon, BoxServices, LEXICON};
@@ -438,45 +440,54 @@ fn create(s: &BoxService, argv: &[String], settings: &Settings) -> Result<(), Sp
     supervise(settings, &refs, settings.change_timeout).map(|_| ())
 }
 
-/// Runs the step `kind` (`sprite_services_observe`, `sprite_service_restart` or
-/// `sprite_apply_services`) with its expanded `args` through the box services lexicon of
-/// `member` in `root` ([`BoxLexicon`], which reads the box block on every call). `resource` is the
-/// resource of a converge dispatch; `var` looks variables up (settings, `${VAR}` in commands,
-/// `CHANT_CONVERGE_RESOURCE`).
+/// Runs a box services step (`sprite_services_observe`, `sprite_service_restart` or
+/// `sprite_apply_services`) with its arguments already expanded, through the box services
+/// lexicon of `member` in `root` ([`BoxLexicon`], which reads the box block on every call).
+/// `resource` is the resource of a converge dispatch; `var` looks variables up (settings,
+/// `${VAR}` in commands, `CHANT_CONVERGE_RESOURCE`).
 ///
 /// # Errors
 ///
 /// [`SpriteError`]; nothing was changed when the declaration is at fault.
 pub fn run_step(
-    kind: &str,
+    step: &Step,
     root: &Path,
     member: Option<&str>,
-    args: &std::collections::BTreeMap<String, Value>,
     resource: Option<&str>,
     var: &dyn Fn(&str) -> Option<String>,
 ) -> Result<Value, SpriteError> {
-    if args.get("box").and_then(Value::as_bool) != Some(true) {
+    let kind = step.kind();
+    let from_box = match step {
+        Step::SpriteServicesObserve { args, .. } => args.from_box,
+        Step::SpriteServiceRestart { args, .. } => args.from_box,
+        Step::SpriteApplyServices { args, .. } => args.from_box,
+        _ => return Err(SpriteError::NotABoxStep(kind.to_owned())),
+    };
+    if !from_box {
         return Err(SpriteError::NoBoxArgument { step: kind.to_owned() });
     }
     let lexicon = BoxLexicon::open(root, member, var)?;
-    let str_arg = |k: &str| args.get(k).and_then(Value::as_str).map(str::to_owned);
-    let flag = |k: &str| args.get(k).and_then(Value::as_bool).unwrap_or(false);
-    match kind {
-        "sprite_services_observe" => Ok(lexicon.reading()),
-        "sprite_service_restart" => {
-            let name = str_arg("name")
+    match step {
+        Step::SpriteServiceRestart { args, .. } => {
+            let name = args
+                .name
+                .clone()
                 .or_else(|| resource.map(str::to_owned))
                 .or_else(|| var(crate::tick::RESOURCE_VAR))
                 .filter(|n| !n.is_empty())
                 .ok_or_else(|| SpriteError::NoService { step: kind.to_owned(), var: crate::tick::RESOURCE_VAR })?;
             lexicon.restart(&name)
         }
-        "sprite_apply_services" => {
-            let only =
-                str_arg("only").map(|o| o.split(',').map(|n| n.trim().to_owned()).filter(|n| !n.is_empty()).collect());
-            lexicon.apply_services(&ApplyOptions { only, start: flag("start"), restart: flag("restart") })
+        Step::SpriteApplyServices { args, .. } => {
+            let only = args
+                .only
+                .as_ref()
+                .map(|o| o.split(',').map(|n| n.trim().to_owned()).filter(|n| !n.is_empty()).collect());
+            let options =
+                ApplyOptions { only, start: args.start.unwrap_or(false), restart: args.restart.unwrap_or(false) };
+            lexicon.apply_services(&options)
         }
-        other => Err(SpriteError::NotABoxStep(other.to_owned())),
+        _ => Ok(lexicon.reading()),
     }
 }
 
@@ -534,32 +545,39 @@ pub fn subscribe_changes_in(
     Ok(crate::observe::Subscription::new(Guard(closer, closed)))
 }
 
-/// One line describing a step's result, for the run record.
-pub fn describe(kind: &str, result: &Value) -> String {
-    match kind {
-        "sprite_services_observe" => {
+/// One line describing a box services step's result, for the run record.
+pub fn describe(step: &Step, result: &Value) -> String {
+    match step {
+        Step::SpriteServicesObserve { .. } => {
             let rs = result.get("resources").and_then(Value::as_array).map(Vec::as_slice).unwrap_or_default();
             let count = |st: &str| rs.iter().filter(|r| r.get("status").and_then(Value::as_str) == Some(st)).count();
             format!("{} in-sync, {} drifted, {} unknown", count("in-sync"), count("drifted"), count("unknown"))
         }
-        "sprite_service_restart" => format!("restarted: {}", result.get("name").and_then(Value::as_str).unwrap_or("?")),
-        _ => result
-            .get("services")
-            .and_then(Value::as_array)
-            .map(|ss| {
-                ss.iter()
-                    .map(|s| {
-                        format!(
-                            "{} {}",
-                            s.get("name").and_then(Value::as_str).unwrap_or("?"),
-                            s.get("action").and_then(Value::as_str).unwrap_or("?")
-                        )
-                    })
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            })
-            .unwrap_or_default(),
+        Step::SpriteServiceRestart { .. } => {
+            format!("restarted: {}", result.get("name").and_then(Value::as_str).unwrap_or("?"))
+        }
+        _ => describe_services(result),
     }
+}
+
+/// One line naming what `sprite_apply_services` did to each service (`app started, hud left`).
+pub fn describe_services(result: &Value) -> String {
+    result
+        .get("services")
+        .and_then(Value::as_array)
+        .map(|ss| {
+            ss.iter()
+                .map(|s| {
+                    format!(
+                        "{} {}",
+                        s.get("name").and_then(Value::as_str).unwrap_or("?"),
+                        s.get("action").and_then(Value::as_str).unwrap_or("?")
+                    )
+                })
+                .collect::<Vec<_>>()
+                .join(", ")
+        })
+        .unwrap_or_default()
 }
 
 #[cfg(test)]

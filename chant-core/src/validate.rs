@@ -13,6 +13,7 @@ use serde_json::Value;
 
 use super::contract::{self, ClassKind, SymptomKind};
 use super::cron::parse_cron;
+use super::name::Name;
 use super::op::{OP_JSON_VERSION, OpDocument, Step};
 use super::rule::{Action, Predicate, Rule, Source, check_predicate};
 
@@ -97,6 +98,18 @@ fn parse_document(p: &mut Ctx<'_, '_>, text: &str) -> Option<OpDocument> {
         }
     };
     p.op = value.get("name").and_then(Value::as_str).map(str::to_owned);
+    // The names are checked here, with what they name, before the typed parse would refuse them
+    // with a format error.
+    let mut named = true;
+    for (key, what) in [("name", "op name"), ("env", "env name")] {
+        if let Some(Err(e)) = value.get(key).and_then(Value::as_str).map(|n| Name::parse(what, n)) {
+            p.push(None, e.to_string());
+            named = false;
+        }
+    }
+    if !named {
+        return None;
+    }
     // Rules are parsed one by one so a problem names its rule; the rest of the document is typed.
     let raw_rules = value
         .get_mut("converge")
@@ -146,6 +159,14 @@ fn parse_rule(p: &mut Ctx<'_, '_>, index: usize, item: Value) -> Option<Rule> {
     };
     let rid = Some(id.as_str());
     let mut ok = true;
+    let name = match Name::parse("rule id", id.as_str()) {
+        Ok(n) => Some(n),
+        Err(e) => {
+            p.push(rid, e.to_string());
+            ok = false;
+            None
+        }
+    };
     for key in map.keys() {
         if !RULE_KEYS.contains(&key.as_str()) {
             let hint =
@@ -209,7 +230,7 @@ fn parse_rule(p: &mut Ctx<'_, '_>, index: usize, item: Value) -> Option<Rule> {
             None
         }
     };
-    let (Some(when), Some(then), true) = (when, then, ok) else { return None };
+    let (Some(id), Some(when), Some(then), true) = (name, when, then, ok) else { return None };
     Some(Rule { id, when, then, why, flap_threshold, source })
 }
 
@@ -222,7 +243,7 @@ fn check_documents(report: &mut Report) {
         report.documents.iter().map(|(_, d)| (d.name.as_str(), d.folded_class())).collect();
     let mut problems = Vec::new();
     for (origin, doc) in &report.documents {
-        let mut p = Ctx { origin, op: Some(doc.name.clone()), problems: &mut problems };
+        let mut p = Ctx { origin, op: Some(doc.name.to_string()), problems: &mut problems };
         if let Some(origins) = by_name.get(doc.name.as_str()).filter(|o| o.len() > 1) {
             p.push(None, format!("the op name is declared more than once in this set ({})", origins.join(", ")));
         }
@@ -238,14 +259,8 @@ fn check_document(p: &mut Ctx<'_, '_>, doc: &OpDocument, classes: &BTreeMap<&str
             format!("op.json version {} is not supported; this chant reads version {OP_JSON_VERSION}", doc.version),
         );
     }
-    if let Err(m) = contract::check_name("op name", &doc.name) {
-        p.push(None, m);
-    }
-    if let Some(Err(m)) = doc.env.as_ref().map(|env| contract::check_name("env name", env)) {
-        p.push(None, m);
-    }
-    if let Some(Err(m)) = doc.schedule.as_ref().map(|s| parse_cron(&s.cron)) {
-        p.push(None, m);
+    if let Some(Err(e)) = doc.schedule.as_ref().map(|s| parse_cron(&s.cron)) {
+        p.push(None, e.to_string());
     }
     for phase in doc.phases.iter().chain(doc.on_failure.iter()) {
         for step in &phase.steps {
@@ -268,56 +283,17 @@ fn check_document(p: &mut Ctx<'_, '_>, doc: &OpDocument, classes: &BTreeMap<&str
     }
 }
 
+/// Checks what the typed parse leaves: a step's recorded class must be the one its kind and
+/// arguments give (names, argument types and the delete mode were checked by parsing it).
 fn check_step(p: &mut Ctx<'_, '_>, step: &Step) {
-    let Some(spec) = contract::step_spec(&step.kind) else {
-        let hint = contract::did_you_mean(&step.kind, contract::STEPS.iter().map(|s| s.name))
-            .map(|s| format!("; did you mean `{s}`?"))
-            .unwrap_or_default();
-        p.push(None, format!("unknown step kind `{}`{hint}", step.kind));
-        return;
-    };
-    let mut args: BTreeMap<&str, &Value> = step.args.iter().map(|(k, v)| (k.as_str(), v)).collect();
-    if let Some(name) = &step.name {
-        args.insert("name", &Value::Null);
-        if let Err(m) = contract::check_name(&format!("{} name", spec.name), name) {
-            p.push(None, m);
-        }
-    }
-    if step.run.is_some() {
-        args.insert("run", &Value::Null);
-    }
-    for key in args.keys() {
-        if !spec.args.iter().any(|a| a.name == *key) {
-            p.push(None, format!("step `{}` takes no argument `{key}`", spec.name));
-        }
-    }
-    for a in spec.args.iter().filter(|a| a.required) {
-        if !args.contains_key(a.name) {
-            p.push(None, format!("step `{}` needs the argument `{}`", spec.name, a.name));
-        }
-    }
-    // A step that takes `class` (`shell`, a user `step`) is declared by its author, and the macros
-    // record that declaration as the step's `class`, not among its arguments; only the other
-    // steps' classes follow from their kind and arguments.
-    let takes_class = spec.args.iter().any(|a| a.name == "class");
-    let declared = step
-        .args
-        .get("class")
-        .and_then(Value::as_str)
-        .and_then(ClassKind::from_ident)
-        .or(takes_class.then_some(step.class));
-    let delete_mode = step.args.get("delete_mode").and_then(Value::as_str);
-    if let Some(mode) = delete_mode.filter(|m| !contract::DELETE_MODES.contains(m)) {
-        p.push(None, format!("`delete_mode` must be one of {}, got `{mode}`", contract::DELETE_MODES.join(", ")));
-    }
-    let expected = contract::step_class(spec, declared, delete_mode);
-    if step.class != expected {
+    let expected = step.expected_class();
+    if step.class() != expected {
         p.push(
             None,
             format!(
                 "step `{}` is recorded as {} but is {}; a step's class follows from its kind and arguments",
-                spec.name,
-                step.class.as_str(),
+                step.kind(),
+                step.class().as_str(),
                 expected.as_str()
             ),
         );
@@ -346,8 +322,8 @@ fn check_converge(
     let kind = match &spec.observe {
         Some(step) => {
             check_step(p, step);
-            if step.class != ClassKind::ReadOnly {
-                p.push(None, format!("the observer `{}` is not read-only; an observer must only read", step.kind));
+            if step.class() != ClassKind::ReadOnly {
+                p.push(None, format!("the observer `{}` is not read-only; an observer must only read", step.kind()));
             }
             SymptomKind::Resource
         }
@@ -358,9 +334,6 @@ fn check_converge(
         let rid = Some(rule.id.as_str());
         if !seen.insert(rule.id.as_str()) {
             p.push(rid, "duplicate rule id: flap counters are keyed by id, so ids must be unique");
-        }
-        if let Err(m) = contract::check_name("rule id", &rule.id) {
-            p.push(rid, m);
         }
         for problem in check_predicate(&rule.when, kind) {
             p.push(rid, format!("predicate is outside the evaluable subset: {}", problem.message(kind)));

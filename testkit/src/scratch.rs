@@ -6,8 +6,6 @@
 //! build exercises the macros, the op.json export and the compile-time registry checks without
 //! compiling the whole runtime (gix and friends) a second time.
 
-#![allow(dead_code, clippy::unwrap_used, clippy::expect_used, clippy::panic)]
-
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
@@ -21,6 +19,17 @@ pub mod __private {
     pub struct OpName<const H: u64>;
     pub trait Declared<M> { const NAME: &'static str; const CLASS: ClassKind; }
     pub trait DeclaredConverge<M> { const NAME: &'static str; }
+    pub struct Probe<const H: u64, M>(core::marker::PhantomData<M>);
+    impl<const H: u64, M> Probe<H, M> where OpName<H>: Declared<M> {
+        pub const CLASS: Option<ClassKind> = Some(<OpName<H> as Declared<M>>::CLASS);
+    }
+    pub struct NotDeclared;
+    pub trait Undeclared { const CLASS: Option<ClassKind>; }
+    impl<const H: u64> Undeclared for Probe<H, NotDeclared> { const CLASS: Option<ClassKind> = None; }
+    pub struct ConvergeProbe<const H: u64, M>(core::marker::PhantomData<M>);
+    impl<const H: u64, M> ConvergeProbe<H, M> where OpName<H>: DeclaredConverge<M> { pub const FOUND: bool = true; }
+    pub trait UndeclaredConverge { const FOUND: bool; }
+    impl<const H: u64> UndeclaredConverge for ConvergeProbe<H, NotDeclared> { const FOUND: bool = false; }
     pub struct StepContext;
     pub type StepFn = fn(&StepContext) -> Result<(), ()>;
     pub struct RegisteredOp {
@@ -42,24 +51,24 @@ macro_rules! __submit { ($($t:tt)*) => { const _: $crate::__private::RegisteredO
 static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
 /// A scratch project: a facade crate named `chant` and a user crate `user`.
-pub(crate) struct Scratch {
+pub struct Scratch {
     /// Held for the scratch project's life: the scratch projects share one target directory and
     /// both name their crate `user`, so two of them building at once overwrite each other's
     /// artifacts (seen as a spurious "Dirty user" on a fresh target directory).
     _serial: std::sync::MutexGuard<'static, ()>,
     /// The project's root.
-    pub(crate) root: PathBuf,
+    pub root: PathBuf,
     /// Where exports go (`CHANT_OPS_DIR`).
-    pub(crate) ops_dir: PathBuf,
+    pub ops_dir: PathBuf,
 }
 
 impl Scratch {
     /// Creates (or reuses) the scratch project `name` under cargo's per-target temp directory,
     /// with `lib_rs` as the user crate's source.
-    pub(crate) fn new(tmp: &Path, name: &str, lib_rs: &str) -> Self {
+    pub fn new(tmp: &Path, name: &str, lib_rs: &str) -> Self {
         let root = tmp.join(name);
-        let macros = Path::new(env!("CARGO_MANIFEST_DIR"));
-        let workspace = macros.parent().unwrap();
+        let workspace = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
+        let macros = workspace.join("chant-macros");
         std::fs::create_dir_all(root.join("chant/src")).unwrap();
         std::fs::create_dir_all(root.join("user/src")).unwrap();
         write_if_changed(
@@ -86,17 +95,17 @@ impl Scratch {
     }
 
     /// Replaces the user crate's source (only when it changed, so cargo's freshness holds).
-    pub(crate) fn set_source(&self, lib_rs: &str) {
+    pub fn set_source(&self, lib_rs: &str) {
         write_if_changed(&self.root.join("user/src/lib.rs"), lib_rs);
     }
 
     /// Runs `cargo build -p user` with `args`, returning its output.
-    pub(crate) fn build(&self, args: &[&str]) -> Output {
+    pub fn build(&self, args: &[&str]) -> Output {
         self.build_with(args, &[])
     }
 
     /// Runs `cargo build -p user` with `args` and extra environment variables.
-    pub(crate) fn build_with(&self, args: &[&str], envs: &[(&str, &str)]) -> Output {
+    pub fn build_with(&self, args: &[&str], envs: &[(&str, &str)]) -> Output {
         let mut cmd = Command::new(env!("CARGO"));
         cmd.envs(envs.iter().copied());
         cmd.current_dir(&self.root)
@@ -112,14 +121,14 @@ impl Scratch {
     }
 
     /// Builds and asserts success.
-    pub(crate) fn build_ok(&self, args: &[&str]) -> Output {
+    pub fn build_ok(&self, args: &[&str]) -> Output {
         let out = self.build(args);
         assert!(out.status.success(), "cargo build failed:\n{}", String::from_utf8_lossy(&out.stderr));
         out
     }
 
     /// The export of op `name`.
-    pub(crate) fn export(&self, name: &str) -> PathBuf {
+    pub fn export(&self, name: &str) -> PathBuf {
         self.ops_dir.join("user").join(format!("{name}.json"))
     }
 }

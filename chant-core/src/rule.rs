@@ -8,6 +8,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::contract::{self, LeafProblem, LiteralKind, SymptomKind};
+use super::name::Name;
 
 /// A comparison operator of a `field-comparison` predicate.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -160,7 +161,7 @@ pub enum Action {
     /// Dispatch a declared Op by name.
     Run {
         /// The Op's name.
-        op: String,
+        op: Name,
     },
     /// Log and record only.
     Report {
@@ -189,12 +190,23 @@ pub struct Source {
     pub line: u32,
 }
 
+/// Why [`Rule::derive_id`] could not derive an id.
+#[derive(Debug, thiserror::Error)]
+pub enum DeriveIdError {
+    /// The predicate or action could not be serialised.
+    #[error("cannot serialise the rule")]
+    Serialise(#[from] serde_json::Error),
+    /// The derived slug is not a valid name.
+    #[error(transparent)]
+    Name(#[from] crate::name::InvalidName),
+}
+
 /// One rule of a ConvergeOp's table.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Rule {
     /// The rule's id: flap counters and history are keyed by it.
-    pub id: String,
+    pub id: Name,
     /// The predicate.
     pub when: Predicate,
     /// The action.
@@ -214,12 +226,12 @@ impl Rule {
     ///
     /// # Errors
     ///
-    /// Returns an error only if the predicate or action cannot be serialised, which the types
-    /// here make impossible in practice.
-    pub fn derive_id(when: &Predicate, then: &Action) -> Result<String, serde_json::Error> {
+    /// Returns a [`DeriveIdError`] only if the predicate or action cannot be serialised or the
+    /// slug breaks the name rule, which the types here make impossible in practice.
+    pub fn derive_id(when: &Predicate, then: &Action) -> Result<Name, DeriveIdError> {
         let p = serde_json::to_string(when)?;
         let a = serde_json::to_string(then)?;
-        Ok(contract::derive_rule_id(&p, &a, &format!("{}-{}", when.slug(), then.slug())))
+        Ok(Name::parse("rule id", contract::derive_rule_id(&p, &a, &format!("{}-{}", when.slug(), then.slug())))?)
     }
 
     /// Returns the flap threshold in force.

@@ -247,16 +247,16 @@ fn worst_status_prefers_caution() {
 #[test]
 fn derived_ids_depend_on_predicate_and_action_only() {
     let when = cmp("status", ComparisonOp::Eq, json!("drifted"));
-    let then = Action::Run { op: "staging-apply".into() };
+    let then = Action::Run { op: crate::Name::new("staging-apply").unwrap() };
     let id = Rule::derive_id(&when, &then).unwrap();
     assert_eq!(id, "status-eq-drifted-run-staging-apply");
-    assert!(contract::check_name("rule id", &id).is_ok());
+    assert!(crate::Name::is_valid(&id));
     let long = Predicate::AllOf {
         predicates: (0..6).map(|i| cmp("status", ComparisonOp::Neq, json!(format!("value-{i}")))).collect(),
     };
     let a = Rule::derive_id(&long, &then).unwrap();
     assert!(a.len() <= 60, "{a}");
-    assert!(contract::check_name("rule id", &a).is_ok(), "{a}");
+    assert!(crate::Name::is_valid(&a), "{a}");
     let other = Action::Report { reason: "Something Odd!".into() };
     let b = Rule::derive_id(&long, &other).unwrap();
     assert_ne!(a, b);

@@ -10,7 +10,9 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 use super::contract::{ClassKind, DialKind};
+use super::name::Name;
 use super::rule::Rule;
+pub use super::step::Step;
 
 /// The op.json format version this crate writes and reads.
 pub const OP_JSON_VERSION: u32 = 1;
@@ -72,25 +74,6 @@ pub enum Overlap {
     Skip,
 }
 
-/// One step of a phase.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Step {
-    /// The step kind (`apply`, `gate`, `step` for a user's own step, ...).
-    pub kind: String,
-    /// The step's name: the gate's or the user step's name; absent for other built-ins.
-    #[serde(skip_serializing_if = "Option::is_none", default)]
-    pub name: Option<String>,
-    /// The step's verb class.
-    pub class: VerbClass,
-    /// Arguments, keyed by name; strings keep `${VAR}` for run time.
-    #[serde(skip_serializing_if = "BTreeMap::is_empty", default)]
-    pub args: BTreeMap<String, serde_json::Value>,
-    /// For a user step, the path of the Rust function it runs.
-    #[serde(skip_serializing_if = "Option::is_none", default)]
-    pub run: Option<String>,
-}
-
 /// A named phase of steps.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -108,7 +91,7 @@ pub struct OpDocument {
     /// The format version ([`OP_JSON_VERSION`]).
     pub version: u32,
     /// The Op's name.
-    pub name: String,
+    pub name: Name,
     /// One line saying what it does.
     pub overview: String,
     /// The `chant.workspace.json` member whose directory holds the crate, if there is one.
@@ -116,7 +99,7 @@ pub struct OpDocument {
     pub member: Option<String>,
     /// The env the Op runs in; absent means the dispatching tick's env, or `_runs` by hand.
     #[serde(skip_serializing_if = "Option::is_none", default)]
-    pub env: Option<String>,
+    pub env: Option<Name>,
     /// Labels; a ConvergeOp has `Converge: "true"`, `Env` and `Dial`.
     #[serde(skip_serializing_if = "BTreeMap::is_empty", default)]
     pub labels: BTreeMap<String, String>,
@@ -164,12 +147,12 @@ impl OpDocument {
 
     /// Returns true when a gate step appears anywhere in the Op.
     pub fn is_gated(&self) -> bool {
-        self.steps().any(|s| s.kind == "gate")
+        self.steps().any(|s| matches!(s, Step::Gate { .. }))
     }
 
     /// Folds the class of the Op from its steps: the most dangerous step wins; an Op with no
     /// steps is read-only.
     pub fn folded_class(&self) -> VerbClass {
-        self.steps().map(|s| s.class).max().unwrap_or(ClassKind::ReadOnly)
+        self.steps().map(Step::class).max().unwrap_or(ClassKind::ReadOnly)
     }
 }

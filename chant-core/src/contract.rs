@@ -1,11 +1,12 @@
 //! The rule-table contract: which symptom fields exist, what values they take, which predicates
 //! and steps are allowed, and which dispatches each dial permits.
 //!
-//! This file is the one source of truth shared by the compile-time checks in `chant-macros`
-//! (which include it by path) and the runtime backstop that re-validates a loaded op.json. It
-//! therefore depends on nothing but `core`/`std`, does no I/O, and speaks in plain strings: the
-//! macros map their snake_case identifiers to the contract's camelCase names with
+//! This module is the one source of truth shared by the compile-time checks in `chant-macros`
+//! and the runtime backstop that re-validates a loaded op.json. It does no I/O and speaks in plain
+//! strings: the macros map their snake_case identifiers to the contract's camelCase names with
 //! [`snake_to_camel`] before asking.
+
+use crate::step::DeleteMode;
 
 /// The two record shapes a rule table can be evaluated against.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -453,6 +454,12 @@ pub enum ArgType {
     Class,
     /// A path to a Rust function.
     Path,
+    /// A duration (`5m`, `48h`): [`crate::duration::Timeout`].
+    Duration,
+    /// An `http://` or `https://` URL, possibly holding `${VAR}`: [`crate::step::HttpUrl`].
+    Url,
+    /// `never` or `owned-only`: [`crate::step::DeleteMode`].
+    DeleteMode,
 }
 
 /// One argument a step accepts.
@@ -483,15 +490,12 @@ const fn arg(name: &'static str, ty: ArgType, required: bool) -> ArgSpec {
     ArgSpec { name, ty, required }
 }
 
-/// Allowed values of `apply(delete_mode = ...)`.
-pub const DELETE_MODES: &[&str] = &["never", "owned-only"];
-
 /// The built-in steps.
 pub const STEPS: &[StepSpec] = &[
     StepSpec {
         name: "apply",
         positional: None,
-        args: &[arg("env", ArgType::Str, true), arg("delete_mode", ArgType::Str, false)],
+        args: &[arg("env", ArgType::Str, true), arg("delete_mode", ArgType::DeleteMode, false)],
         class: ClassKind::Mutating,
     },
     StepSpec {
@@ -503,7 +507,7 @@ pub const STEPS: &[StepSpec] = &[
     StepSpec {
         name: "http_check",
         positional: None,
-        args: &[arg("url", ArgType::Str, true), arg("timeout", ArgType::Str, false)],
+        args: &[arg("url", ArgType::Url, true), arg("timeout", ArgType::Duration, false)],
         class: ClassKind::ReadOnly,
     },
     StepSpec {
@@ -512,7 +516,7 @@ pub const STEPS: &[StepSpec] = &[
         args: &[
             arg("cmd", ArgType::Str, true),
             arg("class", ArgType::Class, false),
-            arg("timeout", ArgType::Str, false),
+            arg("timeout", ArgType::Duration, false),
         ],
         class: ClassKind::Mutating,
     },
@@ -522,7 +526,7 @@ pub const STEPS: &[StepSpec] = &[
         args: &[
             arg("name", ArgType::Str, true),
             arg("description", ArgType::Str, false),
-            arg("timeout", ArgType::Str, false),
+            arg("timeout", ArgType::Duration, false),
         ],
         class: ClassKind::ReadOnly,
     },
@@ -564,34 +568,14 @@ pub fn step_spec(name: &str) -> Option<&'static StepSpec> {
 
 /// Returns a step's class from its kind and arguments: a declared `class` wins where the step
 /// takes one; `apply(delete_mode = "owned-only")` is destructive.
-pub fn step_class(spec: &StepSpec, declared: Option<ClassKind>, delete_mode: Option<&str>) -> ClassKind {
+pub fn step_class(spec: &StepSpec, declared: Option<ClassKind>, delete_mode: Option<DeleteMode>) -> ClassKind {
     if let Some(c) = declared {
         return c;
     }
-    if spec.name == "apply" && delete_mode == Some("owned-only") {
+    if spec.name == "apply" && delete_mode == Some(DeleteMode::OwnedOnly) {
         return ClassKind::Destructive;
     }
     spec.class
-}
-
-/// Checks a name of an op, env, gate or rule id against `[a-z][a-z0-9-]*`.
-///
-/// # Errors
-///
-/// Returns a message saying what is wrong and the allowed form.
-pub fn check_name(what: &str, name: &str) -> Result<(), String> {
-    let mut chars = name.chars();
-    let ok = match chars.next() {
-        Some(c) if c.is_ascii_lowercase() => chars.all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-'),
-        _ => false,
-    };
-    if ok {
-        Ok(())
-    } else {
-        Err(format!(
-            "{what} `{name}` must match [a-z][a-z0-9-]* (lowercase letters, digits and `-`, starting with a letter), so it maps to one identifier and one ledger path"
-        ))
-    }
 }
 
 /// The default flap threshold.
