@@ -93,7 +93,7 @@ pub enum Error {
 impl Error {
     /// Returns the message with every cause appended, as one line (`a: b: c`).
     pub fn chain(&self) -> String {
-        crate::error_chain::render(self)
+        crate::error::chain(self)
     }
 }
 

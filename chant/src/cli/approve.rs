@@ -3,7 +3,8 @@
 
 use clap::Args;
 
-use super::{Binary, Exit, run::error_chain};
+use super::{Binary, Exit};
+use crate::error::chain;
 use crate::gate::{Decision, FactKind, GateFact};
 use crate::ledger::{Ledger, RecordKind, ShardKey};
 
@@ -63,7 +64,7 @@ pub fn cmd_approve(binary: Binary, args: &ApproveArgs) -> Exit {
     let facts: Vec<GateFact> = match ledger.read_typed::<GateFact>(&key) {
         Ok(r) => r.records.into_iter().map(|stored| stored.record).collect(),
         Err(e) => {
-            eprintln!("error: {}", error_chain(&e));
+            eprintln!("error: {}", chain(&e));
             return Exit::Failed;
         }
     };
@@ -125,7 +126,7 @@ pub fn cmd_approve(binary: Binary, args: &ApproveArgs) -> Exit {
             Exit::Done
         }
         Err(e) => {
-            eprintln!("error: {}", error_chain(&e));
+            eprintln!("error: {}", chain(&e));
             Exit::Failed
         }
     }
@@ -140,7 +141,7 @@ fn member_of(json: &str) -> Option<Option<String>> {
 /// ledger has gate facts for the op (exit 2 listing them when several do).
 fn find_key(ledger: &Ledger, args: &ApproveArgs, known_member: Option<Option<String>>) -> Result<ShardKey, Exit> {
     let fail = |e: &dyn std::error::Error| {
-        eprintln!("error: {}", error_chain(e));
+        eprintln!("error: {}", chain(e));
         Exit::Usage
     };
     if let Some(m) = &args.member {

@@ -138,7 +138,7 @@ fn cmd_diff(args: &DiffArgs) -> Exit {
     let diff = match diff(&project, member.as_deref(), &args.env) {
         Ok(d) => d,
         Err(e) => {
-            eprintln!("error: {}", project.redactor.redact(&super::run::error_chain(&e)));
+            eprintln!("error: {}", project.redactor.redact(&crate::error::chain(&e)));
             return Exit::Failed;
         }
     };

@@ -176,7 +176,7 @@ fn hand_over(command: &Command, release: bool) -> Option<Exit> {
             return None;
         }
         Err(e) => {
-            eprintln!("error: {}", run::error_chain(&e));
+            eprintln!("error: {}", crate::error::chain(&e));
             return Some(Exit::Usage);
         }
     };
@@ -194,7 +194,7 @@ fn hand_over(command: &Command, release: bool) -> Option<Exit> {
     match chosen {
         Ok(bin) => Some(delegate::exec(bin, &args)),
         Err(e) => {
-            eprintln!("error: {}", run::error_chain(&e));
+            eprintln!("error: {}", crate::error::chain(&e));
             Some(Exit::Usage)
         }
     }
@@ -212,9 +212,9 @@ fn print_version(binary: Binary) {
             match delegate::resolve(&cwd, false) {
                 Ok(bins) => {
                     for b in bins {
-                        let mut spec = crate::exec::Spec::new(&b.path);
+                        let mut spec = crate::process::Spec::new(&b.path);
                         spec.args = vec!["--version".into()];
-                        match crate::exec::run(&spec) {
+                        match crate::process::run(&spec) {
                             Ok(out) if out.success() => print!("{}", out.stdout),
                             Ok(out) => {
                                 eprintln!("warning: {} --version: {}", b.name, crate::redact::sanitise(&out.stderr))
@@ -224,7 +224,7 @@ fn print_version(binary: Binary) {
                     }
                 }
                 Err(delegate::Error::NotInProject { .. } | delegate::Error::NoWorkspace { .. }) => {}
-                Err(e) => eprintln!("warning: {}", run::error_chain(&e)),
+                Err(e) => eprintln!("warning: {}", crate::error::chain(&e)),
             }
         }
     }
@@ -260,7 +260,7 @@ pub(crate) fn open_project() -> Result<crate::project::Project, Exit> {
         Exit::Usage
     })?;
     crate::project::Project::open(&cwd).map_err(|e| {
-        eprintln!("error: {}", run::error_chain(&e));
+        eprintln!("error: {}", crate::error::chain(&e));
         Exit::Usage
     })
 }
@@ -286,7 +286,7 @@ pub(crate) fn open_ledger() -> Result<crate::ledger::Ledger, Exit> {
     })?;
     let config = crate::ledger::LedgerConfig { remote, clock, ..crate::ledger::LedgerConfig::default() };
     crate::ledger::Ledger::open(&root, config).map_err(|e| {
-        eprintln!("error: {}", run::error_chain(&e));
+        eprintln!("error: {}", crate::error::chain(&e));
         Exit::Usage
     })
 }

@@ -10,8 +10,8 @@ use std::sync::Arc;
 
 use clap::{Args, Subcommand};
 
-use super::run::error_chain;
 use super::{Binary, Exit, open_ledger, open_project};
+use crate::error::chain;
 use crate::lease::LeaseStore;
 use crate::operator::{self, Daemon, Ending, OperatorConfig, status};
 use crate::tick::Dispatcher;
@@ -107,12 +107,11 @@ fn duration(flag: &str, value: &str) -> Result<std::time::Duration, Exit> {
 }
 
 fn cmd_daemon(binary: Binary, args: &OperatorArgs) -> Exit {
-    // Before any thread exists, so every thread inherits the mask and only the forwarder takes
-    // the signals.
-    let signals = match operator::block_stop_signals() {
+    // First thing, so a stop signal is caught from here on; the forwarder reads them.
+    let signals = match operator::catch_stop_signals() {
         Ok(s) => s,
         Err(e) => {
-            eprintln!("error: {e}");
+            eprintln!("error: {}", chain(&e));
             return Exit::Failed;
         }
     };
@@ -153,7 +152,7 @@ fn cmd_daemon(binary: Binary, args: &OperatorArgs) -> Exit {
     let daemon = match Daemon::new(project, config, dispatcher) {
         Ok(daemon) => daemon,
         Err(e) => {
-            eprintln!("error: {}", error_chain(&e));
+            eprintln!("error: {}", chain(&e));
             return Exit::Failed;
         }
     };
@@ -193,7 +192,7 @@ fn cmd_status(binary: Binary, args: &StatusArgs) -> Exit {
             return Exit::Usage;
         }
         Err(e) => {
-            eprintln!("error: {}", error_chain(&e));
+            eprintln!("error: {}", chain(&e));
             return Exit::Failed;
         }
     };
@@ -207,13 +206,13 @@ fn cmd_status(binary: Binary, args: &StatusArgs) -> Exit {
                         eprintln!("warning: the ledger could not be synchronised: {reason}");
                     }
                 }
-                Err(e) => eprintln!("warning: the ledger could not be fetched: {}", error_chain(&e)),
+                Err(e) => eprintln!("warning: the ledger could not be fetched: {}", chain(&e)),
             }
             for r in &ops {
                 if let Ok(key) = crate::lease::LeaseKey::new(r.member.as_deref(), &r.op)
                     && let Err(e) = leases.fetch(&key)
                 {
-                    eprintln!("warning: {}", error_chain(&e));
+                    eprintln!("warning: {}", chain(&e));
                 }
             }
         }
@@ -221,7 +220,7 @@ fn cmd_status(binary: Binary, args: &StatusArgs) -> Exit {
     let view = match status::status(&ledger, &leases, &ops, now) {
         Ok(v) => v,
         Err(e) => {
-            eprintln!("error: {}", error_chain(&e));
+            eprintln!("error: {}", chain(&e));
             return Exit::Failed;
         }
     };
@@ -273,14 +272,14 @@ fn cmd_log(binary: Binary, args: &LogArgs) -> Exit {
             return Exit::Usage;
         }
         Err(e) => {
-            eprintln!("error: {}", error_chain(&e));
+            eprintln!("error: {}", chain(&e));
             return Exit::Failed;
         }
     };
     let timeline = match operator::log::timeline(&ledger, &ops, &operator::log::Filter { since, limit }) {
         Ok(t) => t,
         Err(e) => {
-            eprintln!("error: {}", error_chain(&e));
+            eprintln!("error: {}", chain(&e));
             return Exit::Failed;
         }
     };

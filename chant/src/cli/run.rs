@@ -5,6 +5,7 @@ use std::collections::BTreeMap;
 use clap::Args;
 
 use super::{Binary, Exit};
+use crate::error::chain;
 use crate::lease::{self, LeaseKey, LeaseStore};
 use crate::model::OpDocument;
 use crate::project::{Project, RunServices};
@@ -67,21 +68,6 @@ fn open(binary: Binary, verb: &str, op: &str) -> Result<(Project, OpDocument), E
     Ok((project, doc))
 }
 
-/// Renders an error with its sources, one `: ` apart.
-pub fn error_chain(e: &dyn std::error::Error) -> String {
-    let mut s = e.to_string();
-    let mut src = e.source();
-    while let Some(c) = src {
-        let t = c.to_string();
-        if !s.contains(&t) {
-            s.push_str(": ");
-            s.push_str(&t);
-        }
-        src = c.source();
-    }
-    s
-}
-
 /// How long a hand tick or a run of a mutating op waits for the op's lease.
 pub const LEASE_WAIT: std::time::Duration = tick::LEASE_WAIT;
 
@@ -100,7 +86,7 @@ fn lease_warnings<T>(ran: &tick::Ran<T>) {
 
 /// Runs `run`.
 pub fn cmd_run(binary: Binary, args: &RunArgs) -> Exit {
-    crate::exec::die_with_parent_if_asked();
+    crate::process::die_with_parent_if_asked();
     let (project, doc) = match open(binary, "run", &args.op) {
         Ok(x) => x,
         Err(e) => return e,
@@ -135,7 +121,7 @@ pub fn cmd_run(binary: Binary, args: &RunArgs) -> Exit {
         match lease_claim(&doc) {
             Ok(claim) => claim,
             Err(e) => {
-                eprintln!("error: cannot take the lease of {}: {}", doc.name, error_chain(&e));
+                eprintln!("error: cannot take the lease of {}: {}", doc.name, chain(&e));
                 return Exit::Failed;
             }
         }
@@ -148,7 +134,7 @@ pub fn cmd_run(binary: Binary, args: &RunArgs) -> Exit {
             return Exit::Failed;
         }
         Leased::Failed(e) => {
-            eprintln!("error: cannot take the lease of {}: {}", doc.name, error_chain(&e));
+            eprintln!("error: cannot take the lease of {}: {}", doc.name, chain(&e));
             return Exit::Failed;
         }
     };
@@ -196,7 +182,7 @@ fn run_once(project: &Project, doc: &OpDocument, env: &str, json: bool) -> (Stat
             Landing::of(&receipt)
         }
         Err(e) => {
-            eprintln!("warning: the run record was not recorded on the ledger: {}", error_chain(&e));
+            eprintln!("warning: the run record was not recorded on the ledger: {}", chain(&e));
             Landing::Nothing
         }
     };
@@ -265,7 +251,7 @@ pub fn cmd_tick(binary: Binary, args: &TickArgs) -> Exit {
         match lease_claim(&doc) {
             Ok(claim) => claim,
             Err(e) => {
-                eprintln!("error: cannot take the lease of {}: {}", doc.name, error_chain(&e));
+                eprintln!("error: cannot take the lease of {}: {}", doc.name, chain(&e));
                 return Exit::Failed;
             }
         }
@@ -289,7 +275,7 @@ pub fn cmd_tick(binary: Binary, args: &TickArgs) -> Exit {
             return Exit::Done;
         }
         Leased::Failed(e) => {
-            eprintln!("error: cannot take the lease of {}: {}", doc.name, error_chain(&e));
+            eprintln!("error: cannot take the lease of {}: {}", doc.name, chain(&e));
             return Exit::Failed;
         }
     };
@@ -337,7 +323,7 @@ pub fn cmd_tick(binary: Binary, args: &TickArgs) -> Exit {
             Exit::Done
         }
         Err(e) => {
-            eprintln!("error: {}", error_chain(&e));
+            eprintln!("error: {}", chain(&e));
             Exit::Failed
         }
     }

@@ -24,8 +24,9 @@ use std::path::Path;
 use clap::Args;
 use serde_json::{Value, json};
 
-use super::{Binary, Exit, run::error_chain};
+use super::{Binary, Exit};
 use crate::config::Config;
+use crate::error::chain;
 use crate::ledger::{Ledger, LedgerConfig, ShardKey};
 use crate::lexicon::sprite::{self, BoxDeclaration, Listed, declaration::WORKSPACE_FILE};
 
@@ -83,18 +84,17 @@ fn cmd_status(binary: Binary, args: &StatusArgs) -> Exit {
         Ledger::open(&config.root, LedgerConfig { remote: config.ledger.remote.clone(), ..LedgerConfig::default() });
     let ledger = match ledger {
         Ok(l) => Ok(l),
-        Err(e) => Err(error_chain(&e)),
+        Err(e) => Err(chain(&e)),
     };
     let var = |k: &str| std::env::var(k).ok();
     let settings = sprite::Settings::from_env(&var);
-    let view =
-        match status(&config.root, &ops, ledger.as_ref(), &|| sprite::list(&settings).map_err(|e| error_chain(&e))) {
-            Ok(v) => v,
-            Err(e) => {
-                eprintln!("error: {e}");
-                return Exit::Usage;
-            }
-        };
+    let view = match status(&config.root, &ops, ledger.as_ref(), &|| sprite::list(&settings).map_err(|e| chain(&e))) {
+        Ok(v) => v,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return Exit::Usage;
+        }
+    };
     if args.json {
         println!("{view}");
     } else {
@@ -152,8 +152,8 @@ pub fn status(
 
 fn last_tick(ledger: Result<&Ledger, &String>, member: &str, env: &str, op: &str) -> Result<Value, String> {
     let ledger = ledger.map_err(|e| format!("the ledger could not be opened: {e}"))?;
-    let key = ShardKey::converge(Some(member), env, op).map_err(|e| error_chain(&e))?;
-    let latest = ledger.latest(&key).map_err(|e| error_chain(&e))?;
+    let key = ShardKey::converge(Some(member), env, op).map_err(|e| chain(&e))?;
+    let latest = ledger.latest(&key).map_err(|e| chain(&e))?;
     Ok(latest.record.map(|r| r.value).unwrap_or(Value::Null))
 }
 

@@ -4,13 +4,17 @@
 //! batch-mode ssh, a null stdin and a timeout; variables that would point git at another
 //! repository are removed. Non-zero exits of fetch and push are classified into outcomes; only a
 //! git that cannot be run, or one that overruns its timeout, is an error.
+//!
+//! The arguments and environment are this module's; the child itself is a
+//! [`crate::process::Command`] waited for by [`crate::process::capture`], so git runs in its own
+//! process group and a timeout stops it together with the helpers it started (`ssh`,
+//! `git-remote-https`).
 
 use std::ffi::OsString;
-use std::io::Read;
 use std::path::{Path, PathBuf};
-use std::process::{Command, ExitStatus, Stdio};
-use std::sync::mpsc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
+
+use crate::process::{self, Input, Limits, Output};
 
 use super::ObjectId;
 use super::porcelain::{self, FetchFailure, PushRefusal, Version};
@@ -78,16 +82,8 @@ pub enum Error {
 /// The result type of this module.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
-/// What a captured git run produced.
-#[derive(Debug, Clone)]
-pub struct Output {
-    /// The exit status.
-    pub status: ExitStatus,
-    /// Standard output, lossily decoded.
-    pub stdout: String,
-    /// Standard error, lossily decoded.
-    pub stderr: String,
-}
+/// How long a git that overran its timeout gets between SIGTERM and SIGKILL.
+const KILL_GRACE: Duration = Duration::from_secs(2);
 
 /// How `git fetch` of one reference ended.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -165,7 +161,7 @@ impl Git {
             &refspec,
         ];
         let output = self.run("fetch", &args)?;
-        if output.status.success() {
+        if output.success() {
             return Ok(Fetched::Updated);
         }
         Ok(match porcelain::classify_fetch_failure(&output.stderr) {
@@ -189,7 +185,7 @@ impl Git {
         let output = self.run("push", &["push", "--porcelain", "--no-verify", &lease, "--", remote, &refspec])?;
         let lines = porcelain::parse_push(&output.stdout);
         match lines.iter().find(|line| line.to == remote_ref) {
-            Some(line) if line.landed() && output.status.success() => Ok(Pushed::Landed),
+            Some(line) if line.landed() && output.success() => Ok(Pushed::Landed),
             Some(line) if !line.landed() => Ok(Pushed::Refused(porcelain::classify_refusal(line, &output.stderr))),
             _ => Ok(Pushed::Failed(porcelain::first_error_line(&output.stderr))),
         }
@@ -204,7 +200,7 @@ impl Git {
         let output = self.run("push", &["push", "--porcelain", "--no-verify", &lease, "--", remote, &refspec])?;
         let lines = porcelain::parse_push(&output.stdout);
         match lines.iter().find(|line| line.to == remote_ref) {
-            Some(line) if line.landed() && output.status.success() => Ok(Pushed::Landed),
+            Some(line) if line.landed() && output.success() => Ok(Pushed::Landed),
             Some(line) if !line.landed() => Ok(Pushed::Refused(porcelain::classify_refusal(line, &output.stderr))),
             _ => Ok(Pushed::Failed(porcelain::first_error_line(&output.stderr))),
         }
@@ -213,7 +209,7 @@ impl Git {
     /// Runs `git gc --auto --quiet`, which packs and prunes only when git's own thresholds say so.
     pub fn gc_auto(&self) -> Result<()> {
         let output = self.run("gc", &["gc", "--auto", "--quiet"])?;
-        if output.status.success() {
+        if output.success() {
             Ok(())
         } else {
             Err(Error::Failed { command: "gc".to_owned(), message: porcelain::first_error_line(&output.stderr) })
@@ -222,7 +218,7 @@ impl Git {
 
     /// Runs git with `args` (after the fixed `--git-dir` and `-c` options) and captures its output.
     pub fn run(&self, command: &str, args: &[&str]) -> Result<Output> {
-        let mut cmd = Command::new(&self.program);
+        let mut cmd = process::command(&self.program);
         cmd.arg("--git-dir").arg(&self.git_dir).args(["-c", "core.fsmonitor=false"]).args(args);
         for name in REPOSITORY_VARIABLES {
             cmd.env_remove(name);
@@ -236,51 +232,17 @@ impl Git {
         };
         cmd.env("LC_MESSAGES", "C").env("GIT_TERMINAL_PROMPT", "0").env("GIT_SSH_COMMAND", ssh);
         cmd.envs(self.env.iter().map(|(k, v)| (k, v)));
-        cmd.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped());
-        let spawn_err = |source| Error::Spawn { program: self.program.display().to_string(), source };
-        let mut child = cmd.spawn().map_err(spawn_err)?;
-        let (tx, rx) = mpsc::channel();
-        if let Some(stdout) = child.stdout.take() {
-            spawn_reader(stdout, 0, tx.clone());
-        }
-        if let Some(stderr) = child.stderr.take() {
-            spawn_reader(stderr, 1, tx);
-        }
-        let deadline = Instant::now() + self.timeout;
-        let mut streams = [Vec::new(), Vec::new()];
-        for _ in 0..2 {
-            let remaining = deadline.saturating_duration_since(Instant::now());
-            match rx.recv_timeout(remaining) {
-                Ok((index, bytes)) => streams[index] = bytes,
-                Err(mpsc::RecvTimeoutError::Disconnected) => break,
-                Err(mpsc::RecvTimeoutError::Timeout) => {
-                    // Killing fails only when git already exited, which is what we want anyway.
-                    let _ = child.kill();
-                    let _ = child.wait();
-                    return Err(Error::Timeout { command: command.to_owned(), timeout: self.timeout });
-                }
+        let limits = Limits { timeout: self.timeout, grace: KILL_GRACE };
+        let output = process::capture(&mut cmd, Input::default(), limits).map_err(|e| match e {
+            process::Error::Spawn { source, .. } | process::Error::Wait { source, .. } => {
+                Error::Spawn { program: self.program.display().to_string(), source }
             }
+        })?;
+        if output.timed_out {
+            return Err(Error::Timeout { command: command.to_owned(), timeout: self.timeout });
         }
-        let status = child.wait().map_err(spawn_err)?;
-        let [stdout, stderr] = streams;
-        Ok(Output {
-            status,
-            stdout: String::from_utf8_lossy(&stdout).into_owned(),
-            stderr: String::from_utf8_lossy(&stderr).into_owned(),
-        })
+        Ok(output)
     }
-}
-
-/// Reads a pipe to its end on its own thread, so a full pipe never blocks git, and sends the
-/// bytes tagged with `index`. If git's own children keep the pipe open past a timeout, the thread
-/// ends with them.
-fn spawn_reader(mut pipe: impl Read + Send + 'static, index: usize, tx: mpsc::Sender<(usize, Vec<u8>)>) {
-    std::thread::spawn(move || {
-        let mut bytes = Vec::new();
-        // A read error ends the stream; what was read so far is still reported.
-        let _ = pipe.read_to_end(&mut bytes);
-        let _ = tx.send((index, bytes));
-    });
 }
 
 #[cfg(test)]
@@ -305,13 +267,32 @@ mod tests {
     }
 
     #[test]
+    fn a_timeout_stops_git_together_with_the_helpers_it_started() {
+        let tmp = tempfile::tempdir().unwrap();
+        let pidfile = tmp.path().join("helper.pid");
+        let script = format!("sleep 30 & echo $! > {}; wait", pidfile.display());
+        let git = Git::new(tmp.path(), Duration::from_millis(300)).with_program(fake_git(tmp.path(), &script));
+        assert!(matches!(git.run("fetch", &[]), Err(Error::Timeout { .. })));
+        // The helper was in git's process group, so it was stopped with it (gone, or a zombie
+        // waiting for init to reap it).
+        let pid = std::fs::read_to_string(&pidfile).unwrap();
+        let stat = || std::fs::read_to_string(format!("/proc/{}/stat", pid.trim())).unwrap_or_default();
+        let deadline = std::time::Instant::now() + Duration::from_secs(10);
+        let dead = || stat().is_empty() || stat().rsplit(')').next().unwrap_or("").trim_start().starts_with('Z');
+        while !dead() && std::time::Instant::now() < deadline {
+            std::thread::yield_now();
+        }
+        assert!(dead(), "git's helper outlived its timeout");
+    }
+
+    #[test]
     fn output_and_status_are_captured_with_a_null_stdin_and_c_messages() {
         let tmp = tempfile::tempdir().unwrap();
         let script =
             "read line || echo \"stdin closed\"; echo \"$LC_MESSAGES $GIT_TERMINAL_PROMPT\"; echo \"$@\" >&2; exit 3";
         let git = Git::new(Path::new("/repo.git"), Duration::from_secs(30)).with_program(fake_git(tmp.path(), script));
         let output = git.run("x", &["status"]).unwrap();
-        assert_eq!(output.status.code(), Some(3));
+        assert_eq!(output.code, Some(3));
         assert_eq!(output.stdout, "stdin closed\nC 0\n");
         assert_eq!(output.stderr, "--git-dir /repo.git -c core.fsmonitor=false status\n");
     }

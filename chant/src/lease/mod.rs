@@ -42,6 +42,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::backoff::Backoff;
 use crate::clock::Clock;
+use crate::error::chain;
 use crate::git::{self, ObjectId, Repo, SharedRepo, cmd::Git};
 use crate::ledger::{self, Ledger};
 
@@ -669,16 +670,4 @@ fn extend(record: &LeaseRecord, ttl: Duration, now: Timestamp) -> LeaseRecord {
 
 fn add(now: Timestamp, ttl: Duration) -> Timestamp {
     jiff::SignedDuration::try_from(ttl).ok().and_then(|d| now.checked_add(d).ok()).unwrap_or(Timestamp::MAX)
-}
-
-/// An error and its sources on one line.
-fn chain(err: &dyn std::error::Error) -> String {
-    let mut text = err.to_string();
-    let mut source = err.source();
-    while let Some(cause) = source {
-        text.push_str(": ");
-        text.push_str(&cause.to_string());
-        source = cause.source();
-    }
-    text
 }

@@ -44,6 +44,7 @@ use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use crate::clock::Clock;
+use crate::error::chain;
 use crate::git::cmd::{self, Git};
 use crate::git::{self, ObjectId, SharedRepo};
 
@@ -267,7 +268,7 @@ impl Ledger {
         if gc_due(self.config.gc_every, receipt.commit)
             && let Err(err) = self.git.gc_auto()
         {
-            receipt.warnings.push(format!("git gc --auto failed: {}", error_chain(&err)));
+            receipt.warnings.push(format!("git gc --auto failed: {}", chain(&err)));
         }
         Ok(receipt)
     }
@@ -335,18 +336,6 @@ fn check_record(line: &str) -> Result<(), Error> {
         Ok(_) => Err(Error::InvalidRecord { reason: "it is not a JSON object".to_owned() }),
         Err(err) => Err(Error::InvalidRecord { reason: err.to_string() }),
     }
-}
-
-/// An error and its sources on one line, for warnings.
-fn error_chain(err: &dyn std::error::Error) -> String {
-    let mut text = err.to_string();
-    let mut source = err.source();
-    while let Some(cause) = source {
-        text.push_str(": ");
-        text.push_str(&cause.to_string());
-        source = cause.source();
-    }
-    text
 }
 
 #[cfg(test)]

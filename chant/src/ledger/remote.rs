@@ -11,12 +11,13 @@ use std::ops::ControlFlow;
 use std::sync::Arc;
 
 use crate::backoff::{Backoff, GaveUp, Growth, Limit};
+use crate::error::chain;
 use crate::git::cmd::{self, Fetched, Pushed};
 use crate::git::porcelain::PushRefusal;
 use crate::git::{self, ObjectId, Repo};
 
 use super::append::{self, Next, Written};
-use super::{AppendReceipt, BRANCH, Error, Ledger, ShardKey, error_chain};
+use super::{AppendReceipt, BRANCH, Error, Ledger, ShardKey};
 
 /// Whether and where a record or a sync reached the remote.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -156,7 +157,7 @@ fn rounds(
                 done(not_pushed(format!("{remote} refused {BRANCH}: {text}")))
             }
             Ok(Pushed::Failed(text)) => done(not_pushed(format!("push to {remote} failed: {text}"))),
-            Err(err) => done(not_pushed(error_chain(&err))),
+            Err(err) => done(not_pushed(chain(&err))),
         }
     };
     match policy.retry(round) {
@@ -172,7 +173,7 @@ fn rounds(
 #[derive(Debug, thiserror::Error)]
 enum Unsynced {
     /// The git binary cannot be used.
-    #[error("cannot synchronise with {remote}: {}", error_chain(.reason.as_ref()))]
+    #[error("cannot synchronise with {remote}: {}", chain(.reason.as_ref()))]
     Git {
         /// The remote.
         remote: String,
@@ -196,10 +197,10 @@ enum Unsynced {
         text: String,
     },
     /// Git could not be run to completion.
-    #[error("{}", error_chain(.0))]
+    #[error("{}", chain(.0))]
     Run(cmd::Error),
     /// The tracking ref could not be read.
-    #[error("{}", error_chain(.0))]
+    #[error("{}", chain(.0))]
     Storage(git::Error),
 }
 

@@ -500,14 +500,7 @@ impl LexiconError {
 
     /// Returns the message with every cause appended, as one line (`a: b: c`).
     pub fn chain(&self) -> String {
-        let mut out = self.to_string();
-        let mut source = std::error::Error::source(self);
-        while let Some(cause) = source {
-            out.push_str(": ");
-            out.push_str(&cause.to_string());
-            source = cause.source();
-        }
-        out
+        crate::error::chain(self)
     }
 }
 

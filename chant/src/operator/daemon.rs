@@ -5,15 +5,18 @@
 //! lines, stops, change signals and lost subscriptions, and prints. A stop sets the round's
 //! `stopping` flag (no new tick starts), waits up to the grace period for the running tick, then
 //! records an interrupted tick if it did not finish, and releases the leases held. Stop signals
-//! are blocked in every thread and taken by one thread with `sigwait`, so no handler runs in
-//! signal context; children start with an empty signal mask, as the standard library sets it.
+//! are caught by `signal-hook`'s handler, which only writes to a pipe, and read by one thread
+//! that turns each into a stop. They are not blocked: a blocked mask is what a child inherits
+//! (`std::process::Command` keeps the spawning thread's mask), and a thread lifting it to spawn
+//! one ([`crate::process::signals`]) would die of a SIGTERM that arrived meanwhile.
 
 use std::sync::atomic::Ordering;
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
 use std::sync::{Arc, PoisonError};
 use std::time::Instant;
 
-use nix::sys::signal::{SigSet, Signal};
+use signal_hook::consts::{SIGINT, SIGTERM};
+use signal_hook::iterator::Signals;
 
 use crate::observe::{ChangeSink, Lexicon as _, SubscribeError};
 use crate::project::Project;
@@ -52,26 +55,27 @@ impl Stopper {
     }
 }
 
-/// Blocks SIGINT and SIGTERM in the calling thread, and so in every thread it starts later.
-/// Call it first thing, before any thread exists, then hand the set to
-/// [`forward_stop_signals`].
+/// SIGINT and SIGTERM, caught from the moment [`catch_stop_signals`] returns; a signal that
+/// arrives before [`forward_stop_signals`] runs is kept for it.
+pub struct StopSignals(Signals);
+
+/// Installs the SIGINT and SIGTERM handlers. Call it first thing, so a stop signal never meets
+/// the default action, then hand the result to [`forward_stop_signals`].
 ///
 /// # Errors
 ///
-/// [`Error::Signals`] when the mask cannot be set.
-pub fn block_stop_signals() -> Result<SigSet, Error> {
-    let mut set = SigSet::empty();
-    set.add(Signal::SIGINT);
-    set.add(Signal::SIGTERM);
-    set.thread_block().map_err(|e| Error::Signals(e.to_string()))?;
-    Ok(set)
+/// [`Error::Signals`] when a handler cannot be installed.
+pub fn catch_stop_signals() -> Result<StopSignals, Error> {
+    Signals::new([SIGINT, SIGTERM]).map(StopSignals).map_err(Error::Signals)
 }
 
-/// Starts the thread that waits for the signals of `set` and turns each into a stop.
-pub fn forward_stop_signals(set: SigSet, stopper: Stopper) {
+/// Starts the thread that reads the caught signals and turns each into a stop.
+pub fn forward_stop_signals(signals: StopSignals, stopper: Stopper) {
+    let StopSignals(mut signals) = signals;
     std::thread::spawn(move || {
-        while let Ok(signal) = set.wait() {
-            stopper.stop(format!("{} received", signal.as_str()));
+        for signal in signals.forever() {
+            let name = if signal == SIGINT { "SIGINT" } else { "SIGTERM" };
+            stopper.stop(format!("{name} received"));
         }
     });
 }

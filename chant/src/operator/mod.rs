@@ -43,7 +43,7 @@ pub mod status;
 use std::fmt;
 use std::time::Duration;
 
-pub use daemon::{Daemon, Stopper, block_stop_signals, forward_stop_signals};
+pub use daemon::{Daemon, StopSignals, Stopper, catch_stop_signals, forward_stop_signals};
 pub use round::{OpEvent, OpReport, RoundContext, Target};
 
 /// The default time between rounds.
@@ -102,8 +102,8 @@ pub enum Error {
         name: String,
     },
     /// A stop-signal handler could not be installed.
-    #[error("cannot install the SIGINT/SIGTERM handler: {0}")]
-    Signals(String),
+    #[error("cannot install the SIGINT/SIGTERM handler")]
+    Signals(#[source] std::io::Error),
 }
 
 /// How an operator run ended.
@@ -129,17 +129,4 @@ pub fn is_name(name: &str) -> bool {
     crate::model::Name::is_valid(name)
 }
 
-/// An error and its sources on one line.
-pub(crate) fn chain(err: &dyn std::error::Error) -> String {
-    let mut text = err.to_string();
-    let mut source = err.source();
-    while let Some(cause) = source {
-        let t = cause.to_string();
-        if !text.contains(&t) {
-            text.push_str(": ");
-            text.push_str(&t);
-        }
-        source = cause.source();
-    }
-    text
-}
+pub(crate) use crate::error::chain;

@@ -302,14 +302,14 @@ impl Ctx<'_> {
         match &step {
             Step::Shell { args, .. } => {
                 let timeout = timeout(&args.timeout, self.settings.shell_timeout);
-                let mut spec = crate::exec::Spec::shell(&args.cmd);
+                let mut spec = crate::process::Spec::shell(&args.cmd);
                 spec.timeout = timeout;
                 spec.grace = self.settings.kill_grace;
                 spec.env = vec![("CHANT_ENV".into(), self.settings.env.clone())];
                 if let Some(r) = &self.settings.resource {
                     spec.env.push((crate::tick::RESOURCE_VAR.into(), r.clone()));
                 }
-                match crate::exec::run(&spec) {
+                match crate::process::run(&spec) {
                     Ok(out) if out.success() => StepEnd::Ok {
                         detail: Some(crate::redact::sanitise(&out.stdout)).filter(|s| !s.is_empty()),
                         approved_by: None,
@@ -346,14 +346,14 @@ impl Ctx<'_> {
                 let env = &args.env;
                 match self.services.apply(env, args.delete_mode.unwrap_or_default()) {
                     Ok(detail) => StepEnd::Ok { detail: Some(detail), approved_by: None, output: None },
-                    Err(e) => StepEnd::Failed(format!("apply {env}: {}", crate::error_chain::render(&e))),
+                    Err(e) => StepEnd::Failed(format!("apply {env}: {}", crate::error::chain(&e))),
                 }
             }
             Step::Teardown { args, .. } => {
                 let env = &args.env;
                 match self.services.teardown(env) {
                     Ok(detail) => StepEnd::Ok { detail: Some(detail), approved_by: None, output: None },
-                    Err(e) => StepEnd::Failed(format!("teardown {env}: {}", crate::error_chain::render(&e))),
+                    Err(e) => StepEnd::Failed(format!("teardown {env}: {}", crate::error::chain(&e))),
                 }
             }
             Step::Gate { name, args, .. } => self.gate(name, args),
@@ -378,7 +378,7 @@ impl Ctx<'_> {
             | Step::SpriteApplyServices { .. } => {
                 let kind = step.kind();
                 let root = match std::env::current_dir() {
-                    Ok(cwd) => crate::config::project_root(&cwd).map_err(|e| crate::error_chain::render(&e)),
+                    Ok(cwd) => crate::config::project_root(&cwd).map_err(|e| crate::error::chain(&e)),
                     Err(e) => Err(format!("cannot read the working directory: {e}")),
                 };
                 let result = root.and_then(|root| {
@@ -390,7 +390,7 @@ impl Ctx<'_> {
                         resource,
                         self.environment.var,
                     )
-                    .map_err(|e| crate::error_chain::render(&e))
+                    .map_err(|e| crate::error::chain(&e))
                 });
                 match result {
                     Ok(v) => StepEnd::Ok {
@@ -419,7 +419,7 @@ impl Ctx<'_> {
             Err(e) => {
                 return StepEnd::Failed(format!(
                     "gate \"{gate}\": cannot read the gate ledger: {}",
-                    crate::error_chain::render(&e)
+                    crate::error::chain(&e)
                 ));
             }
         };
@@ -446,7 +446,7 @@ impl Ctx<'_> {
                 if let Err(e) = self.services.append_gate_fact(&passed) {
                     return StepEnd::Failed(format!(
                         "gate \"{gate}\": cannot record the pass: {}",
-                        crate::error_chain::render(&e)
+                        crate::error::chain(&e)
                     ));
                 }
                 let mut detail = format!("[approved] {by} at {}", resolution.timestamp);
@@ -486,7 +486,7 @@ impl Ctx<'_> {
                 if let Err(e) = self.services.append_gate_fact(&fact) {
                     return StepEnd::Failed(format!(
                         "gate \"{gate}\": cannot record the pending fact: {}",
-                        crate::error_chain::render(&e)
+                        crate::error::chain(&e)
                     ));
                 }
                 StepEnd::Gated { gate, since: fact.timestamp.clone(), url: fact.url.clone() }

@@ -15,6 +15,36 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use super::{Client, Request, Response, Service};
+use crate::error::chain;
+
+/// A `services create` command line that cannot be read.
+#[derive(Debug, thiserror::Error)]
+enum UsageError {
+    /// A flag without its value.
+    #[error("{0} needs a value")]
+    NoValue(String),
+    /// A port that is not one.
+    #[error("--http-port {0} is not a port")]
+    Port(String),
+    /// A duration that is not one.
+    #[error("--duration {value}")]
+    Duration {
+        /// What was given.
+        value: String,
+        /// Why it is not a duration.
+        #[source]
+        source: crate::duration::ParseError,
+    },
+    /// A flag `create` does not know.
+    #[error("unknown option {0}")]
+    Unknown(String),
+    /// Both `--duration` and `--no-stream`.
+    #[error("--duration and --no-stream exclude each other")]
+    Exclusive,
+    /// No `--cmd`.
+    #[error("create needs --cmd")]
+    NoCmd,
+}
 
 const USAGE: &str = "usage: sprite-env services list [--json|--table]
        sprite-env services create <name> --cmd <c> [--args a,b] [--needs x,y] [--http-port N] (--duration D | --no-stream)
@@ -28,12 +58,12 @@ pub fn main(args: &[String]) -> i32 {
     if words.first() == Some(&"__daemon") {
         return match super::state_dir() {
             Ok(d) => super::daemon::run(&d),
-            Err(e) => fail(&e.to_string()),
+            Err(e) => fail(&chain(&e)),
         };
     }
     let client = match (super::state_dir(), std::env::current_exe()) {
         (Ok(d), Ok(exe)) => Client::new(d, exe),
-        (Err(e), _) => return fail(&e.to_string()),
+        (Err(e), _) => return fail(&chain(&e)),
         (_, Err(e)) => return fail(&format!("cannot find this program: {e}")),
     };
     match words.as_slice() {
@@ -48,7 +78,7 @@ pub fn main(args: &[String]) -> i32 {
                     print_list(&r.services, table);
                     0
                 }
-                Err(e) => fail(&e.to_string()),
+                Err(e) => fail(&chain(&e)),
             }
         }
         ["services", "create", name, rest @ ..] => match parse_create(name, rest) {
@@ -61,10 +91,10 @@ pub fn main(args: &[String]) -> i32 {
                     }
                     0
                 }
-                Err(e) => fail(&e.to_string()),
+                Err(e) => fail(&chain(&e)),
             },
             Err(e) => {
-                eprintln!("sprite-env: {e}");
+                eprintln!("sprite-env: {}", chain(&e));
                 usage()
             }
         },
@@ -81,7 +111,7 @@ pub fn main(args: &[String]) -> i32 {
                     print_one(&r);
                     0
                 }
-                Err(e) => fail(&e.to_string()),
+                Err(e) => fail(&chain(&e)),
             }
         }
         ["services", "watch"] => match client.send(&Request::List).and_then(|_| client.watch()) {
@@ -94,7 +124,7 @@ pub fn main(args: &[String]) -> i32 {
                 }
                 0
             }
-            Err(e) => fail(&e.to_string()),
+            Err(e) => fail(&chain(&e)),
         },
         ["daemon", "stop", rest @ ..] => {
             let stop_services = match rest {
@@ -107,7 +137,7 @@ pub fn main(args: &[String]) -> i32 {
             }
             match client.send(&Request::Shutdown { stop_services }) {
                 Ok(_) => 0,
-                Err(e) => fail(&e.to_string()),
+                Err(e) => fail(&chain(&e)),
             }
         }
         _ => usage(),
@@ -124,33 +154,34 @@ fn usage() -> i32 {
     2
 }
 
-fn parse_create(name: &str, rest: &[&str]) -> Result<(Request, Option<Duration>), String> {
+fn parse_create(name: &str, rest: &[&str]) -> Result<(Request, Option<Duration>), UsageError> {
     let (mut cmd, mut args, mut needs, mut port, mut duration, mut no_stream) =
         (None, Vec::new(), Vec::new(), None, None, false);
     let list = |v: &str| v.split(',').filter(|s| !s.is_empty()).map(str::to_owned).collect::<Vec<_>>();
     let mut it = rest.iter();
     while let Some(flag) = it.next() {
-        let mut value = || it.next().copied().ok_or_else(|| format!("{flag} needs a value"));
+        let mut value = || it.next().copied().ok_or_else(|| UsageError::NoValue((*flag).to_owned()));
         match *flag {
             "--cmd" => cmd = Some(value()?.to_owned()),
             "--args" => args = list(value()?),
             "--needs" => needs = list(value()?),
             "--http-port" => {
                 let v = value()?;
-                port = Some(v.parse::<u16>().map_err(|_| format!("--http-port {v} is not a port"))?);
+                port = Some(v.parse::<u16>().map_err(|_| UsageError::Port(v.to_owned()))?);
             }
             "--duration" => {
                 let v = value()?;
-                duration = Some(crate::duration::parse(v).map_err(|e| format!("--duration {v}: {e}"))?);
+                let parsed = crate::duration::parse(v);
+                duration = Some(parsed.map_err(|source| UsageError::Duration { value: v.to_owned(), source })?);
             }
             "--no-stream" => no_stream = true,
-            other => return Err(format!("unknown option {other}")),
+            other => return Err(UsageError::Unknown(other.to_owned())),
         }
     }
     if duration.is_some() && no_stream {
-        return Err("--duration and --no-stream exclude each other".into());
+        return Err(UsageError::Exclusive);
     }
-    let cmd = cmd.filter(|c| !c.is_empty()).ok_or("create needs --cmd")?;
+    let cmd = cmd.filter(|c| !c.is_empty()).ok_or(UsageError::NoCmd)?;
     let dir = std::env::current_dir().ok().map(|d| d.display().to_string());
     Ok((Request::Create { name: name.to_owned(), cmd, args, needs, http_port: port, dir }, duration))
 }
@@ -172,7 +203,8 @@ fn print_list(services: &[Service], table: bool) {
 
 fn print_one(r: &Response) {
     if let Some(s) = r.services.first() {
-        println!("{}\t{}", s.name, s.state.status.as_str());
+        // A closed stdout is not the service's failure: what was done is done.
+        let _ = writeln!(std::io::stdout().lock(), "{}\t{}", s.name, s.state.status.as_str());
     }
 }
 

@@ -4,30 +4,59 @@
 use std::io::{BufRead, BufReader, Write};
 use std::os::unix::net::UnixStream;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 use super::daemon::SOCKET;
 use super::{Request, Response};
+use crate::process;
 
-/// Errors of the client.
+/// Errors of [`Client::send`], [`Client::watch`] and [`state_dir`].
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
     /// No state directory could be chosen.
     #[error("no state directory: set {var} or HOME", var = super::STATE_DIR_VAR)]
     NoStateDir,
+    /// The state directory or the daemon's log could not be prepared.
+    #[error("cannot start the sprite-env daemon: {}", path.display())]
+    Prepare {
+        /// The directory or file.
+        path: PathBuf,
+        /// Why not.
+        #[source]
+        source: std::io::Error,
+    },
     /// The daemon could not be started.
-    #[error("cannot start the sprite-env daemon: {0}")]
-    Spawn(String),
+    #[error("cannot start the sprite-env daemon: {}", program.display())]
+    Spawn {
+        /// The program started as the daemon.
+        program: PathBuf,
+        /// Why not.
+        #[source]
+        source: std::io::Error,
+    },
     /// The daemon did not answer.
-    #[error("the sprite-env daemon at {socket} does not answer: {message}")]
+    #[error("the sprite-env daemon at {} does not answer", socket.display())]
     Unreachable {
         /// The socket.
-        socket: String,
+        socket: PathBuf,
         /// What went wrong.
-        message: String,
+        #[source]
+        source: std::io::Error,
     },
-    /// The daemon refused the request.
+    /// The daemon's answer is not a response.
+    #[error("the sprite-env daemon at {} does not answer: unreadable answer", socket.display())]
+    Unreadable {
+        /// The socket.
+        socket: PathBuf,
+        /// Why it does not parse.
+        #[source]
+        source: serde_json::Error,
+    },
+    /// A request could not be encoded.
+    #[error("cannot encode the request")]
+    Encode(#[source] serde_json::Error),
+    /// The daemon refused the request, with its words.
     #[error("{0}")]
     Refused(String),
 }
@@ -82,17 +111,14 @@ impl Client {
                 self.connect_within(&socket, Duration::from_secs(10))?
             }
         };
-        let unreachable =
-            |e: std::io::Error| Error::Unreachable { socket: socket.display().to_string(), message: e.to_string() };
-        let text = serde_json::to_string(req).map_err(|e| Error::Refused(e.to_string()))?;
+        let unreachable = |source| Error::Unreachable { socket: socket.clone(), source };
+        let text = serde_json::to_string(req).map_err(Error::Encode)?;
         let mut w = stream.try_clone().map_err(unreachable)?;
         writeln!(w, "{text}").map_err(unreachable)?;
         let mut line = String::new();
         BufReader::new(stream).read_line(&mut line).map_err(unreachable)?;
-        let resp: Response = serde_json::from_str(&line).map_err(|e| Error::Unreachable {
-            socket: socket.display().to_string(),
-            message: format!("unreadable answer: {e}"),
-        })?;
+        let resp: Response =
+            serde_json::from_str(&line).map_err(|source| Error::Unreadable { socket: socket.clone(), source })?;
         match resp.error {
             Some(e) => Err(Error::Refused(e)),
             None => Ok(resp),
@@ -107,10 +133,9 @@ impl Client {
     /// [`Error::Unreachable`] when no daemon answers.
     pub fn watch(&self) -> Result<BufReader<UnixStream>, Error> {
         let socket = self.dir.join(SOCKET);
-        let unreachable =
-            |e: std::io::Error| Error::Unreachable { socket: socket.display().to_string(), message: e.to_string() };
+        let unreachable = |source| Error::Unreachable { socket: socket.clone(), source };
         let mut stream = UnixStream::connect(&socket).map_err(unreachable)?;
-        let text = serde_json::to_string(&Request::Watch).map_err(|e| Error::Refused(e.to_string()))?;
+        let text = serde_json::to_string(&Request::Watch).map_err(Error::Encode)?;
         writeln!(stream, "{text}").map_err(unreachable)?;
         let mut reader = BufReader::new(stream);
         let mut ack = String::new();
@@ -122,15 +147,14 @@ impl Client {
     }
 
     fn spawn_daemon(&self) -> Result<(), Error> {
-        std::fs::create_dir_all(&self.dir).map_err(|e| Error::Spawn(format!("{}: {e}", self.dir.display())))?;
-        let log = std::fs::OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(self.dir.join("daemon.log"))
-            .map_err(|e| Error::Spawn(e.to_string()))?;
-        let err = log.try_clone().map_err(|e| Error::Spawn(e.to_string()))?;
+        std::fs::create_dir_all(&self.dir).map_err(|source| Error::Prepare { path: self.dir.clone(), source })?;
+        let path = self.dir.join("daemon.log");
+        let prepare = |source| Error::Prepare { path: path.clone(), source };
+        let log = std::fs::OpenOptions::new().create(true).append(true).open(&path).map_err(prepare)?;
+        let err = log.try_clone().map_err(prepare)?;
         // A daemon that finds another one alive exits at once; the connect below reaches the winner.
-        Command::new(&self.program)
+        // No process group of its own here: the daemon calls setsid(), which a group leader cannot.
+        process::command(&self.program)
             .arg("__daemon")
             .env(super::STATE_DIR_VAR, &self.dir)
             .current_dir(&self.dir)
@@ -138,7 +162,7 @@ impl Client {
             .stdout(log)
             .stderr(err)
             .spawn()
-            .map_err(|e| Error::Spawn(format!("{}: {e}", self.program.display())))?;
+            .map_err(|source| Error::Spawn { program: self.program.clone(), source })?;
         Ok(())
     }
 
@@ -147,8 +171,8 @@ impl Client {
         loop {
             match UnixStream::connect(socket) {
                 Ok(s) => return Ok(s),
-                Err(e) if Instant::now() >= deadline => {
-                    return Err(Error::Unreachable { socket: socket.display().to_string(), message: e.to_string() });
+                Err(source) if Instant::now() >= deadline => {
+                    return Err(Error::Unreachable { socket: socket.to_path_buf(), source });
                 }
                 Err(_) => std::thread::sleep(Duration::from_millis(20)),
             }

@@ -6,19 +6,19 @@ use std::collections::BTreeSet;
 use std::fs::{File, OpenOptions};
 use std::io::{BufRead, BufReader, Write};
 use std::os::unix::net::{UnixListener, UnixStream};
-use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use nix::errno::Errno;
-use nix::sys::signal::{Signal, killpg};
 use nix::sys::wait::{WaitStatus, waitpid};
 use nix::unistd::Pid;
 
 use super::proc;
 use super::{Event, Request, Response, Service, State, Status};
+use crate::error::chain;
+use crate::process::{self, Group, Stopped};
 
 /// The socket's file name in the state directory.
 pub(crate) const SOCKET: &str = "sprite-env.sock";
@@ -26,6 +26,98 @@ pub(crate) const SOCKET: &str = "sprite-env.sock";
 pub(crate) const PID_FILE: &str = "daemon.pid";
 /// The service table's file name in the state directory.
 pub(crate) const TABLE: &str = "services.json";
+
+/// What the daemon could not do: the answer to a request (its text goes on the wire), or why
+/// it could not start serving.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum Error {
+    /// The state or log directory could not be created.
+    #[error("cannot create {}", path.display())]
+    CreateDir {
+        /// The directory.
+        path: PathBuf,
+        /// Why not.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The socket could not be bound.
+    #[error("cannot bind {}", path.display())]
+    Bind {
+        /// The socket.
+        path: PathBuf,
+        /// Why not.
+        #[source]
+        source: std::io::Error,
+    },
+    /// A file could not be written.
+    #[error("cannot write {}", path.display())]
+    Write {
+        /// The file.
+        path: PathBuf,
+        /// Why not.
+        #[source]
+        source: std::io::Error,
+    },
+    /// Another live daemon serves the directory.
+    #[error("a daemon (pid {pid}) already serves {}", dir.display())]
+    AlreadyServed {
+        /// Its pid.
+        pid: i32,
+        /// The state directory.
+        dir: PathBuf,
+    },
+    /// The pid file could not be claimed (another daemon kept replacing it).
+    #[error("cannot claim {}", path.display())]
+    Claim {
+        /// The pid file.
+        path: PathBuf,
+    },
+    /// No service has the name.
+    #[error("no service {0}")]
+    NoService(String),
+    /// A service of the name is already defined.
+    #[error("service {0} already exists")]
+    Exists(String),
+    /// A service needs one that is not defined.
+    #[error("service {name} needs {need}, which is not defined")]
+    Undefined {
+        /// The service.
+        name: String,
+        /// What it needs.
+        need: String,
+    },
+    /// A service needs itself.
+    #[error("service {0} needs itself through a cycle")]
+    Cycle(String),
+    /// A service's log could not be opened.
+    #[error("cannot open the log of {name}")]
+    Log {
+        /// The service.
+        name: String,
+        /// Why not.
+        #[source]
+        source: std::io::Error,
+    },
+    /// A service's program could not be started.
+    #[error("service {name} cannot start {cmd}")]
+    Start {
+        /// The service.
+        name: String,
+        /// Its program.
+        cmd: String,
+        /// Why not.
+        #[source]
+        source: std::io::Error,
+    },
+    /// A service's group outlived SIGKILL.
+    #[error("service {name}'s process group {pgid} survived SIGKILL")]
+    Survived {
+        /// The service.
+        name: String,
+        /// Its process group.
+        pgid: i32,
+    },
+}
 
 struct Table {
     services: Vec<Service>,
@@ -49,20 +141,20 @@ pub(crate) fn run(dir: &Path) -> i32 {
     match serve(dir) {
         Ok(()) => 0,
         Err(e) => {
-            eprintln!("sprite-env daemon: {e}");
+            eprintln!("sprite-env daemon: {}", chain(&e));
             1
         }
     }
 }
 
-fn serve(dir: &Path) -> Result<(), String> {
+fn serve(dir: &Path) -> Result<(), Error> {
     // Its own session: no controlling terminal, no signal from the caller's group.
     let _ = nix::unistd::setsid();
-    std::fs::create_dir_all(dir.join("logs")).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+    std::fs::create_dir_all(dir.join("logs")).map_err(|source| Error::CreateDir { path: dir.to_owned(), source })?;
     take_pid_file(dir)?;
     let socket = dir.join(SOCKET);
     let _ = std::fs::remove_file(&socket);
-    let listener = UnixListener::bind(&socket).map_err(|e| format!("cannot bind {}: {e}", socket.display()))?;
+    let listener = UnixListener::bind(&socket).map_err(|source| Error::Bind { path: socket.clone(), source })?;
     let grace = std::env::var(super::STOP_GRACE_VAR)
         .ok()
         .and_then(|g| crate::duration::parse(&g).ok())
@@ -93,14 +185,14 @@ fn serve(dir: &Path) -> Result<(), String> {
 }
 
 /// Claims the pid file, replacing one whose daemon is gone.
-fn take_pid_file(dir: &Path) -> Result<(), String> {
+fn take_pid_file(dir: &Path) -> Result<(), Error> {
     let path = dir.join(PID_FILE);
     let me = std::process::id();
     // The content is written first and linked into place (a link never replaces a file), so a
     // racing daemon never reads a half-written pid file as a stale one.
     let mine = dir.join(format!("{PID_FILE}.{me}"));
     let started = proc::start_time(me as i32).unwrap_or(0);
-    std::fs::write(&mine, format!("{me} {started}\n")).map_err(|e| format!("cannot write {}: {e}", mine.display()))?;
+    std::fs::write(&mine, format!("{me} {started}\n")).map_err(|source| Error::Write { path: mine.clone(), source })?;
     let result = (|| {
         for _ in 0..2 {
             match std::fs::hard_link(&mine, &path) {
@@ -109,14 +201,14 @@ fn take_pid_file(dir: &Path) -> Result<(), String> {
                     if let Some((pid, t)) = read_pid_file(dir)
                         && proc::same_process(pid, t)
                     {
-                        return Err(format!("a daemon (pid {pid}) already serves {}", dir.display()));
+                        return Err(Error::AlreadyServed { pid, dir: dir.to_owned() });
                     }
                     let _ = std::fs::remove_file(&path);
                 }
-                Err(e) => return Err(format!("cannot write {}: {e}", path.display())),
+                Err(source) => return Err(Error::Write { path: path.clone(), source }),
             }
         }
-        Err(format!("cannot claim {}", path.display()))
+        Err(Error::Claim { path: path.clone() })
     })();
     let _ = std::fs::remove_file(&mine);
     result
@@ -298,9 +390,9 @@ fn answer(shared: &Shared, req: Request) -> Response {
         Request::Create { name, cmd, args, needs, http_port, dir } => {
             let mut t = lock(shared);
             if t.services.iter().any(|s| s.name == name) {
-                Err(format!("service {name} already exists"))
+                Err(Error::Exists(name))
             } else if let Some(n) = needs.iter().find(|n| !t.services.iter().any(|s| &s.name == *n)) {
-                Err(format!("service {name} needs {n}, which is not defined"))
+                Err(Error::Undefined { need: n.clone(), name })
             } else {
                 let state =
                     State { name: name.clone(), status: Status::Stopped, pid: None, started: None, exit_status: None };
@@ -328,7 +420,7 @@ fn answer(shared: &Shared, req: Request) -> Response {
             let log = log_offset.and(services.first()).map(|s| log_path(&shared.dir, &s.name).display().to_string());
             Response { error: None, services, log, log_offset }
         }
-        Err(e) => Response { error: Some(e), ..Response::default() },
+        Err(e) => Response { error: Some(chain(&e)), ..Response::default() },
     }
 }
 
@@ -337,14 +429,14 @@ fn log_path(dir: &Path, name: &str) -> PathBuf {
 }
 
 /// Starts `name` (after the services it needs) unless it runs; returns it.
-fn start(shared: &Shared, name: &str, path: &mut BTreeSet<String>) -> Result<Vec<Service>, String> {
+fn start(shared: &Shared, name: &str, path: &mut BTreeSet<String>) -> Result<Vec<Service>, Error> {
     // `path` holds the services being started above this one: meeting one again is a cycle.
     if !path.insert(name.to_owned()) {
-        return Err(format!("service {name} needs itself through a cycle"));
+        return Err(Error::Cycle(name.to_owned()));
     }
     let needs = {
         let t = lock(shared);
-        let Some(s) = t.services.iter().find(|s| s.name == name) else { return Err(format!("no service {name}")) };
+        let Some(s) = t.services.iter().find(|s| s.name == name) else { return Err(Error::NoService(name.to_owned())) };
         s.needs.clone()
     };
     for n in &needs {
@@ -352,15 +444,17 @@ fn start(shared: &Shared, name: &str, path: &mut BTreeSet<String>) -> Result<Vec
     }
     path.remove(name);
     let mut t = lock(shared);
-    let Some(idx) = t.services.iter().position(|s| s.name == name) else { return Err(format!("no service {name}")) };
+    let Some(idx) = t.services.iter().position(|s| s.name == name) else {
+        return Err(Error::NoService(name.to_owned()));
+    };
     if matches!(t.services[idx].state.status, Status::Running | Status::Starting) {
         return Ok(vec![t.services[idx].clone()]);
     }
     let svc = t.services[idx].clone();
     let log = open_log(&shared.dir, name)?;
-    let err = log.try_clone().map_err(|e| format!("cannot open the log of {name}: {e}"))?;
-    let mut cmd = Command::new(&svc.cmd);
-    cmd.args(&svc.args).process_group(0).stdin(Stdio::null()).stdout(log).stderr(err);
+    let err = log.try_clone().map_err(|source| Error::Log { name: name.to_owned(), source })?;
+    let mut cmd = process::command(&svc.cmd);
+    cmd.args(&svc.args).own_group().stdin(Stdio::null()).stdout(log).stderr(err);
     if let Some(d) = svc.dir.as_deref().filter(|d| Path::new(d).is_dir()) {
         cmd.current_dir(d);
     }
@@ -382,27 +476,29 @@ fn start(shared: &Shared, name: &str, path: &mut BTreeSet<String>) -> Result<Vec
             st.status = Status::Failed;
             st.pid = None;
             st.exit_status = Some(format!("cannot start {}: {e}", svc.cmd));
-            Err(format!("service {name} cannot start {}: {e}", svc.cmd))
+            Err(Error::Start { name: name.to_owned(), cmd: svc.cmd.clone(), source: e })
         }
     };
     persist(&shared.dir, &t.services);
     result
 }
 
-fn open_log(dir: &Path, name: &str) -> Result<File, String> {
+fn open_log(dir: &Path, name: &str) -> Result<File, Error> {
     OpenOptions::new()
         .create(true)
         .append(true)
         .open(log_path(dir, name))
-        .map_err(|e| format!("cannot open the log of {name}: {e}"))
+        .map_err(|source| Error::Log { name: name.to_owned(), source })
 }
 
-/// Stops `name`'s whole process group: SIGTERM, SIGKILL after the grace period, and waits until
-/// no process of the group is left. Returns the service.
-fn stop(shared: &Shared, name: &str) -> Result<Vec<Service>, String> {
+/// Stops `name`'s whole process group ([`Group::stop`]: SIGTERM, SIGKILL after the grace
+/// period), waiting until no process of the group is left. Returns the service.
+fn stop(shared: &Shared, name: &str) -> Result<Vec<Service>, Error> {
     let pgid = {
         let mut t = lock(shared);
-        let Some(s) = t.services.iter_mut().find(|s| s.name == name) else { return Err(format!("no service {name}")) };
+        let Some(s) = t.services.iter_mut().find(|s| s.name == name) else {
+            return Err(Error::NoService(name.to_owned()));
+        };
         match s.state.pid {
             Some(pid) if matches!(s.state.status, Status::Running | Status::Starting | Status::Stopping) => {
                 s.state.status = Status::Stopping;
@@ -416,17 +512,17 @@ fn stop(shared: &Shared, name: &str) -> Result<Vec<Service>, String> {
             }
         }
     };
-    let group = Pid::from_raw(pgid);
-    let _ = killpg(group, Signal::SIGTERM);
-    if !wait_gone(pgid, shared.grace) {
-        let _ = killpg(group, Signal::SIGKILL);
-        if !wait_gone(pgid, Duration::from_secs(10)) {
-            return Err(format!("service {name}'s process group {pgid} survived SIGKILL"));
-        }
+    // Not pinned: the reaper may reap the leader at any time, so the group counts as over as
+    // soon as no member is left.
+    let group = Group::with_id(pgid);
+    if group.stop(shared.grace, |deadline| gone_by(group, deadline)) == Stopped::Survived {
+        return Err(Error::Survived { name: name.to_owned(), pgid });
     }
     let mut t = lock(shared);
     let adopted = t.adopted.remove(&pgid);
-    let Some(s) = t.services.iter_mut().find(|s| s.name == name) else { return Err(format!("no service {name}")) };
+    let Some(s) = t.services.iter_mut().find(|s| s.name == name) else {
+        return Err(Error::NoService(name.to_owned()));
+    };
     if s.state.pid == Some(pgid) || adopted {
         s.state.pid = None;
         s.state.started = None;
@@ -438,10 +534,10 @@ fn stop(shared: &Shared, name: &str) -> Result<Vec<Service>, String> {
     Ok(out)
 }
 
-fn wait_gone(pgid: i32, within: Duration) -> bool {
-    let deadline = Instant::now() + within;
+/// Waits until no process of `group` is left (true) or `deadline` passes (false).
+fn gone_by(group: Group, deadline: Instant) -> bool {
     loop {
-        if !proc::group_alive(pgid) {
+        if !group.alive() {
             return true;
         }
         if Instant::now() >= deadline {

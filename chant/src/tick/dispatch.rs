@@ -11,7 +11,7 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use crate::exec::{self, Spec};
+use crate::process::{self, Spec};
 use crate::redact::Redactor;
 use crate::runner::{RunRecord, Status};
 
@@ -55,11 +55,11 @@ impl Dispatcher {
         spec.watch_parent = true;
         spec.env = self.env.clone();
         spec.env.push((ENV_VAR.into(), env.into()));
-        spec.env.push((exec::DIE_WITH_PARENT_VAR.into(), "1".into()));
+        spec.env.push((process::DIE_WITH_PARENT_VAR.into(), "1".into()));
         if let Some(r) = resource {
             spec.env.push((RESOURCE_VAR.into(), r.into()));
         }
-        match exec::run(&spec) {
+        match process::run(&spec) {
             Err(e) => DispatchResult::Failed { error: redactor.record(&e.to_string()) },
             Ok(out) => classify(&out, &reply(&out.stdout), self.timeout, redactor),
         }
@@ -96,7 +96,7 @@ pub fn reply(stdout: &str) -> Result<RunRecord, NoRecord> {
 
 /// Classifies a finished dispatch from its exit code and the run record it handed back.
 pub fn classify(
-    out: &exec::Output,
+    out: &process::Output,
     reply: &Result<RunRecord, NoRecord>,
     timeout: Duration,
     redactor: &Redactor,
@@ -128,8 +128,8 @@ pub fn classify(
 mod tests {
     use super::*;
 
-    fn out(code: i32, stdout: &str, stderr: &str) -> exec::Output {
-        exec::Output {
+    fn out(code: i32, stdout: &str, stderr: &str) -> process::Output {
+        process::Output {
             code: Some(code),
             signal: None,
             timed_out: false,

@@ -221,10 +221,10 @@ fn observe_resources(
         Step::Shell { args, .. } => {
             let cmd = crate::runner::expand::expand(&args.cmd, "shell", "cmd", &crate::runner::expand::from_env)
                 .map_err(|e| e.to_string())?;
-            let mut spec = crate::exec::Spec::shell(&cmd);
+            let mut spec = crate::process::Spec::shell(&cmd);
             spec.timeout = std::time::Duration::from_secs(120);
             spec.cwd = Some(project.root.clone());
-            let out = crate::exec::run(&spec).map_err(|e| format!("the observer could not start: {e}"))?;
+            let out = crate::process::run(&spec).map_err(|e| format!("the observer could not start: {e}"))?;
             if !out.success() {
                 return Err(format!(
                     "the observer step failed ({}): {}",
@@ -238,7 +238,7 @@ fn observe_resources(
         Step::SpriteServicesObserve { .. } => {
             let from_env = crate::runner::expand::from_env;
             let v = crate::lexicon::sprite::run_step(step, &project.root, member, None, &from_env)
-                .map_err(|e| crate::error_chain::render(&e))?;
+                .map_err(|e| crate::error::chain(&e))?;
             parse_observation(&v.to_string(), env)
         }
         other => {

@@ -92,7 +92,7 @@ impl Fence {
         let found = match self.store.current(&self.held.key) {
             Ok(Some(current)) if current.holder == ours.holder && current.token == ours.token => return Ok(()),
             Ok(current) => Lost::TakenOver { by: current.map(|r| r.holder) },
-            Err(err) => Lost::Unreadable { error: super::error_chain(&err) },
+            Err(err) => Lost::Unreadable { error: crate::error::chain(&err) },
         };
         *lost = Some(found.clone());
         Err(found)

@@ -152,7 +152,7 @@ pub fn leased<T>(
                 Err(err) => warnings.push(format!(
                     "could not release the lease of {}: {}",
                     held.key.op(),
-                    super::error_chain(&err)
+                    crate::error::chain(&err)
                 )),
             }
         }

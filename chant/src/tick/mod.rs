@@ -80,15 +80,3 @@ fn resource_counts(rs: &[ResourceSymptom]) -> Summary {
         ..Summary::default()
     }
 }
-
-/// An error and its sources on one line, for warnings and recorded reasons.
-fn error_chain(err: &dyn std::error::Error) -> String {
-    let mut text = err.to_string();
-    let mut source = err.source();
-    while let Some(cause) = source {
-        text.push_str(": ");
-        text.push_str(&cause.to_string());
-        source = cause.source();
-    }
-    text
-}

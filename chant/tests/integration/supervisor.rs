@@ -226,6 +226,44 @@ fn the_caller_never_holds_the_daemon_or_a_service_by_its_stdio() {
     assert_eq!(b.status("sleeper"), "running");
 }
 
+/// The `SigBlk` mask of `pid`.
+fn blocked_signals(pid: i32) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+    let line = status.lines().find(|l| l.starts_with("SigBlk:")).unwrap();
+    u64::from_str_radix(line.split_whitespace().nth(1).unwrap(), 16).unwrap()
+}
+
+#[test]
+fn a_daemon_started_by_a_caller_that_blocks_sigterm_starts_with_an_empty_mask_and_stops_on_it() {
+    let b = Sv::new();
+    // The caller blocks SIGINT and SIGTERM, as the operator once did to wait for them; std's
+    // Command hands that mask to the `sprite-env` it starts, which starts the daemon.
+    let state = b.state().to_owned();
+    std::thread::spawn(move || {
+        let mut blocked = nix::sys::signal::SigSet::empty();
+        blocked.add(Signal::SIGINT);
+        blocked.add(Signal::SIGTERM);
+        blocked.thread_block().unwrap();
+        let out = Command::new(BIN)
+            .args(["services", "create", "sleeper", "--cmd", "sleep", "--args", "600", "--no-stream"])
+            .env("SPRITE_ENV_STATE_DIR", &state)
+            .stdin(Stdio::null())
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    })
+    .join()
+    .unwrap();
+    let daemon = b.daemon_pid().unwrap();
+    assert_eq!(blocked_signals(daemon), 0, "the daemon inherited a blocked signal mask");
+    assert_eq!(blocked_signals(b.pid("sleeper")), 0, "the service inherited a blocked signal mask");
+    // And so SIGTERM stops it.
+    kill(Pid::from_raw(daemon), Signal::SIGTERM).unwrap();
+    eventually(Duration::from_secs(10), "the daemon to end on SIGTERM", || {
+        std::fs::read_to_string(format!("/proc/{daemon}/stat")).map_or(true, |s| s.contains(") Z"))
+    });
+}
+
 #[test]
 fn refusals_are_one_line_and_exit_1() {
     let b = Sv::new();

@@ -3,7 +3,7 @@
 //!
 //! The value names one program (no arguments, no shell): a bare name is looked up on the `PATH`
 //! of the environment chant was given, a value with a `/` is used as a path. The child runs
-//! through [`crate::exec`] in its own process group with an environment of exactly `PATH` and
+//! through [`crate::process`] in its own process group with an environment of exactly `PATH` and
 //! nothing else ([`child_environment`]), so an inherited variable cannot carry a credential past
 //! the request-side screen; the command transport sends no token. A program that is not found,
 //! cannot start, exits non-zero, is killed, or outlives the timeout (then its whole group is
@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 use super::{TransportOptions, Wire, WireCondition, wire_refusal};
 use crate::behaviour::engine::{EngineAddress, EnvVars, Resolved};
 use crate::behaviour::refusal::Refusal;
-use crate::exec;
+use crate::process;
 
 /// The environment an engine program gets: `PATH` (when set) and nothing else.
 pub fn child_environment(env: &EnvVars) -> Vec<(String, String)> {
@@ -60,13 +60,13 @@ impl CommandTransport {
     fn exchange(&self, body: &[u8]) -> Result<String, WireCondition> {
         let program =
             self.program().ok_or_else(|| WireCondition::NotFound(self.wire.engine.value.as_str().to_owned()))?;
-        let mut spec = exec::Spec::new(program);
+        let mut spec = process::Spec::new(program);
         spec.clear_env = true;
         spec.env = self.environment.clone();
         spec.stdin = Some(body.to_vec());
         spec.timeout = self.options.timeout;
         spec.grace = self.options.grace;
-        let output = exec::run(&spec).map_err(|e| WireCondition::Spawn(error_chain(&e)))?;
+        let output = process::run(&spec).map_err(|e| WireCondition::Spawn(crate::error::chain(&e)))?;
         if output.timed_out {
             return Err(WireCondition::Timeout(self.options.timeout));
         }
@@ -79,17 +79,6 @@ impl CommandTransport {
         }
         Ok(output.stdout)
     }
-}
-
-fn error_chain(e: &dyn std::error::Error) -> String {
-    let mut text = e.to_string();
-    let mut source = e.source();
-    while let Some(s) = source {
-        text.push_str(": ");
-        text.push_str(&s.to_string());
-        source = s.source();
-    }
-    text
 }
 
 impl super::Transport for CommandTransport {

@@ -87,7 +87,7 @@ pub(crate) fn build(root: &Path, targets: &[&BinTarget], release: bool) -> Resul
     if release {
         args.push("--release".into());
     }
-    let mut cmd = std::process::Command::new(&cargo);
+    let mut cmd = crate::process::command(&cargo);
     cmd.args(&args).current_dir(root).stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::piped());
     let mut child = cmd.spawn().map_err(|source| Error::Cargo { source })?;
     let held = Arc::new(Mutex::new(Held { buffer: Vec::new(), loud: false }));

@@ -9,26 +9,29 @@ use std::ffi::OsString;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::process::{Child, Stdio};
 
-use nix::sys::signal::{SigSet, Signal, kill};
+use nix::sys::signal::{Signal, kill};
 use nix::unistd::Pid;
+use signal_hook::consts::{SIGINT, SIGTERM};
+use signal_hook::iterator::Signals;
 
 use super::ProjectBin;
 use crate::cli::Exit;
 
 /// Runs `<bin> <args>` for every binary and waits for all of them.
 pub(super) fn run(bins: &[ProjectBin], args: &[OsString]) -> Exit {
-    // Block the stop signals before any thread or child exists; one thread takes them with
-    // sigwait and forwards each to every child. Children start with an empty mask (std resets it).
-    let mut set = SigSet::empty();
-    set.add(Signal::SIGINT);
-    set.add(Signal::SIGTERM);
-    if let Err(e) = set.thread_block() {
-        eprintln!("error: cannot block the stop signals to forward them: {e}");
-        return Exit::Failed;
-    }
+    // Catch the stop signals before any child exists (a handler feeding a pipe, not a blocked
+    // mask, which the children would inherit); one thread reads them and forwards each to every
+    // child. Children start with an empty signal mask (`crate::process`).
+    let mut signals = match Signals::new([SIGINT, SIGTERM]) {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("error: cannot catch the stop signals to forward them: {e}");
+            return Exit::Failed;
+        }
+    };
     let mut children: Vec<(String, Child)> = Vec::new();
     for b in bins {
-        let spawned = std::process::Command::new(&b.path)
+        let spawned = crate::process::command(&b.path)
             .args(args)
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
@@ -48,7 +51,8 @@ pub(super) fn run(bins: &[ProjectBin], args: &[OsString]) -> Exit {
     }
     let pids: Vec<Pid> = children.iter().filter_map(|(_, c)| i32::try_from(c.id()).ok().map(Pid::from_raw)).collect();
     std::thread::spawn(move || {
-        while let Ok(signal) = set.wait() {
+        for caught in signals.forever() {
+            let signal = if caught == SIGINT { Signal::SIGINT } else { Signal::SIGTERM };
             for pid in &pids {
                 let _ = kill(*pid, signal);
             }

@@ -189,12 +189,12 @@ pub fn resolve(cwd: &Path, release: bool) -> Result<Vec<ProjectBin>, Error> {
 /// Reads the workspace around `dir` with `cargo metadata --no-deps`.
 fn metadata(dir: &Path) -> Result<Metadata, Error> {
     let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
-    let mut spec = crate::exec::Spec::new(&cargo);
+    let mut spec = crate::process::Spec::new(&cargo);
     spec.args = ["metadata", "--no-deps", "--format-version", "1"].map(String::from).to_vec();
     spec.cwd = Some(dir.to_path_buf());
     spec.timeout = std::time::Duration::from_secs(120);
     let out =
-        crate::exec::run(&spec).map_err(|e| Error::Metadata { dir: dir.to_path_buf(), message: e.to_string() })?;
+        crate::process::run(&spec).map_err(|e| Error::Metadata { dir: dir.to_path_buf(), message: e.to_string() })?;
     if !out.success() {
         let message = crate::redact::sanitise(&out.stderr);
         return Err(Error::Metadata { dir: dir.to_path_buf(), message });
@@ -215,10 +215,11 @@ pub fn carrying<'a>(bins: &'a [ProjectBin], op: &str) -> Result<&'a ProjectBin, 
     }
     let mut found = Vec::new();
     for b in bins {
-        let mut spec = crate::exec::Spec::new(&b.path);
+        let mut spec = crate::process::Spec::new(&b.path);
         spec.args = vec!["ops".into(), "--json".into()];
         spec.timeout = std::time::Duration::from_secs(60);
-        let out = crate::exec::run(&spec).map_err(|e| Error::Query { path: b.path.clone(), message: e.to_string() })?;
+        let out =
+            crate::process::run(&spec).map_err(|e| Error::Query { path: b.path.clone(), message: e.to_string() })?;
         if !out.success() {
             return Err(Error::Query { path: b.path.clone(), message: crate::redact::sanitise(&out.stderr) });
         }
@@ -241,8 +242,7 @@ pub fn carrying<'a>(bins: &'a [ProjectBin], op: &str) -> Result<&'a ProjectBin, 
 
 /// Replaces this process with `bin` run with `args`; returns only when that fails.
 pub fn exec(bin: &ProjectBin, args: &[OsString]) -> Exit {
-    use std::os::unix::process::CommandExt;
-    let err = std::process::Command::new(&bin.path).args(args).exec();
+    let err = crate::process::command(&bin.path).args(args).exec();
     eprintln!("error: cannot run the project binary {}: {err}", bin.path.display());
     Exit::Usage
 }

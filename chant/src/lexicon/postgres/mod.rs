@@ -567,19 +567,7 @@ fn is_auth_failure(e: &postgres::Error) -> bool {
 fn describe(e: &postgres::Error) -> String {
     let text = match e.as_db_error() {
         Some(db) => format!("{}: {}", db.severity(), db.message()),
-        None => {
-            let mut s = e.to_string();
-            let mut source = std::error::Error::source(e);
-            while let Some(cause) = source {
-                let t = cause.to_string();
-                if !s.contains(&t) {
-                    s.push_str(": ");
-                    s.push_str(&t);
-                }
-                source = cause.source();
-            }
-            s
-        }
+        None => crate::error::chain(e),
     };
     crate::redact::sanitise(&crate::redact::strip_url_password(&text))
 }

@@ -141,12 +141,12 @@ pub struct Listed {
 
 fn supervise(settings: &Settings, args: &[&str], timeout: Duration) -> Result<String, SpriteError> {
     let bin = settings.binary()?;
-    let mut spec = crate::exec::Spec::new(&bin);
+    let mut spec = crate::process::Spec::new(&bin);
     spec.args = args.iter().map(|a| (*a).to_owned()).collect();
     spec.timeout = timeout;
     spec.grace = Duration::from_secs(2);
     let command = args.iter().take(3).copied().collect::<Vec<&str>>().join(" ");
-    let out = match crate::exec::run(&spec) {
+    let out = match crate::process::run(&spec) {
         Ok(out) => out,
         Err(source) => return Err(SpriteError::Run { command, source }),
     };
@@ -229,7 +229,7 @@ pub fn probe(url: &str, timeout: Duration) -> bool {
 
 /// Observes every declared service: `{resources: [{name, status, detail}], skipped: [names]}`.
 pub fn observe(decl: &BoxDeclaration, settings: &Settings) -> Value {
-    let listed = list(settings).map_err(|e| crate::error_chain::render(&e));
+    let listed = list(settings).map_err(|e| crate::error::chain(&e));
     let mut resources = Vec::new();
     let mut skipped = Vec::new();
     for s in decl.services() {

@@ -1,0 +1,232 @@
+//! The one blocking wait with a deadline: a child runs in its own process group with its output
+//! captured, and the deadline bounds the whole call.
+//!
+//! A call is over when the child has exited *and* both of its output pipes are closed. A
+//! background grandchild that keeps a pipe open (`echo hi; sleep 20 &`) therefore keeps the
+//! call from being over, and so the deadline covers it too: when it passes, the child's whole
+//! group is stopped ([`super::Group::stop`]) and the call reports `timed_out`. The child is
+//! reaped only at the very end, so its group id cannot be reused by another process group while
+//! this module may still signal it.
+//!
+//! Waiting takes no polling: the child's exit (seen with `waitid(WNOWAIT)`, which leaves it
+//! unreaped) and the end of each pipe arrive as events on one channel.
+
+use std::io::{Read, Write};
+use std::os::unix::process::ExitStatusExt;
+use std::process::{ChildStdin, Stdio};
+use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::{Duration, Instant};
+
+use nix::errno::Errno;
+use nix::sys::wait::{Id, WaitPidFlag, waitid};
+use nix::unistd::Pid;
+
+use super::{Command, Group};
+
+/// How long a child may run, and how long it gets between SIGTERM and SIGKILL.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Limits {
+    /// How long the whole call may take.
+    pub timeout: Duration,
+    /// How long after SIGTERM before SIGKILL.
+    pub grace: Duration,
+}
+
+/// What the child reads on stdin.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Input {
+    /// Bytes written to stdin; stdin is the null device when this is `None` and `hold_open` is
+    /// false.
+    pub bytes: Option<Vec<u8>>,
+    /// Keep stdin open (after the bytes) until the call ends, so the child sees EOF when this
+    /// process dies: how a dispatched run dies with its parent.
+    pub hold_open: bool,
+}
+
+/// How a child ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Output {
+    /// The exit code, when it exited.
+    pub code: Option<i32>,
+    /// The signal that ended it, when one did.
+    pub signal: Option<i32>,
+    /// Whether it was stopped for running past its timeout.
+    pub timed_out: bool,
+    /// Its stdout, lossily decoded.
+    pub stdout: String,
+    /// Its stderr, lossily decoded.
+    pub stderr: String,
+    /// How long it ran.
+    pub elapsed: Duration,
+}
+
+impl Output {
+    /// Returns true for exit code 0.
+    pub fn success(&self) -> bool {
+        self.code == Some(0)
+    }
+
+    /// Describes how the child ended, in words (`exit 1`, `killed by signal 9`, `timed out after 2s`).
+    pub fn describe(&self, timeout: Duration) -> String {
+        if self.timed_out {
+            return format!("timed out after {}", crate::duration::format(timeout));
+        }
+        match (self.code, self.signal) {
+            (Some(c), _) => format!("exit {c}"),
+            (None, Some(s)) => format!("killed by signal {s}"),
+            (None, None) => "ended without a status".into(),
+        }
+    }
+}
+
+/// Errors of [`capture`] (and so of [`super::run`]).
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// The program could not be started.
+    #[error("cannot start {program}")]
+    Spawn {
+        /// The program.
+        program: String,
+        /// The cause.
+        #[source]
+        source: std::io::Error,
+    },
+    /// Waiting on the child failed.
+    #[error("cannot wait for {program}")]
+    Wait {
+        /// The program.
+        program: String,
+        /// The cause.
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+/// One thing the wait is waiting for.
+enum Event {
+    /// The child exited (it is not reaped yet).
+    Exited,
+    /// One output pipe reached its end.
+    Closed,
+}
+
+/// Runs `cmd` in its own process group with stdout and stderr captured and `input` on stdin,
+/// until it has exited and closed its output, or `limits.timeout` passes; then its group is
+/// stopped and the output says `timed_out`.
+///
+/// # Errors
+///
+/// [`Error::Spawn`] when it cannot start, [`Error::Wait`] when reaping it fails.
+pub fn capture(cmd: &mut Command, input: Input, limits: Limits) -> Result<Output, Error> {
+    let program = cmd.program().to_string_lossy().into_owned();
+    let piped_stdin = input.bytes.is_some() || input.hold_open;
+    cmd.own_group()
+        .stdin(if piped_stdin { Stdio::piped() } else { Stdio::null() })
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let started = Instant::now();
+    let deadline = started + limits.timeout;
+    let mut child = cmd.spawn().map_err(|source| Error::Spawn { program: program.clone(), source })?;
+    let group = Group::led_by(&child);
+    let (tx, rx) = mpsc::channel();
+    let holder = feed(child.stdin.take(), input);
+    let stdout = collect(child.stdout.take(), tx.clone());
+    let stderr = collect(child.stderr.take(), tx.clone());
+    watch_exit(Pid::from_raw(group.id()), tx);
+    let mut waiting = Waiting { rx, exited: false, open: 2 };
+    let timed_out = !waiting.until(deadline);
+    if timed_out {
+        group.stop(limits.grace, |until| waiting.until(until));
+    }
+    // Closes a held stdin: the child is over, or as over as it will get.
+    drop(holder);
+    let status = child.wait().map_err(|source| Error::Wait { program, source })?;
+    Ok(Output {
+        code: status.code(),
+        signal: status.signal(),
+        timed_out,
+        stdout: text(&stdout),
+        stderr: text(&stderr),
+        elapsed: started.elapsed(),
+    })
+}
+
+/// The events still to come.
+struct Waiting {
+    rx: Receiver<Event>,
+    exited: bool,
+    open: usize,
+}
+
+impl Waiting {
+    /// Waits until the child has exited and closed both pipes (true), or `deadline` (false).
+    fn until(&mut self, deadline: Instant) -> bool {
+        while !(self.exited && self.open == 0) {
+            match self.rx.recv_timeout(deadline.saturating_duration_since(Instant::now())) {
+                Ok(Event::Exited) => self.exited = true,
+                Ok(Event::Closed) => self.open = self.open.saturating_sub(1),
+                Err(RecvTimeoutError::Timeout) => return false,
+                // Every sender is gone, so every event has arrived.
+                Err(RecvTimeoutError::Disconnected) => return true,
+            }
+        }
+        true
+    }
+}
+
+/// Waits on a thread for `pid` to exit without reaping it, then sends [`Event::Exited`].
+fn watch_exit(pid: Pid, tx: Sender<Event>) {
+    std::thread::spawn(move || {
+        // Anything but an interruption (ECHILD: the child was reaped elsewhere) means there is
+        // nothing left to wait for.
+        while let Err(Errno::EINTR) = waitid(Id::Pid(pid), WaitPidFlag::WEXITED | WaitPidFlag::WNOWAIT) {}
+        let _ = tx.send(Event::Exited);
+    });
+}
+
+/// Reads a pipe to its end on a thread of its own into a shared buffer, then sends
+/// [`Event::Closed`]. What was read stays available even if the pipe never closes.
+fn collect(pipe: Option<impl Read + Send + 'static>, tx: Sender<Event>) -> Arc<Mutex<Vec<u8>>> {
+    let buffer = Arc::new(Mutex::new(Vec::new()));
+    let shared = Arc::clone(&buffer);
+    std::thread::spawn(move || {
+        if let Some(mut pipe) = pipe {
+            let mut chunk = [0u8; 8192];
+            loop {
+                match pipe.read(&mut chunk) {
+                    Ok(0) => break,
+                    Ok(n) => shared.lock().unwrap_or_else(PoisonError::into_inner).extend_from_slice(&chunk[..n]),
+                    Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                    // A read error ends the stream; what was read so far is kept.
+                    Err(_) => break,
+                }
+            }
+        }
+        let _ = tx.send(Event::Closed);
+    });
+    buffer
+}
+
+/// Writes the input on a thread of its own (a child that does not read cannot block the wait)
+/// and, with `hold_open`, keeps stdin open until the returned sender is dropped.
+fn feed(stdin: Option<ChildStdin>, input: Input) -> Option<Sender<()>> {
+    let mut pipe = stdin?;
+    let (hold, released) = mpsc::channel::<()>();
+    std::thread::spawn(move || {
+        if let Some(bytes) = input.bytes {
+            // A child that exits without reading its input is not an error of the call.
+            let _ = pipe.write_all(&bytes);
+        }
+        if input.hold_open {
+            // Returns when the sender is dropped: the call is over.
+            let _ = released.recv();
+        }
+        drop(pipe);
+    });
+    Some(hold)
+}
+
+fn text(buffer: &Mutex<Vec<u8>>) -> String {
+    String::from_utf8_lossy(&buffer.lock().unwrap_or_else(PoisonError::into_inner)).into_owned()
+}
