@@ -3,8 +3,8 @@
 
 use clap::Args;
 
-use super::{Binary, Exit};
-use crate::error::chain;
+use super::error::println;
+use super::{Binary, CommandError, Exit};
 use crate::gate::{Decision, FactKind, GateFact};
 use crate::ledger::{Ledger, RecordKind, ShardKey};
 
@@ -36,15 +36,13 @@ pub struct ApproveArgs {
 }
 
 /// Runs `approve`.
-pub fn cmd_approve(binary: Binary, args: &ApproveArgs) -> Exit {
+pub fn cmd_approve(binary: Binary, args: &ApproveArgs) -> Result<Exit, CommandError> {
     if let Some(u) = args.url.as_ref().filter(|u| !(u.starts_with("http://") || u.starts_with("https://"))) {
-        eprintln!("error: --url {u:?} is not an http:// or https:// URL; pass the address where the approval happened");
-        return Exit::Usage;
+        return Err(CommandError::usage(format!(
+            "--url {u:?} is not an http:// or https:// URL; pass the address where the approval happened"
+        )));
     }
-    let ledger = match super::open_ledger() {
-        Ok(l) => l,
-        Err(exit) => return exit,
-    };
+    let ledger = super::open_ledger()?;
     let known = crate::registry::find(&args.op);
     if known.is_none() {
         let whose = if binary == Binary::Stock {
@@ -57,16 +55,10 @@ pub fn cmd_approve(binary: Binary, args: &ApproveArgs) -> Exit {
             args.op
         );
     }
-    let key = match find_key(&ledger, args, known.and_then(|o| member_of(o.json))) {
-        Ok(k) => k,
-        Err(exit) => return exit,
-    };
+    let key = find_key(&ledger, args, known.and_then(|o| member_of(o.json)))?;
     let facts: Vec<GateFact> = match ledger.read_typed::<GateFact>(&key) {
         Ok(r) => r.records.into_iter().map(|stored| stored.record).collect(),
-        Err(e) => {
-            eprintln!("error: {}", chain(&e));
-            return Exit::Failed;
-        }
+        Err(e) => return Err(CommandError::failed(e)),
     };
     let now = ledger.clock().now();
     let pending = match crate::gate::decide(&facts, &args.op, &args.gate, args.resource.as_deref(), now) {
@@ -79,15 +71,14 @@ pub fn cmd_approve(binary: Binary, args: &ApproveArgs) -> Exit {
                 resolution.resolved_by.as_deref().unwrap_or("unknown"),
                 resolution.timestamp
             );
-            return Exit::Done;
+            return Ok(Exit::Done);
         }
         Decision::Ask => {
             let res = args.resource.as_deref().map(|r| format!(" for resource {r}")).unwrap_or_default();
-            eprintln!(
-                "error: gate \"{}\" of {}{res} has no standing pending fact (never reached, expired, or already used); nothing recorded. Run the op to reach the gate first",
+            return Err(CommandError::usage(format!(
+                "gate \"{}\" of {}{res} has no standing pending fact (never reached, expired, or already used); nothing recorded. Run the op to reach the gate first",
                 args.gate, args.op
-            );
-            return Exit::Usage;
+            )));
         }
     };
     let actor = args.actor.clone().or_else(|| std::env::var("USER").ok()).unwrap_or_else(|| "unknown".into());
@@ -107,29 +98,22 @@ pub fn cmd_approve(binary: Binary, args: &ApproveArgs) -> Exit {
         timestamp: crate::clock::format(now),
         expires_at: None,
     };
-    match ledger.append_record(key.member(), &fact) {
-        Ok(receipt) => {
-            for w in &receipt.warnings {
-                eprintln!("warning: {w}");
-            }
-            if args.expire {
-                println!(
-                    "cleared gate \"{}\" of {} (pending since {}); the next run asks again",
-                    args.gate, args.op, pending.timestamp
-                );
-            } else {
-                println!(
-                    "approved gate \"{}\" of {} as {actor} (pending since {}, run {}); the next run walks through it",
-                    args.gate, args.op, pending.timestamp, pending.run_id
-                );
-            }
-            Exit::Done
-        }
-        Err(e) => {
-            eprintln!("error: {}", chain(&e));
-            Exit::Failed
-        }
+    let receipt = ledger.append_record(key.member(), &fact).map_err(CommandError::failed)?;
+    for w in &receipt.warnings {
+        eprintln!("warning: {w}");
     }
+    if args.expire {
+        println(&format!(
+            "cleared gate \"{}\" of {} (pending since {}); the next run asks again",
+            args.gate, args.op, pending.timestamp
+        ))?;
+    } else {
+        println(&format!(
+            "approved gate \"{}\" of {} as {actor} (pending since {}, run {}); the next run walks through it",
+            args.gate, args.op, pending.timestamp, pending.run_id
+        ))?;
+    }
+    Ok(Exit::Done)
 }
 
 fn member_of(json: &str) -> Option<Option<String>> {
@@ -139,35 +123,36 @@ fn member_of(json: &str) -> Option<Option<String>> {
 
 /// Finds the gate shard of the op: the known op's member, `--member`, or the one member whose
 /// ledger has gate facts for the op (exit 2 listing them when several do).
-fn find_key(ledger: &Ledger, args: &ApproveArgs, known_member: Option<Option<String>>) -> Result<ShardKey, Exit> {
-    let fail = |e: &dyn std::error::Error| {
-        eprintln!("error: {}", chain(e));
-        Exit::Usage
-    };
+fn find_key(
+    ledger: &Ledger,
+    args: &ApproveArgs,
+    known_member: Option<Option<String>>,
+) -> Result<ShardKey, CommandError> {
     if let Some(m) = &args.member {
-        return ShardKey::gate(Some(m), &args.op).map_err(|e| fail(&e));
+        return ShardKey::gate(Some(m), &args.op).map_err(CommandError::usage);
     }
     if let Some(m) = known_member {
-        return ShardKey::gate(m.as_deref(), &args.op).map_err(|e| fail(&e));
+        return ShardKey::gate(m.as_deref(), &args.op).map_err(CommandError::usage);
     }
-    let keys = ledger.keys().map_err(|e| fail(&e))?;
+    let keys = ledger.keys().map_err(CommandError::usage)?;
     let matches: Vec<ShardKey> =
         keys.into_iter().filter(|k| k.kind() == RecordKind::Gate && k.op() == args.op).collect();
+    let no_facts = || {
+        CommandError::usage(format!(
+            "no gate facts for op `{}` on the ledger; nothing recorded. Run the op to reach the gate first",
+            args.op
+        ))
+    };
     match matches.len() {
-        0 => {
-            eprintln!(
-                "error: no gate facts for op `{}` on the ledger; nothing recorded. Run the op to reach the gate first",
-                args.op
-            );
-            Err(Exit::Usage)
-        }
-        1 => Ok(matches.into_iter().next().ok_or(Exit::Usage)?),
+        0 => Err(no_facts()),
+        1 => matches.into_iter().next().ok_or_else(no_facts),
         _ => {
-            eprintln!("error: op `{}` has gate facts in several members; pass --member with one of:", args.op);
+            // One message over several lines, each candidate on its own.
+            let mut message = format!("op `{}` has gate facts in several members; pass --member with one of:", args.op);
             for k in &matches {
-                eprintln!("  --member {}", k.member().unwrap_or("(flat)"));
+                message.push_str(&format!("\n  --member {}", k.member().unwrap_or("(flat)")));
             }
-            Err(Exit::Usage)
+            Err(CommandError::usage(message))
         }
     }
 }

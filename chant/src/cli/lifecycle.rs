@@ -9,7 +9,8 @@
 use clap::{Args, Subcommand};
 use serde::Serialize;
 
-use super::{Binary, Exit};
+use super::error::println;
+use super::{Binary, CommandError, Exit};
 use crate::model::{ComponentRow, ConvergeSymptom, EnvStatus};
 use crate::observe::{ChangeAction, ChangeSet, describe_unobserved};
 use crate::project::{self, Project};
@@ -113,47 +114,31 @@ pub fn render(diff: &Diff) -> Vec<String> {
 }
 
 /// Runs `lifecycle`.
-pub fn cmd_lifecycle(_binary: Binary, args: &LifecycleArgs) -> Exit {
+pub fn cmd_lifecycle(_binary: Binary, args: &LifecycleArgs) -> Result<Exit, CommandError> {
     match &args.command {
         LifecycleCommand::Diff(d) => cmd_diff(d),
     }
 }
 
-fn cmd_diff(args: &DiffArgs) -> Exit {
+fn cmd_diff(args: &DiffArgs) -> Result<Exit, CommandError> {
     if !args.live {
-        eprintln!(
-            "error: `lifecycle diff` needs --live: this version compares the declaration with the live estate only"
-        );
-        return Exit::Usage;
+        return Err(CommandError::usage(
+            "`lifecycle diff` needs --live: this version compares the declaration with the live estate only",
+        ));
     }
-    if let Err(m) = crate::model::Name::parse("env name", args.env.as_str()) {
-        eprintln!("error: {m}");
-        return Exit::Usage;
-    }
-    let project = match super::open_project() {
-        Ok(p) => p,
-        Err(exit) => return exit,
-    };
+    crate::model::Name::parse("env name", args.env.as_str()).map_err(CommandError::usage)?;
+    let project = super::open_project()?;
     let member = member_of(&project, &args.env);
-    let diff = match diff(&project, member.as_deref(), &args.env) {
-        Ok(d) => d,
-        Err(e) => {
-            eprintln!("error: {}", project.redactor.redact(&crate::error::chain(&e)));
-            return Exit::Failed;
-        }
-    };
+    let diff = diff(&project, member.as_deref(), &args.env)
+        .map_err(|e| CommandError::failed(project.redactor.redact(&crate::error::chain(&e))))?;
     if args.json {
-        match serde_json::to_string(&diff) {
-            Ok(line) => println!("{}", project.redactor.redact(&line)),
-            Err(e) => {
-                eprintln!("error: cannot render the diff: {e}");
-                return Exit::Failed;
-            }
-        }
+        let line =
+            serde_json::to_string(&diff).map_err(|e| CommandError::failed(format!("cannot render the diff: {e}")))?;
+        println(&project.redactor.redact(&line))?;
     } else {
         for line in render(&diff) {
-            println!("{}", project.redactor.redact(&line));
+            println(&project.redactor.redact(&line))?;
         }
     }
-    Exit::Done
+    Ok(Exit::Done)
 }

@@ -13,10 +13,13 @@
 //! | 2 | usage or configuration error (bad flag, unknown op, invalid op.json) |
 //! | 3 | gated: a gate has no resolution; nothing after it ran |
 //!
-//! `--json` prints one record as a single line on stdout; diagnostics go to stderr.
+//! `--json` prints one record as a single line on stdout; diagnostics go to stderr. An error
+//! is rendered in one place ([`CommandError::report`]): `error: ...` and `hint: ...` lines on
+//! stderr. A closed stdout (`operator log | head -1`) ends the command quietly with exit 0.
 
 pub mod approve;
 pub mod delegate;
+pub mod error;
 pub mod lifecycle;
 pub mod operator;
 pub mod ops;
@@ -26,6 +29,8 @@ pub mod workspace;
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
+
+pub use error::{CommandError, ErrorKind};
 
 use crate::__private::DefaultCommand;
 
@@ -130,8 +135,7 @@ fn dispatch(binary: Binary, default: DefaultCommand) -> Exit {
     let cli = match Cli::try_parse() {
         Ok(c) => c,
         Err(e) if e.kind() == clap::error::ErrorKind::DisplayVersion => {
-            print_version(binary);
-            return Exit::Done;
+            return print_version(binary).map_or_else(|e| e.report(), |()| Exit::Done);
         }
         Err(e) => {
             let usage = e.use_stderr();
@@ -142,11 +146,11 @@ fn dispatch(binary: Binary, default: DefaultCommand) -> Exit {
     if binary == Binary::Stock
         && let Some(command) = &cli.command
         && command.needs_ops()
-        && let Some(exit) = hand_over(command, cli.release)
+        && let Some(result) = hand_over(command, cli.release)
     {
-        return exit;
+        return result.unwrap_or_else(|e| e.report());
     }
-    match cli.command {
+    let result = match cli.command {
         Some(Command::Ops(args)) => ops::cmd_ops(binary, &args),
         Some(Command::Run(args)) => run::cmd_run(binary, &args),
         Some(Command::Tick(args)) => run::cmd_tick(binary, &args),
@@ -159,15 +163,16 @@ fn dispatch(binary: Binary, default: DefaultCommand) -> Exit {
             DefaultCommand::Help => {
                 use clap::CommandFactory;
                 let _ = Cli::command().print_help();
-                Exit::Usage
+                Ok(Exit::Usage)
             }
         },
-    }
+    };
+    result.unwrap_or_else(|e| e.report())
 }
 
 /// Hands `command` to the project binary when the working directory is in a project; `None`
 /// outside any project (the stock binary then answers itself, saying what it looked for).
-fn hand_over(command: &Command, release: bool) -> Option<Exit> {
+fn hand_over(command: &Command, release: bool) -> Option<Result<Exit, CommandError>> {
     let cwd = std::env::current_dir().ok()?;
     let bins = match delegate::resolve(&cwd, release) {
         Ok(b) => b,
@@ -175,10 +180,7 @@ fn hand_over(command: &Command, release: bool) -> Option<Exit> {
             eprintln!("note: {e}");
             return None;
         }
-        Err(e) => {
-            eprintln!("error: {}", crate::error::chain(&e));
-            return Some(Exit::Usage);
-        }
+        Err(e) => return Some(Err(CommandError::usage(e))),
     };
     let args: Vec<std::ffi::OsString> = std::env::args_os().skip(1).collect();
     let op = match command {
@@ -191,31 +193,28 @@ fn hand_over(command: &Command, release: bool) -> Option<Exit> {
         (None, Command::Operator(_)) if bins.len() > 1 => return Some(delegate::operator(&bins, &args)),
         (None, _) => bins.first().ok_or(delegate::Error::Ambiguous { candidates: Vec::new() }),
     };
-    match chosen {
-        Ok(bin) => Some(delegate::exec(bin, &args)),
-        Err(e) => {
-            eprintln!("error: {}", crate::error::chain(&e));
-            Some(Exit::Usage)
-        }
-    }
+    Some(match chosen {
+        Ok(bin) => Err(delegate::exec(bin, &args)),
+        Err(e) => Err(CommandError::usage(e)),
+    })
 }
 
 /// Prints `--version`: chant's version, and for a project binary its name, the number of ops it
 /// carries and their digest; the stock binary inside a project adds each project binary's line.
-fn print_version(binary: Binary) {
+fn print_version(binary: Binary) -> Result<(), CommandError> {
     let chant = env!("CARGO_PKG_VERSION");
     match binary {
-        Binary::Project => println!("{}", project_version_line()),
+        Binary::Project => error::println(&project_version_line())?,
         Binary::Stock => {
-            println!("chant {chant}");
-            let Ok(cwd) = std::env::current_dir() else { return };
+            error::println(&format!("chant {chant}"))?;
+            let Ok(cwd) = std::env::current_dir() else { return Ok(()) };
             match delegate::resolve(&cwd, false) {
                 Ok(bins) => {
                     for b in bins {
                         let mut spec = crate::process::Spec::new(&b.path);
                         spec.args = vec!["--version".into()];
                         match crate::process::run(&spec) {
-                            Ok(out) if out.success() => print!("{}", out.stdout),
+                            Ok(out) if out.success() => error::print(&out.stdout)?,
                             Ok(out) => {
                                 eprintln!("warning: {} --version: {}", b.name, crate::redact::sanitise(&out.stderr))
                             }
@@ -228,6 +227,7 @@ fn print_version(binary: Binary) {
             }
         }
     }
+    Ok(())
 }
 
 /// The version line of a project binary: `<bin> (project <name>): chant <version>, <n> ops, ops
@@ -253,42 +253,28 @@ pub fn project_version_line() -> String {
     format!("{bin}{project}: chant {}, {} ops, ops digest fnv1a64:{digest:016x}", env!("CARGO_PKG_VERSION"), ops.len())
 }
 
-/// Opens the project around the working directory, printing why not (exit 2).
-pub(crate) fn open_project() -> Result<crate::project::Project, Exit> {
-    let cwd = std::env::current_dir().map_err(|e| {
-        eprintln!("error: cannot read the working directory: {e}");
-        Exit::Usage
-    })?;
-    crate::project::Project::open(&cwd).map_err(|e| {
-        eprintln!("error: {}", crate::error::chain(&e));
-        Exit::Usage
-    })
+/// The working directory, or why not (exit 2).
+fn working_dir() -> Result<std::path::PathBuf, CommandError> {
+    std::env::current_dir().map_err(|e| CommandError::usage(format!("cannot read the working directory: {e}")))
+}
+
+/// Opens the project around the working directory (exit 2 when there is none).
+pub(crate) fn open_project() -> Result<crate::project::Project, CommandError> {
+    crate::project::Project::open(&working_dir()?).map_err(CommandError::usage)
 }
 
 /// Opens the ledger for commands that need only it: the project's (with its remote) when there
 /// is a chant.toml, else the repository around the working directory, local only.
-pub(crate) fn open_ledger() -> Result<crate::ledger::Ledger, Exit> {
-    let cwd = std::env::current_dir().map_err(|e| {
-        eprintln!("error: cannot read the working directory: {e}");
-        Exit::Usage
-    })?;
+pub(crate) fn open_ledger() -> Result<crate::ledger::Ledger, CommandError> {
+    let cwd = working_dir()?;
     let (root, remote) = match crate::config::Config::discover_any_bindings(&cwd) {
         Ok(c) => (c.root.clone(), c.ledger.remote.clone()),
         Err(crate::config::Error::NotFound { .. }) => (cwd, None),
-        Err(e) => {
-            eprintln!("error: {e}");
-            return Err(Exit::Usage);
-        }
+        Err(e) => return Err(CommandError::usage(e.to_string())),
     };
-    let clock = crate::clock::Clock::from_env().map_err(|e| {
-        eprintln!("error: {e}");
-        Exit::Usage
-    })?;
+    let clock = crate::clock::Clock::from_env().map_err(|e| CommandError::usage(e.to_string()))?;
     let config = crate::ledger::LedgerConfig { remote, clock, ..crate::ledger::LedgerConfig::default() };
-    crate::ledger::Ledger::open(&root, config).map_err(|e| {
-        eprintln!("error: {}", crate::error::chain(&e));
-        Exit::Usage
-    })
+    crate::ledger::Ledger::open(&root, config).map_err(CommandError::usage)
 }
 
 #[cfg(test)]

@@ -10,7 +10,8 @@ use std::sync::Arc;
 
 use clap::{Args, Subcommand};
 
-use super::{Binary, Exit, open_ledger, open_project};
+use super::error::{print, println};
+use super::{Binary, CommandError, Exit, open_ledger, open_project};
 use crate::error::chain;
 use crate::lease::LeaseStore;
 use crate::operator::{self, Daemon, Ending, OperatorConfig, status};
@@ -84,7 +85,7 @@ pub struct LogArgs {
 }
 
 /// Runs `operator`.
-pub fn cmd_operator(binary: Binary, args: &OperatorArgs) -> Exit {
+pub fn cmd_operator(binary: Binary, args: &OperatorArgs) -> Result<Exit, CommandError> {
     match &args.command {
         Some(OperatorCommand::Status(s)) => cmd_status(binary, s),
         Some(OperatorCommand::Log(l)) => cmd_log(binary, l),
@@ -92,76 +93,43 @@ pub fn cmd_operator(binary: Binary, args: &OperatorArgs) -> Exit {
     }
 }
 
-fn duration(flag: &str, value: &str) -> Result<std::time::Duration, Exit> {
+fn duration(flag: &str, value: &str) -> Result<std::time::Duration, CommandError> {
     match crate::duration::parse(value) {
         Ok(d) if !d.is_zero() => Ok(d),
-        Ok(_) => {
-            eprintln!("error: {flag} {value} must be longer than zero");
-            Err(Exit::Usage)
-        }
-        Err(e) => {
-            eprintln!("error: {flag}: {e}");
-            Err(Exit::Usage)
-        }
+        Ok(_) => Err(CommandError::usage(format!("{flag} {value} must be longer than zero"))),
+        Err(e) => Err(CommandError::usage(format!("{flag}: {e}"))),
     }
 }
 
-fn cmd_daemon(binary: Binary, args: &OperatorArgs) -> Exit {
+fn cmd_daemon(binary: Binary, args: &OperatorArgs) -> Result<Exit, CommandError> {
     // First thing, so a stop signal is caught from here on; the forwarder reads them.
-    let signals = match operator::catch_stop_signals() {
-        Ok(s) => s,
-        Err(e) => {
-            eprintln!("error: {}", chain(&e));
-            return Exit::Failed;
-        }
-    };
-    let parsed = (|| {
-        let interval = duration("--interval", &args.interval)?;
-        let lease_ttl = duration("--lease-ttl", &args.lease_ttl)?;
-        let grace = duration("--grace", &args.grace)?;
-        Ok::<_, Exit>((interval, lease_ttl, grace))
-    })();
-    let (interval, lease_ttl, grace) = match parsed {
-        Ok(p) => p,
-        Err(e) => return e,
-    };
+    let signals = operator::catch_stop_signals().map_err(CommandError::failed)?;
+    let interval = duration("--interval", &args.interval)?;
+    let lease_ttl = duration("--lease-ttl", &args.lease_ttl)?;
+    let grace = duration("--grace", &args.grace)?;
     if let Some(env) = args.env.as_deref().filter(|e| !operator::is_name(e)) {
-        eprintln!("error: --env {env:?} is not an env name (lowercase letters, digits and -, starting with a letter)");
-        return Exit::Usage;
+        return Err(CommandError::usage(format!(
+            "--env {env:?} is not an env name (lowercase letters, digits and -, starting with a letter)"
+        )));
     }
     if binary == Binary::Stock {
-        eprintln!(
-            "error: the stock chant binary contains no ops, so it cannot run the operator; use the project's own binary \
-             (`cargo run --bin <project-bin> -- operator`); `operator status` and `operator log` work here"
-        );
-        return Exit::Usage;
+        return Err(CommandError::usage(
+            "the stock chant binary contains no ops, so it cannot run the operator; use the project's own binary \
+             (`cargo run --bin <project-bin> -- operator`); `operator status` and `operator log` work here",
+        ));
     }
-    let project = match open_project() {
-        Ok(p) => Arc::new(p),
-        Err(e) => return e,
-    };
-    let dispatcher = match Dispatcher::current() {
-        Ok(d) => d,
-        Err(e) => {
-            eprintln!("error: cannot find this binary to dispatch runs: {e}");
-            return Exit::Failed;
-        }
-    };
+    let project = Arc::new(open_project()?);
+    let dispatcher = Dispatcher::current()
+        .map_err(|e| CommandError::failed(format!("cannot find this binary to dispatch runs: {e}")))?;
     let config =
         OperatorConfig { env: args.env.clone(), interval, lease_ttl, grace, once: args.once, ..Default::default() };
-    let daemon = match Daemon::new(project, config, dispatcher) {
-        Ok(daemon) => daemon,
-        Err(e) => {
-            eprintln!("error: {}", chain(&e));
-            return Exit::Failed;
-        }
-    };
+    let daemon = Daemon::new(project, config, dispatcher).map_err(CommandError::failed)?;
     operator::forward_stop_signals(signals, daemon.stopper());
-    match daemon.run(&mut |line| eprintln!("{line}")) {
+    Ok(match daemon.run(&mut |line| eprintln!("{line}")) {
         Ending::Clean => Exit::Done,
         Ending::TickFailed if args.once => Exit::Failed,
         Ending::TickFailed => Exit::Done,
-    }
+    })
 }
 
 /// The ConvergeOps this binary carries (none in the stock binary).
@@ -172,30 +140,21 @@ fn carried(binary: Binary) -> Vec<crate::model::OpDocument> {
     crate::catalog::Catalog::embedded().map(|c| c.converge_ops().cloned().collect()).unwrap_or_default()
 }
 
-fn cmd_status(binary: Binary, args: &StatusArgs) -> Exit {
-    let ledger = match open_ledger() {
-        Ok(l) => l,
-        Err(e) => return e,
-    };
+/// The error of reading which ops to show: a bad `--env`/`--op` is a usage error.
+fn discover_error(e: operator::Error) -> CommandError {
+    match e {
+        operator::Error::InvalidName { what, name } => {
+            CommandError::usage(format!("--{what} {name:?} is not a valid {what} name"))
+        }
+        e => CommandError::failed(e),
+    }
+}
+
+fn cmd_status(binary: Binary, args: &StatusArgs) -> Result<Exit, CommandError> {
+    let ledger = open_ledger()?;
     let leases = LeaseStore::new(&ledger);
-    let now = match crate::clock::now() {
-        Ok(n) => n,
-        Err(e) => {
-            eprintln!("error: {e}");
-            return Exit::Usage;
-        }
-    };
-    let ops = match status::discover(&ledger, &carried(binary), args.env.as_deref(), None) {
-        Ok(o) => o,
-        Err(operator::Error::InvalidName { what, name }) => {
-            eprintln!("error: --{what} {name:?} is not a valid {what} name");
-            return Exit::Usage;
-        }
-        Err(e) => {
-            eprintln!("error: {}", chain(&e));
-            return Exit::Failed;
-        }
-    };
+    let now = crate::clock::now().map_err(|e| CommandError::usage(e.to_string()))?;
+    let ops = status::discover(&ledger, &carried(binary), args.env.as_deref(), None).map_err(discover_error)?;
     if args.fetch {
         if ledger.config().remote.is_none() {
             eprintln!("warning: --fetch: no [ledger] remote is configured, so there is nothing to fetch");
@@ -217,88 +176,58 @@ fn cmd_status(binary: Binary, args: &StatusArgs) -> Exit {
             }
         }
     }
-    let view = match status::status(&ledger, &leases, &ops, now) {
-        Ok(v) => v,
-        Err(e) => {
-            eprintln!("error: {}", chain(&e));
-            return Exit::Failed;
-        }
-    };
+    let view = status::status(&ledger, &leases, &ops, now).map_err(CommandError::failed)?;
     if view.ops.is_empty() && view.pending_gates.is_empty() {
         eprintln!("warning: no ConvergeOp ticks are recorded on the ledger yet");
     }
     if args.json {
-        match serde_json::to_string(&view) {
-            Ok(line) => println!("{line}"),
-            Err(e) => {
-                eprintln!("error: cannot render the status: {e}");
-                return Exit::Failed;
-            }
-        }
+        let line =
+            serde_json::to_string(&view).map_err(|e| CommandError::failed(format!("cannot render the status: {e}")))?;
+        println(&line)?;
     } else {
-        print!("{}", status::render(&view));
+        print(&status::render(&view))?;
     }
     if let Some(w) = view.malformed.warning("status") {
         eprintln!("warning: {w}");
     }
-    Exit::Done
+    Ok(Exit::Done)
 }
 
-fn cmd_log(binary: Binary, args: &LogArgs) -> Exit {
+fn cmd_log(binary: Binary, args: &LogArgs) -> Result<Exit, CommandError> {
     let since = match args.since.as_deref().map(|s| crate::clock::parse(s).ok_or(s)) {
         None => None,
         Some(Ok(t)) => Some(t),
         Some(Err(s)) => {
-            eprintln!("error: --since must be an RFC 3339 instant such as 2026-08-25T00:00:00Z (got {s:?})");
-            return Exit::Usage;
+            return Err(CommandError::usage(format!(
+                "--since must be an RFC 3339 instant such as 2026-08-25T00:00:00Z (got {s:?})"
+            )));
         }
     };
     let limit = match args.limit.as_deref().map(str::parse::<usize>) {
         None => None,
         Some(Ok(n)) if n > 0 => Some(n),
         Some(_) => {
-            eprintln!("error: --limit must be a positive integer (got {:?})", args.limit.as_deref().unwrap_or(""));
-            return Exit::Usage;
+            let got = args.limit.as_deref().unwrap_or("");
+            return Err(CommandError::usage(format!("--limit must be a positive integer (got {got:?})")));
         }
     };
-    let ledger = match open_ledger() {
-        Ok(l) => l,
-        Err(e) => return e,
-    };
-    let ops = match status::discover(&ledger, &carried(binary), args.env.as_deref(), args.op.as_deref()) {
-        Ok(o) => o,
-        Err(operator::Error::InvalidName { what, name }) => {
-            eprintln!("error: --{what} {name:?} is not a valid {what} name");
-            return Exit::Usage;
-        }
-        Err(e) => {
-            eprintln!("error: {}", chain(&e));
-            return Exit::Failed;
-        }
-    };
-    let timeline = match operator::log::timeline(&ledger, &ops, &operator::log::Filter { since, limit }) {
-        Ok(t) => t,
-        Err(e) => {
-            eprintln!("error: {}", chain(&e));
-            return Exit::Failed;
-        }
-    };
+    let ledger = open_ledger()?;
+    let ops =
+        status::discover(&ledger, &carried(binary), args.env.as_deref(), args.op.as_deref()).map_err(discover_error)?;
+    let timeline = operator::log::timeline(&ledger, &ops, &operator::log::Filter { since, limit })
+        .map_err(CommandError::failed)?;
     if timeline.entries.is_empty() {
         eprintln!("warning: no converge ticks or op runs recorded yet");
     }
     if args.json {
-        match serde_json::to_string(&timeline) {
-            Ok(line) => println!("{line}"),
-            Err(e) => {
-                eprintln!("error: cannot render the log: {e}");
-                return Exit::Failed;
-            }
-        }
+        let line = serde_json::to_string(&timeline)
+            .map_err(|e| CommandError::failed(format!("cannot render the log: {e}")))?;
+        println(&line)?;
     } else {
-        print!("{}", operator::log::render(&timeline));
+        print(&operator::log::render(&timeline))?;
     }
     if let Some(w) = timeline.malformed.warning("timeline") {
         eprintln!("warning: {w}");
     }
-    Exit::Done
+    Ok(Exit::Done)
 }

@@ -4,7 +4,8 @@ use std::path::{Path, PathBuf};
 
 use clap::{Args, Subcommand};
 
-use super::{Binary, Exit};
+use super::error::{print, println};
+use super::{Binary, CommandError, Exit};
 use crate::catalog;
 
 /// List the ops compiled into this binary, or check op.json files
@@ -34,31 +35,21 @@ pub struct CheckArgs {
 }
 
 /// Runs `ops` or `ops check`.
-pub fn cmd_ops(binary: Binary, args: &OpsArgs) -> Exit {
+pub fn cmd_ops(binary: Binary, args: &OpsArgs) -> Result<Exit, CommandError> {
     match &args.command {
         Some(OpsCommand::Check(check)) => cmd_check(check),
         None => cmd_list(binary, args.json),
     }
 }
 
-fn cmd_list(binary: Binary, json: bool) -> Exit {
-    let catalog = match catalog::Catalog::embedded() {
-        Ok(c) => c,
-        Err(e) => {
-            eprintln!("error: {e}");
-            return Exit::Usage;
-        }
-    };
+fn cmd_list(binary: Binary, json: bool) -> Result<Exit, CommandError> {
+    let catalog = catalog::Catalog::embedded().map_err(|e| CommandError::usage(e.to_string()))?;
     if json {
         let docs: Vec<&crate::model::OpDocument> = catalog.ops().collect();
-        match serde_json::to_string(&docs) {
-            Ok(s) => println!("{s}"),
-            Err(e) => {
-                eprintln!("error: cannot render the ops as JSON: {e}");
-                return Exit::Failed;
-            }
-        }
-        return Exit::Done;
+        let line = serde_json::to_string(&docs)
+            .map_err(|e| CommandError::failed(format!("cannot render the ops as JSON: {e}")))?;
+        println(&line)?;
+        return Ok(Exit::Done);
     }
     if catalog.is_empty() {
         match binary {
@@ -69,47 +60,39 @@ fn cmd_list(binary: Binary, json: bool) -> Exit {
                 eprintln!("no ops are compiled into this binary; declare them with op! and converge_op!")
             }
         }
-        return Exit::Done;
+        return Ok(Exit::Done);
     }
-    print!("{}", catalog::render_table(&catalog));
-    Exit::Done
+    print(&catalog::render_table(&catalog))?;
+    Ok(Exit::Done)
 }
 
-fn cmd_check(args: &CheckArgs) -> Exit {
+fn cmd_check(args: &CheckArgs) -> Result<Exit, CommandError> {
     let mut files = Vec::new();
     for p in &args.paths {
-        if let Err(e) = collect(p, &mut files) {
-            eprintln!("error: {}: {e}", p.display());
-            return Exit::Usage;
-        }
+        collect(p, &mut files).map_err(|e| CommandError::usage(format!("{}: {e}", p.display())))?;
     }
     if files.is_empty() {
-        eprintln!(
-            "error: no .json files under {}",
+        return Err(CommandError::usage(format!(
+            "no .json files under {}",
             args.paths.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", ")
-        );
-        return Exit::Usage;
+        )));
     }
     let mut texts = Vec::with_capacity(files.len());
     for f in &files {
-        match std::fs::read_to_string(f) {
-            Ok(t) => texts.push((f.display().to_string(), t)),
-            Err(e) => {
-                eprintln!("error: cannot read {}: {e}", f.display());
-                return Exit::Usage;
-            }
-        }
+        let text =
+            std::fs::read_to_string(f).map_err(|e| CommandError::usage(format!("cannot read {}: {e}", f.display())))?;
+        texts.push((f.display().to_string(), text));
     }
     let report = crate::model::validate::check_set(texts.iter().map(|(o, t)| (o.as_str(), t.as_str())));
     for p in &report.problems {
         eprintln!("error: {p}");
     }
     if report.is_valid() {
-        println!("{} op.json file(s) checked: no problems", files.len());
-        Exit::Done
+        println(&format!("{} op.json file(s) checked: no problems", files.len()))?;
+        Ok(Exit::Done)
     } else {
         eprintln!("{} problem(s) in {} op.json file(s)", report.problems.len(), files.len());
-        Exit::Failed
+        Ok(Exit::Failed)
     }
 }
 

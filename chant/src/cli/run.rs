@@ -4,7 +4,8 @@ use std::collections::BTreeMap;
 
 use clap::Args;
 
-use super::{Binary, Exit};
+use super::error::println;
+use super::{Binary, CommandError, Exit};
 use crate::error::chain;
 use crate::lease::{self, LeaseKey, LeaseStore};
 use crate::model::OpDocument;
@@ -44,26 +45,24 @@ impl TickArgs {
 }
 
 /// Opens the project and finds `op`, or says why not (exit 2).
-fn open(binary: Binary, verb: &str, op: &str) -> Result<(Project, OpDocument), Exit> {
+fn open(binary: Binary, verb: &str, op: &str) -> Result<(Project, OpDocument), CommandError> {
     if crate::registry::find(op).is_none() {
-        match binary {
-            Binary::Stock => eprintln!(
-                "error: the stock chant binary contains no ops, so it cannot {verb} `{op}`; use the project's own binary (`cargo run --bin <project-bin> -- {verb} {op}`)"
+        return Err(CommandError::usage(match binary {
+            Binary::Stock => format!(
+                "the stock chant binary contains no ops, so it cannot {verb} `{op}`; use the project's own binary (`cargo run --bin <project-bin> -- {verb} {op}`)"
             ),
             Binary::Project => {
                 let names: Vec<&str> = crate::registry::ops().iter().map(|o| o.name).collect();
                 let hint = crate::model::contract::did_you_mean(op, names.iter().copied())
                     .map(|s| format!("; did you mean `{s}`?"))
                     .unwrap_or_default();
-                eprintln!("error: no op named `{op}` is compiled into this binary{hint} (see `ops`)");
+                format!("no op named `{op}` is compiled into this binary{hint} (see `ops`)")
             }
-        }
-        return Err(Exit::Usage);
+        }));
     }
     let project = super::open_project()?;
     let Some(doc) = project.catalog.get(op).cloned() else {
-        eprintln!("error: op `{op}` is registered but missing from the catalog");
-        return Err(Exit::Usage);
+        return Err(CommandError::usage(format!("op `{op}` is registered but missing from the catalog")));
     };
     Ok((project, doc))
 }
@@ -84,13 +83,15 @@ fn lease_warnings<T>(ran: &tick::Ran<T>) {
     }
 }
 
+/// The error of a lease that could not be taken.
+fn lease_error(doc: &OpDocument, e: &lease::Error) -> CommandError {
+    CommandError::failed(format!("cannot take the lease of {}: {}", doc.name, chain(e)))
+}
+
 /// Runs `run`.
-pub fn cmd_run(binary: Binary, args: &RunArgs) -> Exit {
+pub fn cmd_run(binary: Binary, args: &RunArgs) -> Result<Exit, CommandError> {
     crate::process::die_with_parent_if_asked();
-    let (project, doc) = match open(binary, "run", &args.op) {
-        Ok(x) => x,
-        Err(e) => return e,
-    };
+    let (project, doc) = open(binary, "run", &args.op)?;
     if doc.is_converge() {
         // The seed's way: `chant run staging-converge` runs a single tick, exactly as `tick` does.
         drop(project);
@@ -101,11 +102,10 @@ pub fn cmd_run(binary: Binary, args: &RunArgs) -> Exit {
     for phase in doc.phases.iter().chain(doc.on_failure.iter()) {
         for step in &phase.steps {
             if let Err(e) = step.expanded(&runner::expand::from_env) {
-                eprintln!(
-                    "error: op `{}`, phase \"{}\": {e}; nothing ran and nothing was recorded",
+                return Err(CommandError::usage(format!(
+                    "op `{}`, phase \"{}\": {e}; nothing ran and nothing was recorded",
                     doc.name, phase.name
-                );
-                return Exit::Usage;
+                )));
             }
         }
     }
@@ -118,37 +118,38 @@ pub fn cmd_run(binary: Binary, args: &RunArgs) -> Exit {
     let claim = if doc.folded_class() == crate::model::ClassKind::ReadOnly {
         Claim::Unleased
     } else {
-        match lease_claim(&doc) {
-            Ok(claim) => claim,
-            Err(e) => {
-                eprintln!("error: cannot take the lease of {}: {}", doc.name, chain(&e));
-                return Exit::Failed;
-            }
-        }
+        lease_claim(&doc).map_err(|e| lease_error(&doc, &e))?
     };
     let leases = LeaseStore::new(&project.ledger);
     let ran = match tick::leased(&leases, claim, Release::AfterWork, |_| run_once(&project, &doc, &env, args.json)) {
         Leased::Ran(ran) => ran,
         Leased::Refused { holder } => {
-            eprintln!("error: lease held by {}", holder.as_deref().unwrap_or("another writer"));
-            return Exit::Failed;
+            return Err(CommandError::failed(format!(
+                "lease held by {}",
+                holder.as_deref().unwrap_or("another writer")
+            )));
         }
-        Leased::Failed(e) => {
-            eprintln!("error: cannot take the lease of {}: {}", doc.name, chain(&e));
-            return Exit::Failed;
-        }
+        Leased::Failed(e) => return Err(lease_error(&doc, &e)),
     };
     lease_warnings(&ran);
-    match ran.value {
+    // The record was printed under the lease; a closed stdout is reported once it is released.
+    let (status, printed) = ran.value;
+    printed?;
+    Ok(match status {
         Status::Ok | Status::Skipped => Exit::Done,
         Status::Failed => Exit::Failed,
         Status::Gated => Exit::Gated,
-    }
+    })
 }
 
 /// Runs `doc` once in `env`, records the run, and prints its record (`--json`: the one line a
-/// dispatching tick reads back) or its steps.
-fn run_once(project: &Project, doc: &OpDocument, env: &str, json: bool) -> (Status, Landing) {
+/// dispatching tick reads back) or its steps; how printing went comes back beside the status.
+fn run_once(
+    project: &Project,
+    doc: &OpDocument,
+    env: &str,
+    json: bool,
+) -> ((Status, Result<(), CommandError>), Landing) {
     let mut settings = RunSettings::new(env.to_owned());
     settings.resource = std::env::var(tick::RESOURCE_VAR).ok().filter(|r| !r.is_empty());
     settings.redactor = project.redactor.clone();
@@ -168,14 +169,18 @@ fn run_once(project: &Project, doc: &OpDocument, env: &str, json: bool) -> (Stat
         record.op_digest = digest;
         project.ledger.append_record(doc.member.as_deref(), &record)
     });
-    if json {
+    let printed = if json {
         match record.to_line() {
-            Ok(l) => println!("{l}"),
-            Err(e) => eprintln!("error: cannot render the run record: {e}"),
+            Ok(l) => println(&l),
+            Err(e) => {
+                eprintln!("error: cannot render the run record: {e}");
+                Ok(())
+            }
         }
     } else {
         render_run(&record);
-    }
+        Ok(())
+    };
     let landing = match appended {
         Ok(receipt) => {
             receipt.warnings.iter().for_each(|w| eprintln!("warning: {w}"));
@@ -186,7 +191,7 @@ fn run_once(project: &Project, doc: &OpDocument, env: &str, json: bool) -> (Stat
             Landing::Nothing
         }
     };
-    (record.status, landing)
+    ((record.status, printed), landing)
 }
 
 fn render_run(r: &runner::RunRecord) {
@@ -229,33 +234,14 @@ fn render_run(r: &runner::RunRecord) {
 }
 
 /// Runs `tick`.
-pub fn cmd_tick(binary: Binary, args: &TickArgs) -> Exit {
-    let (project, doc) = match open(binary, "tick", &args.op) {
-        Ok(x) => x,
-        Err(e) => return e,
-    };
+pub fn cmd_tick(binary: Binary, args: &TickArgs) -> Result<Exit, CommandError> {
+    let (project, doc) = open(binary, "tick", &args.op)?;
     if !doc.is_converge() {
-        eprintln!("error: `{}` is not a ConvergeOp; run it with `run {}`", doc.name, doc.name);
-        return Exit::Usage;
+        return Err(CommandError::usage(format!("`{}` is not a ConvergeOp; run it with `run {}`", doc.name, doc.name)));
     }
-    let dispatcher = match Dispatcher::current() {
-        Ok(d) => d,
-        Err(e) => {
-            eprintln!("error: cannot find this binary to dispatch runs: {e}");
-            return Exit::Failed;
-        }
-    };
-    let claim = if args.no_lease {
-        Claim::Unleased
-    } else {
-        match lease_claim(&doc) {
-            Ok(claim) => claim,
-            Err(e) => {
-                eprintln!("error: cannot take the lease of {}: {}", doc.name, chain(&e));
-                return Exit::Failed;
-            }
-        }
-    };
+    let dispatcher = Dispatcher::current()
+        .map_err(|e| CommandError::failed(format!("cannot find this binary to dispatch runs: {e}")))?;
+    let claim = if args.no_lease { Claim::Unleased } else { lease_claim(&doc).map_err(|e| lease_error(&doc, &e))? };
     let leases = LeaseStore::new(&project.ledger);
     let ran = tick::leased(&leases, claim, Release::AfterWork, |fence| {
         let options = TickOptions { dispatcher, fence: fence.cloned() };
@@ -270,14 +256,11 @@ pub fn cmd_tick(binary: Binary, args: &TickArgs) -> Exit {
             if args.json {
                 eprintln!("{line}");
             } else {
-                println!("{line}");
+                println(&line)?;
             }
-            return Exit::Done;
+            return Ok(Exit::Done);
         }
-        Leased::Failed(e) => {
-            eprintln!("error: cannot take the lease of {}: {}", doc.name, chain(&e));
-            return Exit::Failed;
-        }
+        Leased::Failed(e) => return Err(lease_error(&doc, &e)),
     };
     lease_warnings(&ran);
     if let Some(lost) = &ran.lost {
@@ -292,7 +275,7 @@ pub fn cmd_tick(binary: Binary, args: &TickArgs) -> Exit {
             let r = &outcome.record;
             if args.json {
                 match r.to_line() {
-                    Ok(l) => println!("{l}"),
+                    Ok(l) => println(&l)?,
                     Err(e) => eprintln!("error: cannot render the tick record: {e}"),
                 }
             } else {
@@ -302,7 +285,7 @@ pub fn cmd_tick(binary: Binary, args: &TickArgs) -> Exit {
                     let why = o.reason.as_deref().map(|x| format!(": {x}")).unwrap_or_default();
                     eprintln!("  {} {}{res}{target}{why}", o.action.as_str(), o.rule_id);
                 }
-                println!("{}", r.log);
+                println(&r.log)?;
             }
             for w in &outcome.receipt.warnings {
                 eprintln!("warning: {w}");
@@ -317,14 +300,10 @@ pub fn cmd_tick(binary: Binary, args: &TickArgs) -> Exit {
                 );
             }
             if let Some(e) = &r.error {
-                eprintln!("error: tick failed: {e}");
-                return Exit::Failed;
+                return Err(CommandError::failed(format!("tick failed: {e}")));
             }
-            Exit::Done
+            Ok(Exit::Done)
         }
-        Err(e) => {
-            eprintln!("error: {}", chain(&e));
-            Exit::Failed
-        }
+        Err(e) => Err(CommandError::failed(e)),
     }
 }

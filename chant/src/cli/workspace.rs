@@ -19,16 +19,46 @@
 //! `listed` is then `null`). The supervisor is listed once, only when some member has a valid box
 //! block. Exit codes: 0 shown, 2 no `chant.toml` or no readable workspace file.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use clap::Args;
 use serde_json::{Value, json};
 
-use super::{Binary, Exit};
+use super::error::{print, println};
+use super::{Binary, CommandError, Exit};
 use crate::config::Config;
 use crate::error::chain;
 use crate::ledger::{Ledger, LedgerConfig, ShardKey};
 use crate::lexicon::sprite::{self, BoxDeclaration, Listed, declaration::WORKSPACE_FILE};
+
+/// Why [`status`] has no document: the workspace file cannot be read.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// The file cannot be read.
+    #[error("cannot read {}", path.display())]
+    Read {
+        /// The workspace file.
+        path: PathBuf,
+        /// Why not.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The file is not JSON.
+    #[error("{} is not JSON", path.display())]
+    NotJson {
+        /// The workspace file.
+        path: PathBuf,
+        /// Why not.
+        #[source]
+        source: serde_json::Error,
+    },
+    /// The document has no `members` list.
+    #[error("{} has no members list", path.display())]
+    NoMembers {
+        /// The workspace file.
+        path: PathBuf,
+    },
+}
 
 /// `workspace ...`.
 #[derive(Debug, Args)]
@@ -54,27 +84,15 @@ pub struct StatusArgs {
 }
 
 /// Runs `workspace ...`.
-pub fn cmd_workspace(binary: Binary, args: &WorkspaceArgs) -> Exit {
+pub fn cmd_workspace(binary: Binary, args: &WorkspaceArgs) -> Result<Exit, CommandError> {
     match &args.command {
         WorkspaceCommand::Status(a) => cmd_status(binary, a),
     }
 }
 
-fn cmd_status(binary: Binary, args: &StatusArgs) -> Exit {
-    let cwd = match std::env::current_dir() {
-        Ok(c) => c,
-        Err(e) => {
-            eprintln!("error: cannot read the working directory: {e}");
-            return Exit::Usage;
-        }
-    };
-    let config = match Config::discover_any_bindings(&cwd) {
-        Ok(c) => c,
-        Err(e) => {
-            eprintln!("error: {e}");
-            return Exit::Usage;
-        }
-    };
+fn cmd_status(binary: Binary, args: &StatusArgs) -> Result<Exit, CommandError> {
+    let cwd = super::working_dir()?;
+    let config = Config::discover_any_bindings(&cwd).map_err(|e| CommandError::usage(e.to_string()))?;
     let ops = if binary == Binary::Stock {
         Vec::new()
     } else {
@@ -82,25 +100,16 @@ fn cmd_status(binary: Binary, args: &StatusArgs) -> Exit {
     };
     let ledger =
         Ledger::open(&config.root, LedgerConfig { remote: config.ledger.remote.clone(), ..LedgerConfig::default() });
-    let ledger = match ledger {
-        Ok(l) => Ok(l),
-        Err(e) => Err(chain(&e)),
-    };
     let var = |k: &str| std::env::var(k).ok();
     let settings = sprite::Settings::from_env(&var);
-    let view = match status(&config.root, &ops, ledger.as_ref(), &|| sprite::list(&settings).map_err(|e| chain(&e))) {
-        Ok(v) => v,
-        Err(e) => {
-            eprintln!("error: {e}");
-            return Exit::Usage;
-        }
-    };
+    let view = status(&config.root, &ops, ledger.as_ref(), &|| sprite::list(&settings))
+        .map_err(|e| CommandError::usage(e.to_string()))?;
     if args.json {
-        println!("{view}");
+        println(&view.to_string())?;
     } else {
-        print!("{}", render(&view));
+        print(&render(&view))?;
     }
-    Exit::Done
+    Ok(Exit::Done)
 }
 
 /// Builds the `workspace status` document for the project at `root`: `ops` are the ConvergeOps
@@ -109,24 +118,20 @@ fn cmd_status(binary: Binary, args: &StatusArgs) -> Exit {
 ///
 /// # Errors
 ///
-/// One line when the workspace file is missing, unreadable or has no `members` list.
-pub fn status(
+/// [`Error`] when the workspace file is missing, unreadable or has no `members` list.
+pub fn status<E: std::error::Error>(
     root: &Path,
     ops: &[crate::model::OpDocument],
-    ledger: Result<&Ledger, &String>,
-    list: &dyn Fn() -> Result<Vec<Listed>, String>,
-) -> Result<Value, String> {
+    ledger: Result<&Ledger, &crate::ledger::Error>,
+    list: &dyn Fn() -> Result<Vec<Listed>, E>,
+) -> Result<Value, Error> {
     let path = root.join(WORKSPACE_FILE);
-    let text = std::fs::read_to_string(&path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
-    let doc: Value = serde_json::from_str(&text).map_err(|e| format!("{} is not JSON: {e}", path.display()))?;
-    let members = doc
-        .get("members")
-        .and_then(Value::as_array)
-        .ok_or_else(|| format!("{} has no members list", path.display()))?;
-    let decls: Vec<Option<Result<BoxDeclaration, String>>> = members
-        .iter()
-        .map(|m| m.get("box").map(|b| BoxDeclaration::from_value(b).map_err(|e| e.to_string())))
-        .collect();
+    let text = std::fs::read_to_string(&path).map_err(|source| Error::Read { path: path.clone(), source })?;
+    let doc: Value = serde_json::from_str(&text).map_err(|source| Error::NotJson { path: path.clone(), source })?;
+    let members =
+        doc.get("members").and_then(Value::as_array).ok_or_else(|| Error::NoMembers { path: path.clone() })?;
+    let decls: Vec<Option<Result<BoxDeclaration, sprite::declaration::Error>>> =
+        members.iter().map(|m| m.get("box").map(BoxDeclaration::from_value)).collect();
     let listing = if decls.iter().any(|d| matches!(d, Some(Ok(_)))) { Some(list()) } else { None };
     let mut out = Vec::new();
     for (m, decl) in members.iter().zip(decls) {
@@ -138,9 +143,10 @@ pub fn status(
             .filter(|o| o.member.as_deref() == Some(name))
             .map(|o| {
                 let env = o.env.as_deref().unwrap_or_default().to_owned();
-                let (last, error) = match last_tick(ledger, name, &env, &o.name) {
-                    Ok(t) => (t, Value::Null),
-                    Err(e) => (Value::Null, Value::String(e)),
+                let (last, error) = match ledger.map(|l| last_tick(l, name, &env, &o.name)) {
+                    Ok(Ok(t)) => (t, Value::Null),
+                    Ok(Err(e)) => (Value::Null, Value::String(chain(&e))),
+                    Err(e) => (Value::Null, Value::String(format!("the ledger could not be opened: {}", chain(e)))),
                 };
                 json!({"op": o.name, "env": env, "lastTick": last, "error": error})
             })
@@ -150,21 +156,23 @@ pub fn status(
     Ok(json!({"version": 1, "members": out}))
 }
 
-fn last_tick(ledger: Result<&Ledger, &String>, member: &str, env: &str, op: &str) -> Result<Value, String> {
-    let ledger = ledger.map_err(|e| format!("the ledger could not be opened: {e}"))?;
-    let key = ShardKey::converge(Some(member), env, op).map_err(|e| chain(&e))?;
-    let latest = ledger.latest(&key).map_err(|e| chain(&e))?;
+fn last_tick(ledger: &Ledger, member: &str, env: &str, op: &str) -> Result<Value, crate::ledger::Error> {
+    let key = ShardKey::converge(Some(member), env, op)?;
+    let latest = ledger.latest(&key)?;
     Ok(latest.record.map(|r| r.value).unwrap_or(Value::Null))
 }
 
-fn box_view(decl: Result<BoxDeclaration, String>, listing: Option<&Result<Vec<Listed>, String>>) -> Value {
+fn box_view<E: std::error::Error>(
+    decl: Result<BoxDeclaration, sprite::declaration::Error>,
+    listing: Option<&Result<Vec<Listed>, E>>,
+) -> Value {
     let decl = match decl {
         Ok(d) => d,
-        Err(e) => return json!({"error": e, "supervisor": {"error": Value::Null}, "services": []}),
+        Err(e) => return json!({"error": e.to_string(), "supervisor": {"error": Value::Null}, "services": []}),
     };
     let (listed, sv_error): (&[Listed], Value) = match listing {
         Some(Ok(l)) => (l.as_slice(), Value::Null),
-        Some(Err(e)) => (&[], Value::String(e.clone())),
+        Some(Err(e)) => (&[], Value::String(chain(e))),
         None => (&[], Value::Null),
     };
     let services: Vec<Value> = decl
@@ -266,9 +274,9 @@ mod tests {
         let calls = std::cell::Cell::new(0);
         let list = || {
             calls.set(calls.get() + 1);
-            Err("no sprite-env".to_owned())
+            Err(std::io::Error::other("no sprite-env"))
         };
-        let no_ledger = "no ledger".to_owned();
+        let no_ledger = crate::ledger::Error::BranchClash;
         let view = status(dir.path(), &[], Err(&no_ledger), &list).unwrap();
         assert_eq!(calls.get(), 1, "the supervisor is listed once");
         let ms = view["members"].as_array().unwrap();
@@ -287,8 +295,8 @@ mod tests {
     #[test]
     fn no_workspace_file_is_an_error() {
         let dir = tempfile::tempdir().unwrap();
-        let no_ledger = String::new();
-        let e = status(dir.path(), &[], Err(&no_ledger), &|| Ok(Vec::new())).unwrap_err();
-        assert!(e.contains("cannot read"), "{e}");
+        let no_ledger = crate::ledger::Error::BranchClash;
+        let e = status(dir.path(), &[], Err(&no_ledger), &|| Ok::<_, std::io::Error>(Vec::new())).unwrap_err();
+        assert!(matches!(e, Error::Read { .. }), "{e}");
     }
 }

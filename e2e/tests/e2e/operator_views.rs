@@ -128,3 +128,32 @@ fn unreadable_lines_are_counted_never_dropped_silently() {
         out.all()
     );
 }
+
+#[test]
+fn a_closed_stdout_ends_a_command_quietly_with_exit_0() {
+    use crate::support::{PROJECT, STOCK};
+    let (sandbox, marks) = sandbox_with_marks();
+    history(&sandbox, &marks, 1);
+    let cases: [(&str, &[&str]); 5] = [
+        (PROJECT, &["operator", "log"]),
+        (STOCK, &["operator", "log", "--json"]),
+        (PROJECT, &["operator", "status"]),
+        (STOCK, &["operator", "status", "--json"]),
+        (PROJECT, &["ops"]),
+    ];
+    for (program, args) in cases {
+        // The reading end is closed before the command writes a byte: `... | head -0`, without
+        // a race on when the reader goes away.
+        let (reader, writer) = std::io::pipe().unwrap();
+        drop(reader);
+        let out = sandbox
+            .command(program, &sandbox.dir, args, &[])
+            .stdout(writer)
+            .stderr(std::process::Stdio::piped())
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(0), "{args:?}: {stderr}");
+        assert_eq!(stderr, "", "{args:?} said something on a closed stdout");
+    }
+}

@@ -15,20 +15,15 @@ use signal_hook::consts::{SIGINT, SIGTERM};
 use signal_hook::iterator::Signals;
 
 use super::ProjectBin;
-use crate::cli::Exit;
+use crate::cli::{CommandError, Exit};
 
 /// Runs `<bin> <args>` for every binary and waits for all of them.
-pub(super) fn run(bins: &[ProjectBin], args: &[OsString]) -> Exit {
+pub(super) fn run(bins: &[ProjectBin], args: &[OsString]) -> Result<Exit, CommandError> {
     // Catch the stop signals before any child exists (a handler feeding a pipe, not a blocked
     // mask, which the children would inherit); one thread reads them and forwards each to every
     // child. Children start with an empty signal mask (`crate::process`).
-    let mut signals = match Signals::new([SIGINT, SIGTERM]) {
-        Ok(s) => s,
-        Err(e) => {
-            eprintln!("error: cannot catch the stop signals to forward them: {e}");
-            return Exit::Failed;
-        }
-    };
+    let mut signals = Signals::new([SIGINT, SIGTERM])
+        .map_err(|e| CommandError::failed(format!("cannot catch the stop signals to forward them: {e}")))?;
     let mut children: Vec<(String, Child)> = Vec::new();
     for b in bins {
         let spawned = crate::process::command(&b.path)
@@ -40,12 +35,15 @@ pub(super) fn run(bins: &[ProjectBin], args: &[OsString]) -> Exit {
         match spawned {
             Ok(c) => children.push((b.label().to_owned(), c)),
             Err(e) => {
-                eprintln!("error: cannot start the operator of {} ({}): {e}", b.label(), b.path.display());
                 stop_all(&children, Signal::SIGTERM);
                 for (_, c) in &mut children {
                     let _ = c.wait();
                 }
-                return Exit::Failed;
+                return Err(CommandError::failed(format!(
+                    "cannot start the operator of {} ({}): {e}",
+                    b.label(),
+                    b.path.display()
+                )));
             }
         }
     }
@@ -81,12 +79,12 @@ pub(super) fn run(bins: &[ProjectBin], args: &[OsString]) -> Exit {
     for p in pumps {
         let _ = p.join();
     }
-    match worst {
+    Ok(match worst {
         0 => Exit::Done,
         2 => Exit::Usage,
         3 => Exit::Gated,
         _ => Exit::Failed,
-    }
+    })
 }
 
 fn stop_all(children: &[(String, Child)], signal: Signal) {

@@ -20,7 +20,7 @@ use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
 use self::locate::{BinTarget, Metadata};
-use super::Exit;
+use super::{CommandError, Exit};
 
 /// The variable naming a project binary to run instead of finding and building one.
 pub const PROJECT_BIN_VAR: &str = "CHANT_PROJECT_BIN";
@@ -240,14 +240,17 @@ pub fn carrying<'a>(bins: &'a [ProjectBin], op: &str) -> Result<&'a ProjectBin, 
     }
 }
 
-/// Replaces this process with `bin` run with `args`; returns only when that fails.
-pub fn exec(bin: &ProjectBin, args: &[OsString]) -> Exit {
+/// Replaces this process with `bin` run with `args`; returns only when that fails, with why.
+pub fn exec(bin: &ProjectBin, args: &[OsString]) -> CommandError {
     let err = crate::process::command(&bin.path).args(args).exec();
-    eprintln!("error: cannot run the project binary {}: {err}", bin.path.display());
-    Exit::Usage
+    CommandError::usage(format!("cannot run the project binary {}: {err}", bin.path.display()))
 }
 
 /// Runs one operator per binary, their lines prefixed, until all have stopped.
-pub fn operator(bins: &[ProjectBin], args: &[OsString]) -> Exit {
+///
+/// # Errors
+///
+/// A [`CommandError`] when the stop signals cannot be caught or an operator cannot start.
+pub fn operator(bins: &[ProjectBin], args: &[OsString]) -> Result<Exit, CommandError> {
     fanout::run(bins, args)
 }
