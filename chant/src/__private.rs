@@ -13,18 +13,9 @@
 use std::marker::PhantomData;
 
 pub use crate::model::{ClassKind, DialKind};
-pub use crate::registry::RegisteredOp;
+pub use crate::registry::{DefaultCommand, RegisteredOp};
 pub use crate::step::StepFn;
 pub use inventory;
-
-/// What a bare invocation of a project binary does (`chant::main!(default = tick("x"))`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum DefaultCommand {
-    /// Print help.
-    Help,
-    /// Run one tick of the named ConvergeOp.
-    Tick(&'static str),
-}
 
 /// The body of a project binary's `main`: parses the command line and runs it over the ops
 /// registered in this binary.

@@ -1,8 +1,10 @@
-//! The op registry: every Op and ConvergeOp the macros compiled into this binary.
+//! The op registry: every Op and ConvergeOp the macros compiled into this binary, and what a
+//! bare invocation of the binary does.
 //!
 //! Each `op!` / `converge_op!` submits one [`RegisteredOp`] through `inventory`; the project
 //! binary discovers its ops by asking this registry, never by reading files on disk, so a stale
-//! or foreign op.json can never be ticked.
+//! or foreign op.json can never be ticked. `chant::main!` passes a [`DefaultCommand`] to the
+//! command line.
 
 use crate::model::VerbClass;
 use crate::step::StepFn;
@@ -23,6 +25,15 @@ pub struct RegisteredOp {
 }
 
 inventory::collect!(RegisteredOp);
+
+/// What a bare invocation of a project binary does (`chant::main!(default = tick("x"))`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DefaultCommand {
+    /// Print help.
+    Help,
+    /// Run one tick of the named ConvergeOp.
+    Tick(&'static str),
+}
 
 /// Returns every registered op, sorted by name.
 pub fn ops() -> Vec<&'static RegisteredOp> {

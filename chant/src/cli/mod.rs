@@ -32,7 +32,7 @@ use clap::{Parser, Subcommand};
 
 pub use error::{CommandError, ErrorKind};
 
-use crate::__private::DefaultCommand;
+use crate::registry::DefaultCommand;
 
 /// The exit status of a command, which fixes its exit code.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -15,6 +15,7 @@ mod behaviour_screen;
 mod files;
 mod guard;
 mod honesty_props;
+mod layering;
 mod lease;
 mod ledger;
 mod macros;
