@@ -122,7 +122,7 @@ pub fn print(text: &str) -> Result<(), CommandError> {
     Ok(())
 }
 
-/// [`print`] with a newline.
+/// [`print()`] with a newline.
 ///
 /// # Errors
 ///
