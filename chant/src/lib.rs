@@ -18,6 +18,8 @@ pub mod duration;
 pub mod error;
 pub mod gate;
 pub mod git;
+pub mod handoff;
+pub mod http;
 pub mod id;
 pub mod lease;
 pub mod ledger;

@@ -14,7 +14,8 @@
 //! - Every detail that reaches the record passed through the redactor and was sanitised.
 
 pub mod expand;
-pub mod http;
+/// The `http_check` step's GET, re-exported under its historical path.
+pub use crate::http;
 pub mod record;
 
 use std::collections::BTreeMap;
@@ -307,7 +308,7 @@ impl Ctx<'_> {
                 spec.grace = self.settings.kill_grace;
                 spec.env = vec![("CHANT_ENV".into(), self.settings.env.clone())];
                 if let Some(r) = &self.settings.resource {
-                    spec.env.push((crate::tick::RESOURCE_VAR.into(), r.clone()));
+                    spec.env.push((crate::handoff::RESOURCE_VAR.into(), r.clone()));
                 }
                 match crate::process::run(&spec) {
                     Ok(out) if out.success() => StepEnd::Ok {

@@ -28,11 +28,7 @@
 //!
 //! - A target's class is looked up in this binary's catalog; a target missing from it is reported.
 
-/// The variable a dispatched run reads its resource from (resource mode).
-pub const RESOURCE_VAR: &str = "CHANT_CONVERGE_RESOURCE";
-
-/// The variable a dispatched run reads the dispatching tick's env from.
-pub const ENV_VAR: &str = "CHANT_CONVERGE_ENV";
+pub use crate::handoff::{ENV_VAR, RESOURCE_VAR};
 
 pub mod dispatch;
 pub mod execute;

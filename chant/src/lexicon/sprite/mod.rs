@@ -224,7 +224,7 @@ pub fn parse_list(text: &str) -> Result<Vec<Listed>, SpriteError> {
 
 /// One GET of `url`: healthy only on 200, redirects not followed.
 pub fn probe(url: &str, timeout: Duration) -> bool {
-    matches!(crate::runner::http::check(url, timeout), Ok(200))
+    matches!(crate::http::check(url, timeout), Ok(200))
 }
 
 /// Observes every declared service: `{resources: [{name, status, detail}], skipped: [names]}`.
@@ -473,9 +473,9 @@ pub fn run_step(
                 .name
                 .clone()
                 .or_else(|| resource.map(str::to_owned))
-                .or_else(|| var(crate::tick::RESOURCE_VAR))
+                .or_else(|| var(crate::handoff::RESOURCE_VAR))
                 .filter(|n| !n.is_empty())
-                .ok_or_else(|| SpriteError::NoService { step: kind.to_owned(), var: crate::tick::RESOURCE_VAR })?;
+                .ok_or_else(|| SpriteError::NoService { step: kind.to_owned(), var: crate::handoff::RESOURCE_VAR })?;
             lexicon.restart(&name)
         }
         Step::SpriteApplyServices { args, .. } => {
