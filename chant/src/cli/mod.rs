@@ -23,6 +23,7 @@ pub mod error;
 pub mod lifecycle;
 pub mod operator;
 pub mod ops;
+pub mod plan;
 pub mod run;
 pub mod workspace;
 

@@ -35,17 +35,21 @@ pub struct TickArgs {
     /// Do not take the op's lease.
     #[arg(long)]
     pub no_lease: bool,
+    /// Observe and plan as a tick does, print what every rule would do, and write nothing (no
+    /// record, no dispatch, no lease).
+    #[arg(long)]
+    pub plan: bool,
 }
 
 impl TickArgs {
     /// Returns the arguments of a bare invocation of `chant::main!(default = tick("x"))`.
     pub fn for_op(op: &str) -> Self {
-        TickArgs { op: op.to_owned(), json: false, no_lease: false }
+        TickArgs { op: op.to_owned(), json: false, no_lease: false, plan: false }
     }
 }
 
 /// Opens the project and finds `op`, or says why not (exit 2).
-fn open(binary: Binary, verb: &str, op: &str) -> Result<(Project, OpDocument), CommandError> {
+pub(crate) fn open(binary: Binary, verb: &str, op: &str) -> Result<(Project, OpDocument), CommandError> {
     if crate::registry::find(op).is_none() {
         return Err(CommandError::usage(match binary {
             Binary::Stock => format!(
@@ -95,7 +99,10 @@ pub fn cmd_run(binary: Binary, args: &RunArgs) -> Result<Exit, CommandError> {
     if doc.is_converge() {
         // The seed's way: `chant run staging-converge` runs a single tick, exactly as `tick` does.
         drop(project);
-        return cmd_tick(binary, &TickArgs { op: doc.name.into_string(), json: args.json, no_lease: false });
+        return cmd_tick(
+            binary,
+            &TickArgs { op: doc.name.into_string(), json: args.json, no_lease: false, plan: false },
+        );
     }
     // A variable that is unset now is unset when its step runs (a run cannot set its own
     // environment), so refuse before anything runs or is recorded, naming the variable and step.
@@ -238,6 +245,9 @@ pub fn cmd_tick(binary: Binary, args: &TickArgs) -> Result<Exit, CommandError> {
     let (project, doc) = open(binary, "tick", &args.op)?;
     if !doc.is_converge() {
         return Err(CommandError::usage(format!("`{}` is not a ConvergeOp; run it with `run {}`", doc.name, doc.name)));
+    }
+    if args.plan {
+        return super::plan::cmd_plan(&project, &doc, args.json);
     }
     let dispatcher = Dispatcher::current()
         .map_err(|e| CommandError::failed(format!("cannot find this binary to dispatch runs: {e}")))?;

@@ -9,13 +9,13 @@
 use jiff::Timestamp;
 
 use crate::ledger::{AppendReceipt, ShardKey, Unreadable};
-use crate::model::{ConvergeSymptom, OpDocument, ResourceStatus, ResourceSymptom, Step};
+use crate::model::{ConvergeSpec, OpDocument, ResourceStatus, ResourceSymptom, Step};
 use crate::project::{self, Project};
 
 use super::dispatch::Dispatcher;
 use super::fence::{Fence, Lost};
-use super::plan::{DispatchResult, PlanInput, Subject, next_flap, plan, record_dispatch};
-use super::record::{FlapEntry, ObservedResource, Summary, TickRecord};
+use super::plan::{DispatchResult, Plan, PlanInput, Subject, next_flap, plan, record_dispatch};
+use super::record::{FlapEntry, ObservedResource, PlannedSymptom, Summary, TickRecord};
 
 /// Errors that stop a tick before it can be recorded.
 #[derive(Debug, thiserror::Error)]
@@ -87,29 +87,14 @@ pub fn execute(project: &Project, doc: &OpDocument, options: &TickOptions) -> Re
     let mut record = new_record(project, doc, started, options.fence.as_ref())?;
     record.flap = previous.clone();
 
-    let observed = match &spec.observe {
-        None => project.assess(member, &env).map(|a| Observed::Env(a.symptom)).map_err(|e| e.chain()),
-        Some(step) => observe_resources(project, step, &env, member).map(Observed::Resources),
-    };
-    match observed {
+    match observe(project, spec, &env, member) {
         Err(e) => {
             record.error = Some(project.redactor.record(&e));
             record.summary = Summary::default();
         }
-        Ok(observed) => {
-            let subject = match &observed {
-                Observed::Env(s) => Subject::Env(s),
-                Observed::Resources(rs) => Subject::Resources(rs),
-            };
-            let input = PlanInput {
-                rules: &spec.rules,
-                dial: spec.dial,
-                budget: spec.budget,
-                subject,
-                previous_flap: &previous,
-            };
-            let class_of = |name: &str| project.catalog.get(name).map(OpDocument::folded_class);
-            let p = plan(&input, &class_of);
+        Ok(symptom) => {
+            let subject = symptom.subject();
+            let p = plan_with(project, spec, subject, &previous);
             let mut outcomes = p.outcomes.clone();
             for o in outcomes.iter_mut().filter(|o| o.action == super::Action::Ran) {
                 let target = o.op.clone().unwrap_or_default();
@@ -124,20 +109,8 @@ pub fn execute(project: &Project, doc: &OpDocument, options: &TickOptions) -> Re
             record.fired = p.fired.clone();
             record.summary = super::summarise(subject, &outcomes);
             record.outcomes = outcomes;
-            match observed {
-                Observed::Env(s) => record.components = Some(s.components),
-                Observed::Resources(rs) => {
-                    record.resources = Some(
-                        rs.into_iter()
-                            .map(|r| ObservedResource {
-                                name: r.resource,
-                                status: r.status,
-                                detail: Some(r.detail).filter(|d| !d.is_empty()),
-                            })
-                            .collect(),
-                    );
-                }
-            }
+            observed_rows(&mut record, &symptom);
+            record.symptom = Some(symptom);
         }
     }
     record.log = record.summary.line(&env);
@@ -206,9 +179,51 @@ fn append_fenced(
     Ok((receipt, lost))
 }
 
-enum Observed {
-    Env(ConvergeSymptom),
-    Resources(Vec<ResourceSymptom>),
+/// Sets what a record shows of its observation: the status rows in environment mode, the
+/// observed resources in resource mode.
+pub(super) fn observed_rows(record: &mut TickRecord, symptom: &PlannedSymptom) {
+    match symptom {
+        PlannedSymptom::Env(s) => record.components = Some(s.components.clone()),
+        PlannedSymptom::Resources(rs) => {
+            record.resources = Some(
+                rs.iter()
+                    .map(|r| ObservedResource {
+                        name: r.resource.clone(),
+                        status: r.status,
+                        detail: Some(r.detail.clone()).filter(|d| !d.is_empty()),
+                    })
+                    .collect(),
+            );
+        }
+    }
+}
+
+/// Observes what a tick of `spec` in `env` plans from: the env's lexicons (environment mode) or
+/// the observer step's reading (resource mode). Read-only.
+///
+/// # Errors
+///
+/// One line saying why the observation cannot be trusted (a failed or malformed observer, a
+/// declaration or ledger error); a tick records it as its `error` and converges nothing.
+pub fn observe(
+    project: &Project,
+    spec: &ConvergeSpec,
+    env: &str,
+    member: Option<&str>,
+) -> Result<PlannedSymptom, String> {
+    match &spec.observe {
+        None => project.assess(member, env).map(|a| PlannedSymptom::Env(a.symptom)).map_err(|e| e.chain()),
+        Some(step) => observe_resources(project, step, env, member).map(PlannedSymptom::Resources),
+    }
+}
+
+/// Plans a tick of `spec` against `subject` with the flap runs `previous`, looking up each
+/// `run()` target's class in the project's catalog. Pure apart from that lookup.
+pub fn plan_with(project: &Project, spec: &ConvergeSpec, subject: Subject<'_>, previous: &[FlapEntry]) -> Plan {
+    let input =
+        PlanInput { rules: &spec.rules, dial: spec.dial, budget: spec.budget, subject, previous_flap: previous };
+    let class_of = |name: &str| project.catalog.get(name).map(OpDocument::folded_class);
+    plan(&input, &class_of)
 }
 
 fn observe_resources(

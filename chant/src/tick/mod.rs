@@ -5,7 +5,9 @@
 //! [`record`] (the tick record and its summary line). The effectful half builds on it:
 //! [`execute()`] (observation, dispatch, the ledger append), [`dispatch`] (a `run()` as a child
 //! process that hands back its run record), and [`leased()`] with its [`Fence`] (the one leased
-//! tick: take or renew the lease, check it before every side effect, release it).
+//! tick: take or renew the lease, check it before every side effect, release it). [`preview()`]
+//! observes and plans as a tick does and writes nothing (`tick --plan`); [`reading`] writes a
+//! predicate back in the DSL's words and reads it against a symptom.
 //!
 //! # Guarantees
 //!
@@ -35,6 +37,8 @@ pub mod execute;
 pub mod fence;
 pub mod leased;
 pub mod plan;
+pub mod preview;
+pub mod reading;
 pub mod record;
 
 #[cfg(test)]
@@ -43,11 +47,14 @@ mod tests;
 use crate::model::{ConvergeSymptom, ResourceStatus, ResourceSymptom};
 
 pub use dispatch::Dispatcher;
-pub use execute::{TickOptions, TickOutcome, execute, record_interrupted};
+pub use execute::{TickOptions, TickOutcome, execute, observe, plan_with, record_interrupted};
 pub use fence::{Fence, Lost};
 pub use leased::{Claim, LEASE_WAIT, Landing, Leased, Ran, Release, leased};
-pub use plan::{DispatchResult, Plan, PlanInput, Subject, next_flap, plan, record_dispatch};
-pub use record::{Action, Fired, FlapEntry, LeaseStamp, ObservedResource, Outcome, Summary, TickRecord};
+pub use plan::{DispatchResult, Plan, PlanInput, Subject, is_refusal, next_flap, plan, record_dispatch};
+pub use preview::{Preview, RuleVerdict, preview};
+pub use record::{
+    Action, Fired, FlapEntry, LeaseStamp, ObservedResource, Outcome, PlannedSymptom, Summary, TickRecord,
+};
 
 /// Computes the summary counts of a tick from its subject and final outcomes.
 pub fn summarise(subject: Subject<'_>, outcomes: &[Outcome]) -> Summary {

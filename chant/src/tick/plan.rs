@@ -38,6 +38,15 @@ pub struct PlanInput<'a> {
     pub previous_flap: &'a [FlapEntry],
 }
 
+/// How the reason of a dispatch the dial (or the adopt backstop) refused begins.
+pub const REFUSAL: &str = "runtime backstop: ";
+
+/// Returns true for a `reported` outcome whose `run()` was refused by the dial × the target's
+/// class, or by the backstop on the adopt signal.
+pub fn is_refusal(outcome: &Outcome) -> bool {
+    outcome.action == Action::Reported && outcome.reason.as_deref().is_some_and(|r| r.starts_with(REFUSAL))
+}
+
 /// The key of a flap run: a rule, and a resource in resource mode.
 pub type FlapKey = (String, Option<String>);
 
@@ -161,12 +170,12 @@ fn step(
         return;
     };
     if let Err(refusal) = contract::permits(input.dial, class) {
-        o.reason = Some(format!("runtime backstop: {}", refusal.message(&target)));
+        o.reason = Some(format!("{REFUSAL}{}", refusal.message(&target)));
         out.outcomes.push(o);
         return;
     }
     if class != ClassKind::ReadOnly && rule.when.references(contract::ADOPT_FIELD) {
-        o.reason = Some(format!("runtime backstop: {}", contract::adopt_refusal(&target, false)));
+        o.reason = Some(format!("{REFUSAL}{}", contract::adopt_refusal(&target, false)));
         out.outcomes.push(o);
         return;
     }

@@ -4,13 +4,20 @@
 //! canonical JSON (keys in byte order). It reads records the original wrote too: every field
 //! the original's lines lack has a default, and status rows of another shape than chant's read
 //! as absent (the stored line keeps them for the views that show it).
+//!
+//! Every tick that planned carries the symptom it planned from ([`PlannedSymptom`]: the
+//! env's, or each resource's in resource mode), so history can be re-decided by `replay` with
+//! another rule table; a record without it (older ones, ticks that failed before planning) is
+//! counted as not replayable, never guessed.
 
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Deserializer, Serialize};
 
 use crate::lease::LeaseRecord;
 use crate::ledger::{self, Record, RecordKind, ShardKey};
-use crate::model::{ComponentRow, Source};
+use crate::model::{ComponentRow, ConvergeSymptom, ResourceSymptom, Source};
+
+use super::plan::Subject;
 
 /// What happened to one fired rule (and resource).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -171,6 +178,32 @@ pub struct ObservedResource {
     pub detail: Option<String>,
 }
 
+/// The symptom a tick planned from: the env's in environment mode, one per observed resource (in
+/// observer order) in resource mode. Written as a JSON object or an array respectively.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum PlannedSymptom {
+    /// Environment mode.
+    Env(ConvergeSymptom),
+    /// Resource mode.
+    Resources(Vec<ResourceSymptom>),
+}
+
+impl PlannedSymptom {
+    /// Returns what the rules are evaluated against.
+    pub fn subject(&self) -> Subject<'_> {
+        match self {
+            PlannedSymptom::Env(s) => Subject::Env(s),
+            PlannedSymptom::Resources(rs) => Subject::Resources(rs),
+        }
+    }
+
+    /// Returns true in resource mode.
+    pub fn is_resources(&self) -> bool {
+        matches!(self, PlannedSymptom::Resources(_))
+    }
+}
+
 /// The lease a tick ran under.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct LeaseStamp {
@@ -216,6 +249,10 @@ pub struct TickRecord {
     /// Resource mode: the observation.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub resources: Option<Vec<ObservedResource>>,
+    /// The symptom the tick planned from; absent when it did not plan (it failed first) and in
+    /// records written before symptoms were recorded.
+    #[serde(skip_serializing_if = "Option::is_none", default, deserialize_with = "lenient")]
+    pub symptom: Option<PlannedSymptom>,
     /// The counts.
     pub summary: Summary,
     /// The summary line.
@@ -285,5 +322,31 @@ mod tests {
         let line = record.to_line().unwrap();
         assert!(line.contains(r#""fenced":true"#), "{line}");
         assert_eq!(record.shard_key(Some("web")).unwrap().dir(), "_members/web/e/o/converge");
+    }
+
+    #[test]
+    fn the_planned_symptom_is_an_object_or_an_array_and_a_malformed_one_reads_as_absent() {
+        let resources = PlannedSymptom::Resources(vec![ResourceSymptom {
+            env: "box".into(),
+            resource: "app".into(),
+            status: crate::model::ResourceStatus::Drifted,
+            detail: String::new(),
+        }]);
+        let record = TickRecord { version: 1, symptom: Some(resources.clone()), ..TickRecord::default() };
+        let line = record.to_line().unwrap();
+        assert!(
+            line.contains(r#""symptom":[{"detail":"","env":"box","resource":"app","status":"drifted"}]"#),
+            "{line}"
+        );
+        let back: TickRecord = serde_json::from_str(&line).unwrap();
+        assert_eq!(back.symptom, Some(resources));
+        assert!(back.symptom.as_ref().unwrap().is_resources());
+        let env = r#"{"symptom":{"env":"site","status":"drifted","components":[],"createCount":0,"updateCount":1,
+            "deleteCount":0,"adoptCount":0,"runtimeCount":0,"unobservedCount":0,"unobservedReasons":[],"totalCount":3}}"#;
+        let back: TickRecord = serde_json::from_str(env).unwrap();
+        assert!(matches!(back.symptom, Some(PlannedSymptom::Env(ref s)) if s.update_count == 1));
+        let bad: TickRecord = serde_json::from_str(r#"{"symptom":{"status":"sideways"},"op":"o"}"#).unwrap();
+        assert_eq!((bad.symptom, bad.op.as_str()), (None, "o"), "the record stays readable, not replayable");
+        assert!(!TickRecord::default().to_line().unwrap().contains("symptom"));
     }
 }

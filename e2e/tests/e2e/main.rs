@@ -18,4 +18,5 @@ mod ledger;
 mod operator;
 mod operator_signals;
 mod operator_views;
+mod plan;
 mod readme;
