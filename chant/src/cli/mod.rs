@@ -24,6 +24,7 @@ pub mod lifecycle;
 pub mod operator;
 pub mod ops;
 pub mod plan;
+pub mod replay;
 pub mod run;
 pub mod workspace;
 
@@ -91,11 +92,13 @@ pub struct Cli {
 
 impl Command {
     /// Returns true for the commands that need the project's ops, which the stock binary hands
-    /// to the project binary inside a project: `run`, `tick`, `lifecycle`, `workspace`, `ops`
+    /// to the project binary inside a project: `run`, `tick`, `replay`, `lifecycle`, `workspace`, `ops`
     /// (the list, not `ops check`) and `operator` (the daemon, not `status` or `log`).
     pub fn needs_ops(&self) -> bool {
         match self {
-            Command::Run(_) | Command::Tick(_) | Command::Lifecycle(_) | Command::Workspace(_) => true,
+            Command::Run(_) | Command::Tick(_) | Command::Replay(_) | Command::Lifecycle(_) | Command::Workspace(_) => {
+                true
+            }
             Command::Ops(a) => a.command.is_none(),
             Command::Operator(a) => a.command.is_none(),
             Command::Approve(_) => false,
@@ -110,8 +113,10 @@ pub enum Command {
     Ops(ops::OpsArgs),
     /// Run an op once
     Run(run::RunArgs),
-    /// Run one tick of a ConvergeOp
+    /// Run one tick of a ConvergeOp, or plan one (--plan)
     Tick(run::TickArgs),
+    /// Re-decide a ConvergeOp's recorded ticks with a rule table, and show what differs
+    Replay(replay::ReplayArgs),
     /// Approve a gate a run stopped at, or clear it with --expire
     Approve(approve::ApproveArgs),
     /// Show how an env differs from its declaration
@@ -155,6 +160,7 @@ fn dispatch(binary: Binary, default: DefaultCommand) -> Exit {
         Some(Command::Ops(args)) => ops::cmd_ops(binary, &args),
         Some(Command::Run(args)) => run::cmd_run(binary, &args),
         Some(Command::Tick(args)) => run::cmd_tick(binary, &args),
+        Some(Command::Replay(args)) => replay::cmd_replay(binary, &args),
         Some(Command::Approve(args)) => approve::cmd_approve(binary, &args),
         Some(Command::Lifecycle(args)) => lifecycle::cmd_lifecycle(binary, &args),
         Some(Command::Operator(args)) => operator::cmd_operator(binary, &args),
@@ -187,6 +193,7 @@ fn hand_over(command: &Command, release: bool) -> Option<Result<Exit, CommandErr
     let op = match command {
         Command::Run(a) => Some(a.op.as_str()),
         Command::Tick(a) => Some(a.op.as_str()),
+        Command::Replay(a) => Some(a.op.as_str()),
         _ => None,
     };
     let chosen = match (op, command) {

@@ -50,7 +50,7 @@ use crate::git::{self, ObjectId, SharedRepo};
 
 pub use append::STALE_LOCK_AGE;
 pub use key::{APPLY_DIR, HAND_RUNS_DIR, RecordKind, ShardKey};
-pub use read::{Latest, RawRecord, Records, Unreadable};
+pub use read::{Latest, RawRecord, Records, Unreadable, Visit};
 pub use record::{Encoding, Record, Stored, Typed, TypedLatest, encode};
 pub use remote::{PushStatus, SyncReport};
 pub use shard::{RECORDS_PER_SHARD, SHARDS_PER_BUCKET};

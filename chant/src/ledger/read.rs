@@ -6,6 +6,7 @@
 //! never dropped.
 
 use std::borrow::Cow;
+use std::ops::ControlFlow;
 
 use crate::git::{EntryKind, ObjectId, Repo};
 
@@ -143,6 +144,73 @@ fn push<T>(out: &mut Typed<T>, line: Line<T>, path: &str, index: usize, text: &s
         Line::Unreadable(reason) => out.unreadable.push(unreadable(path, index, text, reason)),
         Line::OtherOp => {}
     }
+}
+
+/// One line of a streaming read: a record of the type asked for, or an unreadable line.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Visit<T> {
+    /// A record.
+    Record(Stored<T>),
+    /// A line that is not one.
+    Unreadable(Unreadable),
+}
+
+/// Streams the records of `key` at root tree `root`, oldest first, one shard at a time: the
+/// original's file first when `from` is `None`, else only records with sequence number `from`
+/// or later. `visit` returns `Break` to stop.
+pub(super) fn stream<T>(
+    repo: &Repo,
+    root: Option<ObjectId>,
+    key: &ShardKey,
+    from: Option<u64>,
+    decode: Decode<'_, T>,
+    visit: &mut dyn FnMut(Visit<T>) -> ControlFlow<()>,
+) -> Result<(), Error> {
+    let one = |line: Line<T>, path: &str, index: usize, text: &str, seq: Option<u64>| match line {
+        Line::Record(record, value) => {
+            Some(Visit::Record(Stored { record, value, path: path.to_owned(), line: index + 1, seq }))
+        }
+        Line::Unreadable(reason) => Some(Visit::Unreadable(unreadable(path, index, text, reason))),
+        Line::OtherOp => None,
+    };
+    if from.is_none()
+        && let (Some(root), Some(path)) = (root, key.legacy_path())
+        && let Some(content) = legacy_content(repo, root, &path)?
+    {
+        for (index, text) in shard::content_lines(&content).into_iter().enumerate() {
+            if let Some(item) = one(classify(key, &text, true, decode), &path, index, &text, None)
+                && visit(item).is_break()
+            {
+                return Ok(());
+            }
+        }
+    }
+    let from = from.unwrap_or(0);
+    shard::for_each(repo, root, &key.dir(), from / shard::RECORDS_PER_SHARD, &mut |shard| {
+        for (index, text) in shard.lines().into_iter().enumerate() {
+            if let Some(reason) = &shard.misplaced {
+                if visit(Visit::Unreadable(unreadable(&shard.path, index, &text, reason.clone()))).is_break() {
+                    return Ok(ControlFlow::Break(()));
+                }
+                continue;
+            }
+            let seq = shard.first_seq().saturating_add(index as u64);
+            if seq < from {
+                continue;
+            }
+            if let Some(item) = one(classify(key, &text, false, decode), &shard.path, index, &text, Some(seq))
+                && visit(item).is_break()
+            {
+                return Ok(ControlFlow::Break(()));
+            }
+        }
+        Ok(ControlFlow::Continue(()))
+    })
+}
+
+/// Returns how many lines the shards of `key` hold: the sequence number its next record gets.
+pub(super) fn sharded_len(repo: &Repo, root: Option<ObjectId>, key: &ShardKey) -> Result<u64, Error> {
+    Ok(shard::next_slot(shard::newest(repo, root, &key.dir())?).seq)
 }
 
 /// Reads the newest record of `key`: normally one shard; older shards and the original's file

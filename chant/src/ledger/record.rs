@@ -9,13 +9,15 @@
 //! silently. The stored JSON is kept beside the typed value for the views that show a record as
 //! it was written (`operator log`).
 
+use std::ops::ControlFlow;
+
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
 use crate::git::ObjectId;
 
 use super::key::{RecordKind, ShardKey};
-use super::read::{Mismatch, Unreadable};
+use super::read::{Mismatch, Unreadable, Visit};
 use super::{Error, Ledger};
 
 /// How a record type's lines are encoded.
@@ -142,6 +144,41 @@ impl Ledger {
         let repo = self.repo.local();
         let (tip, root) = self.snapshot(&repo)?;
         super::read::latest(&repo, tip, root, key, &decode::<R>)
+    }
+}
+
+impl Ledger {
+    /// Streams the records of `key` decoded as `R`, oldest first, one shard at a time, so memory
+    /// does not grow with history: with `from` `None` every record (the original's file first),
+    /// else those with sequence number `from` or later. Unreadable lines are handed over too.
+    /// `visit` returns `Break` to stop early. Returns the branch commit read.
+    ///
+    /// # Errors
+    ///
+    /// As [`Ledger::read_typed`].
+    pub fn stream_typed<R: Record>(
+        &self,
+        key: &ShardKey,
+        from: Option<u64>,
+        mut visit: impl FnMut(Visit<R>) -> ControlFlow<()>,
+    ) -> Result<Option<ObjectId>, Error> {
+        check_kind::<R>(key)?;
+        let repo = self.repo.local();
+        let (tip, root) = self.snapshot(&repo)?;
+        super::read::stream(&repo, root, key, from, &decode::<R>, &mut visit)?;
+        Ok(tip)
+    }
+
+    /// Returns how many lines chant's own shards of `key` hold (the original's file not
+    /// counted): the sequence number of the key's next record. Reads one shard.
+    ///
+    /// # Errors
+    ///
+    /// Storage errors.
+    pub fn sharded_len(&self, key: &ShardKey) -> Result<u64, Error> {
+        let repo = self.repo.local();
+        let (_, root) = self.snapshot(&repo)?;
+        super::read::sharded_len(&repo, root, key)
     }
 }
 

@@ -111,18 +111,59 @@ pub(super) fn all(repo: &Repo, root: Option<ObjectId>, dir: &str) -> Result<Vec<
     for (bucket_number, bucket) in numbered(repo.tree_entries(dir_entry.id)?, EntryKind::Tree, "") {
         for (number, entry) in numbered(repo.tree_entries(bucket.id)?, EntryKind::Blob, ".jsonl") {
             let path = format!("{dir}/{}/{}", bucket.name, entry.name);
-            let misplaced = if number > MAX_SHARD {
-                Some(format!("shard number {number} is past the largest a ledger can hold ({MAX_SHARD})"))
-            } else if number / SHARDS_PER_BUCKET != bucket_number {
-                Some(format!("misplaced shard: shard {number} belongs at {}", shard_path(dir, number)))
-            } else {
-                None
-            };
+            let misplaced = misplacement(dir, bucket_number, number);
             shards.push(Shard { number, path, content: repo.read_blob(entry.id)?, misplaced });
         }
     }
     shards.sort_by(|a, b| a.number.cmp(&b.number).then(a.misplaced.is_some().cmp(&b.misplaced.is_some())));
     Ok(shards)
+}
+
+/// Why shard `number`, found in bucket `bucket`, is not where its number belongs.
+fn misplacement(dir: &str, bucket: u64, number: u64) -> Option<String> {
+    if number > MAX_SHARD {
+        Some(format!("shard number {number} is past the largest a ledger can hold ({MAX_SHARD})"))
+    } else if number / SHARDS_PER_BUCKET != bucket {
+        Some(format!("misplaced shard: shard {number} belongs at {}", shard_path(dir, number)))
+    } else {
+        None
+    }
+}
+
+/// Calls `visit` with every shard of key directory `dir` numbered `from` or later, bucket by
+/// bucket and oldest first within each, reading one shard at a time (memory does not grow with
+/// the key's history). A misplaced shard comes in the bucket it was found in, marked as such.
+/// `visit` returns `Break` to stop early.
+pub(super) fn for_each(
+    repo: &Repo,
+    root: Option<ObjectId>,
+    dir: &str,
+    from: u64,
+    visit: &mut dyn FnMut(Shard) -> Result<std::ops::ControlFlow<()>, Error>,
+) -> Result<(), Error> {
+    let Some(root) = root else { return Ok(()) };
+    let Some(dir_entry) = repo.tree_entry(root, dir)? else { return Ok(()) };
+    if dir_entry.kind != EntryKind::Tree {
+        return Err(Error::Layout { path: dir.to_owned(), reason: "is not a directory" });
+    }
+    let mut buckets = numbered(repo.tree_entries(dir_entry.id)?, EntryKind::Tree, "");
+    buckets.sort_unstable_by_key(|(n, _)| *n);
+    for (bucket_number, bucket) in buckets {
+        if bucket_number.saturating_add(1).saturating_mul(SHARDS_PER_BUCKET) <= from {
+            continue;
+        }
+        let mut shards = numbered(repo.tree_entries(bucket.id)?, EntryKind::Blob, ".jsonl");
+        shards.sort_unstable_by_key(|(n, _)| *n);
+        for (number, entry) in shards.into_iter().filter(|(n, _)| *n >= from) {
+            let path = format!("{dir}/{}/{}", bucket.name, entry.name);
+            let misplaced = misplacement(dir, bucket_number, number);
+            let shard = Shard { number, path, content: repo.read_blob(entry.id)?, misplaced };
+            if visit(shard)?.is_break() {
+                return Ok(());
+            }
+        }
+    }
+    Ok(())
 }
 
 /// Where the next record of a key goes, given its newest shard.

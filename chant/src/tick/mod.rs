@@ -40,6 +40,7 @@ pub mod plan;
 pub mod preview;
 pub mod reading;
 pub mod record;
+pub mod replay;
 
 #[cfg(test)]
 mod tests;

@@ -20,3 +20,4 @@ mod operator_signals;
 mod operator_views;
 mod plan;
 mod readme;
+mod replay;

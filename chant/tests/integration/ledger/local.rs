@@ -254,3 +254,61 @@ fn a_long_lived_ledger_keeps_working_while_the_repository_gains_many_packs() {
     assert_eq!(written(&ledger, &key).len(), 40);
     assert_eq!(ledger.latest(&key).unwrap().record.unwrap().value["n"], 39);
 }
+
+#[test]
+fn streaming_reads_hand_over_every_line_in_ledger_order_from_any_sequence_number() {
+    use std::ops::ControlFlow;
+
+    use chant::ledger::Visit;
+    use chant::tick::TickRecord;
+
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = project(tmp.path(), "p");
+    let ledger = open(&dir, local_config());
+    let key = converge("streamed");
+    let total = 2 * RECORDS_PER_SHARD + 3;
+    for n in 0..total {
+        if n == 70 {
+            // A JSON object of another shape: an unreadable line, handed over, never dropped.
+            ledger.append(&key, r#"{"version":"one"}"#).unwrap();
+            continue;
+        }
+        let tick = TickRecord {
+            version: 1,
+            id: format!("t{n}"),
+            op: "streamed".into(),
+            env: "staging".into(),
+            timestamp: "2026-01-01T00:00:00.000Z".into(),
+            ..TickRecord::default()
+        };
+        ledger.append_record(None, &tick).unwrap();
+    }
+    assert_eq!(ledger.sharded_len(&key).unwrap(), total);
+    let collect = |from: Option<u64>, stop_after: usize| {
+        let mut seen: Vec<(Option<u64>, String)> = Vec::new();
+        let tip = ledger
+            .stream_typed::<TickRecord>(&key, from, |item| {
+                seen.push(match item {
+                    Visit::Record(stored) => (stored.seq, stored.record.id),
+                    Visit::Unreadable(u) => (None, format!("unreadable {}:{}", u.path, u.line)),
+                });
+                if seen.len() == stop_after { ControlFlow::Break(()) } else { ControlFlow::Continue(()) }
+            })
+            .unwrap();
+        assert_eq!(tip, ledger.tip().unwrap());
+        seen
+    };
+    let all = collect(None, usize::MAX);
+    assert_eq!(all.len() as u64, total);
+    assert_eq!(all[0], (Some(0), "t0".to_owned()));
+    assert_eq!(all[70], (None, "unreadable staging/streamed/converge/0/1.jsonl:7".to_owned()));
+    assert_eq!(all[130], (Some(130), "t130".to_owned()));
+    let typed = ledger.read_typed::<TickRecord>(&key).unwrap();
+    let ids: Vec<String> = all.iter().filter(|(s, _)| s.is_some()).map(|(_, id)| id.clone()).collect();
+    assert_eq!(ids, typed.records.iter().map(|s| s.record.id.clone()).collect::<Vec<_>>(), "same as a full read");
+    let tail = collect(Some(127), usize::MAX);
+    assert_eq!(tail.iter().map(|(s, _)| s.unwrap()).collect::<Vec<_>>(), vec![127, 128, 129, 130]);
+    assert_eq!(collect(Some(5), 2), vec![(Some(5), "t5".to_owned()), (Some(6), "t6".to_owned())], "stops early");
+    assert!(collect(Some(total), usize::MAX).is_empty());
+    assert_eq!(ledger.sharded_len(&converge("never")).unwrap(), 0);
+}
