@@ -20,6 +20,7 @@
 pub mod approve;
 pub mod delegate;
 pub mod error;
+pub mod explain;
 pub mod lifecycle;
 pub mod operator;
 pub mod ops;
@@ -92,13 +93,17 @@ pub struct Cli {
 
 impl Command {
     /// Returns true for the commands that need the project's ops, which the stock binary hands
-    /// to the project binary inside a project: `run`, `tick`, `replay`, `lifecycle`, `workspace`, `ops`
-    /// (the list, not `ops check`) and `operator` (the daemon, not `status` or `log`).
+    /// to the project binary inside a project: `run`, `tick`, `replay`, `explain`, `lifecycle`,
+    /// `workspace`, `ops` (the list, not `ops check`) and `operator` (the daemon, not `status` or
+    /// `log`).
     pub fn needs_ops(&self) -> bool {
         match self {
-            Command::Run(_) | Command::Tick(_) | Command::Replay(_) | Command::Lifecycle(_) | Command::Workspace(_) => {
-                true
-            }
+            Command::Run(_)
+            | Command::Tick(_)
+            | Command::Replay(_)
+            | Command::Explain(_)
+            | Command::Lifecycle(_)
+            | Command::Workspace(_) => true,
             Command::Ops(a) => a.command.is_none(),
             Command::Operator(a) => a.command.is_none(),
             Command::Approve(_) => false,
@@ -117,6 +122,8 @@ pub enum Command {
     Tick(run::TickArgs),
     /// Re-decide a ConvergeOp's recorded ticks with a rule table, and show what differs
     Replay(replay::ReplayArgs),
+    /// Explain one recorded tick: each outcome's rule, predicate readings, run and blamed source line
+    Explain(explain::ExplainArgs),
     /// Approve a gate a run stopped at, or clear it with --expire
     Approve(approve::ApproveArgs),
     /// Show how an env differs from its declaration
@@ -161,6 +168,7 @@ fn dispatch(binary: Binary, default: DefaultCommand) -> Exit {
         Some(Command::Run(args)) => run::cmd_run(binary, &args),
         Some(Command::Tick(args)) => run::cmd_tick(binary, &args),
         Some(Command::Replay(args)) => replay::cmd_replay(binary, &args),
+        Some(Command::Explain(args)) => explain::cmd_explain(binary, &args),
         Some(Command::Approve(args)) => approve::cmd_approve(binary, &args),
         Some(Command::Lifecycle(args)) => lifecycle::cmd_lifecycle(binary, &args),
         Some(Command::Operator(args)) => operator::cmd_operator(binary, &args),
@@ -194,6 +202,7 @@ fn hand_over(command: &Command, release: bool) -> Option<Result<Exit, CommandErr
         Command::Run(a) => Some(a.op.as_str()),
         Command::Tick(a) => Some(a.op.as_str()),
         Command::Replay(a) => Some(a.op.as_str()),
+        Command::Explain(a) => a.op.as_deref(),
         _ => None,
     };
     let chosen = match (op, command) {

@@ -79,6 +79,7 @@ pub fn render(p: &Preview) -> String {
         let _ = writeln!(s, "rules:");
     }
     let width = p.rules.iter().map(|r| label(r).chars().count()).max().unwrap_or(0);
+    let when_width = p.rules.iter().map(|r| r.when.chars().count()).max().unwrap_or(0);
     for r in &p.rules {
         let what = match (r.verdict, &r.op) {
             ("not-fired", _) => "not fired".to_owned(),
@@ -87,7 +88,7 @@ pub fn render(p: &Preview) -> String {
             (verdict, None) => format!("fired → {verdict}"),
         };
         let why = r.reason.as_deref().map(|x| format!(": {x}")).unwrap_or_default();
-        let _ = writeln!(s, "  {:<width$}  {}  {what}{why}", label(r), r.when);
+        let _ = writeln!(s, "  {:<width$}  {:<when_width$}  {what}{why}", label(r), r.when);
     }
     let _ = writeln!(s, "plan: {}", p.log);
     s

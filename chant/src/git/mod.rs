@@ -1,5 +1,5 @@
-//! Git access: every local read and write goes through gix, in process; only fetch, push and
-//! `gc --auto` run the `git` binary, all of them from [`cmd`].
+//! Git access: every local read and write goes through gix, in process; only fetch, push,
+//! `gc --auto` and `blame` run the `git` binary, all of them through [`cmd`].
 //!
 //! The layer offers generic primitives and knows nothing about what is stored: blobs, trees,
 //! commits written under chant's own identity, and reference updates that are a real
@@ -9,6 +9,7 @@
 //! point directly at a blob (the lease does this). Nothing here touches HEAD, the index or a work
 //! tree.
 
+pub mod blame;
 pub mod cmd;
 mod history;
 pub mod porcelain;

@@ -34,6 +34,7 @@ pub use crate::handoff::{ENV_VAR, RESOURCE_VAR};
 
 pub mod dispatch;
 pub mod execute;
+pub mod explain;
 pub mod fence;
 pub mod leased;
 pub mod plan;

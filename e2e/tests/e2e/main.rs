@@ -10,6 +10,7 @@ mod support;
 
 mod bad_input;
 mod delegate;
+mod explain;
 mod fence;
 mod gates;
 mod golden;
