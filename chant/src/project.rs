@@ -120,7 +120,7 @@ impl Project {
     /// Any [`Error`]; each names the file or the op at fault.
     pub fn open(cwd: &Path) -> Result<Project, Error> {
         let config = Config::discover(cwd)?;
-        let catalog = Catalog::embedded()?;
+        let catalog = Catalog::embedded_declared(&crate::lexicon::declared_envs())?;
         let clock = crate::clock::Clock::from_env()?;
         let ledger_config = LedgerConfig { remote: config.ledger.remote.clone(), clock, ..LedgerConfig::default() };
         let ledger = Ledger::open(&config.root, ledger_config)?;

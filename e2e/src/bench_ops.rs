@@ -7,7 +7,15 @@
 //! benchmark measures a round of: what remains is the operator's own work per op (lease, due
 //! check, tick record, fence).
 
+use chant::lexicon::{DeclaredEnv, EnvDeclaration};
 use chant::prelude::*;
+
+/// Declares `opbench`: nothing (an env its ConvergeOps read must be declared, even empty).
+fn opbench() -> EnvDeclaration {
+    EnvDeclaration::new()
+}
+
+chant::lexicon::inventory::submit! { DeclaredEnv::new("opbench", opbench) }
 
 /// Declares one trivial ConvergeOp per name (a string literal: `converge_op!` takes literals).
 macro_rules! bench_ops {

@@ -67,3 +67,12 @@ chant::lexicon::inventory::submit! { DeclaredEnv::new("blind", blind) }
 chant::lexicon::inventory::submit! { DeclaredEnv::new("busy", busy) }
 chant::lexicon::inventory::submit! { DeclaredEnv::new("flappy", flappy) }
 chant::lexicon::inventory::submit! { DeclaredEnv::new("bulk", bulk) }
+
+/// Declares `leak`: nothing at all, on purpose. Its ConvergeOp reads the env's symptom, so the
+/// env must be declared (an env nobody declared is refused, never `reconciled`); declaring it
+/// empty is what makes every tick find it reconciled and dispatch the leaky op.
+pub fn leak() -> EnvDeclaration {
+    EnvDeclaration::new()
+}
+
+chant::lexicon::inventory::submit! { DeclaredEnv::new("leak", leak) }

@@ -2,6 +2,9 @@
 //! same code a tick derives its symptom from ([`Project::assess`]), so what the diff prints is
 //! what the converge loop decides on.
 //!
+//! An env this binary declares nothing for is a usage error (exit 2, with a did-you-mean over the
+//! declared envs), never `reconciled`; the stock binary, which carries no declarations, says so.
+//!
 //! Without `--json` it prints one line per status row, then every entry that is not `noop`
 //! (unobserved ones in words, with the address asked and never a password); with `--json` one
 //! document on one line: `{version, env, status, components, changeSets, symptom}`.
@@ -114,19 +117,39 @@ pub fn render(diff: &Diff) -> Vec<String> {
 }
 
 /// Runs `lifecycle`.
-pub fn cmd_lifecycle(_binary: Binary, args: &LifecycleArgs) -> Result<Exit, CommandError> {
+pub fn cmd_lifecycle(binary: Binary, args: &LifecycleArgs) -> Result<Exit, CommandError> {
     match &args.command {
-        LifecycleCommand::Diff(d) => cmd_diff(d),
+        LifecycleCommand::Diff(d) => cmd_diff(binary, d),
     }
 }
 
-fn cmd_diff(args: &DiffArgs) -> Result<Exit, CommandError> {
+/// Refuses an env this binary declares nothing for: its diff would show nothing declared and
+/// call the env `reconciled`. The stock binary carries no declarations at all.
+fn check_declared(binary: Binary, env: &str) -> Result<(), CommandError> {
+    if binary == Binary::Stock {
+        return Err(CommandError::usage(format!(
+            "the stock chant binary carries no env declarations, so it cannot tell how env `{env}` differs from one; use the project's own binary (`cargo run --bin <project-bin> -- lifecycle diff {env} --live`)"
+        )));
+    }
+    let declared = crate::lexicon::declared_envs();
+    if declared.contains(&env) {
+        return Ok(());
+    }
+    let hint = crate::model::contract::did_you_mean(env, declared.iter().copied())
+        .map(|s| format!("; did you mean `{s}`?"))
+        .unwrap_or_default();
+    let known = if declared.is_empty() { "none".to_owned() } else { declared.join(", ") };
+    Err(CommandError::usage(format!("env `{env}` has no declaration in this binary{hint} (declared envs: {known})")))
+}
+
+fn cmd_diff(binary: Binary, args: &DiffArgs) -> Result<Exit, CommandError> {
     if !args.live {
         return Err(CommandError::usage(
             "`lifecycle diff` needs --live: this version compares the declaration with the live estate only",
         ));
     }
     crate::model::Name::parse("env name", args.env.as_str()).map_err(CommandError::usage)?;
+    check_declared(binary, &args.env)?;
     let project = super::open_project()?;
     let member = member_of(&project, &args.env);
     let diff = diff(&project, member.as_deref(), &args.env)

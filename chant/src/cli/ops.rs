@@ -43,7 +43,8 @@ pub fn cmd_ops(binary: Binary, args: &OpsArgs) -> Result<Exit, CommandError> {
 }
 
 fn cmd_list(binary: Binary, json: bool) -> Result<Exit, CommandError> {
-    let catalog = catalog::Catalog::embedded().map_err(|e| CommandError::usage(e.to_string()))?;
+    let catalog = catalog::Catalog::embedded_declared(&crate::lexicon::declared_envs())
+        .map_err(|e| CommandError::usage(e.to_string()))?;
     if json {
         let docs: Vec<&crate::model::OpDocument> = catalog.ops().collect();
         let line = serde_json::to_string(&docs)

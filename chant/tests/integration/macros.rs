@@ -234,3 +234,11 @@ fn the_build_exports_each_op_and_the_bytes_match() {
         );
     }
 }
+
+/// Declares the `it` env its ConvergeOps read (empty: these tests only read their op.json), so
+/// the catalog of this test binary loads.
+fn it_env() -> chant::lexicon::EnvDeclaration {
+    chant::lexicon::EnvDeclaration::new()
+}
+
+chant::lexicon::inventory::submit! { chant::lexicon::DeclaredEnv::new("it", it_env) }

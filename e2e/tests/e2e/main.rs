@@ -22,3 +22,4 @@ mod operator_views;
 mod plan;
 mod readme;
 mod replay;
+mod undeclared;
