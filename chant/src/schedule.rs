@@ -13,7 +13,9 @@
 //!   arrives while a tick runs is dropped (overlap `skip`), since the lease keeps the next
 //!   round from ticking until the running tick is recorded;
 //! - an unscheduled op is due every round, unless a tick was recorded since this round started
-//!   (another process ticked it meanwhile).
+//!   (another process ticked it meanwhile);
+//! - a change signal from one of the op's lexicons makes a scheduled op due for the round it
+//!   woke, whatever its cron ([`decide_woken`]); the timer's rounds keep the cron.
 //!
 //! Every decision carries a reason with a `Display` impl, for the operator's lines and logs.
 
@@ -161,6 +163,9 @@ pub enum DueReason {
         /// The first fire time after the last tick started.
         fire: Timestamp,
     },
+    /// A change signal from one of the op's lexicons woke this round: a scheduled op ticks in
+    /// it whatever its cron says.
+    Signalled,
 }
 
 /// Why an op is not due.
@@ -186,6 +191,7 @@ impl fmt::Display for DueReason {
             DueReason::NeverTicked => f.write_str("no tick recorded yet"),
             DueReason::Unscheduled => f.write_str("unscheduled: ticks every round"),
             DueReason::Fired { fire } => write!(f, "fired at {}", crate::clock::format(*fire)),
+            DueReason::Signalled => f.write_str("woken by a change signal from its lexicon"),
         }
     }
 }
@@ -198,6 +204,22 @@ impl fmt::Display for NotDueReason {
                 write!(f, "ticked at {} since this round started", crate::clock::format(*at))
             }
         }
+    }
+}
+
+/// Decides whether an op ticks in a round that one of its lexicons' change signals woke
+/// (`signalled`): a scheduled op is then due whatever its cron says; an unscheduled one, and any
+/// op not signalled, as [`decide`] says.
+pub fn decide_woken(
+    schedule: Option<&Schedule>,
+    last: Option<LastTick>,
+    round_start: Timestamp,
+    now: Timestamp,
+    signalled: bool,
+) -> Decision {
+    match decide(schedule, last, round_start, now) {
+        Decision::NotDue(NotDueReason::NoFire { .. }) if signalled => Decision::Due(DueReason::Signalled),
+        other => other,
     }
 }
 
@@ -327,6 +349,23 @@ mod tests {
             decide(None, last("2026-08-25T10:00:00Z"), round, round),
             Decision::NotDue(NotDueReason::TickedThisRound { at: round })
         );
+    }
+
+    #[test]
+    fn a_signal_makes_a_scheduled_op_due_whatever_its_cron_and_leaves_the_rest_alone() {
+        let s = Schedule::parse("0 3 * * *", None).unwrap();
+        let round = at("2026-08-25T10:00:00Z");
+        let ticked = last("2026-08-25T09:00:00Z");
+        assert!(matches!(decide_woken(Some(&s), ticked, round, round, false), Decision::NotDue(_)));
+        let woken = decide_woken(Some(&s), ticked, round, round, true);
+        assert_eq!(woken, Decision::Due(DueReason::Signalled));
+        assert_eq!(woken.to_string_reason(), "woken by a change signal from its lexicon");
+        // An unscheduled op another process ticked this round stays not due, signal or not.
+        assert!(matches!(
+            decide_woken(None, last("2026-08-25T10:00:00Z"), round, round, true),
+            Decision::NotDue(NotDueReason::TickedThisRound { .. })
+        ));
+        assert_eq!(decide_woken(Some(&s), None, round, round, true), Decision::Due(DueReason::NeverTicked));
     }
 
     impl Decision {

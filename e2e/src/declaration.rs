@@ -68,6 +68,13 @@ chant::lexicon::inventory::submit! { DeclaredEnv::new("busy", busy) }
 chant::lexicon::inventory::submit! { DeclaredEnv::new("flappy", flappy) }
 chant::lexicon::inventory::submit! { DeclaredEnv::new("bulk", bulk) }
 
+/// Declares `night`: one config file, for the scheduled ConvergeOp a change signal wakes.
+pub fn night() -> EnvDeclaration {
+    EnvDeclaration::new().files(FilesDeclaration::new().file("night.conf", "mode = \"quiet\"\n", 0o644))
+}
+
+chant::lexicon::inventory::submit! { DeclaredEnv::new("night", night) }
+
 /// Declares `leak`: nothing at all, on purpose. Its ConvergeOp reads the env's symptom, so the
 /// env must be declared (an env nobody declared is refused, never `reconciled`); declaring it
 /// empty is what makes every tick find it reconciled and dispatch the leaky op.

@@ -8,7 +8,9 @@
 //! - `flappy`: a dispatch that succeeds, one that fails and one that stops at a gate, every tick,
 //!   plus a report, all with low flap thresholds;
 //! - `leak`: a failing dispatch whose output carries a secret and a URL password;
-//! - `bulk`: a thousand files, for the benchmark.
+//! - `bulk`: a thousand files, for the benchmark;
+//! - `night`: a ConvergeOp scheduled once a day, which a change signal from its files root makes
+//!   due at once whatever its cron.
 
 use chant::prelude::*;
 
@@ -200,5 +202,27 @@ converge_op! {
     rules: [
         when!(eq(status, "drifted") => run("bulk-apply"), id = "drift-apply", why = "Re-apply drift."),
         when!(eq(status, "unrecorded") => run("bulk-apply"), id = "first-apply", why = "First apply."),
+    ],
+}
+
+op! {
+    name: "night-apply",
+    overview: "Apply the night declaration.",
+    env: "night",
+    phases: [ phase("Apply", [ apply(env = "night") ]) ],
+}
+
+converge_op! {
+    name: "night-converge",
+    env: "night",
+    dial: apply,
+    schedule: "0 3 * * *",
+    rules: [
+        when!(eq(status, "drifted") => run("night-apply"), id = "drift-apply",
+              why = "Live state drifted from its declaration; re-applying converges it."),
+        when!(eq(status, "unrecorded") => run("night-apply"), id = "first-apply",
+              why = "Nothing has been applied yet; the first apply establishes the estate."),
+        when!(eq(status, "unknown") => report("environment could not be fully observed"),
+              id = "unknown-report", why = "unknown never remediates."),
     ],
 }

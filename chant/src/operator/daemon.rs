@@ -10,6 +10,7 @@
 //! (`std::process::Command` keeps the spawning thread's mask), and a thread lifting it to spawn
 //! one ([`crate::process::signals`]) would die of a SIGTERM that arrived meanwhile.
 
+use std::collections::BTreeSet;
 use std::sync::atomic::Ordering;
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
 use std::sync::{Arc, PoisonError};
@@ -23,7 +24,7 @@ use crate::project::Project;
 use crate::tick::Dispatcher;
 
 use super::round::{self, OpEvent, OpReport, RoundContext, Target};
-use super::signal::{Gate, Subscriptions, Wake};
+use super::signal::{Gate, Subscriptions, Wake, Woken};
 use super::{Ending, Error, OperatorConfig};
 
 /// What the daemon's thread waits for.
@@ -35,8 +36,8 @@ enum Event {
     RoundDone,
     /// Stop, and why (`SIGTERM received`).
     Stop(String),
-    /// A change signal from some subscription (a signal carries no data).
-    Changed,
+    /// A change signal from the subscription of this label (a signal carries no data).
+    Changed(String),
     /// A subscription was lost: its label and why.
     Lost(String, String),
 }
@@ -145,10 +146,13 @@ impl Daemon {
             ));
         }
         let mut subscriptions = Subscriptions::new();
+        let mut woken = Woken::default();
         let mut gate = Gate::new(self.config.signal_floor, Instant::now());
         loop {
-            gate.round_started(Instant::now());
-            self.spawn_round(&targets);
+            let start = Instant::now();
+            let due = woken.take(start, self.config.signal_floor);
+            gate.round_started(start);
+            self.spawn_round(&targets, due);
             let mut stop = None;
             while let Ok(event) = self.rx.recv() {
                 match event {
@@ -158,7 +162,10 @@ impl Daemon {
                         stop = Some(why);
                         break;
                     }
-                    Event::Changed => gate.signal(),
+                    Event::Changed(label) => {
+                        gate.signal();
+                        woken.signal(&label);
+                    }
                     Event::Lost(label, why) => {
                         if let Some(line) = subscriptions.lost(&label, &why) {
                             out(&line);
@@ -173,7 +180,7 @@ impl Daemon {
             if self.config.once {
                 return self.finish(out, &mut subscriptions, failed, false);
             }
-            self.subscribe(&targets, &mut subscriptions, out);
+            self.subscribe(&targets, &mut subscriptions, &mut woken, out);
             let round_end = Instant::now();
             let wake = loop {
                 let (at, why) = gate.next_wake(round_end, self.config.interval);
@@ -188,7 +195,10 @@ impl Daemon {
                         out(&format!("operator: {why} — stopping"));
                         return self.finish(out, &mut subscriptions, failed, true);
                     }
-                    Ok(Event::Changed) => gate.signal(),
+                    Ok(Event::Changed(label)) => {
+                        gate.signal();
+                        woken.signal(&label);
+                    }
                     Ok(Event::Lost(label, why)) => {
                         if let Some(line) = subscriptions.lost(&label, &why) {
                             out(&line);
@@ -206,12 +216,13 @@ impl Daemon {
         }
     }
 
-    fn spawn_round(&self, targets: &[Target]) {
+    /// Starts a round over `targets` on its own thread; the ops in `woken` are due by signal.
+    fn spawn_round(&self, targets: &[Target], woken: BTreeSet<String>) {
         let ctx = self.ctx.clone();
         let tx = self.tx.clone();
         let targets = targets.to_vec();
         std::thread::spawn(move || {
-            ctx.run(&targets, &mut |report| {
+            ctx.run(&targets, &woken, &mut |report| {
                 let _ = tx.send(Event::Op(Box::new(report)));
             });
             let _ = tx.send(Event::RoundDone);
@@ -273,7 +284,15 @@ impl Daemon {
         failed
     }
 
-    fn subscribe(&self, targets: &[Target], subscriptions: &mut Subscriptions, out: &mut dyn FnMut(&str)) {
+    /// Subscribes to the change stream of every lexicon the targets read, and records in `woken`
+    /// which ops each stream serves.
+    fn subscribe(
+        &self,
+        targets: &[Target],
+        subscriptions: &mut Subscriptions,
+        woken: &mut Woken,
+        out: &mut dyn FnMut(&str),
+    ) {
         let mut envs: Vec<(Option<String>, String)> =
             targets.iter().map(|t| (t.doc.member.clone(), t.env.clone())).collect();
         envs.sort();
@@ -291,6 +310,9 @@ impl Daemon {
                     Some(m) => format!("{}({m}/{env})", lexicon.name()),
                     None => format!("{}({env})", lexicon.name()),
                 };
+                for t in targets.iter().filter(|t| t.doc.member == member && t.env == env) {
+                    woken.serve(&label, t.op());
+                }
                 let sink = self.sink(&label);
                 if let Some(line) = subscriptions.ensure(&label, lexicon.lexicon(), sink) {
                     out(&line);
@@ -308,6 +330,9 @@ impl Daemon {
                     Some(m) => format!("sprite-env({m})"),
                     None => "sprite-env".to_owned(),
                 };
+                for t in targets.iter().filter(|t| observes_box_services(t) && t.doc.member == member) {
+                    woken.serve(&label, t.op());
+                }
                 let sink = self.sink(&label);
                 let root = &self.ctx.project.root;
                 let subscribed = subscriptions.ensure_with(&label, || {
@@ -326,10 +351,10 @@ impl Daemon {
     fn sink(&self, label: &str) -> ChangeSink {
         let changed = self.tx.clone();
         let lost = self.tx.clone();
-        let lost_label = label.to_owned();
+        let (changed_label, lost_label) = (label.to_owned(), label.to_owned());
         ChangeSink::new(
             move || {
-                let _ = changed.send(Event::Changed);
+                let _ = changed.send(Event::Changed(changed_label.clone()));
             },
             move |why| {
                 let _ = lost.send(Event::Lost(lost_label.clone(), why));

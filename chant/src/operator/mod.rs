@@ -19,7 +19,9 @@
 //! - A clean stop (SIGINT, SIGTERM, the end of `--once`) starts no new tick, gives a running
 //!   tick a grace period, records an interrupted tick if it does not finish, and releases the
 //!   leases it holds (with a remote, only those whose tick record was pushed).
-//! - A change signal only decides *when* the next ordinary round runs, never what it concludes.
+//! - A change signal only decides *when* the next ordinary round runs and that the signalling
+//!   lexicon's ops are due in it (a scheduled one whatever its cron), never what a tick
+//!   concludes.
 //!
 //! # Assumptions
 //!

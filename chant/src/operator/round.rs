@@ -8,7 +8,7 @@
 //! `skipped=1(not-due:<cron>)`, `failed=1 error="..."`, `fenced=1(...)`,
 //! `error=1(lease acquire failed — ...)`, and `interrupted=1(...)` for a tick a stop cut short.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 use std::ops::ControlFlow;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -236,18 +236,19 @@ impl RoundContext {
     }
 
     /// Runs one round over `targets`, calling `report` after each op. Ops are visited in order;
-    /// once `stopping` is set, no new tick starts.
-    pub fn run(&self, targets: &[Target], report: &mut dyn FnMut(OpReport)) {
+    /// once `stopping` is set, no new tick starts. The ops named in `woken` were signalled by
+    /// their lexicons' change streams: each is due this round whatever its schedule.
+    pub fn run(&self, targets: &[Target], woken: &BTreeSet<String>, report: &mut dyn FnMut(OpReport)) {
         let round_start = self.project.ledger.clock().now();
         for target in targets {
             if self.stopping.load(Ordering::SeqCst) {
                 return;
             }
-            report(self.op(target, round_start));
+            report(self.op(target, round_start, woken.contains(target.op())));
         }
     }
 
-    fn op(&self, target: &Target, round_start: Timestamp) -> OpReport {
+    fn op(&self, target: &Target, round_start: Timestamp, signalled: bool) -> OpReport {
         let claim =
             Claim::Take { key: target.lease.clone(), holder: self.holder.clone(), ttl: self.ttl, wait: Duration::ZERO };
         let previous = self.held_map().get(target.op()).map(|h| h.releasable);
@@ -256,7 +257,7 @@ impl RoundContext {
                 let releasable = previous.unwrap_or(true);
                 self.held_map().insert(target.op().to_owned(), HeldLease { held: fence.held().clone(), releasable });
             }
-            self.due_then_tick(target, round_start, fence)
+            self.due_then_tick(target, round_start, signalled, fence)
         });
         let ran = match leased {
             Leased::Failed(e) => return OpReport::new(target, OpEvent::LeaseError { error: chain(&e) }),
@@ -303,8 +304,14 @@ impl RoundContext {
     }
 
     /// Under the op's lease: decides whether the op is due (after fetching the ledger, with a
-    /// remote), then ticks it with `fence`.
-    fn due_then_tick(&self, target: &Target, round_start: Timestamp, fence: Option<&tick::Fence>) -> (Work, Landing) {
+    /// remote; `signalled`: a change signal woke it), then ticks it with `fence`.
+    fn due_then_tick(
+        &self,
+        target: &Target,
+        round_start: Timestamp,
+        signalled: bool,
+        fence: Option<&tick::Fence>,
+    ) -> (Work, Landing) {
         let stopped = |error: String| (Work::Stopped(OpEvent::Failed { error }), Landing::Nothing);
         let ledger = &self.project.ledger;
         if ledger.config().remote.is_some()
@@ -326,7 +333,8 @@ impl RoundContext {
             Err(e) => return stopped(chain(&e)),
         };
         let now = ledger.clock().now();
-        if let Decision::NotDue(reason) = schedule::decide(target.schedule.as_ref(), last, round_start, now) {
+        let decision = schedule::decide_woken(target.schedule.as_ref(), last, round_start, now, signalled);
+        if let Decision::NotDue(reason) = decision {
             return (Work::Stopped(OpEvent::NotDue { reason }), Landing::Nothing);
         }
         if let Some(fence) = fence {

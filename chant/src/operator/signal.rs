@@ -1,17 +1,20 @@
 //! Change signals: a second wake source for the daemon, never a second source of truth.
 //!
 //! A lexicon may offer a change stream ([`crate::observe::Lexicon::subscribe_changes`]); the
-//! daemon subscribes for every env it ticks. A signal carries no data: it only makes the next
-//! ordinary round run earlier, and that round re-observes everything. Signals are coalesced
+//! daemon subscribes for every env it ticks. A signal carries no data: it makes the next
+//! ordinary round run earlier and the signalling lexicon's ops due in it (a scheduled op
+//! whatever its cron; ops whose lexicons did not signal keep their schedules), and that round
+//! re-observes everything. Signals are coalesced
 //! behind a floor measured from the last round's *start* ([`DEFAULT_FLOOR`], 5 s): a storm
 //! inside one window costs exactly one early round, and a substrate that never stops sending
 //! settles into ticking on the floor. The timer always stays; a lost or refused subscription is
 //! printed once and retried at the next round.
 //!
-//! [`Gate`] is the pure part (when to wake), tested without sleeping; [`Subscriptions`] holds
-//! the live subscriptions and says which lines to print.
+//! [`Gate`] (when to wake) and [`Woken`] (which ops a signal makes due) are the pure parts,
+//! tested without sleeping; [`Subscriptions`] holds the live subscriptions and says which lines
+//! to print.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::time::{Duration, Instant};
 
 use crate::observe::{ChangeSink, Lexicon, SubscribeError, Subscription};
@@ -78,6 +81,42 @@ impl Gate {
             }
         }
         (timer, Wake::Timer)
+    }
+}
+
+/// Which ops change signals made due. Each subscription's label serves the ops whose lexicon it
+/// is (`files(site)` serves every ConvergeOp of env `site`); a signal marks its label pending,
+/// and the next round takes the pending labels' ops as due, whatever their schedules, unless it
+/// starts sooner than the floor after the last round that took any (then they stay pending for a
+/// later round): however fast the timer or the substrate, signals tick a scheduled op at most
+/// once per floor.
+#[derive(Debug, Default, Clone)]
+pub struct Woken {
+    serves: BTreeMap<String, BTreeSet<String>>,
+    pending: BTreeSet<String>,
+    last_taken: Option<Instant>,
+}
+
+impl Woken {
+    /// Records that `label`'s stream serves `op`.
+    pub fn serve(&mut self, label: &str, op: &str) {
+        self.serves.entry(label.to_owned()).or_default().insert(op.to_owned());
+    }
+
+    /// Records a signal from `label`.
+    pub fn signal(&mut self, label: &str) {
+        self.pending.insert(label.to_owned());
+    }
+
+    /// Returns the ops due by signal for a round starting at `now`, and clears them; nothing
+    /// (they stay pending) when the last round that took some started less than `floor` ago.
+    pub fn take(&mut self, now: Instant, floor: Duration) -> BTreeSet<String> {
+        if self.pending.is_empty() || self.last_taken.is_some_and(|t| now.saturating_duration_since(t) < floor) {
+            return BTreeSet::new();
+        }
+        self.last_taken = Some(now);
+        let labels = std::mem::take(&mut self.pending);
+        labels.iter().filter_map(|l| self.serves.get(l)).flatten().cloned().collect()
     }
 }
 
@@ -186,6 +225,29 @@ mod tests {
         gate.round_started(at);
         let end = at + Duration::from_millis(200);
         assert_eq!(gate.next_wake(end, Duration::from_secs(300)), (end + Duration::from_secs(300), Wake::Timer));
+    }
+
+    #[test]
+    fn signals_make_the_ops_they_serve_due_past_the_floor_only() {
+        let mut woken = Woken::default();
+        woken.serve("files(site)", "site-converge");
+        woken.serve("files(site)", "site-nightly");
+        woken.serve("files(night)", "night-converge");
+        let t0 = Instant::now();
+        assert!(woken.take(t0, DEFAULT_FLOOR).is_empty(), "no signal, nothing due");
+        woken.signal("files(site)");
+        woken.signal("files(unknown)");
+        let due = woken.take(t0 + Duration::from_secs(1), DEFAULT_FLOOR);
+        assert_eq!(due.into_iter().collect::<Vec<_>>(), vec!["site-converge", "site-nightly"]);
+        // Taken once: the next round has nothing by signal.
+        assert!(woken.take(t0 + Duration::from_secs(2), DEFAULT_FLOOR).is_empty());
+        // A signal right after: timer rounds sooner than the floor leave it pending...
+        woken.signal("files(night)");
+        assert!(woken.take(t0 + Duration::from_secs(3), DEFAULT_FLOOR).is_empty());
+        assert!(woken.take(t0 + Duration::from_millis(5999), DEFAULT_FLOOR).is_empty());
+        // ...and the first round past the floor takes it.
+        let due = woken.take(t0 + Duration::from_secs(6), DEFAULT_FLOOR);
+        assert_eq!(due.into_iter().collect::<Vec<_>>(), vec!["night-converge"]);
     }
 
     #[test]

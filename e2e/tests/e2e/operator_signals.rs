@@ -1,7 +1,9 @@
 //! Change signals end to end: the operator watches the `site` env's files root with inotify.
 //! A file edit wakes an ordinary round long before a 300 s timer; a storm of edits costs one
-//! early round; removing the watched root degrades to the timer with one line; and a round woken
-//! by a signal reaches exactly the verdicts a round woken by the timer reaches.
+//! early round; removing the watched root degrades to the timer with one line; a round woken by a
+//! signal reaches exactly the verdicts a round woken by the timer reaches; and a scheduled op
+//! (`night-converge`, daily at 03:00) is due in the round a signal from its files root wakes,
+//! whatever its cron, reaching the verdict its timer reaches at its fire time.
 
 use serde_json::Value;
 
@@ -102,6 +104,65 @@ fn a_round_woken_by_a_signal_and_one_woken_by_the_timer_reach_identical_verdicts
         assert_eq!(code, 0, "{}", lines.join("\n"));
     }
     let signal_tick = by_signal.values(&key)[1].clone();
+    assert_eq!(verdict(&signal_tick), verdict(&timer_tick));
+    assert!(signal_tick["log"].as_str().unwrap().contains("drifted=1 remediated=1"), "{signal_tick}");
+}
+
+/// The fixed clock of the scheduled-op tests: `night-converge` fires at 03:00, seventeen hours on.
+const TEN_AM: &str = "2026-03-01T10:00:00.000Z";
+
+/// Starts `operator --env night` at 10:00 and waits until it ticked once and subscribed.
+fn watching_night(sandbox: &Sandbox, interval: &str) -> Running {
+    let args = ["operator", "--env", "night", "--interval", interval];
+    let mut daemon = Running::start(sandbox, PROJECT, &sandbox.dir, &args, &[("CHANT_NOW", TEN_AM)]);
+    daemon.wait_for("the first tick", |l| l.starts_with("operator: night-converge@night ticked=1"));
+    daemon.wait_for("the subscription", |l| {
+        l == "operator: files(night) change signal subscribed (the timer still runs)"
+    });
+    daemon
+}
+
+#[test]
+fn a_scheduled_op_woken_by_a_file_edit_ticks_before_its_fire_time() {
+    let sandbox = Sandbox::new(&config_with_roots(&["night"]));
+    // A 2 s timer: its rounds find the op not due (the next fire is at 03:00), until the edit.
+    let mut daemon = watching_night(&sandbox, "2s");
+    daemon.wait_for("a timer round that keeps the cron", |l| {
+        l == "operator: night-converge@night skipped=1(not-due:0 3 * * *)"
+    });
+    std::fs::write(sandbox.path("estates/night/night.conf"), "mode = \"loud\"\n").unwrap();
+    daemon.wait_for("the woken tick", |l| l.starts_with("operator: night-converge@night ticked=1"));
+    daemon.signal(&sandbox, "TERM");
+    let (code, lines) = daemon.finish();
+    assert_eq!(code, 0, "{}", lines.join("\n"));
+    assert_eq!(sandbox.read("estates/night/night.conf"), "mode = \"quiet\"\n", "restored at 10:00, not 03:00");
+    let ticks = sandbox.values(&converge_key("night", "night-converge"));
+    assert_eq!(ticks.len(), 2, "the first tick and the woken one:\n{}", lines.join("\n"));
+    assert!(ticks[1]["log"].as_str().unwrap().contains("drifted=1 remediated=1"), "{}", ticks[1]);
+    assert_eq!(ticks[1]["startedAt"], TEN_AM, "long before the fire time");
+}
+
+#[test]
+fn a_scheduled_op_woken_by_a_signal_reaches_the_verdict_its_timer_reaches_at_its_fire_time() {
+    let by_signal = Sandbox::new(&config_with_roots(&["night"]));
+    let by_timer = Sandbox::new(&config_with_roots(&["night"]));
+    let mut signalled = watching_night(&by_signal, "300s");
+    // The timer's rounds: one at 10:00, and one past the next fire (03:00 the next day).
+    by_timer.project(&["operator", "--once", "--env", "night"], &[("CHANT_NOW", TEN_AM)]).code(0);
+    for sandbox in [&by_signal, &by_timer] {
+        std::fs::write(sandbox.path("estates/night/night.conf"), "mode = \"loud\"\n").unwrap();
+    }
+    signalled.wait_for("the wake", is_woken);
+    signalled.wait_for("the woken tick", |l| l.starts_with("operator: night-converge@night ticked=1"));
+    signalled.signal(&by_signal, "TERM");
+    let (code, lines) = signalled.finish();
+    assert_eq!(code, 0, "{}", lines.join("\n"));
+    let fired =
+        by_timer.project(&["operator", "--once", "--env", "night"], &[("CHANT_NOW", "2026-03-02T03:00:01.000Z")]);
+    fired.code(0);
+    assert!(fired.stderr.contains("operator: night-converge@night ticked=1"), "{}", fired.all());
+    let key = converge_key("night", "night-converge");
+    let (signal_tick, timer_tick) = (by_signal.values(&key)[1].clone(), by_timer.values(&key)[1].clone());
     assert_eq!(verdict(&signal_tick), verdict(&timer_tick));
     assert!(signal_tick["log"].as_str().unwrap().contains("drifted=1 remediated=1"), "{signal_tick}");
 }
