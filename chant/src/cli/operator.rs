@@ -1,8 +1,10 @@
 //! `operator`: the daemon (`--once` for one round), and its read-only views `operator status`
 //! and `operator log`, which the stock binary serves too, from the ledger and local refs alone.
 //!
-//! Exit codes: the daemon exits 0 when stopped; `--once` exits 1 only when a tick failed (a
-//! held lease, a lease error, a fence or a not-due op is not a failure); 2 for a usage or
+//! Exit codes: the daemon exits 0 when stopped; `--once` exits 1 when any op's line is
+//! `failed=` or `error=` (a tick failed or was interrupted, a lease could not be acquired: a
+//! stale lock, an unreachable or locked remote), 0 otherwise (a held lease, a fence or a not-due
+//! op is not a failure); 2 for a usage or
 //! configuration error (a malformed duration, `--since` or `--limit`, no project, the stock
 //! binary asked to tick).
 

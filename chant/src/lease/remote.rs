@@ -29,7 +29,9 @@ pub(super) fn fetch(store: &LeaseStore, remote: &str, key: &LeaseKey) -> Result<
     let reference = key.ref_name();
     let tracking = key.remote_ref_name();
     let err = |detail: String| Error::Remote { remote: remote.to_owned(), reference: reference.clone(), detail };
-    match store.git.fetch_ref(remote, &reference, &tracking) {
+    let outcome = store.git.fetch_ref(remote, &reference, &tracking);
+    crate::ledger::reach::fetched(&repo, remote, &outcome, store.clock().now());
+    match outcome {
         Ok(Fetched::Updated) => Ok(repo.read_ref(&tracking)?),
         Ok(Fetched::Missing) => {
             if let Some(stale) = repo.read_ref(&tracking)? {
@@ -58,6 +60,7 @@ pub(super) fn push(
     // held lock only when it persists over a few tries.
     let outcome = REMOTE_LOCK.retry(|_| {
         let outcome = store.git.push_with_lease(remote, blob, &reference, expected);
+        crate::ledger::reach::pushed(repo, remote, &outcome, store.clock().now());
         match classify(remote, &reference, outcome) {
             Err(locked @ Error::RemoteLocked { .. }) => ControlFlow::Continue(locked),
             other => ControlFlow::Break(other),
@@ -84,6 +87,7 @@ pub(super) fn push_delete(
 ) -> Result<()> {
     let reference = key.ref_name();
     let outcome = store.git.push_delete_with_lease(remote, &reference, expected);
+    crate::ledger::reach::pushed(repo, remote, &outcome, store.clock().now());
     if classify(remote, &reference, outcome)? {
         let _ = repo.delete_ref(&key.remote_ref_name(), expected);
     }

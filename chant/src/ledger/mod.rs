@@ -33,6 +33,7 @@
 mod append;
 mod key;
 mod keys;
+pub mod reach;
 mod read;
 mod record;
 mod remote;
@@ -302,6 +303,13 @@ impl Ledger {
             None => Ok(SyncReport { push: PushStatus::LocalOnly, tip: self.tip()? }),
             Some(remote) => remote::sync(self, remote),
         }
+    }
+
+    /// Returns the configured remote's state when it did not answer the last fetch or push of
+    /// the ledger or a lease (`None` without a remote, or when it answered).
+    pub fn remote_unreachable(&self) -> Option<reach::Unreachable> {
+        let remote = self.config.remote.as_deref()?;
+        reach::read(&self.repo.local(), remote)
     }
 
     fn snapshot(&self, repo: &git::Repo) -> Result<(Option<ObjectId>, Option<ObjectId>), Error> {

@@ -143,7 +143,9 @@ fn rounds(
         if Some(tip) == remote_tip {
             return done(pushed());
         }
-        match ledger.git.push_with_lease(remote, tip, BRANCH, remote_tip) {
+        let outcome = ledger.git.push_with_lease(remote, tip, BRANCH, remote_tip);
+        super::reach::pushed(repo, remote, &outcome, ledger.config.clock.now());
+        match outcome {
             Ok(Pushed::Landed) => {
                 // Only a cache of the remote's state; the next fetch corrects it if this fails.
                 let _ = repo.update_ref(&tracking, tip, remote_tip, "chant: pushed");
@@ -207,7 +209,9 @@ enum Unsynced {
 /// Fetches the remote branch; `Ok(None)` when the remote has none.
 fn fetch(ledger: &Ledger, repo: &Repo, remote: &str, tracking: &str) -> Result<Option<ObjectId>, Unsynced> {
     ledger.git_version_checked().map_err(|reason| Unsynced::Git { remote: remote.to_owned(), reason })?;
-    match ledger.git.fetch_ref(remote, BRANCH, tracking) {
+    let outcome = ledger.git.fetch_ref(remote, BRANCH, tracking);
+    super::reach::fetched(repo, remote, &outcome, ledger.config.clock.now());
+    match outcome {
         Ok(Fetched::Updated) => match repo.read_ref(tracking) {
             Ok(Some(tip)) => Ok(Some(tip)),
             Ok(None) => Err(Unsynced::NoTracking { remote: remote.to_owned(), tracking: tracking.to_owned() }),

@@ -173,6 +173,9 @@ impl Daemon {
                     }
                 }
             }
+            if let Some(line) = remote_line(&project) {
+                out(&line);
+            }
             if let Some(why) = stop {
                 failed |= self.stop_mid_round(out, &why);
                 return self.finish(out, &mut subscriptions, failed, true);
@@ -391,6 +394,12 @@ fn observes_box_services(target: &Target) -> bool {
         .as_ref()
         .and_then(|c| c.observe.as_ref())
         .is_some_and(|o| matches!(o, crate::model::Step::SpriteServicesObserve { args, .. } if args.from_box))
+}
+
+/// The line a round prints once when the configured remote did not answer.
+fn remote_line(project: &Project) -> Option<String> {
+    let down = project.ledger.remote_unreachable()?;
+    Some(format!("operator: remote {}: unreachable since {} ({})", down.remote, down.since, down.error))
 }
 
 /// Prints a report and its warnings; returns true when it is a failure.

@@ -111,9 +111,10 @@ pub enum Error {
 /// How an operator run ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Ending {
-    /// Every tick that ran succeeded (skips, lease errors and fences are not failures).
+    /// Every op's line was a tick, a skip or a fence.
     Clean,
-    /// At least one tick failed (or was interrupted).
+    /// At least one op's line was `failed=` or `error=` (a tick failed, was interrupted, or its
+    /// lease could not be acquired).
     TickFailed,
 }
 

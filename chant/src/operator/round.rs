@@ -127,9 +127,11 @@ pub enum OpEvent {
 }
 
 impl OpEvent {
-    /// Returns true for the events that make `--once` exit 1.
+    /// Returns true for the events that make `--once` exit 1: every `failed=` and `error=` line
+    /// (a tick that failed, a lease that could not be acquired: a stale lock, an unreachable or
+    /// locked remote) and an interrupted tick. A held lease, a fence and a not-due op are not.
     pub fn is_failure(&self) -> bool {
-        matches!(self, OpEvent::Failed { .. } | OpEvent::Interrupted { .. })
+        matches!(self, OpEvent::Failed { .. } | OpEvent::LeaseError { .. } | OpEvent::Interrupted { .. })
     }
 }
 
@@ -495,14 +497,15 @@ mod tests {
     }
 
     #[test]
-    fn only_failed_and_interrupted_ticks_fail_once() {
+    fn failed_error_and_interrupted_lines_fail_once() {
         assert!(OpEvent::Failed { error: String::new() }.is_failure());
         assert!(OpEvent::Interrupted { grace: Duration::ZERO }.is_failure());
+        assert!(OpEvent::LeaseError { error: String::new() }.is_failure(), "a stale lock or an unreachable remote");
         for ok in [
             OpEvent::Ticked { gate: None },
             OpEvent::Fenced,
             OpEvent::LeaseHeld { holder: None },
-            OpEvent::LeaseError { error: String::new() },
+            OpEvent::NotDue { reason: NotDueReason::NoFire { cron: "* * * * *".into(), next: None } },
         ] {
             assert!(!ok.is_failure(), "{ok:?}");
         }

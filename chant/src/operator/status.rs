@@ -75,6 +75,24 @@ pub struct StatusView {
     pub pending_gates: Vec<PendingGateView>,
     /// Unreadable ledger lines met.
     pub malformed: Malformed,
+    /// The configured remote's reachability, as the last fetch or push found it; absent when no
+    /// remote is configured.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub remote: Option<RemoteView>,
+}
+
+/// Whether the configured remote answered the last fetch or push of the ledger or a lease.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RemoteView {
+    /// The remote, as configured.
+    pub name: String,
+    /// False when the last exchange with it failed before it could answer.
+    pub reachable: bool,
+    /// When the current row of failures began, `null` while reachable.
+    pub unreachable_since: Option<String>,
+    /// The newest failure's first line, `null` while reachable.
+    pub error: Option<String>,
 }
 
 /// One ConvergeOp's row.
@@ -310,12 +328,25 @@ pub fn status(ledger: &Ledger, leases: &LeaseStore, ops: &[OpRef], now: Timestam
     }
     malformed.gates = gates.unreadable;
     malformed.converge += bad_lines.len();
-    Ok(StatusView { version: 1, ops: rows, pending_gates: standalone, malformed })
+    let remote = ledger.config().remote.clone().map(|name| {
+        let down = ledger.remote_unreachable();
+        RemoteView {
+            name,
+            reachable: down.is_none(),
+            unreachable_since: down.as_ref().map(|d| d.since.clone()),
+            error: down.map(|d| d.error),
+        }
+    });
+    Ok(StatusView { version: 1, ops: rows, pending_gates: standalone, malformed, remote })
 }
 
 /// Renders the status for a human.
 pub fn render(view: &StatusView) -> String {
     let mut s = String::new();
+    if let Some(r) = view.remote.as_ref().filter(|r| !r.reachable) {
+        let since = r.unreachable_since.as_deref().unwrap_or("?");
+        let _ = writeln!(s, "remote: unreachable since {since} ({})", r.error.as_deref().unwrap_or(""));
+    }
     for row in &view.ops {
         let _ = writeln!(s, "{} ({})", row.op, row.env);
         match &row.last_tick {

@@ -17,6 +17,7 @@ mod golden;
 mod honesty;
 mod ledger;
 mod operator;
+mod operator_exits;
 mod operator_signals;
 mod operator_views;
 mod plan;

@@ -418,8 +418,9 @@ fn a_leftover_lock_is_reported_by_path_while_the_other_ops_tick() {
         sandbox.project(&["operator", "--once", "--env", "marks"], &v)
     };
 
+    // A stale lease lock is an `error=` line: cron and CI see exit 1 (#15.4).
     let out = run("2026-03-02T00:00:00Z");
-    out.code(0);
+    out.code(1);
     let shown = lock.display().to_string();
     let line = out.stderr.lines().find(|l| l.starts_with("operator: mark-loop@marks ")).unwrap();
     assert!(line.starts_with("operator: mark-loop@marks error=1(lease acquire failed — "), "{line}");
