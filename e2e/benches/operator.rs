@@ -37,7 +37,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, missing_docs)]
 
 mod support;
-use support::{git, hermetic};
+use support::{git, hermetic, project, stamp};
 
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
@@ -269,16 +269,6 @@ fn round(home: &Path, dir: &Path) -> Round {
     Round { total, first_line: stamps[0] - start, per_op: stamps.windows(2).map(|w| w[1] - w[0]).collect() }
 }
 
-/// A git repository at `dir` with `chant.toml` committed.
-fn project(home: &Path, dir: &Path, chant_toml: &str) -> PathBuf {
-    std::fs::create_dir_all(dir).unwrap();
-    git(home, dir, &["-c", "init.defaultBranch=main", "init", "-q"]);
-    std::fs::write(dir.join("chant.toml"), chant_toml).unwrap();
-    git(home, dir, &["add", "chant.toml"]);
-    git(home, dir, &["commit", "-q", "-m", "initial"]);
-    dir.to_owned()
-}
-
 /// `n` distinct blobs written into `dir`'s repository, by one `git hash-object`.
 fn write_blobs(home: &Path, dir: &Path, n: usize) -> Vec<String> {
     let src = dir.join("../blobs");
@@ -349,23 +339,6 @@ fn view_ledger(home: &Path, dir: &Path, template: &serde_json::Value, total: usi
     ledger.append(&key, &serde_json::to_string(&last).unwrap()).unwrap();
     assert_eq!(ledger.read(&key).unwrap().records.len(), per_op + 1);
     dir.to_owned()
-}
-
-/// An RFC 3339 UTC instant with milliseconds, from seconds since the epoch.
-fn stamp(secs: i64) -> String {
-    let days = secs.div_euclid(86_400);
-    let rem = secs.rem_euclid(86_400);
-    // Civil from days (Howard Hinnant's algorithm).
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    let y = yoe + era * 400 + i64::from(m <= 2);
-    format!("{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}.000Z", rem / 3600, rem % 3600 / 60, rem % 60)
 }
 
 /// The watching daemon, its stderr lines arriving on a channel with their arrival time.

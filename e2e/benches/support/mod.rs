@@ -2,7 +2,8 @@
 
 #![allow(dead_code)] // each bench uses its own subset
 
-use std::path::Path;
+use std::io::Write;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
 /// A child with no configuration of the developer's: an empty environment plus `PATH`, a
@@ -26,4 +27,52 @@ pub(crate) fn hermetic(program: &str, home: &Path, dir: &Path) -> Command {
 pub(crate) fn git(home: &Path, dir: &Path, args: &[&str]) {
     let out = hermetic("git", home, dir).args(args).output().unwrap();
     assert!(out.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+}
+
+/// A git repository at `dir` with `chant.toml` committed.
+pub(crate) fn project(home: &Path, dir: &Path, chant_toml: &str) -> PathBuf {
+    std::fs::create_dir_all(dir).unwrap();
+    git(home, dir, &["-c", "init.defaultBranch=main", "init", "-q"]);
+    std::fs::write(dir.join("chant.toml"), chant_toml).unwrap();
+    git(home, dir, &["add", "chant.toml"]);
+    git(home, dir, &["commit", "-q", "-m", "initial"]);
+    dir.to_owned()
+}
+
+/// An RFC 3339 UTC instant with milliseconds, from seconds since the epoch.
+pub(crate) fn stamp(secs: i64) -> String {
+    let days = secs.div_euclid(86_400);
+    let rem = secs.rem_euclid(86_400);
+    // Civil from days (Howard Hinnant's algorithm).
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    format!("{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}.000Z", rem / 3600, rem % 3600 / 60, rem % 60)
+}
+
+/// Writes `files` (path on the ledger branch, content) onto chant's ledger branch of `dir` in one
+/// commit, with one `git fast-import`: how the benches lay down a long history in chant's shard
+/// layout without a commit per record.
+pub(crate) fn fast_import(home: &Path, dir: &Path, files: impl IntoIterator<Item = (String, String)>) {
+    let msg = "chant: bench fill\n";
+    let mut stream = Vec::new();
+    write!(
+        stream,
+        "commit {}\ncommitter Bench <bench@e2e.invalid> 1764000000 +0000\ndata {}\n{msg}",
+        chant::ledger::BRANCH,
+        msg.len()
+    )
+    .unwrap();
+    for (path, content) in files {
+        write!(stream, "M 100644 inline {path}\ndata {}\n{content}\n", content.len()).unwrap();
+    }
+    let mut child = hermetic("git", home, dir).args(["fast-import", "--quiet"]).stdin(Stdio::piped()).spawn().unwrap();
+    child.stdin.take().unwrap().write_all(&stream).unwrap();
+    assert!(child.wait().unwrap().success());
 }
