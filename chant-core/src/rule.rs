@@ -180,11 +180,13 @@ impl Action {
     }
 }
 
-/// Where a rule was written: a path relative to its crate's manifest directory, and a 1-based line.
+/// Where a rule was written: a path relative to the root of the git repository holding its crate
+/// (its manifest directory when the crate is in no repository), and a 1-based line, so `git blame
+/// <file> -L <line>` at the repository root finds it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Source {
-    /// The file, relative to the crate's manifest directory.
+    /// The file, relative to the repository root (`examples/staging/src/ops.rs`).
     pub file: String,
     /// The 1-based line of the `when!`.
     pub line: u32,

@@ -1,6 +1,6 @@
 //! The build the macro runs in: the crate's package name and manifest directory, the export
-//! directory (`CHANT_OPS_DIR`), whether a real compiler is invoking it, where a rule was written,
-//! and which `chant.workspace.json` member owns the crate.
+//! directory (`CHANT_OPS_DIR`), whether a real compiler is invoking it, where a rule was written
+//! (relative to the repository root), and which `chant.workspace.json` member owns the crate.
 //!
 //! Every read of the process environment goes through [`var`], so the one place that depends on
 //! it is easy to audit (`clippy.toml` bans `std::env::var` elsewhere in this crate).
@@ -73,20 +73,31 @@ impl BuildEnv {
         self.ops_dir.as_ref().map(|d| d.join(&self.package).join(format!("{op}.json")))
     }
 
-    /// Returns where the token at `span` was written: its file relative to the manifest
-    /// directory (with `/` separators) and its 1-based line.
+    /// Returns where the token at `span` was written: its file relative to the root of the git
+    /// repository holding the crate (with `/` separators; relative to the manifest directory
+    /// when the crate is in no repository, as a package from a registry is), and its 1-based
+    /// line, so `git blame <file> -L <line>` run at the repository's root finds the rule.
     pub(crate) fn source(&self, span: Span) -> Source {
         let line = u32::try_from(span.start().line).unwrap_or(u32::MAX);
         let shown = span.file();
+        let base = self.repo_root().or_else(|| self.manifest_dir.as_ref().map(|m| normalize(m)));
         let file = span
             .local_file()
             .and_then(|local| {
                 let abs = if local.is_relative() { std::env::current_dir().ok()?.join(local) } else { local };
-                let rel = normalize(&abs).strip_prefix(normalize(self.manifest_dir.as_ref()?)).ok()?.to_path_buf();
+                let rel = normalize(&abs).strip_prefix(base.as_ref()?).ok()?.to_path_buf();
                 Some(slashes(&rel))
             })
             .unwrap_or_else(|| shown.replace('\\', "/"));
         Source { file, line }
+    }
+
+    /// Returns the root of the git repository holding the crate: the nearest directory at or
+    /// above the manifest directory that has a `.git` (a directory, or the file of a linked
+    /// work tree or a submodule).
+    pub(crate) fn repo_root(&self) -> Option<PathBuf> {
+        let manifest = normalize(self.manifest_dir.as_ref()?);
+        manifest.ancestors().find(|dir| dir.join(".git").exists()).map(Path::to_path_buf)
     }
 
     /// Finds the `chant.workspace.json` member whose directory holds the crate: the nearest
@@ -165,6 +176,27 @@ fn slashes(p: &Path) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn sources_are_relative_to_the_repository_root_and_to_the_manifest_outside_one() {
+        let tmp = std::env::temp_dir().join(format!("chant-macros-root-{}", std::process::id()));
+        let krate = tmp.join("repo/examples/site");
+        std::fs::create_dir_all(&krate).unwrap();
+        let env = |dir: &Path| BuildEnv {
+            package: "site".into(),
+            manifest_dir: Some(dir.to_path_buf()),
+            ops_dir: None,
+            crate_root: None,
+        };
+        assert_eq!(env(&krate).repo_root(), None, "no .git yet");
+        std::fs::create_dir_all(tmp.join("repo/.git")).unwrap();
+        assert_eq!(env(&krate).repo_root(), Some(tmp.join("repo")));
+        // A linked work tree (or a submodule) has a `.git` file.
+        std::fs::create_dir_all(tmp.join("wt/examples/site")).unwrap();
+        std::fs::write(tmp.join("wt/.git"), "gitdir: ../repo/.git/worktrees/wt\n").unwrap();
+        assert_eq!(env(&tmp.join("wt/examples/site")).repo_root(), Some(tmp.join("wt")));
+        std::fs::remove_dir_all(&tmp).unwrap();
+    }
 
     #[test]
     fn normalize_resolves_dots() {

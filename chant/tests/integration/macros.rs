@@ -211,8 +211,13 @@ fn source_lines_point_at_each_when() {
         .collect();
     let got: Vec<u32> = d.converge.as_ref().unwrap().rules.iter().map(|r| r.source.as_ref().unwrap().line).collect();
     assert_eq!(got, expected);
+    // Relative to the repository root (#15.5), so `git blame <file> -L <line>` there finds it.
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
     for r in &d.converge.unwrap().rules {
-        assert_eq!(r.source.as_ref().unwrap().file, "tests/integration/macros.rs");
+        let source = r.source.as_ref().unwrap();
+        assert_eq!(source.file, "chant/tests/integration/macros.rs");
+        let line = std::fs::read_to_string(root.join(&source.file)).unwrap();
+        assert!(line.lines().nth(source.line as usize - 1).unwrap().trim_start().starts_with("when!("));
     }
 }
 

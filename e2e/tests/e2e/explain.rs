@@ -102,3 +102,27 @@ fn an_unknown_tick_id_exits_2_naming_the_ops_known_range() {
     assert!(everywhere.stderr.contains("hint: busy-converge: no ticks recorded"), "{}", everywhere.all());
     sandbox.project(&["explain", &first["id"].as_str().unwrap()[..8], "--op", "site-apply"], &[]).code(2);
 }
+
+#[test]
+fn rule_sources_are_relative_to_the_repository_root_so_git_blame_finds_them() {
+    let sandbox = Sandbox::new(&config_with_roots(&[]));
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
+    let docs = sandbox.project(&["ops", "--json"], &[]).code(0).json();
+    let mut seen = 0;
+    for rule in docs.as_array().unwrap().iter().filter_map(|d| d["converge"]["rules"].as_array()).flatten() {
+        let (file, line) = (rule["source"]["file"].as_str().unwrap(), rule["source"]["line"].as_u64().unwrap());
+        assert!(file.starts_with("e2e/src/"), "{file}");
+        let text = std::fs::read_to_string(root.join(file)).unwrap();
+        assert!(text.lines().nth(line as usize - 1).unwrap().trim_start().starts_with("when!("), "{file}:{line}");
+        seen += 1;
+    }
+    assert!(seen > 10, "{seen}");
+    // `git blame <file> -L <line>` at the repository root, as the seed promises.
+    let first =
+        &docs.as_array().unwrap().iter().find(|d| d["name"] == "site-converge").unwrap()["converge"]["rules"][0];
+    let range = format!("{0},{0}", first["source"]["line"]);
+    let blamed =
+        sandbox.git_out(root, &["blame", "--porcelain", "-L", &range, "--", first["source"]["file"].as_str().unwrap()]);
+    assert_eq!(blamed.code, 0, "{}", blamed.stderr);
+    assert!(blamed.stdout.contains("drift-apply"), "{}", blamed.stdout);
+}

@@ -74,7 +74,8 @@ fn status_and_log_read_the_ledger_alone_with_one_json_shape() {
     human.code(0);
     let first = human.stdout.lines().next().unwrap();
     assert!(first.starts_with(&format!("{}  mark-loop@marks  [", times[&0])), "{first}");
-    assert!(human.stdout.contains("    ran  mark [r] → mark-loop-hit  (src/operator.rs:"), "{}", human.stdout);
+    // Sources are relative to the repository root (#15.5).
+    assert!(human.stdout.contains("    ran  mark [r] → mark-loop-hit  (e2e/src/operator.rs:"), "{}", human.stdout);
 
     // --since is inclusive, then --limit keeps the newest.
     let since = times[&2].as_str();
