@@ -9,11 +9,12 @@
 use jiff::Timestamp;
 
 use crate::ledger::{AppendReceipt, ShardKey, Unreadable};
-use crate::model::{ConvergeSpec, OpDocument, ResourceStatus, ResourceSymptom, Step};
+use crate::model::{ConvergeSpec, OpDocument};
 use crate::project::{self, Project};
 
 use super::dispatch::Dispatcher;
 use super::fence::{Fence, Lost};
+use super::observer::{ObserveError, observe_resources};
 use super::plan::{DispatchResult, Plan, PlanInput, Subject, next_flap, plan, record_dispatch};
 use super::record::{FlapEntry, ObservedResource, PlannedSymptom, Summary, TickRecord};
 
@@ -89,7 +90,7 @@ pub fn execute(project: &Project, doc: &OpDocument, options: &TickOptions) -> Re
 
     match observe(project, spec, &env, member) {
         Err(e) => {
-            record.error = Some(project.redactor.record(&e));
+            record.error = Some(project.redactor.record(&e.to_string()));
             record.summary = Summary::default();
         }
         Ok(symptom) => {
@@ -203,16 +204,16 @@ pub(super) fn observed_rows(record: &mut TickRecord, symptom: &PlannedSymptom) {
 ///
 /// # Errors
 ///
-/// One line saying why the observation cannot be trusted (a failed or malformed observer, a
+/// [`ObserveError`]: why the observation cannot be trusted (a failed or malformed observer, a
 /// declaration or ledger error); a tick records it as its `error` and converges nothing.
 pub fn observe(
     project: &Project,
     spec: &ConvergeSpec,
     env: &str,
     member: Option<&str>,
-) -> Result<PlannedSymptom, String> {
+) -> Result<PlannedSymptom, ObserveError> {
     match &spec.observe {
-        None => project.assess(member, env).map(|a| PlannedSymptom::Env(a.symptom)).map_err(|e| e.chain()),
+        None => project.assess(member, env).map(|a| PlannedSymptom::Env(a.symptom)).map_err(ObserveError::Assess),
         Some(step) => observe_resources(project, step, env, member).map(PlannedSymptom::Resources),
     }
 }
@@ -226,86 +227,9 @@ pub fn plan_with(project: &Project, spec: &ConvergeSpec, subject: Subject<'_>, p
     plan(&input, &class_of)
 }
 
-fn observe_resources(
-    project: &Project,
-    step: &Step,
-    env: &str,
-    member: Option<&str>,
-) -> Result<Vec<ResourceSymptom>, String> {
-    match step {
-        Step::Shell { args, .. } => {
-            let cmd = crate::runner::expand::expand(&args.cmd, "shell", "cmd", &crate::runner::expand::from_env)
-                .map_err(|e| e.to_string())?;
-            let mut spec = crate::process::Spec::shell(&cmd);
-            spec.timeout = std::time::Duration::from_secs(120);
-            spec.cwd = Some(project.root.clone());
-            let out = crate::process::run(&spec).map_err(|e| format!("the observer could not start: {e}"))?;
-            if !out.success() {
-                return Err(format!(
-                    "the observer step failed ({}): {}",
-                    out.describe(spec.timeout),
-                    crate::redact::sanitise(&out.stderr)
-                ));
-            }
-            parse_observation(&out.stdout, env)
-        }
-        #[cfg(feature = "box")]
-        Step::SpriteServicesObserve { .. } => {
-            let from_env = crate::runner::expand::from_env;
-            let v = crate::lexicon::sprite::run_step(step, &project.root, member, None, &from_env)
-                .map_err(|e| crate::error::chain(&e))?;
-            parse_observation(&v.to_string(), env)
-        }
-        other => {
-            let _ = member;
-            Err(format!("the observer `{}` is not available in this version of chant", other.kind()))
-        }
-    }
-}
-
-/// Parses an observer's reading (`{resources: [{name, status, detail?}]}`), refusing a malformed
-/// one: no array, a nameless entry, an unknown status, a duplicate name.
-///
-/// # Errors
-///
-/// One line naming what is wrong.
-pub fn parse_observation(stdout: &str, env: &str) -> Result<Vec<ResourceSymptom>, String> {
-    let v: serde_json::Value = serde_json::from_str(stdout.trim()).map_err(|_| {
-        format!("the observer step's stdout is not JSON: {}", stdout.chars().take(120).collect::<String>())
-    })?;
-    let Some(items) = v.get("resources").and_then(serde_json::Value::as_array) else {
-        return Err(
-            "the observer step returned no `resources` array: it must print {\"resources\": [{\"name\", \"status\"}]}"
-                .into(),
-        );
-    };
-    let mut out: Vec<ResourceSymptom> = Vec::new();
-    for (i, item) in items.iter().enumerate() {
-        let name = item.get("name").and_then(serde_json::Value::as_str).filter(|n| !n.is_empty());
-        let Some(name) = name else { return Err(format!("the observer step's resources[{i}] has no name")) };
-        let status = match item.get("status").and_then(serde_json::Value::as_str) {
-            Some("in-sync") => ResourceStatus::InSync,
-            Some("drifted") => ResourceStatus::Drifted,
-            Some("unknown") => ResourceStatus::Unknown,
-            _ => {
-                return Err(format!(
-                    "the observer step's resource \"{name}\" has status {}: it must be in-sync, drifted or unknown",
-                    item.get("status").map(ToString::to_string).unwrap_or_else(|| "(none)".into())
-                ));
-            }
-        };
-        if out.iter().any(|r| r.resource == name) {
-            return Err(format!("the observer step reported resource \"{name}\" twice"));
-        }
-        let detail = item.get("detail").and_then(serde_json::Value::as_str).unwrap_or_default().to_owned();
-        out.push(ResourceSymptom { env: env.to_owned(), resource: name.to_owned(), status, detail });
-    }
-    Ok(out)
-}
-
 #[cfg(test)]
 mod tests {
-    use super::{OpDocument, op_digest, parse_observation};
+    use super::{OpDocument, op_digest};
 
     #[test]
     fn the_op_digest_hashes_the_canonical_form() {
@@ -322,25 +246,5 @@ mod tests {
         let mut other = doc.clone();
         other.overview = "Apply again.".into();
         assert_ne!(op_digest(&other).unwrap(), digest);
-    }
-
-    #[test]
-    fn parses_and_refuses_readings() {
-        let ok = parse_observation(
-            r#"{"resources":[{"name":"app","status":"drifted","detail":"stopped"},{"name":"hud","status":"in-sync"}]}"#,
-            "box",
-        )
-        .unwrap();
-        assert_eq!(ok.len(), 2);
-        assert_eq!(ok[0].detail, "stopped");
-        for (bad, needle) in [
-            ("not json", "not JSON"),
-            (r#"{"items":[]}"#, "no `resources` array"),
-            (r#"{"resources":[{"status":"drifted"}]}"#, "has no name"),
-            (r#"{"resources":[{"name":"a","status":"broken"}]}"#, "must be in-sync"),
-            (r#"{"resources":[{"name":"a","status":"drifted"},{"name":"a","status":"drifted"}]}"#, "twice"),
-        ] {
-            assert!(parse_observation(bad, "box").unwrap_err().contains(needle), "{bad}");
-        }
     }
 }

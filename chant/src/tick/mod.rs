@@ -37,6 +37,7 @@ pub mod execute;
 pub mod explain;
 pub mod fence;
 pub mod leased;
+pub mod observer;
 pub mod plan;
 pub mod preview;
 pub mod reading;
@@ -52,6 +53,7 @@ pub use dispatch::Dispatcher;
 pub use execute::{TickOptions, TickOutcome, execute, observe, plan_with, record_interrupted};
 pub use fence::{Fence, Lost};
 pub use leased::{Claim, LEASE_WAIT, Landing, Leased, Ran, Release, leased};
+pub use observer::{ObserveError, parse_observation};
 pub use plan::{DispatchResult, Plan, PlanInput, Subject, is_refusal, next_flap, plan, record_dispatch};
 pub use preview::{Preview, RuleVerdict, preview};
 pub use record::{

@@ -113,7 +113,7 @@ pub fn preview(project: &Project, doc: &OpDocument) -> Result<Preview, Error> {
         unreadable: latest.unreadable,
     };
     match super::observe(project, spec, &env, member) {
-        Err(e) => out.error = Some(project.redactor.record(&e)),
+        Err(e) => out.error = Some(project.redactor.record(&e.to_string())),
         Ok(symptom) => {
             let subject = symptom.subject();
             let plan = super::plan_with(project, spec, subject, &previous);
