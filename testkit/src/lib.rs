@@ -8,5 +8,6 @@
 // Test support: a helper that cannot do its job fails the test that called it, with the reason.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+pub mod golden;
 pub mod postgres;
 pub mod scratch;
