@@ -17,6 +17,16 @@
 //! files_root = "examples/estates/staging"
 //! postgres_dsn_var = "STAGING_DATABASE_URL"
 //! redact = ["STAGING_API_TOKEN"]
+//!
+//! [notify]                     # optional: the operator's notifications
+//! timeout = "5s"               # per sink and event; default 5s
+//! unknown_ticks = 3            # `unknown` is sent after this many unknown ticks in a row
+//!
+//! [[notify.webhook]]
+//! url_var = "CHANT_NOTIFY_URL" # the variable holding the URL (never the URL itself)
+//!
+//! [[notify.command]]
+//! cmd = "./scripts/page-oncall.sh"   # run by `sh -c`, the event as JSON on stdin
 //! ```
 
 use std::collections::BTreeMap;
@@ -106,6 +116,39 @@ impl EnvBinding {
     }
 }
 
+/// `[notify]`: where the operator sends notifications, and when.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NotifySection {
+    /// How long one sink may take for one event (`5s`); default 5 s.
+    pub timeout: Option<String>,
+    /// After how many consecutive `unknown` ticks `unknown` is sent; default 3.
+    pub unknown_ticks: Option<u64>,
+    /// `[[notify.webhook]]`: JSON POSTed to the URL held by a variable.
+    #[serde(default)]
+    pub webhook: Vec<WebhookSink>,
+    /// `[[notify.command]]`: a command given the event as JSON on stdin.
+    #[serde(default)]
+    pub command: Vec<CommandSink>,
+}
+
+/// `[[notify.webhook]]`.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct WebhookSink {
+    /// The name of the variable holding the URL (a URL may carry a token, so it is never
+    /// written in the file).
+    pub url_var: String,
+}
+
+/// `[[notify.command]]`.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CommandSink {
+    /// The command, run by `sh -c` in the project root with a minimal environment.
+    pub cmd: String,
+}
+
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct Raw {
@@ -114,6 +157,8 @@ struct Raw {
     ledger: LedgerSection,
     #[serde(default)]
     env: BTreeMap<String, BTreeMap<String, Spanned<toml::Value>>>,
+    #[serde(default)]
+    notify: NotifySection,
 }
 
 /// Which `[env.<name>]` keys a load accepts.
@@ -138,6 +183,8 @@ pub struct Config {
     pub envs: BTreeMap<String, EnvBinding>,
     /// The variables to redact, sorted and distinct.
     secret_vars: Vec<String>,
+    /// `[notify]`.
+    pub notify: NotifySection,
 }
 
 impl Config {
@@ -219,7 +266,7 @@ impl Config {
         secret_vars.sort_unstable();
         secret_vars.dedup();
         let root = path.parent().map(Path::to_path_buf).unwrap_or_default();
-        Ok(Config { root, project: raw.project, ledger: raw.ledger, envs, secret_vars })
+        Ok(Config { root, project: raw.project, ledger: raw.ledger, envs, secret_vars, notify: raw.notify })
     }
 
     /// Returns the binding of `env`, if configured.

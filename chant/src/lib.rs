@@ -25,6 +25,7 @@ pub mod lease;
 pub mod ledger;
 pub mod lexicon;
 pub mod model;
+pub mod notify;
 pub mod observe;
 pub mod operator;
 pub mod process;
@@ -33,6 +34,8 @@ pub mod redact;
 pub mod registry;
 pub mod runner;
 pub mod schedule;
+#[cfg(feature = "serve")]
+pub mod serve;
 pub mod step;
 #[cfg(feature = "box")]
 pub mod supervisor;

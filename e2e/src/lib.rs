@@ -9,6 +9,7 @@
 //! The binary `e2e-project` (`chant::main!()`) links this library; `e2e-stock-chant` is the stock
 //! `chant` binary built from its own source, with no ops.
 
+pub mod dashboard;
 pub mod declaration;
 pub mod operator;
 pub mod ops;

@@ -27,6 +27,8 @@ pub mod ops;
 pub mod plan;
 pub mod replay;
 pub mod run;
+#[cfg(feature = "serve")]
+pub mod serve;
 pub mod workspace;
 
 use std::process::ExitCode;
@@ -107,6 +109,10 @@ impl Command {
             Command::Ops(a) => a.command.is_none(),
             Command::Operator(a) => a.command.is_none(),
             Command::Approve(_) => false,
+            // The dashboard reads the ledger alone; the live diff and the rules' whys need the
+            // project binary's own `serve`.
+            #[cfg(feature = "serve")]
+            Command::Serve(_) => false,
         }
     }
 }
@@ -132,6 +138,9 @@ pub enum Command {
     Operator(operator::OperatorArgs),
     /// Show each workspace member's box services and its ConvergeOps' newest ticks
     Workspace(workspace::WorkspaceArgs),
+    /// Serve a read-only web dashboard of the ledger (estate, ops, pending gates)
+    #[cfg(feature = "serve")]
+    Serve(serve::ServeArgs),
 }
 
 /// Runs the stock `chant` binary's command line.
@@ -173,6 +182,8 @@ fn dispatch(binary: Binary, default: DefaultCommand) -> Exit {
         Some(Command::Lifecycle(args)) => lifecycle::cmd_lifecycle(binary, &args),
         Some(Command::Operator(args)) => operator::cmd_operator(binary, &args),
         Some(Command::Workspace(args)) => workspace::cmd_workspace(binary, &args),
+        #[cfg(feature = "serve")]
+        Some(Command::Serve(args)) => serve::cmd_serve(binary, &args),
         None => match default {
             DefaultCommand::Tick(op) => run::cmd_tick(binary, &run::TickArgs::for_op(op)),
             DefaultCommand::Help => {

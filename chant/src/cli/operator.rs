@@ -41,6 +41,10 @@ pub struct OperatorArgs {
     /// Run one round, release the leases, and exit (for cron, systemd timers, CronJobs, CI).
     #[arg(long)]
     pub once: bool,
+    /// Serve Prometheus metrics, /healthz and /readyz on this address (e.g. 127.0.0.1:9464).
+    #[cfg(feature = "metrics")]
+    #[arg(long, value_name = "ADDR")]
+    pub metrics_addr: Option<String>,
 }
 
 /// The read-only views.
@@ -125,13 +129,62 @@ fn cmd_daemon(binary: Binary, args: &OperatorArgs) -> Result<Exit, CommandError>
         .map_err(|e| CommandError::failed(format!("cannot find this binary to dispatch runs: {e}")))?;
     let config =
         OperatorConfig { env: args.env.clone(), interval, lease_ttl, grace, once: args.once, ..Default::default() };
-    let daemon = Daemon::new(project, config, dispatcher).map_err(CommandError::failed)?;
+    let mut hooks = operator::HookSet::default();
+    #[cfg(feature = "metrics")]
+    let mut metrics_handle = None;
+    #[cfg(feature = "metrics")]
+    if let Some(addr) = &args.metrics_addr {
+        let metrics = start_metrics(addr, interval, &project)?;
+        metrics_handle = Some(Arc::clone(&metrics));
+        hooks.0.push(metrics);
+    }
+    if let Some(notify) = crate::notify::NotifyConfig::from_config(&project.config)
+        .map_err(|e| CommandError::usage(format!("chant.toml: {e}")))?
+    {
+        #[cfg(feature = "metrics")]
+        let on_failure = metrics_handle
+            .clone()
+            .map(|m| Arc::new(move |kind: &str| m.notify_failed(kind)) as crate::notify::OnFailure);
+        #[cfg(not(feature = "metrics"))]
+        let on_failure = None;
+        let notifier = crate::notify::Notifier::start(Arc::clone(&project), notify, on_failure);
+        hooks.0.push(Arc::new(notifier));
+    }
+    let daemon = Daemon::new(project, config, dispatcher).map_err(CommandError::failed)?.with_hooks(Arc::new(hooks));
     operator::forward_stop_signals(signals, daemon.stopper());
     Ok(match daemon.run(&mut |line| eprintln!("{line}")) {
         Ending::Clean => Exit::Done,
         Ending::TickFailed if args.once => Exit::Failed,
         Ending::TickFailed => Exit::Done,
     })
+}
+
+/// Binds `addr` and serves the operator's metrics and health endpoints on a thread of their own.
+#[cfg(feature = "metrics")]
+fn start_metrics(
+    addr: &str,
+    interval: std::time::Duration,
+    project: &crate::project::Project,
+) -> Result<Arc<operator::metrics::Metrics>, CommandError> {
+    if addr.parse::<std::net::SocketAddr>().is_err() {
+        return Err(CommandError::usage(format!(
+            "--metrics-addr {addr:?} is not an address and port such as {}",
+            operator::metrics::DEFAULT_ADDR
+        )));
+    }
+    let bound = crate::serve::Bound::bind(addr).map_err(CommandError::failed)?;
+    let at = bound.local_addr();
+    let reach =
+        if bound.is_loopback() { "loopback only" } else { "warning: not loopback, reachable from other machines" };
+    eprintln!("operator: metrics on http://{at}/metrics, health on /healthz and /readyz ({reach})");
+    let metrics = Arc::new(operator::metrics::Metrics::new(interval));
+    let router = operator::metrics::router(Arc::clone(&metrics), project.ledger.clone());
+    std::thread::spawn(move || {
+        if let Err(e) = bound.serve(router) {
+            eprintln!("operator: warning: the metrics endpoint stopped: {}", chain(&e));
+        }
+    });
+    Ok(metrics)
 }
 
 /// The ConvergeOps this binary carries (none in the stock binary).

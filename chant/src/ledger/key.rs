@@ -17,6 +17,8 @@ pub enum RecordKind {
     /// Apply records of a lexicon component, per (member, env, component); the "op" of such a key
     /// is the component name (`files`).
     Apply,
+    /// What the operator's notification sinks were sent for a ConvergeOp's ticks.
+    Notify,
 }
 
 /// The directory that holds run records of ops run by hand without an env.
@@ -47,6 +49,11 @@ impl ShardKey {
     /// Gate facts of `op`, whatever the env.
     pub fn gate(member: Option<&str>, op: &str) -> Result<Self, Error> {
         Self::new(RecordKind::Gate, member, None, op)
+    }
+
+    /// Notifications sent for the ticks of `op` in `env` (what the ledger remembers was sent).
+    pub fn notify(member: Option<&str>, env: &str, op: &str) -> Result<Self, Error> {
+        Self::new(RecordKind::Notify, member, Some(env), op)
     }
 
     /// Apply records of lexicon `component` (such as `files`) in `env`.
@@ -101,6 +108,7 @@ impl ShardKey {
             RecordKind::Run => format!("{prefix}{env}/{}/runs", self.op),
             RecordKind::Gate => format!("{prefix}_gates/{}", self.op),
             RecordKind::Apply => format!("{prefix}{env}/{APPLY_DIR}/{}", self.op),
+            RecordKind::Notify => format!("{prefix}{env}/{}/notify", self.op),
         }
     }
 
@@ -124,6 +132,7 @@ impl ShardKey {
             RecordKind::Run => "run",
             RecordKind::Gate => "gate",
             RecordKind::Apply => "apply",
+            RecordKind::Notify => "notify",
         };
         format!("{kind} {}", self.dir())
     }

@@ -101,6 +101,12 @@ impl Daemon {
         Ok(Daemon { ctx, config, tx, rx })
     }
 
+    /// Tells `hooks` what every round does (metrics, notifications).
+    pub fn with_hooks(mut self, hooks: Arc<dyn super::hooks::Hooks>) -> Daemon {
+        self.ctx.hooks = hooks;
+        self
+    }
+
     /// Returns a handle that stops this daemon.
     pub fn stopper(&self) -> Stopper {
         Stopper { tx: self.tx.clone() }
@@ -157,12 +163,18 @@ impl Daemon {
             while let Ok(event) = self.rx.recv() {
                 match event {
                     Event::Op(report) => failed |= print(out, &report),
-                    Event::RoundDone => break,
+                    Event::RoundDone => {
+                        for line in self.ctx.hooks.lines() {
+                            out(&line);
+                        }
+                        break;
+                    }
                     Event::Stop(why) => {
                         stop = Some(why);
                         break;
                     }
                     Event::Changed(label) => {
+                        self.ctx.hooks.signal();
                         gate.signal();
                         woken.signal(&label);
                     }
@@ -199,6 +211,7 @@ impl Daemon {
                         return self.finish(out, &mut subscriptions, failed, true);
                     }
                     Ok(Event::Changed(label)) => {
+                        self.ctx.hooks.signal();
                         gate.signal();
                         woken.signal(&label);
                     }
@@ -211,6 +224,7 @@ impl Daemon {
                 }
             };
             if wake == Wake::Signal {
+                self.ctx.hooks.woken();
                 out(&format!(
                     "operator: woken by a change signal after {}ms, running an ordinary round",
                     gate.round_start().elapsed().as_millis()
@@ -374,6 +388,10 @@ impl Daemon {
     ) -> Ending {
         self.ctx.stopping.store(true, Ordering::SeqCst);
         subscriptions.close();
+        self.ctx.hooks.flush();
+        for line in self.ctx.hooks.lines() {
+            out(&line);
+        }
         let (released, warnings) = self.ctx.release_all();
         for w in warnings {
             out(&format!("operator: warning: {w}"));

@@ -37,7 +37,10 @@
 //! - Without a remote, the lease is local to the repository; two machines are not coordinated.
 
 pub mod daemon;
+pub mod hooks;
 pub mod log;
+#[cfg(feature = "metrics")]
+pub mod metrics;
 pub mod round;
 pub mod signal;
 pub mod status;
@@ -46,6 +49,7 @@ use std::fmt;
 use std::time::Duration;
 
 pub use daemon::{Daemon, StopSignals, Stopper, catch_stop_signals, forward_stop_signals};
+pub use hooks::{HookSet, Hooks, NoHooks, TickStats};
 pub use round::{OpEvent, OpReport, RoundContext, Target};
 
 /// The default time between rounds.

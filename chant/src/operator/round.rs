@@ -26,6 +26,7 @@ use crate::schedule::{self, Decision, LastTick, NotDueReason, Schedule};
 use crate::tick::{self, Claim, Dispatcher, Landing, LeaseStamp, Leased, Release, TickOptions, TickRecord};
 
 use super::chain;
+use super::hooks::{Hooks, NoHooks, TickStats};
 
 /// Why a ConvergeOp cannot be a target, or its interrupted tick could not be recorded.
 #[derive(Debug, thiserror::Error)]
@@ -211,6 +212,8 @@ pub struct RoundContext {
     pub held: Arc<Mutex<BTreeMap<String, HeldLease>>>,
     /// The tick running now.
     pub in_flight: Arc<Mutex<Option<InFlight>>>,
+    /// Who is told what the round does (metrics, notifications); nobody by default.
+    pub hooks: Arc<dyn Hooks>,
 }
 
 impl RoundContext {
@@ -226,6 +229,7 @@ impl RoundContext {
             stopping: Arc::default(),
             held: Arc::default(),
             in_flight: Arc::default(),
+            hooks: Arc::new(NoHooks),
         }
     }
 
@@ -246,8 +250,11 @@ impl RoundContext {
             if self.stopping.load(Ordering::SeqCst) {
                 return;
             }
-            report(self.op(target, round_start, woken.contains(target.op())));
+            let line = self.op(target, round_start, woken.contains(target.op()));
+            self.hooks.reported(target, &line);
+            report(line);
         }
+        self.hooks.round_done(self.project.ledger.clock().now());
     }
 
     fn op(&self, target: &Target, round_start: Timestamp, signalled: bool) -> OpReport {
@@ -264,12 +271,14 @@ impl RoundContext {
         let ran = match leased {
             Leased::Failed(e) => return OpReport::new(target, OpEvent::LeaseError { error: chain(&e) }),
             Leased::Refused { holder } => {
+                self.hooks.lease(target, false);
                 self.held_map().remove(target.op());
                 return OpReport::new(target, OpEvent::LeaseHeld { holder });
             }
             Leased::Ran(ran) => ran,
         };
         if let Some(held) = ran.held.clone() {
+            self.hooks.lease(target, ran.lost.is_none());
             if ran.lost.is_some() {
                 self.held_map().remove(target.op());
             } else {
@@ -288,6 +297,7 @@ impl RoundContext {
                 Ok(outcome) => {
                     let record = outcome.record;
                     let event = if outcome.lost.is_some() || ran.lost.is_some() {
+                        self.hooks.lease(target, false);
                         OpEvent::Fenced
                     } else if let Some(error) = &record.error {
                         OpEvent::Failed { error: error.clone() }
@@ -344,8 +354,19 @@ impl RoundContext {
             self.set_in_flight(Some(flight));
         }
         let options = TickOptions { dispatcher: self.dispatcher.clone(), fence: fence.cloned() };
+        let ticking = std::time::Instant::now();
         let outcome = tick::execute(&self.project, &target.doc, &options);
+        let duration = ticking.elapsed();
         self.set_in_flight(None);
+        if let Ok(o) = &outcome {
+            let stats = TickStats {
+                duration,
+                append: Some(o.append_elapsed),
+                pushed: ledger.config().remote.is_some().then(|| o.receipt.pushed()),
+                unobserved: o.unobserved.clone(),
+            };
+            self.hooks.ticked(target, &stats);
+        }
         let landing = outcome.as_ref().map_or(Landing::Nothing, |o| Landing::of(&o.receipt));
         (Work::Ticked(Box::new(outcome)), landing)
     }

@@ -47,6 +47,11 @@ pub struct TickOutcome {
     pub unreadable: Vec<Unreadable>,
     /// What the fence found, when the tick lost its lease.
     pub lost: Option<Lost>,
+    /// Unobserved entities by reason code (env mode), or resources `unknown` under
+    /// `resource-unknown` (resource mode), for the operator's metrics.
+    pub unobserved: std::collections::BTreeMap<String, u64>,
+    /// How long the append of the record took (with the fence's last check).
+    pub append_elapsed: std::time::Duration,
 }
 
 /// How to run a tick.
@@ -88,7 +93,8 @@ pub fn execute(project: &Project, doc: &OpDocument, options: &TickOptions) -> Re
     let mut record = new_record(project, doc, started, options.fence.as_ref())?;
     record.flap = previous.clone();
 
-    match observe(project, spec, &env, member) {
+    let mut unobserved = std::collections::BTreeMap::new();
+    match observe_counting(project, spec, &env, member, &mut unobserved) {
         Err(e) => {
             record.error = Some(project.redactor.record(&e.to_string()));
             record.summary = Summary::default();
@@ -116,8 +122,10 @@ pub fn execute(project: &Project, doc: &OpDocument, options: &TickOptions) -> Re
     }
     record.log = record.summary.line(&env);
     record.timestamp = crate::clock::format(clock.now());
+    let appending = std::time::Instant::now();
     let (receipt, lost) = append_fenced(project, member, &mut record, options.fence.as_ref())?;
-    Ok(TickOutcome { record, receipt, unreadable, lost })
+    let append_elapsed = appending.elapsed();
+    Ok(TickOutcome { record, receipt, unreadable, lost, unobserved, append_elapsed })
 }
 
 /// Records a tick a stop cut short: no outcomes, `error` saying why, the flap runs of the op's
@@ -212,9 +220,33 @@ pub fn observe(
     env: &str,
     member: Option<&str>,
 ) -> Result<PlannedSymptom, ObserveError> {
+    observe_counting(project, spec, env, member, &mut std::collections::BTreeMap::new())
+}
+
+/// [`observe`], adding to `unobserved` how many entities went unobserved per reason (env mode:
+/// each change-set entry's reason; resource mode: `resource-unknown` per unknown resource), for
+/// the operator's metrics.
+fn observe_counting(
+    project: &Project,
+    spec: &ConvergeSpec,
+    env: &str,
+    member: Option<&str>,
+    unobserved: &mut std::collections::BTreeMap<String, u64>,
+) -> Result<PlannedSymptom, ObserveError> {
     match &spec.observe {
-        None => project.assess(member, env).map(|a| PlannedSymptom::Env(a.symptom)).map_err(ObserveError::Assess),
-        Some(step) => observe_resources(project, step, env, member).map(PlannedSymptom::Resources),
+        None => project.assess(member, env).map_err(ObserveError::Assess).map(|a| {
+            for reason in a.change_sets.iter().flat_map(|cs| cs.entries.iter()).filter_map(|e| e.unobserved_reason) {
+                *unobserved.entry(reason.as_str().to_owned()).or_insert(0) += 1;
+            }
+            PlannedSymptom::Env(a.symptom)
+        }),
+        Some(step) => observe_resources(project, step, env, member).map(|rs| {
+            let unknown = rs.iter().filter(|r| r.status == crate::model::ResourceStatus::Unknown).count() as u64;
+            if unknown > 0 {
+                unobserved.insert("resource-unknown".to_owned(), unknown);
+            }
+            PlannedSymptom::Resources(rs)
+        }),
     }
 }
 

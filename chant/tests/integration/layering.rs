@@ -43,6 +43,10 @@ const LAYERS: &[&[&str]] = &[
     &["project"],
     &["tick"],
     &["operator"],
+    // The operator's notifications (an operator hook), and the read-only dashboard (which
+    // shows the approve command notifications send).
+    &["notify"],
+    &["serve"],
     // The command line, and what the macros' generated code names.
     &["cli"],
     &["__private"],

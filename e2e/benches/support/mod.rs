@@ -76,3 +76,50 @@ pub(crate) fn fast_import(home: &Path, dir: &Path, files: impl IntoIterator<Item
     child.stdin.take().unwrap().write_all(&stream).unwrap();
     assert!(child.wait().unwrap().success());
 }
+
+/// Fills a new repository at `dir` with `per_op` tick records of each of `ops` in `env` (copies
+/// of `template` with their id, op and times changed; the ops' ticks interleave, one a minute per
+/// op), written by one [`fast_import`] in chant's shard layout (64 records a shard, 64 shards a
+/// bucket), not by appends (a commit each, far too slow), then read back through `Ledger::read`.
+/// Returns the first record's time (seconds since the epoch).
+pub(crate) fn fill_ledger(
+    home: &Path,
+    dir: &Path,
+    template: &serde_json::Value,
+    env: &str,
+    ops: &[String],
+    per_op: usize,
+) -> i64 {
+    use chant::ledger::{Ledger, LedgerConfig, ShardKey};
+
+    std::fs::create_dir_all(dir).unwrap();
+    git(home, dir, &["-c", "init.defaultBranch=main", "init", "-q"]);
+    let base: i64 = 1_764_000_000; // 2025-11-24
+    let n_ops = ops.len();
+    let mut files = Vec::new();
+    for (o, op) in ops.iter().enumerate() {
+        let key_dir = ShardKey::converge(None, env, op).unwrap().dir();
+        for shard in 0..per_op.div_ceil(64) {
+            let mut content = String::new();
+            for n in shard * 64..((shard + 1) * 64).min(per_op) {
+                let at = base + ((n * n_ops + o) as i64) * 60 / n_ops as i64;
+                let mut record = template.clone();
+                record["id"] = format!("00000000-0000-4000-8000-{:012}", n * n_ops + o).into();
+                record["op"] = op.clone().into();
+                record["env"] = env.into();
+                record["startedAt"] = stamp(at).into();
+                record["timestamp"] = stamp(at).into();
+                content.push_str(&serde_json::to_string(&record).unwrap());
+                content.push('\n');
+            }
+            files.push((format!("{key_dir}/{}/{shard}.jsonl", shard / 64), content));
+        }
+    }
+    fast_import(home, dir, files);
+    let ledger = Ledger::open(dir, LedgerConfig { gc_every: 0, ..LedgerConfig::default() }).unwrap();
+    for op in ops {
+        let read = ledger.read(&ShardKey::converge(None, env, op).unwrap()).unwrap();
+        assert_eq!((read.records.len(), read.unreadable.len()), (per_op, 0), "{op}");
+    }
+    base
+}

@@ -98,6 +98,7 @@ fn round_trip(kind: RecordKind, line: &str) -> String {
         RecordKind::Run => again::<chant::runner::RunRecord>(line),
         RecordKind::Gate => again::<chant::gate::GateFact>(line),
         RecordKind::Apply => again::<chant::lexicon::files::ApplyRecord>(line),
+        RecordKind::Notify => again::<chant::notify::NotifyRecord>(line),
     }
 }
 
@@ -161,6 +162,10 @@ fn typed_reads(sandbox: &Sandbox) -> Value {
                     .map(|stored| stored.record);
                 let applied = last.as_ref().map(|r| r.last_apply_for(&r.binding));
                 json!({ "last": last, "lastApply": applied })
+            }
+            RecordKind::Notify => {
+                let sent = ledger.read_typed::<chant::notify::NotifyRecord>(&key).unwrap().records;
+                json!({ "notifications": sent.into_iter().map(|s| s.record).collect::<Vec<_>>() })
             }
         };
         keys.push(json!({

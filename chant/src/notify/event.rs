@@ -1,0 +1,255 @@
+//! Which notification events a tick raises: pure, from the tick record, the length of the op's
+//! run of `unknown` ticks, and whether the last notification recorded for the op was a problem.
+//!
+//! - `gated`: an outcome stopped at a gate (one event per such outcome);
+//! - `failed-dispatch`: a dispatch failed (`reported` with `dispatchFailed`);
+//! - `damped`: flap damping skipped a dispatch (`skipped-flap`);
+//! - `unknown`: the tick could not observe everything, and this is the `unknown_ticks`th such
+//!   tick in a row (sent once per run of unknown ticks, not on every one);
+//! - `recovered`: the tick raised none of the above, observed everything and did not fail, and
+//!   the last notification recorded for the op reported a problem.
+
+use serde::{Deserialize, Serialize};
+
+use crate::tick::{Action, TickRecord};
+
+/// The kind of an event.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum EventKind {
+    /// A dispatch stopped at a gate.
+    Gated,
+    /// A dispatch failed.
+    FailedDispatch,
+    /// Flap damping skipped a dispatch.
+    Damped,
+    /// The env (or a resource) has been unknown for the configured number of ticks in a row.
+    Unknown,
+    /// The op is clean again after a problem was notified.
+    Recovered,
+}
+
+impl EventKind {
+    /// Returns the event's name as sent (`failed-dispatch`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            EventKind::Gated => "gated",
+            EventKind::FailedDispatch => "failed-dispatch",
+            EventKind::Damped => "damped",
+            EventKind::Unknown => "unknown",
+            EventKind::Recovered => "recovered",
+        }
+    }
+}
+
+/// One notification: what a webhook receives as its JSON body and a command on stdin.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Event {
+    /// The shape's version, 1.
+    pub version: u32,
+    /// What happened.
+    pub event: EventKind,
+    /// The ConvergeOp.
+    pub op: String,
+    /// Its env.
+    pub env: String,
+    /// The tick that raised it.
+    pub tick_id: String,
+    /// When that tick was recorded.
+    pub timestamp: String,
+    /// The outcome's action (`gated`, `reported`, `skipped-flap`), `null` for `unknown` and
+    /// `recovered`.
+    pub outcome: Option<String>,
+    /// The rule whose outcome it is.
+    pub rule: Option<String>,
+    /// The rule's `why`.
+    pub why: Option<String>,
+    /// The resource, in resource mode.
+    pub resource: Option<String>,
+    /// The dispatched op.
+    pub target: Option<String>,
+    /// The gate a `gated` outcome stopped at.
+    pub gate: Option<String>,
+    /// The command that approves that gate.
+    pub approve: Option<String>,
+    /// Where it can be approved, when known.
+    pub url: Option<String>,
+    /// The outcome's reason, or the tick's summary line for `unknown` and `recovered`.
+    pub reason: Option<String>,
+}
+
+impl Event {
+    fn of_tick(kind: EventKind, record: &TickRecord) -> Event {
+        Event {
+            version: 1,
+            event: kind,
+            op: record.op.clone(),
+            env: record.env.clone(),
+            tick_id: record.id.clone(),
+            timestamp: record.timestamp.clone(),
+            outcome: None,
+            rule: None,
+            why: None,
+            resource: None,
+            target: None,
+            gate: None,
+            approve: None,
+            url: None,
+            reason: Some(record.log.clone()),
+        }
+    }
+
+    /// Returns true for the events that report a problem (all but `recovered`).
+    pub fn is_problem(&self) -> bool {
+        self.event != EventKind::Recovered
+    }
+}
+
+/// Returns the command that approves the gate a `gated` outcome stopped at.
+pub fn approve_command(outcome: &crate::tick::Outcome) -> Option<String> {
+    if outcome.action != Action::Gated {
+        return None;
+    }
+    let (op, gate) = (outcome.op.as_deref()?, outcome.gate_name.as_deref()?);
+    let resource = outcome.resource.as_deref().map(|r| format!(" --resource {r}")).unwrap_or_default();
+    Some(format!("chant approve {op} {gate}{resource}"))
+}
+
+/// Returns true when `record` is an unknown tick: something was not observed.
+pub fn is_unknown(record: &TickRecord) -> bool {
+    record.summary.unobserved > 0
+}
+
+/// What [`events`] needs beyond the tick record.
+#[derive(Clone, Copy)]
+pub struct Context<'a> {
+    /// The `why` of a rule of this op, by rule id.
+    pub why: &'a dyn Fn(&str) -> Option<String>,
+    /// How many unknown ticks in a row end with this one (1 for the first).
+    pub unknown_run: u64,
+    /// After how many unknown ticks in a row `unknown` is sent.
+    pub unknown_ticks: u64,
+    /// Whether the last notification recorded for this op reported a problem.
+    pub problem_open: bool,
+}
+
+/// Returns the events `record` raises, in outcome order, then `unknown` or `recovered`.
+pub fn events(record: &TickRecord, cx: &Context<'_>) -> Vec<Event> {
+    let mut out = Vec::new();
+    for o in &record.outcomes {
+        let kind = match o.action {
+            Action::Gated => EventKind::Gated,
+            Action::SkippedFlap => EventKind::Damped,
+            Action::Reported if o.dispatch_failed == Some(true) => EventKind::FailedDispatch,
+            _ => continue,
+        };
+        let approve = approve_command(o);
+        out.push(Event {
+            outcome: Some(o.action.as_str().to_owned()),
+            rule: Some(o.rule_id.clone()),
+            why: (cx.why)(&o.rule_id),
+            resource: o.resource.clone(),
+            target: o.op.clone(),
+            gate: o.gate_name.clone(),
+            approve,
+            url: o.url.clone(),
+            reason: o.reason.clone(),
+            ..Event::of_tick(kind, record)
+        });
+    }
+    if is_unknown(record) && cx.unknown_run == cx.unknown_ticks.max(1) {
+        out.push(Event::of_tick(EventKind::Unknown, record));
+    }
+    if out.is_empty() && cx.problem_open && !is_unknown(record) && record.error.is_none() {
+        out.push(Event::of_tick(EventKind::Recovered, record));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tick::{Outcome, Summary};
+
+    fn outcome(rule: &str, action: Action) -> Outcome {
+        Outcome {
+            rule_id: rule.into(),
+            action,
+            source: None,
+            op: Some("ship".into()),
+            resource: Some("web".into()),
+            gate_name: (action == Action::Gated).then(|| "hold".into()),
+            reason: None,
+            url: None,
+            dispatch_failed: None,
+        }
+    }
+
+    fn record(outcomes: Vec<Outcome>, unobserved: u64) -> TickRecord {
+        TickRecord {
+            version: 1,
+            id: "t1".into(),
+            op: "c".into(),
+            env: "e".into(),
+            started_at: String::new(),
+            timestamp: "2026-03-01T10:00:00.000Z".into(),
+            fired_rule_ids: vec![],
+            fired: vec![],
+            outcomes,
+            flap: vec![],
+            components: None,
+            resources: None,
+            summary: Summary { unobserved, ..Summary::default() },
+            log: "converge(e): ...".into(),
+            ..TickRecord::default()
+        }
+    }
+
+    fn kinds(record: &TickRecord, unknown_run: u64, problem_open: bool) -> Vec<EventKind> {
+        let why = |rule: &str| Some(format!("why of {rule}"));
+        let cx = Context { why: &why, unknown_run, unknown_ticks: 3, problem_open };
+        events(record, &cx).into_iter().map(|e| e.event).collect()
+    }
+
+    #[test]
+    fn each_problem_outcome_raises_one_event_with_its_rule_why_and_approve_command() {
+        let mut failed = outcome("probe", Action::Reported);
+        failed.dispatch_failed = Some(true);
+        let r = record(
+            vec![
+                outcome("guard", Action::Gated),
+                failed,
+                outcome("flap", Action::SkippedFlap),
+                outcome("ok", Action::Ran),
+            ],
+            0,
+        );
+        assert_eq!(kinds(&r, 0, false), [EventKind::Gated, EventKind::FailedDispatch, EventKind::Damped]);
+        let why = |rule: &str| Some(format!("why of {rule}"));
+        let cx = Context { why: &why, unknown_run: 0, unknown_ticks: 3, problem_open: false };
+        let gated = &events(&r, &cx)[0];
+        assert_eq!(gated.approve.as_deref(), Some("chant approve ship hold --resource web"));
+        assert_eq!(gated.why.as_deref(), Some("why of guard"));
+        assert_eq!((gated.tick_id.as_str(), gated.rule.as_deref()), ("t1", Some("guard")));
+        assert_eq!(kinds(&record(vec![outcome("plain", Action::Reported)], 0), 0, false), []);
+    }
+
+    #[test]
+    fn unknown_is_sent_once_when_the_run_reaches_the_threshold() {
+        let r = record(vec![], 2);
+        assert_eq!(kinds(&r, 2, false), []);
+        assert_eq!(kinds(&r, 3, false), [EventKind::Unknown]);
+        assert_eq!(kinds(&r, 4, true), [], "not again while the run lasts, and no recovery while unknown");
+    }
+
+    #[test]
+    fn recovered_follows_a_problem_only_on_a_clean_tick() {
+        let clean = record(vec![outcome("ok", Action::Ran)], 0);
+        assert_eq!(kinds(&clean, 0, true), [EventKind::Recovered]);
+        assert_eq!(kinds(&clean, 0, false), [], "nothing to recover from");
+        let mut failed = clean.clone();
+        failed.error = Some("observer failed".into());
+        assert_eq!(kinds(&failed, 0, true), []);
+    }
+}

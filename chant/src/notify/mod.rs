@@ -1,0 +1,302 @@
+//! Notifications: the operator tells people when an op is gated, a dispatch failed, flap damping
+//! stopped a dispatch, an env stayed unknown for N ticks, or an op recovered, through the sinks
+//! `[notify]` in `chant.toml` configures (a webhook, a command).
+//!
+//! A [`Notifier`] is one of the operator's [`Hooks`]: after the round reports an op whose tick
+//! was recorded, it hands the tick record to its own thread, which derives the events
+//! ([`event::events`]), sends each to every sink with the configured timeout, and appends one
+//! notification record to the ledger beside the op's ticks (`<env>/<op>/notify/`):
+//! `{version: 1, kind: "notification", op, env, tickId, timestamp, problem, events: [{event,
+//! ruleId?, resource?}], sinks: [{sink, event, ok, error?}]}`.
+//!
+//! # Guarantees
+//!
+//! - Sending never delays or changes a tick: it runs on the notifier's thread after the tick's
+//!   record was appended, and each send is bounded by the timeout.
+//! - The same tick is never notified twice: the ledger is the memory of what was sent; a tick
+//!   whose id is already on the op's newest notification record is skipped.
+//! - `recovered` follows only a recorded problem, so a restart neither repeats nor forgets one.
+//! - A failing sink is reported once per round (one line per sink, with the count) and counted
+//!   by the `on_failure` callback (the metrics' `chant_notify_failures_total`).
+//!
+//! # Caveats
+//!
+//! - Best effort: a sink that is down misses the event; it is recorded as not delivered and not
+//!   retried.
+//! - The `unknown` event reads the op's tick history to measure the run of unknown ticks (only
+//!   when the tick at hand is unknown).
+
+pub mod event;
+pub mod sink;
+
+use std::collections::BTreeMap;
+use std::sync::mpsc::{self, Sender};
+use std::sync::{Arc, Condvar, Mutex, PoisonError};
+use std::time::{Duration, Instant};
+
+use serde::{Deserialize, Serialize};
+
+use crate::config::Config;
+use crate::ledger::{Record, RecordKind, ShardKey};
+use crate::operator::hooks::Hooks;
+use crate::operator::round::{OpReport, Target};
+use crate::project::Project;
+use crate::tick::TickRecord;
+
+pub use event::{Event, EventKind};
+pub use sink::Sink;
+
+/// The run of unknown ticks after which `unknown` is sent, when `[notify] unknown_ticks` is not
+/// given.
+pub const DEFAULT_UNKNOWN_TICKS: u64 = 3;
+
+/// How the notifier runs, from `[notify]`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NotifyConfig {
+    /// The sinks.
+    pub sinks: Vec<Sink>,
+    /// How long one send may take.
+    pub timeout: Duration,
+    /// After how many unknown ticks in a row `unknown` is sent.
+    pub unknown_ticks: u64,
+}
+
+impl NotifyConfig {
+    /// Reads `[notify]` of `config`; `None` when it configures no sink.
+    ///
+    /// # Errors
+    ///
+    /// One line for a malformed `timeout` or an `unknown_ticks` of 0.
+    pub fn from_config(config: &Config) -> Result<Option<NotifyConfig>, String> {
+        let section = &config.notify;
+        let timeout = match &section.timeout {
+            None => sink::DEFAULT_TIMEOUT,
+            Some(t) => match crate::duration::parse(t) {
+                Ok(d) if !d.is_zero() => d,
+                Ok(_) => return Err("[notify] timeout must be longer than zero".to_owned()),
+                Err(e) => return Err(format!("[notify] timeout: {e}")),
+            },
+        };
+        let unknown_ticks = section.unknown_ticks.unwrap_or(DEFAULT_UNKNOWN_TICKS);
+        if unknown_ticks == 0 {
+            return Err("[notify] unknown_ticks must be at least 1".to_owned());
+        }
+        let sinks = Sink::configured(section, &config.root);
+        Ok((!sinks.is_empty()).then_some(NotifyConfig { sinks, timeout, unknown_ticks }))
+    }
+}
+
+/// What the ledger remembers of a tick's notifications: one record per notified tick, beside the
+/// op's ticks (`<env>/<op>/notify/`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct NotifyRecord {
+    /// Always 1.
+    pub version: u32,
+    /// Always `notification`.
+    pub kind: String,
+    /// The ConvergeOp.
+    pub op: String,
+    /// Its env.
+    pub env: String,
+    /// The tick notified.
+    pub tick_id: String,
+    /// When the notifications were sent.
+    pub timestamp: String,
+    /// Whether the events reported a problem (`recovered` alone does not).
+    pub problem: bool,
+    /// The events sent.
+    pub events: Vec<Notified>,
+    /// Each sink's delivery of each event.
+    pub sinks: Vec<Delivery>,
+}
+
+impl Record for NotifyRecord {
+    const KIND: RecordKind = RecordKind::Notify;
+    const NAME: &'static str = "notification";
+    const REQUIRED: &'static [&'static str] = &["op", "env", "tickId"];
+
+    fn shard_key(&self, member: Option<&str>) -> Result<ShardKey, crate::ledger::Error> {
+        ShardKey::notify(member, &self.env, &self.op)
+    }
+}
+
+/// One event sent, as recorded.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Notified {
+    /// What happened.
+    pub event: EventKind,
+    /// The rule whose outcome it was.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub rule_id: Option<String>,
+    /// The resource, in resource mode.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub resource: Option<String>,
+}
+
+/// One sink's delivery of one event, as recorded.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Delivery {
+    /// The sink's name (`webhook $CHANT_NOTIFY_URL`).
+    pub sink: String,
+    /// The event.
+    pub event: EventKind,
+    /// Whether it was delivered.
+    pub ok: bool,
+    /// Why not.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub error: Option<String>,
+}
+
+/// A failure callback: given the sink's kind (`webhook`, `command`).
+pub type OnFailure = Arc<dyn Fn(&str) + Send + Sync>;
+
+struct Job {
+    member: Option<String>,
+    record: TickRecord,
+}
+
+#[derive(Default)]
+struct Shared {
+    /// Jobs handed over and not finished.
+    pending: Mutex<usize>,
+    done: Condvar,
+    /// Failures since the last report, by sink name: count and the last error.
+    failures: Mutex<BTreeMap<String, (usize, String)>>,
+}
+
+/// The operator's notifier (see the module docs).
+pub struct Notifier {
+    tx: Mutex<Sender<Job>>,
+    shared: Arc<Shared>,
+    timeout: Duration,
+}
+
+impl Notifier {
+    /// Starts the notifier's thread over `project` with `config`; `on_failure` is called for
+    /// every delivery that failed.
+    pub fn start(project: Arc<Project>, config: NotifyConfig, on_failure: Option<OnFailure>) -> Notifier {
+        let (tx, rx) = mpsc::channel::<Job>();
+        let shared = Arc::new(Shared::default());
+        let worker = Arc::clone(&shared);
+        let timeout = config.timeout;
+        std::thread::spawn(move || {
+            for job in rx {
+                let failed = deliver(&project, &config, &job);
+                if !failed.is_empty() {
+                    let mut failures = worker.failures.lock().unwrap_or_else(PoisonError::into_inner);
+                    for (sink, kind, error) in failed {
+                        if let Some(callback) = on_failure.as_ref().filter(|_| kind != "ledger") {
+                            callback(kind);
+                        }
+                        let entry = failures.entry(sink).or_insert((0, String::new()));
+                        *entry = (entry.0 + 1, error);
+                    }
+                }
+                let mut pending = worker.pending.lock().unwrap_or_else(PoisonError::into_inner);
+                *pending = pending.saturating_sub(1);
+                worker.done.notify_all();
+            }
+        });
+        Notifier { tx: Mutex::new(tx), shared, timeout }
+    }
+}
+
+impl Hooks for Notifier {
+    fn reported(&self, target: &Target, report: &OpReport) {
+        let Some(record) = &report.record else { return };
+        let job = Job { member: target.doc.member.clone(), record: record.clone() };
+        *self.shared.pending.lock().unwrap_or_else(PoisonError::into_inner) += 1;
+        if self.tx.lock().unwrap_or_else(PoisonError::into_inner).send(job).is_err() {
+            let mut pending = self.shared.pending.lock().unwrap_or_else(PoisonError::into_inner);
+            *pending = pending.saturating_sub(1);
+        }
+    }
+
+    fn lines(&self) -> Vec<String> {
+        let failures = std::mem::take(&mut *self.shared.failures.lock().unwrap_or_else(PoisonError::into_inner));
+        failures
+            .into_iter()
+            .map(|(sink, (count, error))| format!("operator: notify: {sink} failed {count} time(s): {error}"))
+            .collect()
+    }
+
+    fn flush(&self) {
+        // Every send is bounded by the timeout; give the queue a bounded wait in all.
+        let deadline = Instant::now() + self.timeout * 20 + Duration::from_secs(5);
+        let mut pending = self.shared.pending.lock().unwrap_or_else(PoisonError::into_inner);
+        while *pending > 0 {
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                return;
+            }
+            pending = self.shared.done.wait_timeout(pending, left).unwrap_or_else(PoisonError::into_inner).0;
+        }
+    }
+}
+
+/// Reads the newest notification record of `key`: its tick id and whether it was a problem.
+fn last_sent(project: &Project, key: &ShardKey) -> (Option<String>, bool) {
+    match project.ledger.latest_typed::<NotifyRecord>(key) {
+        Ok(latest) => latest.record.map_or((None, false), |s| (Some(s.record.tick_id), s.record.problem)),
+        Err(_) => (None, false),
+    }
+}
+
+/// How many of the op's newest ticks in a row were unknown.
+fn unknown_run(project: &Project, member: Option<&str>, record: &TickRecord) -> u64 {
+    let Ok(key) = ShardKey::converge(member, &record.env, &record.op) else { return 1 };
+    let Ok(ticks) = project.ledger.read_typed::<TickRecord>(&key) else { return 1 };
+    ticks.records.iter().rev().take_while(|s| event::is_unknown(&s.record)).count() as u64
+}
+
+/// Derives, sends and records the events of one tick; returns the failed deliveries as
+/// (sink name, sink kind, error).
+fn deliver(project: &Project, config: &NotifyConfig, job: &Job) -> Vec<(String, &'static str, String)> {
+    let record = &job.record;
+    let member = job.member.as_deref();
+    let Ok(key) = ShardKey::notify(member, &record.env, &record.op) else { return Vec::new() };
+    let (sent_for, problem_open) = last_sent(project, &key);
+    if sent_for.as_deref() == Some(record.id.as_str()) {
+        return Vec::new();
+    }
+    let run = if event::is_unknown(record) { unknown_run(project, member, record) } else { 0 };
+    let rules = project.catalog.get(&record.op).and_then(|d| d.converge.as_ref()).map(|c| c.rules.as_slice());
+    let why = |rule: &str| rules.into_iter().flatten().find(|r| r.id == rule).map(|r| r.why.clone());
+    let cx = event::Context { why: &why, unknown_run: run, unknown_ticks: config.unknown_ticks, problem_open };
+    let events = event::events(record, &cx);
+    if events.is_empty() {
+        return Vec::new();
+    }
+    let mut deliveries = Vec::new();
+    let mut failed = Vec::new();
+    for e in &events {
+        for s in &config.sinks {
+            let result = s.send(e, config.timeout).map_err(|err| project.redactor.record(&err));
+            if let Err(err) = &result {
+                failed.push((s.name(), s.kind(), err.clone()));
+            }
+            deliveries.push(Delivery { sink: s.name(), event: e.event, ok: result.is_ok(), error: result.err() });
+        }
+    }
+    let record = NotifyRecord {
+        version: 1,
+        kind: "notification".to_owned(),
+        op: record.op.clone(),
+        env: record.env.clone(),
+        tick_id: record.id.clone(),
+        timestamp: crate::clock::format(project.ledger.clock().now()),
+        problem: events.iter().any(Event::is_problem),
+        events: events
+            .iter()
+            .map(|e| Notified { event: e.event, rule_id: e.rule.clone(), resource: e.resource.clone() })
+            .collect(),
+        sinks: deliveries,
+    };
+    if let Err(e) = project.ledger.append_record(member, &record) {
+        failed.push(("the ledger".to_owned(), "ledger", crate::operator::chain(&e)));
+    }
+    failed
+}

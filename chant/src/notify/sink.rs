@@ -1,0 +1,134 @@
+//! Where notifications go: a webhook (JSON POSTed to the URL a variable holds) or a command (run
+//! through [`crate::process`] with a minimal environment, the event as JSON on stdin). Each send is
+//! bounded by a timeout; a failure is one line that never carries the URL (it may hold a token).
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use crate::config::NotifySection;
+
+use super::event::Event;
+
+/// The timeout of one send when `[notify] timeout` is not given.
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// One configured sink.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Sink {
+    /// `[[notify.webhook]]`.
+    Webhook {
+        /// The variable holding the URL.
+        url_var: String,
+    },
+    /// `[[notify.command]]`.
+    Command {
+        /// The command, for `sh -c`.
+        cmd: String,
+        /// Its position among the command sinks, from 1, to name it.
+        index: usize,
+        /// The directory it runs in (the project root).
+        cwd: PathBuf,
+    },
+}
+
+impl Sink {
+    /// Returns the sinks `section` configures, commands running in `root`.
+    pub fn configured(section: &NotifySection, root: &Path) -> Vec<Sink> {
+        let webhooks = section.webhook.iter().map(|w| Sink::Webhook { url_var: w.url_var.clone() });
+        let commands = section.command.iter().enumerate().map(|(i, c)| Sink::Command {
+            cmd: c.cmd.clone(),
+            index: i + 1,
+            cwd: root.to_path_buf(),
+        });
+        webhooks.chain(commands).collect()
+    }
+
+    /// Returns the sink's kind, a fixed word (`webhook`, `command`), for metrics labels.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Sink::Webhook { .. } => "webhook",
+            Sink::Command { .. } => "command",
+        }
+    }
+
+    /// Returns the sink's name for people (`webhook $CHANT_NOTIFY_URL`, `command #1`).
+    pub fn name(&self) -> String {
+        match self {
+            Sink::Webhook { url_var } => format!("webhook ${url_var}"),
+            Sink::Command { index, .. } => format!("command #{index}"),
+        }
+    }
+
+    /// Sends `event`, waiting at most `timeout`.
+    ///
+    /// # Errors
+    ///
+    /// One line saying why it was not delivered (never the URL).
+    pub fn send(&self, event: &Event, timeout: Duration) -> Result<(), String> {
+        let body = serde_json::to_string(event).map_err(|e| format!("cannot render the event: {e}"))?;
+        match self {
+            Sink::Webhook { url_var } => webhook(url_var, &body, timeout),
+            Sink::Command { cmd, cwd, .. } => command(cmd, cwd, event, body, timeout),
+        }
+    }
+}
+
+fn webhook(url_var: &str, body: &str, timeout: Duration) -> Result<(), String> {
+    let url = match std::env::var(url_var) {
+        Ok(u) if !u.trim().is_empty() => u,
+        _ => return Err(format!("${url_var} is not set, so there is no URL to send to")),
+    };
+    let agent: ureq::Agent = ureq::Agent::config_builder()
+        .timeout_global(Some(timeout))
+        .http_status_as_error(false)
+        .max_redirects(0)
+        .build()
+        .into();
+    let answer = agent.post(url.as_str()).header("Content-Type", "application/json").send(body);
+    match answer {
+        Ok(resp) if resp.status().is_success() => Ok(()),
+        Ok(resp) => Err(format!("the URL in ${url_var} answered {}", resp.status().as_u16())),
+        Err(ureq::Error::Timeout(_)) => {
+            Err(format!("the URL in ${url_var} did not answer within {}", crate::duration::format(timeout)))
+        }
+        Err(e) => {
+            // The error may quote the URL, which may carry a token: name the variable instead.
+            let text = e.to_string().replace(url.as_str(), &format!("${url_var}"));
+            Err(format!("the URL in ${url_var} could not be reached: {}", crate::redact::sanitise(&text)))
+        }
+    }
+}
+
+fn command(cmd: &str, cwd: &Path, event: &Event, body: String, timeout: Duration) -> Result<(), String> {
+    let mut spec = crate::process::Spec::shell(cmd);
+    spec.clear_env = true;
+    spec.env = ["PATH", "HOME", "LANG", "TZ"]
+        .into_iter()
+        .filter_map(|k| std::env::var(k).ok().map(|v| (k.to_owned(), v)))
+        .chain([("CHANT_NOTIFY_EVENT".to_owned(), event.event.as_str().to_owned())])
+        .collect();
+    spec.cwd = Some(cwd.to_path_buf());
+    spec.stdin = Some(body.into_bytes());
+    spec.timeout = timeout;
+    spec.grace = Duration::from_millis(500);
+    let out = crate::process::run(&spec).map_err(|e| format!("cannot start the command: {e}"))?;
+    if out.success() { Ok(()) } else { Err(crate::redact::sanitise(&out.describe(timeout))) }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::{CommandSink, WebhookSink};
+
+    #[test]
+    fn sinks_are_named_without_their_secrets() {
+        let section = NotifySection {
+            webhook: vec![WebhookSink { url_var: "HOOK_URL".into() }],
+            command: vec![CommandSink { cmd: "cat > /dev/null".into() }],
+            ..NotifySection::default()
+        };
+        let sinks = Sink::configured(&section, Path::new("/tmp"));
+        let names: Vec<(String, &str)> = sinks.iter().map(|s| (s.name(), s.kind())).collect();
+        assert_eq!(names, [("webhook $HOOK_URL".to_owned(), "webhook"), ("command #1".to_owned(), "command")]);
+    }
+}

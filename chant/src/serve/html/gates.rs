@@ -1,0 +1,73 @@
+//! The pending-gates page and the live-diff page.
+
+use maud::{Markup, html};
+
+use super::{layout, op_url, safe_link};
+use crate::serve::diff::DiffLine;
+use crate::serve::view::GatesView;
+
+/// Renders every standing gate, with its approve command.
+pub fn gates(view: &GatesView) -> Markup {
+    let body = html! {
+        h1 { "Pending gates" }
+        p.muted {
+            "Approving is a recorded act outside this page: run the command shown, where the ledger lives."
+        }
+        @if view.gates.is_empty() { p { "No gate is waiting." } }
+        @else {
+            table {
+                thead { tr {
+                    th { "op" } th { "gate" } th { "env" } th { "resource" } th { "reached by" }
+                    th { "description" } th { "expires" } th { "approve with" }
+                } }
+                tbody { @for row in &view.gates {
+                    @let g = &row.gate;
+                    tr data-gate=(g.gate) {
+                        td { code { (g.op) } } td { code { (g.gate) } } td { (g.env) }
+                        td { (g.resource.as_deref().unwrap_or("")) }
+                        td {
+                            @if let Some(c) = &row.converge_op {
+                                a href=(op_url(row.member.as_deref(), &g.env, c)) { (c) }
+                                @if let Some(r) = &g.rule { " rule " code { (r) } }
+                            } @else { span.muted { "a hand run" } }
+                        }
+                        td { (g.description.as_deref().unwrap_or("")) }
+                        td { (g.expires_at.as_deref().unwrap_or("")) }
+                        td.approve {
+                            code { (g.approve) }
+                            @if let Some(u) = &g.url {
+                                br;
+                                @match safe_link(u) {
+                                    Some(link) => { a href=(link) rel="noreferrer" { (u) } }
+                                    None => { code { (u) } }
+                                }
+                            }
+                        }
+                    }
+                } }
+            }
+        }
+        @if view.malformed.total() > 0 {
+            p.err { (view.malformed.warning("page").unwrap_or_default()) }
+        }
+    };
+    layout("Pending gates", &view.generated_at, false, body)
+}
+
+/// Renders the live diff of `env` whose status is `status`.
+pub fn diff(env: &str, status: &str, lines: &[DiffLine], generated_at: &str) -> Markup {
+    let body = html! {
+        h1 { "Live diff of env " (env) ": " code { (status) } }
+        p.muted { "Observed live when this page was asked for, by the code a tick derives its symptom from." }
+        @if lines.is_empty() { p { "env " (env) " declares nothing in this binary." } }
+        @else {
+            table {
+                thead { tr { th { "what" } th { "component" } th { "detail" } } }
+                tbody { @for l in lines { tr data-kind=(l.kind) {
+                    td { strong { (l.kind) } } td { code { (l.component) } } td { (l.text) }
+                } } }
+            }
+        }
+    };
+    layout(&format!("diff {env}"), generated_at, false, body)
+}

@@ -1,0 +1,141 @@
+//! The dashboard's HTML: one function per page, built with `maud`, whose `html!` escapes every
+//! interpolated value (the only pre-escaped text is the stylesheet below, a constant). Pages work
+//! without JavaScript and link to nothing outside the dashboard.
+
+mod estate;
+mod gates;
+mod op;
+
+pub use estate::estate;
+pub use gates::{diff, gates};
+pub use op::op;
+
+use maud::{DOCTYPE, Markup, PreEscaped, html};
+
+use super::Health;
+
+/// The stylesheet, inline so no asset is fetched.
+const STYLE: &str = "
+body{font:14px/1.45 system-ui,-apple-system,'Segoe UI',sans-serif;margin:0;color:#1d2330;background:#f5f6f8}
+header{background:#1d2330;color:#fff;padding:10px 24px;display:flex;gap:24px;align-items:baseline}
+header a{color:#cfd8ea;text-decoration:none}header a:hover{color:#fff}header strong{font-size:16px}
+main{padding:16px 24px;max-width:1200px}
+h1{font-size:20px;margin:8px 0 12px}h2{font-size:16px;margin:20px 0 8px}h3{font-size:14px;margin:12px 0 6px}
+table{border-collapse:collapse;width:100%;background:#fff;border:1px solid #dde1e8;margin-bottom:12px}
+th,td{text-align:left;padding:6px 8px;border-bottom:1px solid #eceef2;vertical-align:top}
+th{background:#f0f2f5;font-weight:600;font-size:12px;text-transform:uppercase;color:#4a5366}
+code,pre{font:12px/1.4 ui-monospace,'SFMono-Regular',Menlo,monospace;background:#eef1f5;padding:1px 4px;border-radius:3px}
+pre{padding:8px;white-space:pre-wrap;word-break:break-word}
+.badge{display:inline-block;padding:1px 8px;border-radius:10px;font-size:12px;font-weight:600;color:#fff;white-space:nowrap}
+.h-in-sync{background:#2e8540}.h-never-ticked{background:#8a93a6}.h-drifted{background:#d98b0b}
+.h-unknown{background:#6b5bb5}.h-gated{background:#1f6fd1}.h-failed{background:#c62f2f}
+.muted{color:#6b7487}.tick{background:#fff;border:1px solid #dde1e8;padding:8px 12px;margin-bottom:10px}
+.tick table{border:0;margin:6px 0 0}.err{color:#c62f2f}
+footer{padding:12px 24px;color:#6b7487;font-size:12px}
+";
+
+/// Wraps `body` in the page layout with `title`; `refresh` asks the browser to reload every 30 s.
+fn layout(title: &str, generated_at: &str, refresh: bool, body: Markup) -> Markup {
+    html! {
+        (DOCTYPE)
+        html lang="en" {
+            head {
+                meta charset="utf-8";
+                meta name="viewport" content="width=device-width, initial-scale=1";
+                @if refresh { meta http-equiv="refresh" content="30"; }
+                title { (title) " · chant" }
+                style { (PreEscaped(STYLE)) }
+            }
+            body {
+                header {
+                    strong { "chant" }
+                    a href="/" { "Estate" }
+                    a href="/gates" { "Pending gates" }
+                    span.muted { "read-only" }
+                }
+                main { (body) }
+                footer {
+                    "Read from the ledger at " (generated_at)
+                    ". The same data as JSON: send " code { "Accept: application/json" } "."
+                }
+            }
+        }
+    }
+}
+
+/// A health badge.
+fn badge(health: Health) -> Markup {
+    html! { span class={ "badge h-" (health.as_str()) } { (health.as_str()) } }
+}
+
+/// Percent-encodes `s` for a path segment or a query value (names are `[a-z0-9-]` already;
+/// anything else is encoded byte by byte).
+fn encode(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for b in s.bytes() {
+        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.' | b'~') {
+            out.push(char::from(b));
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
+}
+
+/// The URL of a ConvergeOp's page.
+pub fn op_url(member: Option<&str>, env: &str, op: &str) -> String {
+    let member = member.map(|m| format!("?member={}", encode(m))).unwrap_or_default();
+    format!("/ops/{}/{}{member}", encode(env), encode(op))
+}
+
+/// Renders an age in seconds for a person (`42s`, `5m 3s`, `2h 10m`, `3d 4h`).
+pub fn age(seconds: i64) -> String {
+    let s = seconds.max(0);
+    match s {
+        0..60 => format!("{s}s"),
+        60..3600 => format!("{}m {}s", s / 60, s % 60),
+        3600..86400 => format!("{}h {}m", s / 3600, (s % 3600) / 60),
+        _ => format!("{}d {}h", s / 86400, (s % 86400) / 3600),
+    }
+}
+
+/// Returns `url` when it is an http(s) URL that may be a link target; anything else is shown
+/// as text only (a `javascript:` URL on the ledger must never become a link).
+fn safe_link(url: &str) -> Option<&str> {
+    (url.starts_with("https://") || url.starts_with("http://")).then_some(url)
+}
+
+/// A page for an error: what went wrong, and where to go.
+pub fn error(status: u16, message: &str, generated_at: &str) -> Markup {
+    layout(
+        "error",
+        generated_at,
+        false,
+        html! {
+            h1 { "Error " (status) }
+            p { (message) }
+            p { a href="/" { "Back to the estate" } }
+        },
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn urls_are_encoded_ages_read_and_only_http_urls_link() {
+        assert_eq!(op_url(None, "site", "site-converge"), "/ops/site/site-converge");
+        assert_eq!(op_url(Some("a b/<c>"), "e", "o"), "/ops/e/o?member=a%20b%2F%3Cc%3E");
+        assert_eq!([age(-3), age(42), age(303), age(7800), age(273_600)], ["0s", "42s", "5m 3s", "2h 10m", "3d 4h"]);
+        assert_eq!(safe_link("https://ci.invalid/1"), Some("https://ci.invalid/1"));
+        assert_eq!(safe_link("javascript:alert(1)"), None);
+    }
+
+    #[test]
+    fn interpolated_text_is_escaped() {
+        let page = error(404, "<script>alert(1)</script>", "now").into_string();
+        assert!(page.contains("&lt;script&gt;alert(1)&lt;/script&gt;"), "{page}");
+        assert!(!page.contains("<script>"), "{page}");
+    }
+}

@@ -1,0 +1,188 @@
+//! `chant serve`: a read-only web dashboard over the ledger.
+//!
+//! A **dashboard** ([`Dashboard`]) reads what `operator status` and `operator log` read (the
+//! ledger and the local lease refs, through [`crate::operator::status`] and
+//! [`crate::operator::log`]) and shows it as server-rendered HTML, one page per URL, with the same
+//! data as JSON at each URL when the request says `Accept: application/json`:
+//!
+//! | URL | page |
+//! |---|---|
+//! | `/` | the estate: every member, env and ConvergeOp with its rolled-up [`Health`], last tick and its age, lease holder and expiry |
+//! | `/ops/{env}/{op}[?member=M][&limit=N]` | one ConvergeOp: its ticks as a timeline, each outcome with its rule, `why`, source line and dispatched run |
+//! | `/gates` | every standing gate, with the exact approve command and the approval URL |
+//! | `/envs/{env}/diff` | the live diff of an env (project binary only, observed when this page is asked for) |
+//!
+//! # Guarantees
+//!
+//! - It never writes: every route is a `GET`; there is no approve or tick button (approving stays
+//!   a recorded, out-of-band act). A live diff observes, as `lifecycle diff --live` does.
+//! - Every value read from the ledger is escaped: pages are built with `maud`, which escapes each
+//!   interpolated value, and every page is served with a `Content-Security-Policy` that allows no
+//!   script at all, so a `why` or a service name holding `<script>` is shown, never run.
+//! - Nothing is fetched from elsewhere: the one stylesheet is inline, there are no external assets.
+//! - The overview never observes anything live; only `/envs/{env}/diff` does.
+//!
+//! # Caveats
+//!
+//! - A page is read from the ledger when it is asked for; the estate page asks the browser to
+//!   reload it every 30 seconds (a `<meta http-equiv="refresh">`, no script).
+//! - The stock binary carries no op.json, so it shows no rule's `why` and serves no live diff.
+
+pub mod diff;
+pub mod health;
+pub mod html;
+pub mod routes;
+pub mod server;
+pub mod timeline;
+pub mod view;
+
+use std::sync::Arc;
+
+pub use health::Health;
+pub use server::{Bound, DEFAULT_ADDR};
+
+use crate::lease::LeaseStore;
+use crate::ledger::Ledger;
+use crate::model::OpDocument;
+use crate::operator::{self, status};
+use crate::project::Project;
+
+/// What a dashboard read fails with.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// Reading the ledger, the leases or the clock failed.
+    #[error("cannot read the ledger")]
+    Read(#[from] operator::Error),
+    /// The live diff failed.
+    #[error("cannot observe the env")]
+    Diff(#[source] crate::project::Error),
+    /// The URL names no ConvergeOp the ledger or this binary knows.
+    #[error("no ConvergeOp {op:?} in env {env:?} is recorded on the ledger or carried by this binary")]
+    NoSuchOp {
+        /// The env asked for.
+        env: String,
+        /// The op asked for.
+        op: String,
+    },
+    /// The URL names an env that is not a valid env name, or one this binary does not carry.
+    #[error("no env {env:?} is declared by this binary")]
+    NoSuchEnv {
+        /// The env asked for.
+        env: String,
+    },
+    /// The stock binary was asked for a live diff.
+    #[error(
+        "the stock chant binary carries no declarations, so it cannot diff an env live; run `serve` from the project's own binary"
+    )]
+    NoDeclarations,
+    /// Binding or serving the socket failed.
+    #[error("cannot serve on {addr}")]
+    Serve {
+        /// The address.
+        addr: String,
+        /// Why.
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+/// Where a dashboard reads from: the ledger, the ConvergeOps this binary carries, and (in the
+/// project binary) the project, for live diffs.
+pub struct Dashboard {
+    ledger: Ledger,
+    carried: Vec<OpDocument>,
+    whys: timeline::Whys,
+    project: Option<Arc<Project>>,
+}
+
+impl Dashboard {
+    /// Returns a dashboard over `ledger` showing the ConvergeOps on it plus those `carried`, with
+    /// live diffs through `project` when given.
+    pub fn new(ledger: Ledger, carried: Vec<OpDocument>, project: Option<Arc<Project>>) -> Dashboard {
+        let carried: Vec<OpDocument> = carried.into_iter().filter(OpDocument::is_converge).collect();
+        let whys = timeline::Whys::new(&carried);
+        Dashboard { ledger, carried, whys, project }
+    }
+
+    /// Returns true when this dashboard can diff an env live (the project binary).
+    pub fn has_project(&self) -> bool {
+        self.project.is_some()
+    }
+
+    /// Redacts `text` with the project's redactor (the stock binary has none: ledger text was
+    /// redacted when it was recorded).
+    pub fn redact(&self, text: &str) -> String {
+        self.project.as_ref().map_or_else(|| text.to_owned(), |p| p.redactor.redact(text))
+    }
+
+    fn status_of(
+        &self,
+        env: Option<&str>,
+        op: Option<&str>,
+    ) -> Result<(Vec<status::OpRef>, status::StatusView), Error> {
+        let now = crate::clock::now().map_err(operator::Error::from)?;
+        let ops = status::discover(&self.ledger, &self.carried, env, op)?;
+        let view = status::status(&self.ledger, &LeaseStore::new(&self.ledger), &ops, now)?;
+        Ok((ops, view))
+    }
+
+    /// Reads the estate.
+    ///
+    /// # Errors
+    ///
+    /// Ledger, lease and clock errors.
+    pub fn estate(&self) -> Result<view::EstateView, Error> {
+        let now = crate::clock::now().map_err(operator::Error::from)?;
+        let (_, status) = self.status_of(None, None)?;
+        Ok(view::estate(status, now))
+    }
+
+    /// Reads the standing gates.
+    ///
+    /// # Errors
+    ///
+    /// Ledger, lease and clock errors.
+    pub fn gates(&self) -> Result<view::GatesView, Error> {
+        let now = crate::clock::now().map_err(operator::Error::from)?;
+        let (_, status) = self.status_of(None, None)?;
+        Ok(view::gates(status, now))
+    }
+
+    /// Reads one ConvergeOp's page, its newest `limit` ticks.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::NoSuchOp`] for an op neither the ledger nor this binary knows in that env and
+    /// member; ledger, lease and clock errors.
+    pub fn op(&self, member: Option<&str>, env: &str, op: &str, limit: usize) -> Result<timeline::OpView, Error> {
+        let no_such = || Error::NoSuchOp { env: env.to_owned(), op: op.to_owned() };
+        if !operator::is_name(env) || !operator::is_name(op) {
+            return Err(no_such());
+        }
+        let now = crate::clock::now().map_err(operator::Error::from)?;
+        let (refs, status) = self.status_of(Some(env), Some(op))?;
+        let (refs, rows): (Vec<status::OpRef>, Vec<status::OpStatus>) =
+            refs.into_iter().zip(status.ops).filter(|(r, _)| r.member.as_deref() == member).unzip();
+        let (Some(row), true) = (rows.into_iter().next(), refs.len() == 1) else { return Err(no_such()) };
+        let timeline = operator::log::timeline(&self.ledger, &refs, &operator::log::Filter::default())?;
+        let mut view = timeline::op_view(row, timeline, &self.whys, limit, now);
+        let m = &mut view.malformed;
+        m.converge = m.converge.max(status.malformed.converge);
+        m.gates = m.gates.max(status.malformed.gates);
+        Ok(view)
+    }
+
+    /// Observes `env` live (project binary only).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::NoDeclarations`] in the stock binary, [`Error::NoSuchEnv`] for an env no op of
+    /// this binary is bound to, [`Error::Diff`] when observing fails.
+    pub fn diff(&self, env: &str) -> Result<(diff::DiffView, Vec<diff::DiffLine>), Error> {
+        let project = self.project.as_ref().ok_or(Error::NoDeclarations)?;
+        if !operator::is_name(env) || !project.catalog.ops().any(|o| o.env.as_deref() == Some(env)) {
+            return Err(Error::NoSuchEnv { env: env.to_owned() });
+        }
+        diff::live(project, env).map_err(Error::Diff)
+    }
+}

@@ -1,0 +1,71 @@
+//! The HTTP server under the dashboard (and the operator's metrics endpoint): a socket bound
+//! before anything is served, so the caller can say where it listens (and whether that is
+//! loopback only), then axum on a current-thread tokio runtime whose blocking pool does the
+//! ledger reads.
+
+use std::net::{SocketAddr, TcpListener};
+
+use axum::Router;
+
+use super::Error;
+
+/// The address `chant serve` binds without `--addr`: loopback only.
+pub const DEFAULT_ADDR: &str = "127.0.0.1:7878";
+
+/// The most threads reading the ledger at once.
+const READERS: usize = 4;
+
+/// A bound, not yet serving, socket.
+#[derive(Debug)]
+pub struct Bound {
+    listener: TcpListener,
+    addr: SocketAddr,
+}
+
+impl Bound {
+    /// Binds `addr` (`127.0.0.1:7878`, `[::1]:0`, `0.0.0.0:80`).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Serve`] when `addr` is not a socket address or cannot be bound.
+    pub fn bind(addr: &str) -> Result<Bound, Error> {
+        let serve_error = |source| Error::Serve { addr: addr.to_owned(), source };
+        let parsed: SocketAddr = addr.parse().map_err(|e: std::net::AddrParseError| {
+            serve_error(std::io::Error::new(std::io::ErrorKind::InvalidInput, e.to_string()))
+        })?;
+        let listener = TcpListener::bind(parsed).map_err(serve_error)?;
+        listener.set_nonblocking(true).map_err(serve_error)?;
+        let addr = listener.local_addr().map_err(serve_error)?;
+        Ok(Bound { listener, addr })
+    }
+
+    /// The address actually bound (with the port the system chose for port 0).
+    pub fn local_addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// Returns true when only this machine can connect (a loopback address).
+    pub fn is_loopback(&self) -> bool {
+        self.addr.ip().is_loopback()
+    }
+
+    /// Serves `router` on the socket until the process ends.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Serve`] when the runtime cannot start or the socket fails.
+    pub fn serve(self, router: Router) -> Result<(), Error> {
+        let addr = self.addr.to_string();
+        let serve_error = |source| Error::Serve { addr: addr.clone(), source };
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_io()
+            .max_blocking_threads(READERS)
+            .thread_name("chant-serve")
+            .build()
+            .map_err(serve_error)?;
+        runtime.block_on(async {
+            let listener = tokio::net::TcpListener::from_std(self.listener).map_err(serve_error)?;
+            axum::serve(listener, router).await.map_err(serve_error)
+        })
+    }
+}

@@ -1,0 +1,298 @@
+//! `chant serve` end to end: the project binary and the stock binary serve the dashboard over a
+//! ledger written by real ticks, on a port of 127.0.0.1 the system chose; every route is asked
+//! over real HTTP for JSON and for HTML, and the pages are loaded in a real headless browser
+//! (Debian's `chromium`), whose DOM is read back and whose screenshots are written under the
+//! target directory for people to look at.
+//!
+//! The JSON is held to the commands it mirrors: each estate row is `operator status --json`'s
+//! row plus `health` and `ageSeconds`, and a live diff is `lifecycle diff --live --json`'s line.
+
+use std::path::PathBuf;
+
+use serde_json::Value;
+
+use super::operator::Running;
+use crate::support::{PROJECT, STOCK, Sandbox, config_with_roots};
+
+/// Every clock read of the ticks and of the server: fixed, so ages and lease liveness agree.
+const TICK_AT: [&str; 3] = ["2026-03-01T10:00:00.000Z", "2026-03-01T10:05:00.000Z", "2026-03-01T10:10:00.000Z"];
+const SERVE_AT: &str = "2026-03-01T10:12:30.000Z";
+
+/// The approve command of the gate the `dash` ticks stop at.
+const APPROVE: &str = "chant approve dash-guarded ship-web --resource web";
+
+/// A running `serve` and the base URL it printed.
+struct Served {
+    running: Option<Running>,
+    base: String,
+    banner: String,
+}
+
+impl Served {
+    fn start(sandbox: &Sandbox, program: &str) -> Served {
+        let args = ["serve", "--addr", "127.0.0.1:0"];
+        let mut running = Running::start(sandbox, program, &sandbox.dir, &args, &[("CHANT_NOW", SERVE_AT)]);
+        let banner = running.wait_for("the listening line", |l| l.contains("read-only dashboard on http://"));
+        let rest = banner.split_once("http://").unwrap().1;
+        let base = format!("http://{}", rest.split_once('/').unwrap().0);
+        Served { running: Some(running), base, banner }
+    }
+
+    /// GETs `path` with `accept`, returning the status, the headers asked for, and the body.
+    fn get(&self, path: &str, accept: &str) -> Answer {
+        self.request("GET", path, accept)
+    }
+
+    fn request(&self, method: &str, path: &str, accept: &str) -> Answer {
+        let agent: ureq::Agent = ureq::Agent::config_builder().http_status_as_error(false).build().into();
+        let url = format!("{}{path}", self.base);
+        let mut resp = match method {
+            "GET" => agent.get(&url).header("Accept", accept).call(),
+            _ => agent.post(&url).header("Accept", accept).send_empty(),
+        }
+        .unwrap_or_else(|e| panic!("{method} {url}: {e}"));
+        let header = |name: &str| resp.headers().get(name).and_then(|v| v.to_str().ok()).unwrap_or("").to_owned();
+        let (content_type, csp) = (header("content-type"), header("content-security-policy"));
+        let status = resp.status().as_u16();
+        let body = resp.body_mut().read_to_string().unwrap();
+        Answer { status, content_type, csp, body }
+    }
+
+    fn json(&self, path: &str) -> Value {
+        let a = self.get(path, "application/json");
+        assert_eq!(a.status, 200, "{path}: {}", a.body);
+        assert_eq!(a.content_type, "application/json", "{path}");
+        serde_json::from_str(&a.body).unwrap()
+    }
+
+    fn html(&self, path: &str) -> String {
+        let a = self.get(path, "text/html,application/xhtml+xml,*/*;q=0.8");
+        assert_eq!(a.status, 200, "{path}: {}", a.body);
+        assert_eq!(a.content_type, "text/html; charset=utf-8", "{path}");
+        assert!(a.csp.contains("script-src 'none'"), "{path}: every page forbids scripts: {:?}", a.csp);
+        a.body
+    }
+}
+
+impl Drop for Served {
+    fn drop(&mut self) {
+        if let Some(r) = self.running.take() {
+            r.kill9();
+        }
+    }
+}
+
+struct Answer {
+    status: u16,
+    content_type: String,
+    csp: String,
+    body: String,
+}
+
+/// A project with `site` applied and in sync, `dash` gated three ticks running, and `blind`
+/// unobservable (no root bound).
+fn estate_sandbox() -> Sandbox {
+    let sandbox = Sandbox::new(&config_with_roots(&["site"]));
+    for at in TICK_AT {
+        let now = [("CHANT_NOW", at)];
+        sandbox.tick("site-converge", &now);
+        let tick = sandbox.tick("dash-converge", &now);
+        assert_eq!(tick["summary"]["gated"], 1, "{tick}");
+    }
+    sandbox.tick("blind-converge", &[("CHANT_NOW", TICK_AT[2])]);
+    sandbox
+}
+
+/// The estate's rows by op, from a `/` JSON document.
+fn rows(estate: &Value) -> Vec<Value> {
+    let mut out = Vec::new();
+    for m in estate["members"].as_array().unwrap() {
+        for e in m["envs"].as_array().unwrap() {
+            out.extend(e["ops"].as_array().unwrap().iter().cloned());
+        }
+    }
+    out
+}
+
+fn row<'a>(rows: &'a [Value], op: &str) -> &'a Value {
+    rows.iter().find(|r| r["op"] == op).unwrap_or_else(|| panic!("no row {op}: {rows:?}"))
+}
+
+#[test]
+fn every_route_answers_json_that_matches_the_cli_and_escaped_html() {
+    let sandbox = estate_sandbox();
+    let served = Served::start(&sandbox, PROJECT);
+    assert!(served.banner.contains("loopback only"), "{}", served.banner);
+    assert!(served.base.starts_with("http://127.0.0.1:"), "{}", served.base);
+
+    // The estate: each row is the status row plus its health and age.
+    let estate = served.json("/");
+    assert_eq!(estate["version"], 1);
+    assert_eq!(estate["generatedAt"], SERVE_AT);
+    assert_eq!(estate["health"], "gated", "the worst op rolls up");
+    let rows = rows(&estate);
+    assert_eq!(row(&rows, "site-converge")["health"], "in-sync");
+    assert_eq!(row(&rows, "dash-converge")["health"], "gated");
+    assert_eq!(row(&rows, "blind-converge")["health"], "unknown");
+    assert_eq!(row(&rows, "busy-converge")["health"], "never-ticked", "carried, never ticked");
+    assert_eq!(row(&rows, "site-converge")["ageSeconds"], 150);
+    let status = sandbox.project(&["operator", "status", "--json"], &[("CHANT_NOW", SERVE_AT)]).code(0).json();
+    let status_rows = status["ops"].as_array().unwrap();
+    assert_eq!(rows.len(), status_rows.len());
+    for want in status_rows {
+        let mut got = row(&rows, want["op"].as_str().unwrap()).clone();
+        let fields = got.as_object_mut().unwrap();
+        fields.remove("health");
+        fields.remove("ageSeconds");
+        assert_eq!(&got, want, "the estate row is operator status's row");
+    }
+    let page = served.html("/");
+    assert!(page.contains(r#"data-op="site-converge" data-health="in-sync""#), "{page}");
+    assert!(page.contains(r#"data-op="dash-converge" data-health="gated""#), "{page}");
+    assert!(page.contains(r#"href="/envs/site/diff""#), "the project binary links each env's live diff");
+    assert!(page.contains(r#"<meta http-equiv="refresh" content="30">"#));
+    assert!(!page.contains("<script"), "no page carries a script");
+
+    // One op: ticks newest first, the gated outcome with its why, approve command and run.
+    let op = served.json("/ops/dash/dash-converge");
+    assert_eq!(op["totalTicks"], 3);
+    let ticks = op["ticks"].as_array().unwrap();
+    assert_eq!(ticks[0]["timestamp"].as_str().unwrap()[..16], TICK_AT[2][..16]);
+    let gated = &ticks[0]["outcomes"][0];
+    assert_eq!(gated["action"], "gated");
+    assert_eq!(gated["resource"], "web");
+    assert_eq!(gated["approve"], APPROVE);
+    assert_eq!(
+        gated["why"],
+        "A drifted service ships only after a human approves: <script>document.title='pwned'</script>"
+    );
+    assert_eq!(gated["source"]["file"], "src/dashboard.rs");
+    assert_eq!(gated["run"]["status"], "gated", "the run the outcome dispatched");
+    assert_eq!(served.json("/ops/dash/dash-converge?limit=1")["ticks"].as_array().unwrap().len(), 1);
+    let page = served.html("/ops/dash/dash-converge");
+    assert!(page.contains(&format!("<code>{APPROVE}</code>")), "{page}");
+    assert!(page.contains("&lt;script&gt;document.title='pwned'&lt;/script&gt;"), "{page}");
+    assert!(!page.contains("<script"), "{page}");
+    assert!(page.contains("<code>&lt;script&gt;alert(1)&lt;/script&gt;</code> in-sync"), "{page}");
+
+    // Pending gates: the same approve command as operator status prints.
+    let gates = served.json("/gates");
+    let listed = gates["gates"].as_array().unwrap();
+    assert_eq!(listed.len(), 1, "{gates}");
+    assert_eq!(listed[0]["approve"], APPROVE);
+    assert_eq!(listed[0]["convergeOp"], "dash-converge");
+    assert_eq!(&listed[0]["approve"], &row(status_rows, "dash-converge")["pendingGates"][0]["approve"]);
+    let page = served.html("/gates");
+    assert!(page.contains("Shipping &lt;b&gt;web&lt;/b&gt; needs a human."), "{page}");
+
+    // The live diff, on request: exactly lifecycle diff's document.
+    std::fs::write(sandbox.path("estates/site/app.conf"), "port = 1\n").unwrap();
+    let diff = served.json("/envs/site/diff");
+    let cli = sandbox.project(&["lifecycle", "diff", "site", "--live", "--json"], &[]).code(0).json();
+    assert_eq!(diff, cli);
+    assert_eq!(diff["status"], "drifted");
+    let page = served.html("/envs/site/diff");
+    assert!(page.contains(r#"<tr data-kind="update">"#) && page.contains("app.conf"), "{page}");
+
+    // Unknown addresses, ops and envs are 404s in either form; nothing but GET is served.
+    for path in ["/ops/dash/no-such-converge", "/ops/Bad_Env/x", "/envs/no-such-env/diff", "/nothing/here"] {
+        let a = served.get(path, "application/json");
+        assert_eq!(a.status, 404, "{path}: {}", a.body);
+        let doc: Value = serde_json::from_str(&a.body).unwrap();
+        assert!(doc["error"].as_str().is_some_and(|e| !e.is_empty()), "{path}: {doc}");
+        assert_eq!(served.get(path, "text/html").status, 404, "{path}");
+    }
+    assert_eq!(served.request("POST", "/", "application/json").status, 405, "read-only");
+    assert_eq!(served.request("POST", "/gates", "text/html").status, 405, "read-only");
+}
+
+#[test]
+fn the_stock_binary_serves_the_ledger_alone() {
+    let sandbox = estate_sandbox();
+    let served = Served::start(&sandbox, STOCK);
+    let estate = served.json("/");
+    let rows = rows(&estate);
+    let names: Vec<&str> = rows.iter().map(|r| r["op"].as_str().unwrap()).collect();
+    assert_eq!(names, ["blind-converge", "dash-converge", "site-converge"], "only what the ledger holds");
+    let op = served.json("/ops/dash/dash-converge");
+    let gated = &op["ticks"][0]["outcomes"][0];
+    assert_eq!((&gated["why"], &gated["approve"]), (&Value::Null, &Value::from(APPROVE)), "no op.json, so no why");
+    assert!(!served.html("/").contains("/diff\""), "no live-diff links without declarations");
+    let a = served.get("/envs/site/diff", "application/json");
+    assert_eq!(a.status, 404);
+    assert!(a.body.contains("carries no declarations"), "{}", a.body);
+
+    // An address that does not parse is a usage error; a taken port fails to bind.
+    sandbox.stock(&["serve", "--addr", "localhost"], &[]).code(2);
+    let port = served.base.rsplit_once(':').unwrap().1;
+    let out = sandbox.stock(&["serve", "--addr", &format!("127.0.0.1:{port}")], &[]);
+    out.code(1);
+    assert!(out.stderr.contains("cannot serve on 127.0.0.1:"), "{}", out.all());
+}
+
+/// Where the browser's screenshots go, for people to look at.
+fn screenshot_dir() -> PathBuf {
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("dashboard");
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// Runs Debian's headless `chromium` with `args` then `url`, bounded by `timeout`.
+fn chromium(sandbox: &Sandbox, args: &[&str], url: &str) -> String {
+    let profile = sandbox.root().join("chromium-profile");
+    let profile = format!("--user-data-dir={}", profile.display());
+    let mut all = vec!["90", "chromium", "--headless", "--disable-gpu", "--no-first-run", "--no-default-browser-check"];
+    // Chromium refuses to start as root without it; the tests run as root in CI.
+    all.push("--no-sandbox");
+    all.extend(["--disable-background-networking", "--disable-component-update", "--disable-extensions"]);
+    all.push(&profile);
+    all.extend_from_slice(args);
+    all.push(url);
+    let out = sandbox.run_in("timeout", sandbox.root(), &all, &[]);
+    assert!(
+        out.code == 0,
+        "chromium failed (exit {}); is Debian's chromium installed (`apt-get install -y chromium`)?\n{}",
+        out.code,
+        out.all()
+    );
+    out.stdout
+}
+
+#[test]
+fn a_real_browser_shows_health_gates_and_markup_as_text() {
+    let sandbox = estate_sandbox();
+    let served = Served::start(&sandbox, PROJECT);
+    let shots = screenshot_dir();
+    let pages = [("estate", "/"), ("op", "/ops/dash/dash-converge"), ("gates", "/gates"), ("diff", "/envs/site/diff")];
+    let mut doms = std::collections::BTreeMap::new();
+    for (name, path) in pages {
+        let url = format!("{}{path}", served.base);
+        let dom = chromium(&sandbox, &["--dump-dom"], &url);
+        let shot = shots.join(format!("{name}.png"));
+        let _ = std::fs::remove_file(&shot);
+        let arg = format!("--screenshot={}", shot.display());
+        chromium(&sandbox, &[&arg, "--window-size=1280,900", "--hide-scrollbars"], &url);
+        let png = std::fs::read(&shot).unwrap_or_else(|e| panic!("no screenshot at {}: {e}", shot.display()));
+        assert!(png.starts_with(b"\x89PNG") && png.len() > 5_000, "{name}: a real picture at {}", shot.display());
+        eprintln!("screenshot of {path}: {}", shot.display());
+        doms.insert(name, dom);
+    }
+    // The estate lists the ops with their health, after the browser parsed the page.
+    let estate = &doms["estate"];
+    for (op, health) in [("site-converge", "in-sync"), ("dash-converge", "gated"), ("blind-converge", "unknown")] {
+        assert!(estate.contains(&format!(r#"data-op="{op}" data-health="{health}""#)), "{op}: {estate}");
+    }
+    // The op page shows the gated outcome and its approve command.
+    let op = &doms["op"];
+    assert!(op.contains(r#"<tr data-action="gated">"#), "{op}");
+    assert!(op.contains(&format!("<code>{APPROVE}</code>")), "{op}");
+    // The why and the resource name holding <script> are text: the DOM has no script element,
+    // and the title the script would have set is not set.
+    for (name, dom) in &doms {
+        assert!(!dom.to_ascii_lowercase().contains("<script"), "{name}: a script element in the DOM: {dom}");
+        assert!(!dom.contains("pwned</title>"), "{name}");
+    }
+    assert!(op.contains("&lt;script&gt;document.title='pwned'&lt;/script&gt;"), "{op}");
+    assert!(op.contains("<code>&lt;script&gt;alert(1)&lt;/script&gt;</code> in-sync"), "the resource name: {op}");
+    assert!(estate.contains("<title>Estate · chant</title>"), "{estate}");
+}
