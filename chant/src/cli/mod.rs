@@ -96,8 +96,9 @@ pub struct Cli {
 impl Command {
     /// Returns true for the commands that need the project's ops, which the stock binary hands
     /// to the project binary inside a project: `run`, `tick`, `replay`, `explain`, `lifecycle`,
-    /// `workspace`, `ops` (the list, not `ops check`) and `operator` (the daemon, not `status` or
-    /// `log`).
+    /// `workspace`, `ops` (the list, not `ops check`), `operator` (the daemon, not `status` or
+    /// `log`) and `serve` (its rule whys and live diffs need the ops and declarations; with
+    /// several project binaries the stock binary serves the ledger alone, see [`hand_over`]).
     pub fn needs_ops(&self) -> bool {
         match self {
             Command::Run(_)
@@ -109,10 +110,8 @@ impl Command {
             Command::Ops(a) => a.command.is_none(),
             Command::Operator(a) => a.command.is_none(),
             Command::Approve(_) => false,
-            // The dashboard reads the ledger alone; the live diff and the rules' whys need the
-            // project binary's own `serve`.
             #[cfg(feature = "serve")]
-            Command::Serve(_) => false,
+            Command::Serve(_) => true,
         }
     }
 }
@@ -197,7 +196,9 @@ fn dispatch(binary: Binary, default: DefaultCommand) -> Exit {
 }
 
 /// Hands `command` to the project binary when the working directory is in a project; `None`
-/// outside any project (the stock binary then answers itself, saying what it looked for).
+/// outside any project (the stock binary then answers itself, saying what it looked for), and
+/// for `serve` in a project of several project binaries: no one of them carries every member's
+/// ops, so the stock binary serves the whole ledger itself (no whys, no live diffs) and says so.
 fn hand_over(command: &Command, release: bool) -> Option<Result<Exit, CommandError>> {
     let cwd = std::env::current_dir().ok()?;
     let bins = match delegate::resolve(&cwd, release) {
@@ -219,6 +220,17 @@ fn hand_over(command: &Command, release: bool) -> Option<Result<Exit, CommandErr
     let chosen = match (op, command) {
         (Some(op), _) => delegate::carrying(&bins, op),
         (None, Command::Operator(_)) if bins.len() > 1 => return Some(delegate::operator(&bins, &args)),
+        #[cfg(feature = "serve")]
+        (None, Command::Serve(_)) if bins.len() > 1 => {
+            let names: Vec<&str> = bins.iter().map(|b| b.name.as_str()).collect();
+            eprintln!(
+                "note: {} project binaries ({}) each carry some of the ops: serving the ledger alone (no rule whys, \
+                 no live diffs); run one binary's own `serve` for its envs' live diffs",
+                bins.len(),
+                names.join(", ")
+            );
+            return None;
+        }
         (None, _) => bins.first().ok_or(delegate::Error::Ambiguous { candidates: Vec::new() }),
     };
     Some(match chosen {

@@ -1,6 +1,8 @@
 //! `serve [--addr 127.0.0.1:7878]`: the read-only web dashboard over the ledger
-//! ([`crate::serve`]), in the stock binary (the ledger alone) and in a project binary (plus each
-//! rule's `why` and the live diff of an env).
+//! ([`crate::serve`]). A project binary serves the ledger plus each rule's `why` and the live
+//! diff of its envs. The stock binary hands `serve` to the project binary inside a project that
+//! has one (as it does `lifecycle`); outside a project, in one without a Cargo workspace, or in
+//! one of several project binaries, it serves the ledger alone (no whys, no live diffs).
 //!
 //! It binds loopback by default and says where it listens on stderr; binding another address
 //! needs `--addr` and is warned about. Exit codes: 2 for a usage or configuration error (an

@@ -109,6 +109,12 @@ impl Dashboard {
         self.project.is_some()
     }
 
+    /// Returns the envs this dashboard can diff live: those the project binary declares (as
+    /// `lifecycle diff` requires), none in the stock binary.
+    pub fn diffable_envs(&self) -> Vec<&'static str> {
+        if self.project.is_some() { crate::lexicon::declared_envs() } else { Vec::new() }
+    }
+
     /// Redacts `text` with the project's redactor (the stock binary has none: ledger text was
     /// redacted when it was recorded).
     pub fn redact(&self, text: &str) -> String {
@@ -176,11 +182,12 @@ impl Dashboard {
     ///
     /// # Errors
     ///
-    /// [`Error::NoDeclarations`] in the stock binary, [`Error::NoSuchEnv`] for an env no op of
-    /// this binary is bound to, [`Error::Diff`] when observing fails.
+    /// [`Error::NoDeclarations`] in the stock binary, [`Error::NoSuchEnv`] for an env this binary
+    /// has no declaration for (as `lifecycle diff` refuses it), [`Error::Diff`] when observing
+    /// fails.
     pub fn diff(&self, env: &str) -> Result<(diff::DiffView, Vec<diff::DiffLine>), Error> {
         let project = self.project.as_ref().ok_or(Error::NoDeclarations)?;
-        if !operator::is_name(env) || !project.catalog.ops().any(|o| o.env.as_deref() == Some(env)) {
+        if !operator::is_name(env) || !crate::lexicon::declared_envs().contains(&env) {
             return Err(Error::NoSuchEnv { env: env.to_owned() });
         }
         diff::live(project, env).map_err(Error::Diff)

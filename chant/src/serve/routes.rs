@@ -105,7 +105,7 @@ where
 }
 
 async fn estate(State(d): State<Arc<Dashboard>>, headers: HeaderMap) -> Response {
-    answer(d, headers, Dashboard::estate, |d, v| html::estate(v, d.has_project())).await
+    answer(d, headers, Dashboard::estate, |d, v| html::estate(v, &d.diffable_envs())).await
 }
 
 async fn gates(State(d): State<Arc<Dashboard>>, headers: HeaderMap) -> Response {

@@ -30,8 +30,15 @@ struct Served {
 
 impl Served {
     fn start(sandbox: &Sandbox, program: &str) -> Served {
+        Served::start_with(sandbox, program, &[])
+    }
+
+    /// [`Served::start`] with `vars` set for the server as well.
+    fn start_with(sandbox: &Sandbox, program: &str, vars: &[(&str, &str)]) -> Served {
         let args = ["serve", "--addr", "127.0.0.1:0"];
-        let mut running = Running::start(sandbox, program, &sandbox.dir, &args, &[("CHANT_NOW", SERVE_AT)]);
+        let mut all = vec![("CHANT_NOW", SERVE_AT)];
+        all.extend_from_slice(vars);
+        let mut running = Running::start(sandbox, program, &sandbox.dir, &args, &all);
         let banner = running.wait_for("the listening line", |l| l.contains("read-only dashboard on http://"));
         let rest = banner.split_once("http://").unwrap().1;
         let base = format!("http://{}", rest.split_once('/').unwrap().0);
@@ -208,6 +215,7 @@ fn every_route_answers_json_that_matches_the_cli_and_escaped_html() {
 
 #[test]
 fn the_stock_binary_serves_the_ledger_alone() {
+    // The sandbox has no Cargo workspace, so there is no project binary to hand `serve` to.
     let sandbox = estate_sandbox();
     let served = Served::start(&sandbox, STOCK);
     let estate = served.json("/");
@@ -228,6 +236,18 @@ fn the_stock_binary_serves_the_ledger_alone() {
     let out = sandbox.stock(&["serve", "--addr", &format!("127.0.0.1:{port}")], &[]);
     out.code(1);
     assert!(out.stderr.contains("cannot serve on 127.0.0.1:"), "{}", out.all());
+}
+
+#[test]
+fn the_stock_binary_hands_serve_to_the_project_binary() {
+    let sandbox = estate_sandbox();
+    let served = Served::start_with(&sandbox, STOCK, &[("CHANT_PROJECT_BIN", PROJECT)]);
+    let estate = served.json("/");
+    assert_eq!(row(&rows(&estate), "busy-converge")["health"], "never-ticked", "the project binary's carried ops");
+    let op = served.json("/ops/dash/dash-converge");
+    assert!(op["ticks"][0]["outcomes"][0]["why"].as_str().is_some_and(|w| w.starts_with("A drifted")), "{op}");
+    assert!(served.html("/").contains(r#"href="/envs/site/diff""#), "the live diff is served");
+    assert_eq!(served.json("/envs/site/diff")["env"], "site");
 }
 
 /// Where the browser's screenshots go, for people to look at.

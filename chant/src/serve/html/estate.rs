@@ -5,8 +5,8 @@ use maud::{Markup, html};
 use super::{age, badge, layout, op_url};
 use crate::serve::view::{EstateView, OpRow};
 
-/// Renders the estate; `diffs` adds each env's live-diff link (project binary only).
-pub fn estate(view: &EstateView, diffs: bool) -> Markup {
+/// Renders the estate; each env of `diffable` gets its live-diff link (project binary only).
+pub fn estate(view: &EstateView, diffable: &[&str]) -> Markup {
     let body = html! {
         h1 {
             "Estate "
@@ -29,7 +29,7 @@ pub fn estate(view: &EstateView, diffs: bool) -> Markup {
             @for env in &member.envs {
                 h3 {
                     "env " (env.env) " " (badge(env.health))
-                    @if diffs {
+                    @if diffable.contains(&env.env.as_str()) {
                         " " a href={ "/envs/" (super::encode(&env.env)) "/diff" }
                             title="Observes the env live when opened" { "live diff" }
                     }
