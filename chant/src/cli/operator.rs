@@ -138,9 +138,7 @@ fn cmd_daemon(binary: Binary, args: &OperatorArgs) -> Result<Exit, CommandError>
         metrics_handle = Some(Arc::clone(&metrics));
         hooks.0.push(metrics);
     }
-    if let Some(notify) = crate::notify::NotifyConfig::from_config(&project.config)
-        .map_err(|e| CommandError::usage(format!("chant.toml: {e}")))?
-    {
+    if let Some(notify) = crate::notify::NotifyConfig::from_config(&project.config).map_err(CommandError::usage)? {
         #[cfg(feature = "metrics")]
         let on_failure = metrics_handle
             .clone()

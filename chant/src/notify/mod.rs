@@ -44,7 +44,7 @@ use crate::project::Project;
 use crate::tick::TickRecord;
 
 pub use event::{Event, EventKind};
-pub use sink::Sink;
+pub use sink::{SendError, Sink};
 
 /// The run of unknown ticks after which `unknown` is sent, when `[notify] unknown_ticks` is not
 /// given.
@@ -61,25 +61,54 @@ pub struct NotifyConfig {
     pub unknown_ticks: u64,
 }
 
+/// A `[notify]` value `chant.toml` cannot be run with.
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    /// `timeout` does not parse.
+    #[error("{path}: [notify] timeout = {value:?} is not a duration such as \"5s\"")]
+    Timeout {
+        /// The file.
+        path: String,
+        /// The value as written.
+        value: String,
+        /// Why it does not parse.
+        #[source]
+        source: crate::duration::ParseError,
+    },
+    /// `timeout` is zero.
+    #[error("{path}: [notify] timeout must be longer than zero")]
+    ZeroTimeout {
+        /// The file.
+        path: String,
+    },
+    /// `unknown_ticks` is 0.
+    #[error("{path}: [notify] unknown_ticks must be at least 1")]
+    UnknownTicks {
+        /// The file.
+        path: String,
+    },
+}
+
 impl NotifyConfig {
     /// Reads `[notify]` of `config`; `None` when it configures no sink.
     ///
     /// # Errors
     ///
-    /// One line for a malformed `timeout` or an `unknown_ticks` of 0.
-    pub fn from_config(config: &Config) -> Result<Option<NotifyConfig>, String> {
+    /// [`ConfigError`] for a malformed or zero `timeout` or an `unknown_ticks` of 0.
+    pub fn from_config(config: &Config) -> Result<Option<NotifyConfig>, ConfigError> {
         let section = &config.notify;
+        let path = || config.root.join(crate::config::FILE_NAME).display().to_string();
         let timeout = match &section.timeout {
             None => sink::DEFAULT_TIMEOUT,
             Some(t) => match crate::duration::parse(t) {
                 Ok(d) if !d.is_zero() => d,
-                Ok(_) => return Err("[notify] timeout must be longer than zero".to_owned()),
-                Err(e) => return Err(format!("[notify] timeout: {e}")),
+                Ok(_) => return Err(ConfigError::ZeroTimeout { path: path() }),
+                Err(source) => return Err(ConfigError::Timeout { path: path(), value: t.clone(), source }),
             },
         };
         let unknown_ticks = section.unknown_ticks.unwrap_or(DEFAULT_UNKNOWN_TICKS);
         if unknown_ticks == 0 {
-            return Err("[notify] unknown_ticks must be at least 1".to_owned());
+            return Err(ConfigError::UnknownTicks { path: path() });
         }
         let sinks = Sink::configured(section, &config.root);
         Ok((!sinks.is_empty()).then_some(NotifyConfig { sinks, timeout, unknown_ticks }))
@@ -274,7 +303,7 @@ fn deliver(project: &Project, config: &NotifyConfig, job: &Job) -> Vec<(String, 
     let mut failed = Vec::new();
     for e in &events {
         for s in &config.sinks {
-            let result = s.send(e, config.timeout).map_err(|err| project.redactor.record(&err));
+            let result = s.send(e, config.timeout).map_err(|err| project.redactor.record(&crate::error::chain(&err)));
             if let Err(err) = &result {
                 failed.push((s.name(), s.kind(), err.clone()));
             }
@@ -299,4 +328,34 @@ fn deliver(project: &Project, config: &NotifyConfig, job: &Job) -> Vec<(String, 
         failed.push(("the ledger".to_owned(), "ledger", crate::operator::chain(&e)));
     }
     failed
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn load(notify: &str) -> Config {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join(crate::config::FILE_NAME);
+        std::fs::write(&path, format!("[project]\nname = \"n\"\n\n[notify]\n{notify}")).unwrap();
+        Config::load(&path).unwrap()
+    }
+
+    #[test]
+    fn notify_settings_are_read_and_bad_ones_name_the_file_and_field() {
+        let config = load("timeout = \"2s\"\nunknown_ticks = 4\n[[notify.webhook]]\nurl_var = \"HOOK\"\n");
+        let read = NotifyConfig::from_config(&config).unwrap().unwrap();
+        assert_eq!((read.timeout, read.unknown_ticks, read.sinks.len()), (Duration::from_secs(2), 4, 1));
+        assert!(NotifyConfig::from_config(&load("timeout = \"2s\"\n")).unwrap().is_none(), "no sink, no notifier");
+        for (bad, says) in [
+            ("timeout = \"5\"", "[notify] timeout = \"5\" is not a duration such as \"5s\""),
+            ("timeout = \"0s\"", "[notify] timeout must be longer than zero"),
+            ("unknown_ticks = 0", "[notify] unknown_ticks must be at least 1"),
+        ] {
+            let err =
+                NotifyConfig::from_config(&load(&format!("{bad}\n[[notify.command]]\ncmd = \"true\"\n"))).unwrap_err();
+            let text = crate::error::chain(&err);
+            assert!(text.contains("chant.toml: ") && text.contains(says), "{bad}: {text}");
+        }
+    }
 }

@@ -63,9 +63,9 @@ impl Sink {
     ///
     /// # Errors
     ///
-    /// One line saying why it was not delivered (never the URL).
-    pub fn send(&self, event: &Event, timeout: Duration) -> Result<(), String> {
-        let body = serde_json::to_string(event).map_err(|e| format!("cannot render the event: {e}"))?;
+    /// A [`SendError`] saying why it was not delivered (never the URL).
+    pub fn send(&self, event: &Event, timeout: Duration) -> Result<(), SendError> {
+        let body = serde_json::to_string(event).map_err(SendError::Render)?;
         match self {
             Sink::Webhook { url_var } => webhook(url_var, &body, timeout),
             Sink::Command { cmd, cwd, .. } => command(cmd, cwd, event, body, timeout),
@@ -73,10 +73,59 @@ impl Sink {
     }
 }
 
-fn webhook(url_var: &str, body: &str, timeout: Duration) -> Result<(), String> {
+/// Why a sink did not deliver an event. No variant carries the webhook's URL, which may hold a
+/// token: each names the variable instead.
+#[derive(Debug, thiserror::Error)]
+pub enum SendError {
+    /// The event could not be rendered as JSON.
+    #[error("cannot render the event")]
+    Render(#[source] serde_json::Error),
+    /// The webhook's variable is unset or empty.
+    #[error("${var} is not set, so there is no URL to send to")]
+    NoUrl {
+        /// The variable (`url_var`).
+        var: String,
+    },
+    /// The webhook answered with a status other than 2xx (a redirect is not followed).
+    #[error("the URL in ${var} answered {status}")]
+    Status {
+        /// The variable.
+        var: String,
+        /// The HTTP status.
+        status: u16,
+    },
+    /// The webhook did not answer within the timeout.
+    #[error("the URL in ${var} did not answer within {}", crate::duration::format(*.timeout))]
+    Timeout {
+        /// The variable.
+        var: String,
+        /// The timeout.
+        timeout: Duration,
+    },
+    /// The webhook could not be reached.
+    #[error("the URL in ${var} could not be reached: {why}")]
+    Unreachable {
+        /// The variable.
+        var: String,
+        /// The transport's error, sanitised, with the URL replaced by `$<var>`.
+        why: String,
+    },
+    /// The command could not be started.
+    #[error("cannot start the command")]
+    Start(#[source] crate::process::Error),
+    /// The command ended other than with exit 0.
+    #[error("the command ended with {how}")]
+    Failed {
+        /// How it ended (`exit 1`, `timed out after 5s`), sanitised.
+        how: String,
+    },
+}
+
+fn webhook(url_var: &str, body: &str, timeout: Duration) -> Result<(), SendError> {
+    let var = || url_var.to_owned();
     let url = match std::env::var(url_var) {
         Ok(u) if !u.trim().is_empty() => u,
-        _ => return Err(format!("${url_var} is not set, so there is no URL to send to")),
+        _ => return Err(SendError::NoUrl { var: var() }),
     };
     let agent: ureq::Agent = ureq::Agent::config_builder()
         .timeout_global(Some(timeout))
@@ -87,19 +136,17 @@ fn webhook(url_var: &str, body: &str, timeout: Duration) -> Result<(), String> {
     let answer = agent.post(url.as_str()).header("Content-Type", "application/json").send(body);
     match answer {
         Ok(resp) if resp.status().is_success() => Ok(()),
-        Ok(resp) => Err(format!("the URL in ${url_var} answered {}", resp.status().as_u16())),
-        Err(ureq::Error::Timeout(_)) => {
-            Err(format!("the URL in ${url_var} did not answer within {}", crate::duration::format(timeout)))
-        }
+        Ok(resp) => Err(SendError::Status { var: var(), status: resp.status().as_u16() }),
+        Err(ureq::Error::Timeout(_)) => Err(SendError::Timeout { var: var(), timeout }),
         Err(e) => {
             // The error may quote the URL, which may carry a token: name the variable instead.
             let text = e.to_string().replace(url.as_str(), &format!("${url_var}"));
-            Err(format!("the URL in ${url_var} could not be reached: {}", crate::redact::sanitise(&text)))
+            Err(SendError::Unreachable { var: var(), why: crate::redact::sanitise(&text) })
         }
     }
 }
 
-fn command(cmd: &str, cwd: &Path, event: &Event, body: String, timeout: Duration) -> Result<(), String> {
+fn command(cmd: &str, cwd: &Path, event: &Event, body: String, timeout: Duration) -> Result<(), SendError> {
     let mut spec = crate::process::Spec::shell(cmd);
     spec.clear_env = true;
     spec.env = ["PATH", "HOME", "LANG", "TZ"]
@@ -111,8 +158,8 @@ fn command(cmd: &str, cwd: &Path, event: &Event, body: String, timeout: Duration
     spec.stdin = Some(body.into_bytes());
     spec.timeout = timeout;
     spec.grace = Duration::from_millis(500);
-    let out = crate::process::run(&spec).map_err(|e| format!("cannot start the command: {e}"))?;
-    if out.success() { Ok(()) } else { Err(crate::redact::sanitise(&out.describe(timeout))) }
+    let out = crate::process::run(&spec).map_err(SendError::Start)?;
+    if out.success() { Ok(()) } else { Err(SendError::Failed { how: crate::redact::sanitise(&out.describe(timeout)) }) }
 }
 
 #[cfg(test)]
