@@ -4,7 +4,7 @@
 //!
 //! | metric | type | labels |
 //! |---|---|---|
-//! | `chant_ticks_total` | counter | `op, env, outcome` (`ok`, `gated`, `failed`, `fenced`) |
+//! | `chant_ticks_total` | counter | `op, env, outcome` (`ok`, `gated`, `failed`, `fenced`, `interrupted`) |
 //! | `chant_op_skips_total` | counter | `op, env, reason` (`lease-held`, `not-due`, `lease-error`) |
 //! | `chant_dispatches_total` | counter | `op, rule, action` (`ran`, `reported`, `skipped-budget`, `skipped-flap`, `gated`) |
 //! | `chant_unobserved_entities` | gauge | `op, env, reason` (the observation contract's reason codes, `resource-unknown`) |

@@ -173,7 +173,7 @@ fn every_route_answers_json_that_matches_the_cli_and_escaped_html() {
         gated["why"],
         "A drifted service ships only after a human approves: <script>document.title='pwned'</script>"
     );
-    assert_eq!(gated["source"]["file"], "src/dashboard.rs");
+    assert_eq!(gated["source"]["file"], "e2e/src/dashboard.rs", "relative to the repository root");
     assert_eq!(gated["run"]["status"], "gated", "the run the outcome dispatched");
     assert_eq!(served.json("/ops/dash/dash-converge?limit=1")["ticks"].as_array().unwrap().len(), 1);
     let page = served.html("/ops/dash/dash-converge");
