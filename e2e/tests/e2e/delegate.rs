@@ -226,4 +226,40 @@ fn in_a_clone_chant_builds_the_project_binaries_once_and_drives_them() {
     let leases = sandbox.git(&clone, &["for-each-ref", "--format=%(refname)", "refs/chant/lease/"]);
     assert_eq!(leases.trim(), "", "leases left after SIGTERM:\n{}", seen.join("\n"));
     assert!(sandbox.tip_of(&clone).is_some(), "ticks are on the clone's {BRANCH}");
+
+    // `serve` with two project binaries: no one of them carries both members' ops, so the stock
+    // binary serves the whole ledger itself, says so, and offers no live diff.
+    let mut cmd = cargo_command(&sandbox, STOCK, &clone, &["serve", "--addr", "127.0.0.1:0"], Some(&target));
+    cmd.stdout(Stdio::null()).stderr(Stdio::piped());
+    let mut child = cmd.spawn().unwrap();
+    let (tx, rx) = mpsc::channel::<String>();
+    let stderr = child.stderr.take().unwrap();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+            let _ = tx.send(line);
+        }
+    });
+    let mut seen = Vec::new();
+    let banner = loop {
+        match rx.recv_timeout(Duration::from_secs(120)) {
+            Ok(line) if line.contains("read-only dashboard on http://") => break line,
+            Ok(line) => seen.push(line),
+            Err(_) => panic!("no listening line within 120 s:\n{}", seen.join("\n")),
+        }
+    };
+    let base = format!("http://{}", banner.split_once("http://").unwrap().1.split_once('/').unwrap().0);
+    let get = |accept: &str| {
+        let mut resp = ureq::get(&format!("{base}/")).header("Accept", accept).call().unwrap();
+        resp.body_mut().read_to_string().unwrap()
+    };
+    let (estate, page) = (get("application/json"), get("text/html"));
+    let _ = child.kill();
+    let _ = child.wait();
+    assert!(
+        seen.iter().any(|l| l.starts_with("note: 2 project binaries (") && l.contains("serving the ledger alone")),
+        "{}",
+        seen.join("\n")
+    );
+    assert!(estate.contains(r#""op":"staging-converge""#), "both members' ticks are shown: {estate}");
+    assert!(!page.contains("/diff\""), "no live diff without one binary carrying the declarations");
 }
