@@ -98,7 +98,7 @@ impl Command {
     /// to the project binary inside a project: `run`, `tick`, `replay`, `explain`, `lifecycle`,
     /// `workspace`, `ops` (the list, not `ops check`), `operator` (the daemon, not `status` or
     /// `log`) and `serve` (its rule whys and live diffs need the ops and declarations; with
-    /// several project binaries the stock binary serves the ledger alone, see [`hand_over`]).
+    /// several project binaries the stock binary serves the ledger alone).
     pub fn needs_ops(&self) -> bool {
         match self {
             Command::Run(_)
