@@ -379,6 +379,10 @@ fn handle(shared: &Shared, conn: UnixStream) {
 }
 
 fn answer(shared: &Shared, req: Request) -> Response {
+    // Checked here, where every client's request arrives: a name is a path under `logs/`.
+    if let Some(e) = req.names().into_iter().find_map(|n| super::check_name(n).err()) {
+        return Response { error: Some(chain(&e)), ..Response::default() };
+    }
     // Where the log stands before anything starts: a caller streaming it sees the first line.
     let target = match &req {
         Request::Create { name, .. } | Request::Start { name } | Request::Restart { name } => Some(name.clone()),

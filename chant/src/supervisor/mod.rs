@@ -41,6 +41,22 @@ pub const STATE_DIR_VAR: &str = "SPRITE_ENV_STATE_DIR";
 /// The variable setting the grace period between SIGTERM and SIGKILL when stopping a service.
 pub const STOP_GRACE_VAR: &str = "SPRITE_ENV_STOP_GRACE";
 
+/// A service name outside `[a-z][a-z0-9-]*`. Returned by [`check_name`].
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("service name {0:?} must match [a-z][a-z0-9-]* (lowercase letters, digits and `-`, starting with a letter)")]
+pub struct InvalidName(pub String);
+
+/// Checks a service name against the rule op names follow, `[a-z][a-z0-9-]*`: a service's name
+/// is one file name under `logs/` and one column of `services list --table`, so a `/`, a `..`,
+/// a tab or a newline can never be part of one.
+///
+/// # Errors
+///
+/// [`InvalidName`], quoting the name escaped.
+pub fn check_name(name: &str) -> Result<(), InvalidName> {
+    if crate::model::Name::is_valid(name) { Ok(()) } else { Err(InvalidName(name.to_owned())) }
+}
+
 /// The status of a service.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -159,6 +175,20 @@ pub enum Request {
         /// Stop every service first.
         stop_services: bool,
     },
+}
+
+impl Request {
+    /// Returns every service name the request carries (the service acted on, and what a created
+    /// one needs).
+    pub fn names(&self) -> Vec<&str> {
+        match self {
+            Request::Create { name, needs, .. } => std::iter::once(name).chain(needs).map(String::as_str).collect(),
+            Request::Delete { name } | Request::Start { name } | Request::Stop { name } | Request::Restart { name } => {
+                vec![name.as_str()]
+            }
+            Request::List | Request::Watch | Request::Shutdown { .. } => Vec::new(),
+        }
+    }
 }
 
 /// A state change, published to every watcher as one JSON line.

@@ -381,3 +381,48 @@ fn concurrent_first_commands_start_one_daemon() {
     }
     eventually(Duration::from_secs(10), "the losing daemons to exit", || daemons_of(b.state()) == 1);
 }
+
+#[test]
+fn a_service_name_outside_the_op_name_rule_is_refused_before_anything_is_written() {
+    use chant::supervisor::{Client, Request};
+
+    let b = Sv::new();
+    let base = b.state().file_name().unwrap().to_string_lossy().into_owned();
+    // `logs/<name>.log` with this name would be `/tmp/<base>-escape.log`, outside the state dir.
+    let escape = format!("../../{base}-escape");
+    let outside = b.state().parent().unwrap().join(format!("{base}-escape.log"));
+    let out = b.run(&["services", "create", &escape, "--cmd", "sleep", "--args", "60", "--no-stream"]);
+    let escaped = outside.exists();
+    let _ = std::fs::remove_file(&outside);
+    assert!(!escaped, "the log was written outside the state directory");
+    assert_eq!(out.status.code(), Some(2), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("must match [a-z][a-z0-9-]*"));
+    let out = b.run(&["services", "create", "ok", "--cmd", "sleep", "--needs", "a\tb", "--no-stream"]);
+    assert_eq!(out.status.code(), Some(2));
+
+    // The daemon refuses them too, from any client that speaks its protocol: a tab or a newline
+    // would forge rows of `services list --table`.
+    b.ok(&["services", "list"]);
+    let client = Client::new(b.state(), BIN);
+    let create = |name: &str, needs: &[&str]| Request::Create {
+        name: name.to_owned(),
+        cmd: "sleep".into(),
+        args: vec!["60".into()],
+        needs: needs.iter().map(|n| (*n).to_owned()).collect(),
+        http_port: None,
+        dir: None,
+    };
+    for name in [escape.as_str(), "evil\trunning\t-\t-\tsleep", "a\nforged\trunning", "App", "", "-x"] {
+        let refused = client.send(&create(name, &[])).unwrap_err().to_string();
+        assert!(refused.contains("must match [a-z][a-z0-9-]*"), "{name:?}: {refused}");
+    }
+    b.ok(&["services", "create", "base", "--cmd", "sleep", "--args", "60", "--no-stream"]);
+    let refused = client.send(&create("fine", &["../base"])).unwrap_err().to_string();
+    assert!(refused.contains(r#""../base" must match"#), "{refused}");
+    let refused = client.send(&Request::Restart { name: escape.clone() }).unwrap_err().to_string();
+    assert!(refused.contains("must match"), "{refused}");
+    let escaped = outside.exists();
+    let _ = std::fs::remove_file(&outside);
+    assert!(!escaped, "the log was written outside the state directory");
+    assert_eq!(b.ok(&["services", "list", "--table"]).lines().count(), 1, "only `base` is listed");
+}
