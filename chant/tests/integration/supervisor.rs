@@ -15,16 +15,25 @@ pub(crate) const BIN: &str = env!("CARGO_BIN_EXE_sprite-env");
 
 /// A state directory with its daemon; dropping it kills the daemon and every service group.
 pub(crate) struct Sv {
-    pub(crate) dir: tempfile::TempDir,
+    /// Held for its removal on drop.
+    _dir: tempfile::TempDir,
+    state: PathBuf,
 }
 
 impl Sv {
     pub(crate) fn new() -> Self {
-        Sv { dir: tempfile::Builder::new().prefix("sv").tempdir_in("/tmp").unwrap() }
+        let dir = tempfile::Builder::new().prefix("sv").tempdir_in("/tmp").unwrap();
+        Sv { state: dir.path().to_path_buf(), _dir: dir }
+    }
+
+    /// A state directory `rel` below a temporary one, which does not exist yet.
+    pub(crate) fn nested(rel: &str) -> Self {
+        let dir = tempfile::Builder::new().prefix("sv").tempdir_in("/tmp").unwrap();
+        Sv { state: dir.path().join(rel), _dir: dir }
     }
 
     pub(crate) fn state(&self) -> &Path {
-        self.dir.path()
+        &self.state
     }
 
     pub(crate) fn run(&self, args: &[&str]) -> Output {
@@ -425,4 +434,62 @@ fn a_service_name_outside_the_op_name_rule_is_refused_before_anything_is_written
     let _ = std::fs::remove_file(&outside);
     assert!(!escaped, "the log was written outside the state directory");
     assert_eq!(b.ok(&["services", "list", "--table"]).lines().count(), 1, "only `base` is listed");
+}
+
+#[test]
+fn the_state_is_private_to_its_user_whatever_the_umask() {
+    use std::os::unix::fs::PermissionsExt;
+
+    // A state directory the first command creates, under a umask that would leave everything
+    // group-writable; the daemon it starts inherits that umask.
+    let b = Sv::nested("nested/state");
+    let out = Command::new("/bin/sh")
+        .args(["-c", &format!("umask 002; exec '{BIN}' services create app --cmd sleep --args 600 --no-stream")])
+        .env("SPRITE_ENV_STATE_DIR", b.state())
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let mode = |rel: &str| std::fs::metadata(b.state().join(rel)).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode(""), 0o700, "the state directory");
+    assert_eq!(mode("logs"), 0o700, "logs/");
+    assert_eq!(mode("sprite-env.sock"), 0o600, "the socket");
+    for file in ["services.json", "daemon.pid", "daemon.log", "logs/app.log"] {
+        assert_eq!(mode(file), 0o600, "{file}");
+    }
+}
+
+#[test]
+fn a_caller_running_as_another_user_is_refused() {
+    use std::os::unix::fs::PermissionsExt;
+    use std::os::unix::process::CommandExt;
+
+    if !nix::unistd::geteuid().is_root() {
+        eprintln!("skipped: only root can connect as another user");
+        return;
+    }
+    let b = Sv::new();
+    b.ok(&["services", "create", "app", "--cmd", "sleep", "--args", "600", "--no-stream"]);
+    // Open the way to the socket as an older version left it under a loose umask: only the peer
+    // check stands between another user and running commands as this one.
+    for (path, mode) in [(b.state().to_path_buf(), 0o777), (b.state().join("sprite-env.sock"), 0o777)] {
+        std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode)).unwrap();
+    }
+    let nobody = 65534;
+    for args in [&["services", "list"][..], &["services", "create", "evil", "--cmd", "sleep", "--no-stream"]] {
+        let out = Command::new(BIN)
+            .args(args)
+            .env("SPRITE_ENV_STATE_DIR", b.state())
+            .current_dir("/")
+            .uid(nobody)
+            .gid(nobody)
+            .stdin(Stdio::null())
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{args:?} was answered: {}", String::from_utf8_lossy(&out.stdout));
+        assert!(err.contains(&format!("refused: the caller runs as uid {nobody}, the supervisor as uid 0")), "{err}");
+    }
+    assert!(b.list().iter().all(|s| s["name"] != "evil"));
+    assert_eq!(b.status("app"), "running");
 }
