@@ -15,6 +15,7 @@ use nix::errno::Errno;
 use nix::sys::wait::{WaitStatus, waitpid};
 use nix::unistd::Pid;
 
+use super::watchers::Watchers;
 use super::{Event, Request, Response, Service, State, Status};
 use super::{access, proc};
 use crate::error::chain;
@@ -130,8 +131,8 @@ struct Table {
 
 struct Shared {
     dir: PathBuf,
-    /// Connections that asked to watch; a broken one is dropped at the next event.
-    watchers: Mutex<Vec<UnixStream>>,
+    /// Connections that asked to watch, each fed from a bounded queue.
+    watchers: Watchers,
     grace: Duration,
     table: Mutex<Table>,
     children: Condvar,
@@ -169,7 +170,7 @@ fn serve(dir: &Path) -> Result<(), Error> {
         .unwrap_or(Duration::from_secs(5));
     let shared = Arc::new(Shared {
         dir: dir.to_path_buf(),
-        watchers: Mutex::new(Vec::new()),
+        watchers: Watchers::default(),
         grace,
         table: Mutex::new(Table { services: load(dir), adopted: BTreeSet::new(), live_children: 0 }),
         children: Condvar::new(),
@@ -242,7 +243,8 @@ fn persist(dir: &Path, services: &[Service]) {
     }
 }
 
-/// Publishes a state change to every watcher.
+/// Publishes a state change to every watcher: queued, never written here (this runs under the
+/// table's lock), so a watcher that stops reading holds up nothing.
 fn publish(shared: &Shared, event: &str, s: &Service) {
     let e = Event {
         event: event.to_owned(),
@@ -251,8 +253,7 @@ fn publish(shared: &Shared, event: &str, s: &Service) {
         exit_status: s.state.exit_status.clone().filter(|_| event == "exited"),
     };
     let Ok(line) = serde_json::to_string(&e) else { return };
-    let mut ws = shared.watchers.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-    ws.retain_mut(|w| writeln!(w, "{line}").and_then(|()| w.flush()).is_ok());
+    shared.watchers.publish(&line);
 }
 
 fn lock(shared: &Shared) -> MutexGuard<'_, Table> {
@@ -365,9 +366,9 @@ fn handle(shared: &Shared, conn: UnixStream) {
         Err(e) => (Response { error: Some(format!("bad request: {e}")), ..Response::default() }, false),
         Ok(Request::Watch) => {
             let mut conn = conn;
-            let ok = writeln!(conn, "{{}}").and_then(|()| conn.flush()).is_ok();
-            if ok {
-                shared.watchers.lock().unwrap_or_else(std::sync::PoisonError::into_inner).push(conn);
+            let _ = conn.set_write_timeout(Some(super::watchers::WRITE_TIMEOUT));
+            if writeln!(conn, "{{}}").and_then(|()| conn.flush()).is_ok() {
+                shared.watchers.serve(conn);
             }
             return;
         }

@@ -21,19 +21,22 @@
 //!   existing table re-adopts each running service whose pid is alive with the recorded start time
 //!   (field 22 of `/proc/<pid>/stat`); one that is gone, or whose pid was reused, is `failed`.
 //!   An adopted service is not the daemon's child: its end is noticed by polling `/proc`.
-//! - Only the supervisor's user reaches it ([`access`]): the state directory and `logs/` are
+//! - Only the supervisor's user reaches it (`access.rs`): the state directory and `logs/` are
 //!   `0700`, the socket and every file `0600` whatever the umask, and a connection whose peer
 //!   runs as another uid (`SO_PEERCRED`) is refused.
 //! - Every state change (a child exited, a service created, started, stopped or deleted) is
 //!   published as one JSON [`Event`] line to each connection that asked to `watch`
 //!   (`sprite-env services watch`, [`Client::watch`]): a change source that wakes a converge
-//!   round without waiting for its timer.
+//!   round without waiting for its timer. Events are queued per watcher and written by that
+//!   watcher's own thread, never under the table's lock; one that falls behind or stalls is
+//!   dropped (its stream ends) and reconnects (`watchers.rs`).
 
 mod access;
 mod cli;
 mod client;
 mod daemon;
 mod proc;
+mod watchers;
 
 pub use cli::main;
 pub use client::{Client, Error as ClientError, state_dir};

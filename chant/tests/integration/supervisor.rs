@@ -493,3 +493,42 @@ fn a_caller_running_as_another_user_is_refused() {
     assert!(b.list().iter().all(|s| s["name"] != "evil"));
     assert_eq!(b.status("app"), "running");
 }
+
+#[test]
+fn a_watcher_that_stops_reading_never_freezes_the_supervisor() {
+    use std::io::BufRead;
+
+    use chant::supervisor::{Client, Request};
+
+    let b = Sv::new();
+    b.ok(&["services", "create", "blip", "--cmd", "true", "--no-stream"]);
+    let client = Client::new(b.state(), BIN);
+    // A watcher that never reads again, like a `box operator` under Ctrl-Z.
+    let stalled = client.watch().unwrap();
+    // Each restart of a service that exits at once publishes `started` and `exited`: far more
+    // events than the socket buffer holds. The old daemon blocked writing to the stalled watcher
+    // while holding the service table, and every later command hung.
+    let (done, finished) = std::sync::mpsc::channel();
+    let flood = client.clone();
+    std::thread::spawn(move || {
+        for _ in 0..1500 {
+            flood.send(&Request::Restart { name: "blip".into() }).unwrap();
+        }
+        done.send(()).unwrap();
+    });
+    finished.recv_timeout(Duration::from_secs(120)).expect("the supervisor froze behind a stalled watcher");
+    assert_eq!(b.status("blip"), "failed", "a dead service is still reaped and listed");
+
+    // The stalled watcher was dropped: it reads what it was sent, then the end of its stream.
+    let stream = stalled.get_ref();
+    stream.set_read_timeout(Some(Duration::from_secs(60))).unwrap();
+    let lines: Vec<String> = stalled.lines().collect::<Result<_, _>>().expect("the stalled watcher was never dropped");
+    assert!(lines.len() < 3000, "it was sent every event: {}", lines.len());
+
+    // A watcher that reconnects gets the next events.
+    let mut fresh = client.watch().unwrap();
+    client.send(&Request::Restart { name: "blip".into() }).unwrap();
+    let mut event = String::new();
+    fresh.read_line(&mut event).unwrap();
+    assert!(event.contains("\"service\":\"blip\""), "{event}");
+}
