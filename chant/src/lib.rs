@@ -6,6 +6,7 @@
 
 extern crate self as chant;
 
+pub mod approval;
 pub mod backoff;
 pub mod behaviour;
 pub mod canonical;
@@ -36,6 +37,7 @@ pub mod schedule;
 pub mod step;
 #[cfg(feature = "box")]
 pub mod supervisor;
+pub mod terminal;
 pub mod tick;
 
 #[doc(hidden)]

@@ -22,9 +22,10 @@ use std::path::{Path, PathBuf};
 /// own layer or above.
 const LAYERS: &[&[&str]] = &[
     // Pure data and pure functions: no I/O, no chant module below them.
-    &["model", "error", "duration", "clock", "step", "redact", "canonical", "handoff"],
-    // Ids, the registry of compiled ops, schedules.
-    &["id", "registry", "schedule"],
+    // `terminal` makes text safe to print; the renderers above it use it.
+    &["model", "error", "duration", "clock", "step", "redact", "canonical", "handoff", "terminal"],
+    // Ids, the registry of compiled ops, schedules, and what an approval records.
+    &["id", "registry", "schedule", "approval"],
     &["catalog", "backoff"],
     // The one subprocess layer.
     &["process"],

@@ -15,6 +15,7 @@ mod fence;
 mod gates;
 mod golden;
 mod honesty;
+mod hostile;
 mod ledger;
 mod operator;
 mod operator_exits;
