@@ -144,8 +144,11 @@ pub struct LeaseStatus {
     pub acquired_at: String,
     /// When it lapses.
     pub expires_at: String,
-    /// Whether it is still live now.
+    /// Whether it is still live now (not expired, and not stale).
     pub live: bool,
+    /// Whether its expiry lies further ahead than the maximum TTL (24h): a clock far ahead or a
+    /// blob written by hand, which the next acquire takes over.
+    pub stale: bool,
     /// Where it was read: `local` (the lease ref) or `remote` (the last fetched remote copy).
     pub source: String,
 }
@@ -296,6 +299,7 @@ pub fn status(ledger: &Ledger, leases: &LeaseStore, ops: &[OpRef], now: Timestam
                 acquired_at: rec.acquired_at.clone(),
                 expires_at: rec.expires_at.clone(),
                 live: rec.is_live(now),
+                stale: rec.is_stale(now),
                 source: source.to_owned(),
             }),
             Err(_) => None,
@@ -363,6 +367,14 @@ pub fn render(view: &StatusView) -> String {
             }
         }
         match &row.lease {
+            Some(l) if l.stale => {
+                let _ = writeln!(
+                    s,
+                    "  lease     : stale (held by {} until {}, further ahead than the 24h maximum TTL; the next acquire takes it over)",
+                    p(&l.holder),
+                    p(&l.expires_at)
+                );
+            }
             Some(l) if l.live => {
                 let _ = writeln!(s, "  lease     : held by {} (expires {})", p(&l.holder), p(&l.expires_at));
             }

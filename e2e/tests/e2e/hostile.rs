@@ -102,3 +102,56 @@ fn ledger_text_is_shown_escaped_by_every_human_view() {
         assert!(again.stderr.contains(r"already approved by mallory\u{1b}]0;pwned"), "{}", again.all());
     }
 }
+
+/// Points `op`'s lease ref at a blob claiming the lease until `expires_at`, through `git`.
+fn plant_lease(sandbox: &Sandbox, op: &str, expires_at: &str) {
+    let record = format!(
+        r#"{{"op":"{op}","holder":"thief:1:00000000","token":"stolen","acquiredAt":"2020-01-01T00:00:00.000Z","expiresAt":"{expires_at}"}}"#
+    );
+    let blob_file = sandbox.root().join("lease.json");
+    std::fs::write(&blob_file, record).unwrap();
+    let blob = sandbox.git(&sandbox.dir, &["hash-object", "-w", blob_file.to_str().unwrap()]);
+    sandbox.git(&sandbox.dir, &["update-ref", &format!("refs/chant/lease/{op}"), blob.trim()]);
+}
+
+#[test]
+fn a_lease_dated_beyond_the_maximum_ttl_is_shown_stale_and_taken_over_with_a_warning() {
+    let sandbox = Sandbox::new(&config_with_roots(&["site"]));
+    sandbox.tick("site-converge", &[]);
+    // One blob dated in the year 2999 used to lock the op out for ever.
+    plant_lease(&sandbox, "site-converge", "2999-01-01T00:00:00.000Z");
+    let status = sandbox.stock(&["operator", "status"], &[]);
+    status.code(0);
+    let stale = "lease     : stale (held by thief:1:00000000 until 2999-01-01T00:00:00.000Z, further ahead than the \
+                 24h maximum TTL; the next acquire takes it over)";
+    assert!(status.stdout.contains(stale), "{}", status.all());
+    let json = sandbox.stock(&["operator", "status", "--json"], &[]).code(0).json();
+    let lease = &json["ops"][0]["lease"];
+    assert_eq!((&lease["live"], &lease["stale"]), (&json!(false), &json!(true)), "{json}");
+
+    let out = sandbox.project(&["tick", "site-converge", "--json"], &[]);
+    out.code(0);
+    assert!(
+        out.stderr.contains(
+            "warning: took over the lease of site-converge from thief:1:00000000: it claimed to run until \
+             2999-01-01T00:00:00.000Z, further ahead than the maximum lease TTL of 24h"
+        ),
+        "{}",
+        out.all()
+    );
+    let tick = out.json();
+    assert!(tick["lease"]["token"].is_string() && tick["lease"]["token"] != "stolen", "{tick}");
+    assert_eq!(sandbox.git(&sandbox.dir, &["for-each-ref", "refs/chant/lease/"]), "", "released after the tick");
+}
+
+#[test]
+fn a_lease_ttl_past_24h_is_a_usage_error() {
+    let sandbox = Sandbox::new(&config_with_roots(&["site"]));
+    for ttl in ["25h", "1d1s", "18446744073709551615ms", "18446744073709551616ms"] {
+        let out = sandbox.project(&["operator", "--once", "--lease-ttl", ttl], &[]);
+        out.code(2);
+        assert!(out.stderr.contains("--lease-ttl"), "{ttl}: {}", out.all());
+    }
+    assert_eq!(sandbox.tip(), None, "nothing ticked");
+    sandbox.project(&["operator", "--once", "--lease-ttl", "24h", "--env", "site"], &[]).code(0);
+}
