@@ -4,7 +4,8 @@
 //!
 //! The three steps:
 //! - [`observe`] (`sprite_services_observe`): one verdict per declared service. An unreadable
-//!   supervisor makes every service `unknown` (never `drifted`: a hole in the reading is not a
+//!   supervisor, or output that is not a listing of the known shape ([`listing`]: read whole or
+//!   not at all), makes every service `unknown` (never `drifted`: a hole in the reading is not a
 //!   reason to act); an optional service is skipped until the supervisor lists it.
 //! - [`restart`] (`sprite_service_restart`): restarts the service named by the step or by
 //!   `CHANT_CONVERGE_RESOURCE`, then waits for its health URL.
