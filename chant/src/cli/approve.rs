@@ -1,5 +1,7 @@
 //! `approve <op> <gate>`: record a resolution (or, with `--expire`, clear the standing pending
-//! fact) on the ledger. Works in the stock binary too: it needs only the ledger.
+//! fact) on the ledger. Works in the stock binary too: it needs only the ledger. With a remote
+//! configured it syncs first, so it decides on the request standing on the remote; the
+//! resolution copies that request's `runId` and answers nothing else.
 
 use clap::Args;
 
@@ -49,6 +51,7 @@ pub fn cmd_approve(binary: Binary, args: &ApproveArgs) -> Result<Exit, CommandEr
     };
     let actor = actor.map_err(CommandError::usage)?;
     let ledger = super::open_ledger()?;
+    sync_first(&ledger);
     let known = crate::registry::find(&args.op);
     if known.is_none() {
         let whose = if binary == Binary::Stock {
@@ -119,6 +122,25 @@ pub fn cmd_approve(binary: Binary, args: &ApproveArgs) -> Result<Exit, CommandEr
         ))?;
     }
     Ok(Exit::Done)
+}
+
+/// Brings the local ledger up to the remote's before deciding, when a remote is configured, so
+/// the resolution answers the request standing there; when the remote cannot be read it says so
+/// and decides on the local copy (the resolution still answers only the run it names).
+fn sync_first(ledger: &Ledger) {
+    let Some(remote) = ledger.config().remote.as_deref() else { return };
+    let why = match ledger.sync() {
+        Ok(report) => match report.push {
+            crate::ledger::PushStatus::NotPushed { reason, .. } => reason,
+            _ => return,
+        },
+        Err(e) => crate::error::chain(&e),
+    };
+    eprintln!(
+        "warning: the ledger could not be synchronised with {} before deciding ({}); deciding on the local copy",
+        p(remote),
+        p(&why)
+    );
 }
 
 fn member_of(json: &str) -> Option<Option<String>> {

@@ -12,6 +12,7 @@ mod bad_input;
 mod delegate;
 mod explain;
 mod fence;
+mod gate_remote;
 mod gates;
 mod golden;
 mod honesty;
