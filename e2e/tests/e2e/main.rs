@@ -26,3 +26,4 @@ mod plan;
 mod readme;
 mod replay;
 mod undeclared;
+mod unrecordable;
