@@ -42,6 +42,8 @@ pub mod tick;
 
 #[doc(hidden)]
 pub mod __private;
+#[doc(hidden)]
+pub mod fuzz;
 
 pub use chant_macros::{converge_op, main, op, when};
 

@@ -162,7 +162,7 @@ impl LeaseRecord {
         serde_json::to_vec(self).map_err(Error::Encode)
     }
 
-    fn parse(bytes: &[u8]) -> Option<LeaseRecord> {
+    pub(crate) fn parse(bytes: &[u8]) -> Option<LeaseRecord> {
         serde_json::from_slice(bytes).ok()
     }
 }

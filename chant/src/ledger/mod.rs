@@ -31,6 +31,7 @@
 //! ```
 
 mod append;
+pub(crate) mod fuzz;
 mod kept;
 mod key;
 mod keys;

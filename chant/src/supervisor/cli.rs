@@ -164,6 +164,14 @@ fn usage() -> i32 {
     2
 }
 
+/// Parses `words` as the command line of `services create` does (the fuzz target's entry).
+pub(crate) fn fuzz_args(words: &[&str]) {
+    if let [name, rest @ ..] = words {
+        let _ = super::check_name(name);
+        let _ = parse_create(name, rest);
+    }
+}
+
 fn parse_create(name: &str, rest: &[&str]) -> Result<(Request, Option<Duration>), UsageError> {
     let (mut cmd, mut args, mut needs, mut port, mut duration, mut no_stream) =
         (None, Vec::new(), Vec::new(), None, None, false);

@@ -38,6 +38,7 @@ mod daemon;
 mod proc;
 mod watchers;
 
+pub(crate) use cli::fuzz_args;
 pub use cli::main;
 pub use client::{Client, Error as ClientError, state_dir};
 
