@@ -11,6 +11,7 @@ mod support;
 mod bad_input;
 mod delegate;
 mod explain;
+mod faults;
 mod fence;
 mod gate_remote;
 mod gates;
