@@ -39,7 +39,11 @@ fn lcg(seed: u64) -> u64 {
 
 /// The instant of trial `n`: ten minutes apart, so each trial's lease has lapsed.
 fn at(n: usize) -> String {
-    let minutes = 10 * n;
+    at_minute(10 * n)
+}
+
+/// The instant `minutes` after 2026-03-01T00:00:00Z.
+fn at_minute(minutes: usize) -> String {
     format!("2026-03-{:02}T{:02}:{:02}:00.000Z", 1 + minutes / (24 * 60), (minutes / 60) % 24, minutes % 60)
 }
 
@@ -143,11 +147,15 @@ fn campaign(trials: usize) -> Figures {
                 .unwrap()
                 .set_modified(SystemTime::now() - Duration::from_secs(60))
                 .unwrap();
-            // A lease's lock is met by the next run of its op; any other by the next append.
+            // A lease's lock is met by the next run of its op once the killed holder's lease has
+            // lapsed (a live lease is refused without a write); any other by the next append.
+            let later = at_minute(10 * n + 6);
+            let later = [("CHANT_NOW", later.as_str())];
             let op = lock.strip_prefix(git_dir.join("refs/chant/lease")).ok().map(|p| p.display().to_string());
             let next = match op.as_deref().and_then(|p| p.strip_suffix(".lock")) {
-                Some(op) if op != "site-converge" => sandbox.project(&["run", op], &vars),
-                _ => sandbox.project(&["tick", "site-converge"], &vars),
+                Some("site-converge") => sandbox.project(&["tick", "site-converge"], &later),
+                Some(op) => sandbox.project(&["run", op], &later),
+                None => sandbox.project(&["run", "site-ping"], &later),
             };
             assert!(
                 next.all().contains(&format!("rm {}", lock.display())),
