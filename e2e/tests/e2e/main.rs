@@ -26,5 +26,6 @@ mod operator_views;
 mod plan;
 mod readme;
 mod replay;
+mod secrets;
 mod undeclared;
 mod unrecordable;
