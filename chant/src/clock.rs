@@ -37,9 +37,18 @@ impl Clock {
     ///
     /// Returns [`BadNow`] when `CHANT_NOW` is set but does not parse.
     pub fn from_env() -> Result<Clock, BadNow> {
-        match std::env::var(NOW_VAR) {
-            Ok(v) if !v.trim().is_empty() => {
-                v.trim().parse::<Timestamp>().map(Clock::Fixed).map_err(|_| BadNow { value: v })
+        Clock::from_value(std::env::var(NOW_VAR).ok().as_deref())
+    }
+
+    /// Returns the clock a value of `CHANT_NOW` asks for (`None` or blank: the system clock).
+    ///
+    /// # Errors
+    ///
+    /// Returns [`BadNow`] when the value does not parse.
+    pub fn from_value(value: Option<&str>) -> Result<Clock, BadNow> {
+        match value {
+            Some(v) if !v.trim().is_empty() => {
+                v.trim().parse::<Timestamp>().map(Clock::Fixed).map_err(|_| BadNow { value: v.to_owned() })
             }
             _ => Ok(Clock::System),
         }

@@ -163,7 +163,7 @@ struct Raw {
 
 /// Which `[env.<name>]` keys a load accepts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Keys {
+pub(crate) enum Keys {
     /// Only `redact` and the keys of the lexicons registered in this binary.
     Registered,
     /// Any key (for commands that read only `[project]` and `[ledger]`).
@@ -224,8 +224,15 @@ impl Config {
     fn load_checked(path: &Path, keys: Keys) -> Result<Config, Error> {
         let shown = path.display().to_string();
         let text = std::fs::read_to_string(path).map_err(|source| Error::Read { path: shown.clone(), source })?;
-        let raw: Raw = toml::from_str(&text)
-            .map_err(|e| Error::Invalid { path: shown.clone(), message: describe_toml_error(&text, &e) })?;
+        Config::parse(path, &text, keys)
+    }
+
+    /// Parses `text`, the content of `chant.toml` at `path`, checking binding keys as `keys` says
+    /// (the fuzz target passes [`Keys::Any`]).
+    pub(crate) fn parse(path: &Path, text: &str, keys: Keys) -> Result<Config, Error> {
+        let shown = path.display().to_string();
+        let raw: Raw = toml::from_str(text)
+            .map_err(|e| Error::Invalid { path: shown.clone(), message: describe_toml_error(text, &e) })?;
         let registered = match (keys, crate::lexicon::registry::binding_keys()) {
             (_, Ok(registered)) => registered,
             (Keys::Registered, Err(e)) => return Err(Error::Registry(e)),
@@ -239,7 +246,7 @@ impl Config {
             }
             let invalid = |value: &Spanned<toml::Value>, what: String| Error::Invalid {
                 path: shown.clone(),
-                message: format!("line {}: [env.{name}] {what}", line_of(&text, value.span().start)),
+                message: format!("line {}: [env.{name}] {what}", line_of(text, value.span().start)),
             };
             let mut binding = EnvBinding::default();
             for (key, value) in table {

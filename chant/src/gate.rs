@@ -6,9 +6,11 @@
 //! informational. [`decide`] is the pure rule over that sequence:
 //!
 //! - a *resolution* answers the newest *pending* fact of its (op, gate, resource) when it comes
-//!   after it;
+//!   after it and carries that fact's `runId` (the original's resolutions, which carry none,
+//!   answer the pending fact they follow): an approval decided on a stale copy of the ledger,
+//!   re-appended after a newer request, answers nothing;
 //! - an *expired* fact (`chant approve --expire`) clears the standing pending fact without
-//!   approving;
+//!   approving (when it copied that fact's `runId`, as a resolution must);
 //! - a *passed* fact, written by the run that walks through, spends the resolution: the next run
 //!   that reaches the gate asks again (an approval admits one run, not every later one);
 //! - a pending fact past its `expiresAt` no longer stands; running again before then reuses it
@@ -91,6 +93,12 @@ impl GateFact {
     fn is_for(&self, op: &str, gate: &str, resource: Option<&str>) -> bool {
         self.op == op && self.gate == gate && self.resource.as_deref() == resource
     }
+
+    /// Whether this resolution (or expiry) answers `pending`: it copied that fact's `runId`, or it is one of
+    /// the original's, which carry none.
+    fn answers(&self, pending: &GateFact) -> bool {
+        self.run_id.is_empty() || self.run_id == pending.run_id
+    }
 }
 
 /// What a run reaching a gate does.
@@ -119,10 +127,15 @@ pub fn decide(facts: &[GateFact], op: &str, gate: &str, resource: Option<&str>, 
     let Some(pi) = mine.iter().rposition(|f| f.kind == FactKind::Pending) else { return Decision::Ask };
     let pending = mine[pi];
     let after = &mine[pi + 1..];
-    if after.iter().any(|f| matches!(f.kind, FactKind::Expired | FactKind::Passed)) {
+    let cleared = after.iter().any(|f| match f.kind {
+        FactKind::Expired => f.answers(pending),
+        FactKind::Passed => true,
+        FactKind::Pending | FactKind::Resolution => false,
+    });
+    if cleared {
         return Decision::Ask;
     }
-    if let Some(resolution) = after.iter().find(|f| f.kind == FactKind::Resolution) {
+    if let Some(resolution) = after.iter().find(|f| f.kind == FactKind::Resolution && f.answers(pending)) {
         return Decision::Approved { pending: Box::new(pending.clone()), resolution: Box::new((*resolution).clone()) };
     }
     let expired = pending.expires_at.as_deref().and_then(crate::clock::parse).is_some_and(|e| e <= now);
@@ -222,6 +235,42 @@ mod tests {
             fact(FactKind::Passed, "2026-09-05T11:30:00Z"),
         ];
         assert_eq!(decide(&f, "prod-apply", "rollout", None, at(NOW)), Decision::Ask);
+    }
+
+    #[test]
+    fn a_resolution_answers_only_the_run_it_copied() {
+        // P1 (r1) is cleared, P2 (r2) asks again, and a resolution of r1 decided on a stale copy
+        // lands after P2: it answers nothing.
+        let mut p2 = fact(FactKind::Pending, "2026-09-05T10:30:00Z");
+        p2.run_id = "r2".into();
+        let stale = fact(FactKind::Resolution, "2026-09-05T10:10:00Z");
+        let f = [
+            fact(FactKind::Pending, "2026-09-05T10:00:00Z"),
+            fact(FactKind::Expired, "2026-09-05T10:20:00Z"),
+            p2,
+            stale,
+        ];
+        match decide(&f, "prod-apply", "rollout", None, at(NOW)) {
+            Decision::Waiting { pending } => assert_eq!(pending.run_id, "r2"),
+            other => panic!("{other:?}"),
+        }
+        assert_eq!(pending(&f, at(NOW)).len(), 1);
+        // A resolution of r2 after it answers it, the stale one standing in between or not.
+        let mut fresh = fact(FactKind::Resolution, "2026-09-05T11:00:00Z");
+        fresh.run_id = "r2".into();
+        let f = [f.as_slice(), &[fresh]].concat();
+        match decide(&f, "prod-apply", "rollout", None, at(NOW)) {
+            Decision::Approved { resolution, .. } => assert_eq!(resolution.run_id, "r2"),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn a_resolution_without_a_run_id_answers_the_pending_fact_it_follows() {
+        let mut original = fact(FactKind::Resolution, "2026-09-05T11:00:00Z");
+        original.run_id = String::new();
+        let f = [fact(FactKind::Pending, "2026-09-05T10:00:00Z"), original];
+        assert!(matches!(decide(&f, "prod-apply", "rollout", None, at(NOW)), Decision::Approved { .. }));
     }
 
     #[test]

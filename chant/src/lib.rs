@@ -6,6 +6,7 @@
 
 extern crate self as chant;
 
+pub mod approval;
 pub mod backoff;
 pub mod behaviour;
 pub mod canonical;
@@ -39,10 +40,13 @@ pub mod serve;
 pub mod step;
 #[cfg(feature = "box")]
 pub mod supervisor;
+pub mod terminal;
 pub mod tick;
 
 #[doc(hidden)]
 pub mod __private;
+#[doc(hidden)]
+pub mod fuzz;
 
 pub use chant_macros::{converge_op, main, op, when};
 

@@ -164,8 +164,10 @@ fn redact_scheme_userinfo(text: &str) -> String {
         let limit = after[..line_end].find("://").map_or(line_end, |n| {
             // Back up to the start of the next URL's scheme.
             after[..n]
-                .rfind(|c: char| !(c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.')))
-                .map_or(0, |b| b + 1)
+                .char_indices()
+                .rev()
+                .find(|(_, c)| !(c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.')))
+                .map_or(0, |(b, c)| b + c.len_utf8())
         });
         let segment = &after[..limit];
         let user_len = segment.find(|c: char| !is_userinfo_char(c)).unwrap_or(segment.len());
@@ -401,6 +403,17 @@ mod tests {
         );
         assert_eq!(strip_url_password("postgres://app@127.0.0.1:55432/app"), "postgres://app@127.0.0.1:55432/app");
         assert_eq!(strip_url_password("/var/lib/x"), "/var/lib/x");
+    }
+
+    #[test]
+    fn a_non_ascii_character_before_the_next_url_is_not_split() {
+        // Found by the fuzz campaign (`redact` target): backing up to the next URL's scheme sliced
+        // inside a multi-byte character and panicked.
+        let r = Redactor::new(Vec::new());
+        for text in ["a://xé://h", "x://ü://u:p@h/", "s://a:b@h.é://c"] {
+            let _ = r.redact(text);
+        }
+        assert_eq!(r.redact("see a://é https://u:hunter2@h/x"), format!("see a://é https://u:{REDACTED}@h/x"));
     }
 
     #[test]

@@ -7,7 +7,8 @@
 //! - `busy`: four matching `run()` rules under a budget of two, behind a report rule;
 //! - `flappy`: a dispatch that succeeds, one that fails and one that stops at a gate, every tick,
 //!   plus a report, all with low flap thresholds;
-//! - `leak`: a failing dispatch whose output carries a secret and a URL password;
+//! - `leak`: a failing dispatch whose output carries a secret and a URL password, and an op whose
+//!   output carries tokens known only by their shape;
 //! - `bulk`: a thousand files, for the benchmark;
 //! - `night`: a ConvergeOp scheduled once a day, which a change signal from its files root makes
 //!   due at once whatever its cron.
@@ -178,6 +179,12 @@ op! {
     overview: "Fails, printing a secret token and a URL with a password.",
     phases: [ phase("Connect", [ shell(cmd = "echo \"connecting with token $E2E_TOKEN to postgres://admin:$E2E_DB_PASSWORD@db.invalid/app\" >&2; exit 1", class = read_only) ]) ],
     on_failure: [ phase("Report", [ shell(cmd = "echo \"gave up on token $E2E_TOKEN at postgres://admin:$E2E_DB_PASSWORD@db.invalid/app\"", class = read_only) ]) ],
+}
+
+op! {
+    name: "leak-tokens",
+    overview: "Fails, printing tokens that only their shape gives away: after `=`, and as a URL's userinfo, as git does.",
+    phases: [ phase("Push", [ shell(cmd = "echo \"GITHUB_TOKEN=$E2E_GITHUB_TOKEN aws_access_key_id=$E2E_AWS_KEY\" >&2; echo \"fatal: unable to access 'https://$E2E_GITHUB_PAT@github.com/org/repo.git/': The requested URL returned error: 403\" >&2; exit 1", class = read_only) ]) ],
 }
 
 converge_op! {

@@ -1,12 +1,16 @@
 //! `approve <op> <gate>`: record a resolution (or, with `--expire`, clear the standing pending
-//! fact) on the ledger. Works in the stock binary too: it needs only the ledger.
+//! fact) on the ledger. Works in the stock binary too: it needs only the ledger. With a remote
+//! configured it syncs first, so it decides on the request standing on the remote; the
+//! resolution copies that request's `runId` and answers nothing else.
 
 use clap::Args;
 
 use super::error::println;
 use super::{Binary, CommandError, Exit};
+use crate::approval::{ApprovalUrl, Approver};
 use crate::gate::{Decision, FactKind, GateFact};
 use crate::ledger::{Ledger, RecordKind, ShardKey};
+use crate::terminal::printable as p;
 
 /// Approve a gate a run stopped at, or clear it with --expire
 #[derive(Debug, Args)]
@@ -18,10 +22,10 @@ pub struct ApproveArgs {
     /// The resource, for a gate reached by a resource-mode dispatch.
     #[arg(long)]
     pub resource: Option<String>,
-    /// Who approves (default: $USER).
+    /// Who approves (default: $USER): a printable one-line name of at most 64 characters.
     #[arg(long)]
     pub actor: Option<String>,
-    /// Where the approval happened (an http:// or https:// URL).
+    /// Where the approval happened (an http:// or https:// URL with a host, no credentials).
     #[arg(long)]
     pub url: Option<String>,
     /// A note.
@@ -37,12 +41,17 @@ pub struct ApproveArgs {
 
 /// Runs `approve`.
 pub fn cmd_approve(binary: Binary, args: &ApproveArgs) -> Result<Exit, CommandError> {
-    if let Some(u) = args.url.as_ref().filter(|u| !(u.starts_with("http://") || u.starts_with("https://"))) {
-        return Err(CommandError::usage(format!(
-            "--url {u:?} is not an http:// or https:// URL; pass the address where the approval happened"
-        )));
-    }
+    let url = args.url.as_deref().map(ApprovalUrl::parse).transpose();
+    let url = url.map_err(|e| CommandError::usage(format!("--url: {e}")))?;
+    let actor = match &args.actor {
+        Some(a) => Approver::parse(a).map_err(|e| format!("--actor: {e}")),
+        None => std::env::var("USER")
+            .map_or_else(|_| Approver::parse("unknown"), |u| Approver::parse(&u))
+            .map_err(|e| format!("$USER: {e}; pass --actor")),
+    };
+    let actor = actor.map_err(CommandError::usage)?;
     let ledger = super::open_ledger()?;
+    sync_first(&ledger);
     let known = crate::registry::find(&args.op);
     if known.is_none() {
         let whose = if binary == Binary::Stock {
@@ -52,7 +61,7 @@ pub fn cmd_approve(binary: Binary, args: &ApproveArgs) -> Result<Exit, CommandEr
         };
         eprintln!(
             "warning: op `{}` is not compiled into this binary ({whose}); recording against the ledger anyway",
-            args.op
+            p(&args.op)
         );
     }
     let key = find_key(&ledger, args, known.and_then(|o| member_of(o.json)))?;
@@ -66,22 +75,22 @@ pub fn cmd_approve(binary: Binary, args: &ApproveArgs) -> Result<Exit, CommandEr
         Decision::Approved { resolution, .. } => {
             eprintln!(
                 "gate \"{}\" of {} is already approved by {} at {}; nothing recorded",
-                args.gate,
-                args.op,
-                resolution.resolved_by.as_deref().unwrap_or("unknown"),
-                resolution.timestamp
+                p(&args.gate),
+                p(&args.op),
+                p(resolution.resolved_by.as_deref().unwrap_or("unknown")),
+                p(&resolution.timestamp)
             );
             return Ok(Exit::Done);
         }
         Decision::Ask => {
-            let res = args.resource.as_deref().map(|r| format!(" for resource {r}")).unwrap_or_default();
+            let res = args.resource.as_deref().map(|r| format!(" for resource {}", p(r))).unwrap_or_default();
             return Err(CommandError::usage(format!(
                 "gate \"{}\" of {}{res} has no standing pending fact (never reached, expired, or already used); nothing recorded. Run the op to reach the gate first",
-                args.gate, args.op
+                p(&args.gate),
+                p(&args.op)
             )));
         }
     };
-    let actor = args.actor.clone().or_else(|| std::env::var("USER").ok()).unwrap_or_else(|| "unknown".into());
     let fact = GateFact {
         version: 1,
         kind: if args.expire { FactKind::Expired } else { FactKind::Resolution },
@@ -90,9 +99,9 @@ pub fn cmd_approve(binary: Binary, args: &ApproveArgs) -> Result<Exit, CommandEr
         env: pending.env.clone(),
         resource: args.resource.clone(),
         description: None,
-        resolved_by: Some(actor.clone()),
+        resolved_by: Some(actor.as_str().to_owned()),
         note: args.note.clone(),
-        url: args.url.clone(),
+        url: url.map(|u| u.as_str().to_owned()),
         run_id: pending.run_id.clone(),
         git_sha: pending.git_sha.clone(),
         timestamp: crate::clock::format(now),
@@ -102,18 +111,36 @@ pub fn cmd_approve(binary: Binary, args: &ApproveArgs) -> Result<Exit, CommandEr
     for w in &receipt.warnings {
         eprintln!("warning: {w}");
     }
+    let (gate, op, since) = (p(&args.gate), p(&args.op), p(&pending.timestamp));
     if args.expire {
-        println(&format!(
-            "cleared gate \"{}\" of {} (pending since {}); the next run asks again",
-            args.gate, args.op, pending.timestamp
-        ))?;
+        println(&format!("cleared gate \"{gate}\" of {op} (pending since {since}); the next run asks again"))?;
     } else {
         println(&format!(
-            "approved gate \"{}\" of {} as {actor} (pending since {}, run {}); the next run walks through it",
-            args.gate, args.op, pending.timestamp, pending.run_id
+            "approved gate \"{gate}\" of {op} as {} (pending since {since}, run {}); the next run walks through it",
+            p(actor.as_str()),
+            p(&pending.run_id)
         ))?;
     }
     Ok(Exit::Done)
+}
+
+/// Brings the local ledger up to the remote's before deciding, when a remote is configured, so
+/// the resolution answers the request standing there; when the remote cannot be read it says so
+/// and decides on the local copy (the resolution still answers only the run it names).
+fn sync_first(ledger: &Ledger) {
+    let Some(remote) = ledger.config().remote.as_deref() else { return };
+    let why = match ledger.sync() {
+        Ok(report) => match report.push {
+            crate::ledger::PushStatus::NotPushed { reason, .. } => reason,
+            _ => return,
+        },
+        Err(e) => crate::error::chain(&e),
+    };
+    eprintln!(
+        "warning: the ledger could not be synchronised with {} before deciding ({}); deciding on the local copy",
+        p(remote),
+        p(&why)
+    );
 }
 
 fn member_of(json: &str) -> Option<Option<String>> {
@@ -140,7 +167,7 @@ fn find_key(
     let no_facts = || {
         CommandError::usage(format!(
             "no gate facts for op `{}` on the ledger; nothing recorded. Run the op to reach the gate first",
-            args.op
+            p(&args.op)
         ))
     };
     match matches.len() {
@@ -148,7 +175,8 @@ fn find_key(
         1 => matches.into_iter().next().ok_or_else(no_facts),
         _ => {
             // One message over several lines, each candidate on its own.
-            let mut message = format!("op `{}` has gate facts in several members; pass --member with one of:", args.op);
+            let mut message =
+                format!("op `{}` has gate facts in several members; pass --member with one of:", p(&args.op));
             for k in &matches {
                 message.push_str(&format!("\n  --member {}", k.member().unwrap_or("(flat)")));
             }

@@ -4,9 +4,8 @@
 //! Exit codes: the daemon exits 0 when stopped; `--once` exits 1 when any op's line is
 //! `failed=` or `error=` (a tick failed or was interrupted, a lease could not be acquired: a
 //! stale lock, an unreachable or locked remote), 0 otherwise (a held lease, a fence or a not-due
-//! op is not a failure); 2 for a usage or
-//! configuration error (a malformed duration, `--since` or `--limit`, no project, the stock
-//! binary asked to tick).
+//! op is not a failure); 2 for a usage or configuration error (a malformed duration, a
+//! `--lease-ttl` past 24h, `--since` or `--limit`, no project, the stock binary asked to tick).
 
 use std::sync::Arc;
 
@@ -32,7 +31,7 @@ pub struct OperatorArgs {
     /// Time between rounds (90s, 5m, 1h30m).
     #[arg(long, default_value = "60s")]
     pub interval: String,
-    /// How long a lease lives without renewal; renewed every third of it while a tick runs.
+    /// How long a lease lives without renewal (at most 24h); renewed every third of it while a tick runs.
     #[arg(long, default_value = "5m")]
     pub lease_ttl: String,
     /// How long a running tick gets to finish after SIGINT or SIGTERM.
@@ -112,6 +111,9 @@ fn cmd_daemon(binary: Binary, args: &OperatorArgs) -> Result<Exit, CommandError>
     let signals = operator::catch_stop_signals().map_err(CommandError::failed)?;
     let interval = duration("--interval", &args.interval)?;
     let lease_ttl = duration("--lease-ttl", &args.lease_ttl)?;
+    if lease_ttl > crate::lease::MAX_TTL {
+        return Err(CommandError::usage(format!("--lease-ttl {} is longer than the maximum of 24h", args.lease_ttl)));
+    }
     let grace = duration("--grace", &args.grace)?;
     if let Some(env) = args.env.as_deref().filter(|e| !operator::is_name(e)) {
         return Err(CommandError::usage(format!(

@@ -127,6 +127,15 @@ pub fn cmd_run(binary: Binary, args: &RunArgs) -> Result<Exit, CommandError> {
     } else {
         lease_claim(&doc).map_err(|e| lease_error(&doc, &e))?
     };
+    if doc.folded_class() != crate::model::ClassKind::ReadOnly
+        && let Err(e) = project.ledger.writable()
+    {
+        // A run whose record could not be written would act untraced: refuse before anything runs.
+        return Err(CommandError::failed(format!(
+            "nothing ran: the ledger cannot be written, so this run could not be recorded: {}",
+            chain(&e)
+        )));
+    }
     let leases = LeaseStore::new(&project.ledger);
     let ran = match tick::leased(&leases, claim, Release::AfterWork, |_| run_once(&project, &doc, &env, args.json)) {
         Leased::Ran(ran) => ran,
@@ -174,7 +183,7 @@ fn run_once(
     let mut record = runner::run(doc, &steps, &settings, &services, &environment);
     let appended = tick::execute::op_digest(doc).map_err(crate::ledger::Error::from).and_then(|digest| {
         record.op_digest = digest;
-        project.ledger.append_record(doc.member.as_deref(), &record)
+        project.ledger.append_record_or_keep(doc.member.as_deref(), &record)
     });
     let printed = if json {
         match record.to_line() {
@@ -194,7 +203,7 @@ fn run_once(
             Landing::of(&receipt)
         }
         Err(e) => {
-            eprintln!("warning: the run record was not recorded on the ledger: {}", chain(&e));
+            eprintln!("error: the run record was not recorded on the ledger: {}", chain(&e));
             Landing::Nothing
         }
     };

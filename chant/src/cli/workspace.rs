@@ -193,10 +193,12 @@ fn box_view<E: std::error::Error>(
     json!({"error": Value::Null, "supervisor": {"error": sv_error}, "services": services})
 }
 
-/// The human form of the document [`status`] builds.
+/// The human form of the document [`status`] builds. Every text in it (read from the ledger,
+/// the workspace file or the supervisor) goes through [`printable`](crate::terminal::printable).
 pub fn render(view: &Value) -> String {
     use std::fmt::Write as _;
-    let s = |v: &Value| v.as_str().unwrap_or("-").to_owned();
+    let p = crate::terminal::printable;
+    let s = |v: &Value| p(v.as_str().unwrap_or("-")).to_string();
     let mut out = String::new();
     for m in view["members"].as_array().map(Vec::as_slice).unwrap_or_default() {
         let _ = writeln!(out, "{} ({})", s(&m["name"]), s(&m["dir"]));
@@ -204,10 +206,10 @@ pub fn render(view: &Value) -> String {
         if b.is_null() {
             let _ = writeln!(out, "  box: none");
         } else if let Some(e) = b["error"].as_str() {
-            let _ = writeln!(out, "  box: invalid: {e}");
+            let _ = writeln!(out, "  box: invalid: {}", p(e));
         } else {
             if let Some(e) = b["supervisor"]["error"].as_str() {
-                let _ = writeln!(out, "  supervisor: unreadable: {e}");
+                let _ = writeln!(out, "  supervisor: unreadable: {}", p(e));
             }
             for svc in b["services"].as_array().map(Vec::as_slice).unwrap_or_default() {
                 let status = match &svc["listed"] {
@@ -217,7 +219,7 @@ pub fn render(view: &Value) -> String {
                 let d = &svc["declared"];
                 let mut line = format!("  {:<12} {:<11} {}", s(&svc["name"]), status, s(&d["cmd"]));
                 if let Some(h) = d["health"].as_str() {
-                    let _ = write!(line, "  health {h}");
+                    let _ = write!(line, "  health {}", p(h));
                 }
                 if d["optional"] == Value::Bool(true) {
                     line.push_str("  (optional)");
@@ -229,7 +231,7 @@ pub fn render(view: &Value) -> String {
             let head = format!("  {}@{}", s(&c["op"]), s(&c["env"]));
             let t = &c["lastTick"];
             if let Some(e) = c["error"].as_str() {
-                let _ = writeln!(out, "{head}: last tick unreadable: {e}");
+                let _ = writeln!(out, "{head}: last tick unreadable: {}", p(e));
             } else if t.is_null() {
                 let _ = writeln!(out, "{head}: never ticked");
             } else {
@@ -241,7 +243,9 @@ pub fn render(view: &Value) -> String {
                 };
                 let fired = t["firedRuleIds"]
                     .as_array()
-                    .map(|f| f.iter().filter_map(Value::as_str).collect::<Vec<_>>().join(","))
+                    .map(|f| {
+                        f.iter().filter_map(Value::as_str).map(|id| p(id).to_string()).collect::<Vec<_>>().join(",")
+                    })
                     .filter(|f| !f.is_empty())
                     .unwrap_or_else(|| "-".into());
                 let _ = writeln!(
@@ -290,6 +294,21 @@ mod tests {
         assert!(text.contains("  box: none\n"), "{text}");
         assert!(text.contains("supervisor: unreadable: no sprite-env"), "{text}");
         assert!(text.contains("web          not listed  python3 w.py  (optional)"), "{text}");
+    }
+
+    #[test]
+    fn text_from_the_ledger_and_the_supervisor_is_shown_escaped() {
+        let evil = "x\u{1b}]0;pwned\u{7}\u{1b}[2J\nforged";
+        let view = json!({"members": [{"name": "box", "dir": evil,
+            "box": {"error": null, "supervisor": {"error": evil},
+                    "services": [{"name": evil, "listed": {"status": evil}, "declared": {"cmd": evil, "health": evil}}]},
+            "converge": [{"op": "converge", "env": evil, "error": null,
+                          "lastTick": {"timestamp": evil, "firedRuleIds": [evil], "resources": []}},
+                         {"op": "other", "env": "box", "error": evil, "lastTick": null}]}]});
+        let text = render(&view);
+        assert!(!text.contains('\u{1b}') && !text.contains('\u{7}'), "{text}");
+        assert_eq!(text.lines().count(), 5, "a newline in ledger text forged a line: {text}");
+        assert!(text.contains(r"box (x\u{1b}]0;pwned\u{7}\u{1b}[2J\u{a}forged)"), "{text}");
     }
 
     #[test]

@@ -232,11 +232,16 @@ impl Git {
         };
         cmd.env("LC_MESSAGES", "C").env("GIT_TERMINAL_PROMPT", "0").env("GIT_SSH_COMMAND", ssh);
         cmd.envs(self.env.iter().map(|(k, v)| (k, v)));
-        let limits = Limits { timeout: self.timeout, grace: KILL_GRACE };
+        let limits = Limits { timeout: self.timeout, grace: KILL_GRACE, max_output: None };
         let output = process::capture(&mut cmd, Input::default(), limits).map_err(|e| match e {
             process::Error::Spawn { source, .. } | process::Error::Wait { source, .. } => {
                 Error::Spawn { program: self.program.display().to_string(), source }
             }
+            // Not reached: git's output is not limited (`max_output: None`).
+            e @ process::Error::TooMuchOutput { .. } => Error::Spawn {
+                program: self.program.display().to_string(),
+                source: std::io::Error::other(e.to_string()),
+            },
         })?;
         if output.timed_out {
             return Err(Error::Timeout { command: command.to_owned(), timeout: self.timeout });

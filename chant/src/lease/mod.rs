@@ -18,7 +18,11 @@
 //!
 //! Expiry compares `expiresAt` with the local clock (the [`Clock`] of the ledger the store was
 //! made from, so `CHANT_NOW` drives it in tests): holders on different machines are assumed to
-//! have clocks that agree to well within the TTL. Fencing tokens and holder ids come from the
+//! have clocks that agree to well within the TTL. A TTL is at most [`MAX_TTL`] (24h), so an
+//! `expiresAt` further ahead than that is no live lease but a stale one (a clock far ahead, or a
+//! blob written by hand): it is taken over like an expired lease, the acquisition says so
+//! ([`Acquisition::Acquired::stale`]), and `operator status` shows it as stale. Without that, one
+//! blob dated in the year 9999 would lock its op out for ever. Fencing tokens and holder ids come from the
 //! operating system's random number generator ([`crate::id`]); when it fails, no lease is taken
 //! ([`Error::Random`]).
 //!
@@ -54,6 +58,9 @@ pub const REF_PREFIX: &str = "refs/chant/lease/";
 pub const REMOTE_REF_PREFIX: &str = "refs/chant/lease-remote/";
 /// The default time a lease lives without renewal.
 pub const DEFAULT_TTL: Duration = Duration::from_secs(300);
+/// The longest time a lease may live without renewal (`--lease-ttl` is bounded by it); a lease
+/// whose expiry lies further ahead is stale.
+pub const MAX_TTL: Duration = Duration::from_secs(24 * 60 * 60);
 
 /// What [`LeaseStore`] operations return when a lease cannot be read, written or pushed. A lease
 /// held by someone else is not an error: it is an [`Acquisition::Refused`].
@@ -110,6 +117,12 @@ pub enum Error {
     /// A lease record could not be encoded.
     #[error("cannot encode a lease record")]
     Encode(#[source] serde_json::Error),
+    /// A TTL longer than [`MAX_TTL`] was asked for.
+    #[error("a lease TTL of {}s is longer than the maximum of 24h", ttl.as_secs())]
+    TtlTooLong {
+        /// The TTL asked for.
+        ttl: Duration,
+    },
 }
 
 /// The result type of this module.
@@ -134,16 +147,22 @@ pub struct LeaseRecord {
 
 impl LeaseRecord {
     /// Returns true while the lease has not expired at `now` (expired iff `expiresAt <= now`; an
-    /// unreadable `expiresAt` counts as expired).
+    /// unreadable `expiresAt` counts as expired) and is not [stale](LeaseRecord::is_stale).
     pub fn is_live(&self, now: Timestamp) -> bool {
-        crate::clock::parse(&self.expires_at).is_some_and(|e| e > now)
+        crate::clock::parse(&self.expires_at).is_some_and(|e| e > now) && !self.is_stale(now)
+    }
+
+    /// Returns true when `expiresAt` lies further ahead of `now` than [`MAX_TTL`]: no holder
+    /// could have written it with a TTL chant accepts, so the lease is taken over as expired.
+    pub fn is_stale(&self, now: Timestamp) -> bool {
+        crate::clock::parse(&self.expires_at).is_some_and(|e| e > add(now, MAX_TTL))
     }
 
     fn to_bytes(&self) -> Result<Vec<u8>> {
         serde_json::to_vec(self).map_err(Error::Encode)
     }
 
-    fn parse(bytes: &[u8]) -> Option<LeaseRecord> {
+    pub(crate) fn parse(bytes: &[u8]) -> Option<LeaseRecord> {
         serde_json::from_slice(bytes).ok()
     }
 }
@@ -230,6 +249,9 @@ pub enum Acquisition {
         held: Held,
         /// Whether we already held it (the token was kept).
         renewed: bool,
+        /// The record taken over because its expiry lay further ahead than [`MAX_TTL`] (see
+        /// [`LeaseRecord::is_stale`]), for the caller to report.
+        stale: Option<LeaseRecord>,
     },
     /// Someone else has it.
     Refused {
@@ -347,14 +369,16 @@ impl LeaseStore {
         }
     }
 
-    /// Acquires `key` for `holder` at `now` for `ttl`: takes it when absent, expired or already
-    /// ours, keeping the token when ours.
+    /// Acquires `key` for `holder` at `now` for `ttl`: takes it when absent, expired, stale or
+    /// already ours, keeping the token when ours.
     ///
     /// # Errors
     ///
-    /// [`Error::StaleLock`], [`Error::RemoteLocked`], [`Error::Remote`] and storage errors; a
-    /// lease held by someone else, or a lost race, is [`Acquisition::Refused`].
+    /// [`Error::TtlTooLong`] past [`MAX_TTL`], [`Error::StaleLock`], [`Error::RemoteLocked`],
+    /// [`Error::Remote`] and storage errors; a lease held by someone else, or a lost race, is
+    /// [`Acquisition::Refused`].
     pub fn acquire(&self, key: &LeaseKey, holder: &str, ttl: Duration, now: Timestamp) -> Result<Acquisition> {
+        check_ttl(ttl)?;
         let repo = self.repo.local();
         let local_ref = key.ref_name();
         // The compare-and-swap is against the local value this decision was made from.
@@ -373,15 +397,18 @@ impl LeaseStore {
                 (remote_sha, found.map(|(_, r)| r))
             }
         };
+        let stale = current.as_ref().filter(|r| r.is_stale(now)).cloned();
         let (record, renewed) = match &current {
-            Some(r) if r.holder == holder => (extend(r, ttl, now), true),
+            // A stale record is never ours to extend, even under our holder id: its token is
+            // replaced with a fresh lease.
+            Some(r) if r.holder == holder && stale.is_none() => (extend(r, ttl, now), true),
             Some(r) if r.is_live(now) => {
                 return Ok(Acquisition::Refused { held_by: Some(r.clone()), reason: Refusal::Held });
             }
             _ => (fresh(key, holder, ttl, now)?, false),
         };
         match self.write(&repo, key, &record, local_sha, remote_sha)? {
-            Some(blob) => Ok(Acquisition::Acquired { held: Held { key: key.clone(), record, blob }, renewed }),
+            Some(blob) => Ok(Acquisition::Acquired { held: Held { key: key.clone(), record, blob }, renewed, stale }),
             None => Ok(Acquisition::Refused { held_by: self.current_record(&repo, key)?, reason: Refusal::Race }),
         }
     }
@@ -411,6 +438,7 @@ impl LeaseStore {
     ///
     /// As [`LeaseStore::acquire`].
     pub fn renew(&self, held: &Held, ttl: Duration, now: Timestamp) -> Result<Renewal> {
+        check_ttl(ttl)?;
         let repo = self.repo.local();
         let local_sha = repo.read_ref(&held.key.ref_name())?;
         let (remote_sha, current) = match (&self.remote, local_sha) {
@@ -666,6 +694,11 @@ fn fresh(key: &LeaseKey, holder: &str, ttl: Duration, now: Timestamp) -> Result<
 
 fn extend(record: &LeaseRecord, ttl: Duration, now: Timestamp) -> LeaseRecord {
     LeaseRecord { expires_at: crate::clock::format(add(now, ttl)), ..record.clone() }
+}
+
+/// Refuses a TTL past [`MAX_TTL`].
+fn check_ttl(ttl: Duration) -> Result<()> {
+    if ttl > MAX_TTL { Err(Error::TtlTooLong { ttl }) } else { Ok(()) }
 }
 
 fn add(now: Timestamp, ttl: Duration) -> Timestamp {

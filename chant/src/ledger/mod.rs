@@ -31,6 +31,8 @@
 //! ```
 
 mod append;
+pub(crate) mod fuzz;
+mod kept;
 mod key;
 mod keys;
 pub mod reach;
@@ -50,6 +52,7 @@ use crate::git::cmd::{self, Git};
 use crate::git::{self, ObjectId, SharedRepo};
 
 pub use append::STALE_LOCK_AGE;
+pub use kept::DIR as KEPT_DIR;
 pub use key::{APPLY_DIR, HAND_RUNS_DIR, RecordKind, ShardKey};
 pub use read::{Latest, RawRecord, Records, Unreadable, Visit};
 pub use record::{Encoding, Record, Stored, Typed, TypedLatest, encode};
@@ -120,6 +123,19 @@ pub enum Error {
     /// A record could not be encoded.
     #[error("cannot encode a ledger record")]
     Encode(#[from] crate::canonical::Error),
+    /// A record of something that already happened could not be appended; it is kept in a file
+    /// of its own and appended by the next append or sync that succeeds.
+    #[error(
+        "the record could not be written to the ledger; it is kept in {} and the next write that succeeds appends it",
+        path.display()
+    )]
+    Kept {
+        /// The file it is kept in.
+        path: PathBuf,
+        /// Why it could not be written.
+        #[source]
+        source: Box<Error>,
+    },
     /// A typed read asked a key for records of another kind.
     #[error("the key {key} does not hold {record} records")]
     WrongKind {
@@ -250,12 +266,93 @@ impl Ledger {
 
     /// Appends `line`, one JSON object on one line, to `key`, and pushes when a remote is
     /// configured. Errors mean nothing was recorded; a push that did not land is in the receipt.
+    /// Records kept by an earlier failed [`Ledger::append_or_keep`] are appended first.
     pub fn append(&self, key: &ShardKey, line: &str) -> Result<AppendReceipt, Error> {
         check_record(line)?;
+        let flushed = self.append_kept();
+        let mut receipt = self.append_line(&key.dir(), &key.label(), line)?;
+        receipt.warnings.splice(0..0, flushed);
+        Ok(receipt)
+    }
+
+    /// Appends `line` as [`Ledger::append`] does; when the ledger cannot be written (a stale lock,
+    /// lost races, a storage failure), keeps it in `<git-common-dir>/chant/pending/` for the next
+    /// write that succeeds and says so in [`Error::Kept`]. For records of what already happened.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Kept`] when the record was kept; the errors of [`Ledger::append`] when it could
+    /// not even be kept, or the record itself is invalid.
+    pub fn append_or_keep(&self, key: &ShardKey, line: &str) -> Result<AppendReceipt, Error> {
+        match self.append(key, line) {
+            Err(err @ (Error::Git(_) | Error::StaleLock { .. } | Error::Contended { .. } | Error::Layout { .. })) => {
+                let kept = kept::Kept { dir: key.dir(), label: key.label(), line: line.to_owned() };
+                match kept::keep(self.repo.local().common_dir(), &kept) {
+                    Ok(path) => Err(Error::Kept { path, source: Box::new(err) }),
+                    Err(_) => Err(err),
+                }
+            }
+            other => other,
+        }
+    }
+
+    /// Checks that an append could be made now: no stale lock on the branch ref (or
+    /// `packed-refs`) and the branch readable. A tick checks it before any mutating dispatch,
+    /// so nothing acts that could not be recorded.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::StaleLock`], or the storage error reading the branch.
+    pub fn writable(&self) -> Result<(), Error> {
+        let repo = self.repo.local();
+        let (path, age) = repo.lock_file(BRANCH);
+        if let Some(age) = age.filter(|age| *age > STALE_LOCK_AGE) {
+            return Err(Error::StaleLock { reference: BRANCH.to_owned(), path, age });
+        }
+        self.snapshot(&repo).map(|_| ())
+    }
+
+    /// Appends the records kept by earlier failed writes, oldest first, stopping at the first
+    /// that fails (it stays kept); returns what to tell a human.
+    fn append_kept(&self) -> Vec<String> {
+        let repo = self.repo.local();
+        let mut said = Vec::new();
+        for path in kept::waiting(repo.common_dir()) {
+            let claim = match kept::claim(&path) {
+                Ok(Some(claim)) => claim,
+                Ok(None) => continue,
+                Err(why) => {
+                    said.push(why);
+                    continue;
+                }
+            };
+            let kept::Kept { dir, label, line } = claim.kept.clone();
+            match self.append_line(&dir, &label, &line) {
+                Ok(_) => {
+                    said.push(format!(
+                        "appended the record kept in {} by an earlier write that failed",
+                        claim.path.display()
+                    ));
+                    if let Err(e) = claim.done() {
+                        said.push(format!("could not remove a kept record once appended: {e}"));
+                    }
+                }
+                Err(_) => {
+                    claim.release();
+                    break;
+                }
+            }
+        }
+        said
+    }
+
+    /// Appends `line` to key directory `dir` (commit label `label`), pushing when a remote is
+    /// configured.
+    fn append_line(&self, dir: &str, label: &str, line: &str) -> Result<AppendReceipt, Error> {
         let mut receipt = match &self.config.remote {
             None => {
                 let at = self.config.clock.now();
-                let written = append::append_local(&self.repo.local(), &key.dir(), &key.label(), line, None, at)?;
+                let written = append::append_local(&self.repo.local(), dir, label, line, None, at)?;
                 AppendReceipt {
                     commit: written.commit,
                     path: written.path,
@@ -264,7 +361,7 @@ impl Ledger {
                     warnings: Vec::new(),
                 }
             }
-            Some(remote) => remote::append_synced(self, remote, key, line)?,
+            Some(remote) => remote::append_synced(self, remote, dir, label, line)?,
         };
         if gc_due(self.config.gc_every, receipt.commit)
             && let Err(err) = self.git.gc_auto()
@@ -298,7 +395,9 @@ impl Ledger {
 
     /// Fetches the remote branch, integrates it (fast-forward, or re-append of local records onto
     /// it) and pushes local records the remote lacks. Local only: does nothing.
+    /// Records kept by an earlier failed write are appended first.
     pub fn sync(&self) -> Result<SyncReport, Error> {
+        let _ = self.append_kept();
         match &self.config.remote {
             None => Ok(SyncReport { push: PushStatus::LocalOnly, tip: self.tip()? }),
             Some(remote) => remote::sync(self, remote),

@@ -101,7 +101,7 @@ pub(super) fn any(_: &serde_json::Value) -> Result<(), Mismatch> {
     Ok(())
 }
 
-enum Line<T> {
+pub(super) enum Line<T> {
     Record(T, serde_json::Value),
     Unreadable(String),
     OtherOp,
@@ -136,7 +136,7 @@ pub(super) fn all<T>(
     Ok(out)
 }
 
-fn push<T>(out: &mut Typed<T>, line: Line<T>, path: &str, index: usize, text: &str, seq: Option<u64>) {
+pub(super) fn push<T>(out: &mut Typed<T>, line: Line<T>, path: &str, index: usize, text: &str, seq: Option<u64>) {
     match line {
         Line::Record(record, value) => {
             out.records.push(Stored { record, value, path: path.to_owned(), line: index + 1, seq });
@@ -270,7 +270,7 @@ fn legacy_content(repo: &Repo, root: ObjectId, path: &str) -> Result<Option<Vec<
 /// Reads one line. The original's converge file is shared by every op of its env, so there a
 /// record of another op belongs to another key, and a record naming no op belongs to none.
 #[expect(clippy::ptr_arg, reason = "the Cow's variant says whether the line was decoded lossily")]
-fn classify<T>(key: &ShardKey, text: &Cow<'_, str>, legacy: bool, decode: Decode<'_, T>) -> Line<T> {
+pub(super) fn classify<T>(key: &ShardKey, text: &Cow<'_, str>, legacy: bool, decode: Decode<'_, T>) -> Line<T> {
     // `content_lines` borrows a valid line and owns only a lossily decoded one.
     if let Cow::Owned(_) = text {
         return Line::Unreadable("not valid UTF-8 (shown with the invalid bytes replaced)".to_owned());

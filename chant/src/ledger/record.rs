@@ -122,6 +122,22 @@ impl Ledger {
         self.append(&key, &encode(record)?)
     }
 
+    /// Appends `record` as [`Ledger::append_record`] does, keeping it for the next write that
+    /// succeeds when the ledger cannot be written now (see [`Ledger::append_or_keep`]): for the
+    /// records of what already happened (a tick that dispatched, a run, an apply).
+    ///
+    /// # Errors
+    ///
+    /// As [`Ledger::append_or_keep`].
+    pub fn append_record_or_keep<R: Record>(
+        &self,
+        member: Option<&str>,
+        record: &R,
+    ) -> Result<super::AppendReceipt, Error> {
+        let key = record.shard_key(member)?;
+        self.append_or_keep(&key, &encode(record)?)
+    }
+
     /// Every record of `key`, oldest first, decoded as `R`.
     ///
     /// # Errors

@@ -17,7 +17,7 @@ use crate::git::porcelain::PushRefusal;
 use crate::git::{self, ObjectId, Repo};
 
 use super::append::{self, Next, Written};
-use super::{AppendReceipt, BRANCH, Error, Ledger, ShardKey};
+use super::{AppendReceipt, BRANCH, Error, Ledger};
 
 /// Whether and where a record or a sync reached the remote.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -56,9 +56,14 @@ pub(super) fn tracking_ref(remote: &str) -> String {
 }
 
 /// Appends with a remote: see the module documentation.
-pub(super) fn append_synced(ledger: &Ledger, remote: &str, key: &ShardKey, line: &str) -> Result<AppendReceipt, Error> {
+pub(super) fn append_synced(
+    ledger: &Ledger,
+    remote: &str,
+    dir: &str,
+    label: &str,
+    line: &str,
+) -> Result<AppendReceipt, Error> {
     let repo = ledger.repo.local();
-    let (dir, label) = (key.dir(), key.label());
     let mut written: Option<Written> = None;
     let at = ledger.config.clock.now();
     let push = rounds(ledger, &repo, remote, |repo, replayed| {
@@ -68,13 +73,13 @@ pub(super) fn append_synced(ledger: &Ledger, remote: &str, key: &ShardKey, line:
                     *ours = moved.clone();
                 }
             }
-            None => written = Some(append::append_local(repo, &dir, &label, line, None, at)?),
+            None => written = Some(append::append_local(repo, dir, label, line, None, at)?),
         }
         Ok(())
     })?;
     let written = match written {
         Some(written) => written,
-        None => append::append_local(&repo, &dir, &label, line, None, at)?,
+        None => append::append_local(&repo, dir, label, line, None, at)?,
     };
     let warnings = match &push {
         PushStatus::NotPushed { remote, reason } => {

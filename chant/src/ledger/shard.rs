@@ -120,7 +120,7 @@ pub(super) fn all(repo: &Repo, root: Option<ObjectId>, dir: &str) -> Result<Vec<
 }
 
 /// Why shard `number`, found in bucket `bucket`, is not where its number belongs.
-fn misplacement(dir: &str, bucket: u64, number: u64) -> Option<String> {
+pub(super) fn misplacement(dir: &str, bucket: u64, number: u64) -> Option<String> {
     if number > MAX_SHARD {
         Some(format!("shard number {number} is past the largest a ledger can hold ({MAX_SHARD})"))
     } else if number / SHARDS_PER_BUCKET != bucket {
@@ -203,7 +203,7 @@ pub(super) fn with_line(mut before: Vec<u8>, line: &str) -> Vec<u8> {
     before
 }
 
-fn numbered(entries: Vec<TreeEntry>, kind: EntryKind, suffix: &str) -> Vec<(u64, TreeEntry)> {
+pub(super) fn numbered(entries: Vec<TreeEntry>, kind: EntryKind, suffix: &str) -> Vec<(u64, TreeEntry)> {
     entries
         .into_iter()
         .filter(|entry| entry.kind == kind)

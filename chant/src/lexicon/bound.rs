@@ -27,7 +27,7 @@ impl<R: Record> ErasedRecord for R {
     }
 
     fn append_to(&self, ledger: &Ledger, member: Option<&str>) -> Result<AppendReceipt, ledger::Error> {
-        ledger.append_record(member, self)
+        ledger.append_record_or_keep(member, self)
     }
 }
 
@@ -44,11 +44,12 @@ impl AppliedRecord {
         self.0.shard_key(member)
     }
 
-    /// Appends the record to `ledger` (see [`Ledger::append_record`]).
+    /// Appends the record to `ledger`, kept for the next write when it cannot be appended now
+    /// (the apply already happened; see [`Ledger::append_record_or_keep`]).
     ///
     /// # Errors
     ///
-    /// As [`Ledger::append_record`].
+    /// As [`Ledger::append_record_or_keep`].
     pub fn append_to(&self, ledger: &Ledger, member: Option<&str>) -> Result<AppendReceipt, ledger::Error> {
         self.0.append_to(ledger, member)
     }

@@ -17,6 +17,7 @@ use serde_json::Value;
 use crate::gate::GateFact;
 use crate::ledger::{Ledger, ShardKey};
 use crate::runner::RunRecord;
+use crate::terminal::printable;
 use crate::tick::{Outcome, TickRecord};
 
 use super::Error;
@@ -174,13 +175,15 @@ pub fn timeline(ledger: &Ledger, ops: &[OpRef], filter: &Filter) -> Result<Timel
 /// Renders the timeline for a human: one line per entry (two spaces between fields), each tick
 /// followed by one line per outcome with its rule's source line.
 pub fn render(timeline: &Timeline) -> String {
+    let p = printable;
     let mut s = String::new();
     for e in &timeline.entries {
+        let (at, op, env) = (p(&e.timestamp), p(&e.op), p(&e.env));
         match &e.read {
             Read::Tick(tick) => {
-                let _ = writeln!(s, "{}  {}@{}  [{}]  {}", e.timestamp, e.op, e.env, short_id(&tick.id), tick.log);
+                let _ = writeln!(s, "{at}  {op}@{env}  [{}]  {}", p(&short_id(&tick.id)), p(&tick.log));
                 if let Some(err) = &tick.error {
-                    let _ = writeln!(s, "    error  {err}");
+                    let _ = writeln!(s, "    error  {}", p(err));
                 }
                 for o in &tick.outcomes {
                     let _ = writeln!(s, "    {}", outcome_line(o));
@@ -189,26 +192,17 @@ pub fn render(timeline: &Timeline) -> String {
             Read::Run(run) => {
                 let _ = writeln!(
                     s,
-                    "{}  {}@{}  [{}]  run {} phases={} steps={}",
-                    e.timestamp,
-                    e.op,
-                    e.env,
-                    short_id(&run.id),
+                    "{at}  {op}@{env}  [{}]  run {} phases={} steps={}",
+                    p(&short_id(&run.id)),
                     run.status.as_str(),
                     run.phases.len(),
                     run.outcomes.len()
                 );
             }
             Read::Gate(fact) => {
-                let url = fact.url.as_deref().map(|u| format!("  {u}")).unwrap_or_default();
-                let _ = writeln!(
-                    s,
-                    "{}  gate-resolved  {}/{} by {}{url}",
-                    e.timestamp,
-                    e.op,
-                    fact.gate,
-                    fact.resolved_by.as_deref().unwrap_or("unknown")
-                );
+                let url = fact.url.as_deref().map(|u| format!("  {}", p(u))).unwrap_or_default();
+                let by = p(fact.resolved_by.as_deref().unwrap_or("unknown"));
+                let _ = writeln!(s, "{at}  gate-resolved  {op}/{} by {by}{url}", p(&fact.gate));
             }
         }
     }
@@ -222,24 +216,25 @@ fn short_id(id: &str) -> String {
 }
 
 fn outcome_line(o: &Outcome) -> String {
-    let mut line = format!("{}  {}", o.action.as_str(), o.rule_id);
+    let p = printable;
+    let mut line = format!("{}  {}", o.action.as_str(), p(&o.rule_id));
     if let Some(res) = &o.resource {
-        let _ = write!(line, " [{res}]");
+        let _ = write!(line, " [{}]", p(res));
     }
     if let Some(op) = &o.op {
-        let _ = write!(line, " → {op}");
+        let _ = write!(line, " → {}", p(op));
     }
     if let Some(g) = &o.gate_name {
-        let _ = write!(line, " gate \"{g}\"");
+        let _ = write!(line, " gate \"{}\"", p(g));
     }
     if let Some(reason) = &o.reason {
-        let _ = write!(line, ": {reason}");
+        let _ = write!(line, ": {}", p(reason));
     }
     if let Some(src) = &o.source {
-        let _ = write!(line, "  ({}:{})", src.file, src.line);
+        let _ = write!(line, "  ({}:{})", p(&src.file), src.line);
     }
     if let Some(u) = &o.url {
-        let _ = write!(line, "  {u}");
+        let _ = write!(line, "  {}", p(u));
     }
     line
 }

@@ -17,6 +17,7 @@ use crate::gate::{self, FactKind, GateFact};
 use crate::lease::{LeaseKey, LeaseStore};
 use crate::ledger::{Ledger, RecordKind, ShardKey};
 use crate::model::OpDocument;
+use crate::terminal::printable;
 use crate::tick::{Action, LeaseStamp, TickRecord};
 
 use super::Error;
@@ -143,8 +144,11 @@ pub struct LeaseStatus {
     pub acquired_at: String,
     /// When it lapses.
     pub expires_at: String,
-    /// Whether it is still live now.
+    /// Whether it is still live now (not expired, and not stale).
     pub live: bool,
+    /// Whether its expiry lies further ahead than the maximum TTL (24h): a clock far ahead or a
+    /// blob written by hand, which the next acquire takes over.
+    pub stale: bool,
     /// Where it was read: `local` (the lease ref) or `remote` (the last fetched remote copy).
     pub source: String,
 }
@@ -295,6 +299,7 @@ pub fn status(ledger: &Ledger, leases: &LeaseStore, ops: &[OpRef], now: Timestam
                 acquired_at: rec.acquired_at.clone(),
                 expires_at: rec.expires_at.clone(),
                 live: rec.is_live(now),
+                stale: rec.is_stale(now),
                 source: source.to_owned(),
             }),
             Err(_) => None,
@@ -340,44 +345,54 @@ pub fn status(ledger: &Ledger, leases: &LeaseStore, ops: &[OpRef], now: Timestam
     Ok(StatusView { version: 1, ops: rows, pending_gates: standalone, malformed, remote })
 }
 
-/// Renders the status for a human.
+/// Renders the status for a human. Every text read from the ledger goes through
+/// [`printable`], so no record can drive the reader's terminal or forge a line.
 pub fn render(view: &StatusView) -> String {
+    let p = printable;
     let mut s = String::new();
     if let Some(r) = view.remote.as_ref().filter(|r| !r.reachable) {
         let since = r.unreachable_since.as_deref().unwrap_or("?");
         let _ = writeln!(s, "remote: unreachable since {since} ({})", r.error.as_deref().unwrap_or(""));
     }
     for row in &view.ops {
-        let _ = writeln!(s, "{} ({})", row.op, row.env);
+        let _ = writeln!(s, "{} ({})", p(&row.op), p(&row.env));
         match &row.last_tick {
             None => s.push_str("  no ticks recorded yet\n"),
             Some(t) => {
-                let _ = writeln!(s, "  last tick : {}", t.timestamp);
-                let _ = writeln!(s, "  {}", t.log);
+                let _ = writeln!(s, "  last tick : {}", p(&t.timestamp));
+                let _ = writeln!(s, "  {}", p(&t.log));
                 if let Some(e) = &t.error {
-                    let _ = writeln!(s, "  error     : {e}");
+                    let _ = writeln!(s, "  error     : {}", p(e));
                 }
             }
         }
         match &row.lease {
+            Some(l) if l.stale => {
+                let _ = writeln!(
+                    s,
+                    "  lease     : stale (held by {} until {}, further ahead than the 24h maximum TTL; the next acquire takes it over)",
+                    p(&l.holder),
+                    p(&l.expires_at)
+                );
+            }
             Some(l) if l.live => {
-                let _ = writeln!(s, "  lease     : held by {} (expires {})", l.holder, l.expires_at);
+                let _ = writeln!(s, "  lease     : held by {} (expires {})", p(&l.holder), p(&l.expires_at));
             }
             Some(l) => {
-                let _ = writeln!(s, "  lease     : free (last held by {}, expired {})", l.holder, l.expires_at);
+                let _ = writeln!(s, "  lease     : free (last held by {}, expired {})", p(&l.holder), p(&l.expires_at));
             }
             None => s.push_str("  lease     : free\n"),
         }
         if !row.pending_gates.is_empty() {
             s.push_str("  pending gates:\n");
             for g in &row.pending_gates {
-                let rule = g.rule.as_deref().map(|r| format!(" (rule {r})")).unwrap_or_default();
-                let _ = writeln!(s, "    - {} gate \"{}\"{rule} — resolve: {}", g.op, g.gate, g.approve);
+                let rule = g.rule.as_deref().map(|r| format!(" (rule {})", p(r))).unwrap_or_default();
+                let _ = writeln!(s, "    - {} gate \"{}\"{rule} — resolve: {}", p(&g.op), p(&g.gate), p(&g.approve));
                 if let Some(e) = &g.expires_at {
-                    let _ = writeln!(s, "      expires: {e}");
+                    let _ = writeln!(s, "      expires: {}", p(e));
                 }
                 if let Some(u) = &g.url {
-                    let _ = writeln!(s, "      approve at: {u}");
+                    let _ = writeln!(s, "      approve at: {}", p(u));
                 }
             }
         }
@@ -386,15 +401,15 @@ pub fn render(view: &StatusView) -> String {
     if !view.pending_gates.is_empty() {
         s.push_str("pending gates (no converge tick)\n");
         for g in &view.pending_gates {
-            let _ = writeln!(s, "  - {} gate \"{}\" — resolve: {}", g.op, g.gate, g.approve);
+            let _ = writeln!(s, "  - {} gate \"{}\" — resolve: {}", p(&g.op), p(&g.gate), p(&g.approve));
             if let Some(d) = &g.description {
-                let _ = writeln!(s, "    {d}");
+                let _ = writeln!(s, "    {}", p(d));
             }
             if let Some(e) = &g.expires_at {
-                let _ = writeln!(s, "    expires: {e}");
+                let _ = writeln!(s, "    expires: {}", p(e));
             }
             if let Some(u) = &g.url {
-                let _ = writeln!(s, "    approve at: {u}");
+                let _ = writeln!(s, "    approve at: {}", p(u));
             }
         }
         s.push('\n');

@@ -24,13 +24,18 @@ use nix::unistd::Pid;
 
 use super::{Command, Group};
 
-/// How long a child may run, and how long it gets between SIGTERM and SIGKILL.
+/// How long a child may run, how long it gets between SIGTERM and SIGKILL, and how much of its
+/// output is kept.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Limits {
     /// How long the whole call may take.
     pub timeout: Duration,
     /// How long after SIGTERM before SIGKILL.
     pub grace: Duration,
+    /// The most bytes kept of stdout and of stderr each; past it the rest is read and dropped
+    /// (the child is never blocked on a full pipe) and the call fails with
+    /// [`Error::TooMuchOutput`] once the child is over. `None`: no limit.
+    pub max_output: Option<usize>,
 }
 
 /// What the child reads on stdin.
@@ -101,6 +106,14 @@ pub enum Error {
         #[source]
         source: std::io::Error,
     },
+    /// The child printed more than [`Limits::max_output`] bytes on stdout or stderr.
+    #[error("{program} printed more than {limit} bytes")]
+    TooMuchOutput {
+        /// The program.
+        program: String,
+        /// The limit.
+        limit: usize,
+    },
 }
 
 /// One thing the wait is waiting for.
@@ -117,7 +130,8 @@ enum Event {
 ///
 /// # Errors
 ///
-/// [`Error::Spawn`] when it cannot start, [`Error::Wait`] when reaping it fails.
+/// [`Error::Spawn`] when it cannot start, [`Error::Wait`] when reaping it fails,
+/// [`Error::TooMuchOutput`] past [`Limits::max_output`].
 pub fn capture(cmd: &mut Command, input: Input, limits: Limits) -> Result<Output, Error> {
     let program = cmd.program().to_string_lossy().into_owned();
     let piped_stdin = input.bytes.is_some() || input.hold_open;
@@ -131,8 +145,9 @@ pub fn capture(cmd: &mut Command, input: Input, limits: Limits) -> Result<Output
     let group = Group::led_by(&child);
     let (tx, rx) = mpsc::channel();
     let holder = feed(child.stdin.take(), input);
-    let stdout = collect(child.stdout.take(), tx.clone());
-    let stderr = collect(child.stderr.take(), tx.clone());
+    let limit = limits.max_output.unwrap_or(usize::MAX);
+    let stdout = collect(child.stdout.take(), limit, tx.clone());
+    let stderr = collect(child.stderr.take(), limit, tx.clone());
     watch_exit(Pid::from_raw(group.id()), tx);
     let mut waiting = Waiting { rx, exited: false, open: 2 };
     let timed_out = !waiting.until(deadline);
@@ -141,13 +156,16 @@ pub fn capture(cmd: &mut Command, input: Input, limits: Limits) -> Result<Output
     }
     // Closes a held stdin: the child is over, or as over as it will get.
     drop(holder);
-    let status = child.wait().map_err(|source| Error::Wait { program, source })?;
+    let status = child.wait().map_err(|source| Error::Wait { program: program.clone(), source })?;
+    if stdout.over() || stderr.over() {
+        return Err(Error::TooMuchOutput { program, limit });
+    }
     Ok(Output {
         code: status.code(),
         signal: status.signal(),
         timed_out,
-        stdout: text(&stdout),
-        stderr: text(&stderr),
+        stdout: stdout.text(),
+        stderr: stderr.text(),
         elapsed: started.elapsed(),
     })
 }
@@ -185,10 +203,35 @@ fn watch_exit(pid: Pid, tx: Sender<Event>) {
     });
 }
 
-/// Reads a pipe to its end on a thread of its own into a shared buffer, then sends
-/// [`Event::Closed`]. What was read stays available even if the pipe never closes.
-fn collect(pipe: Option<impl Read + Send + 'static>, tx: Sender<Event>) -> Arc<Mutex<Vec<u8>>> {
-    let buffer = Arc::new(Mutex::new(Vec::new()));
+/// What was read of one pipe, and whether more than the limit came.
+#[derive(Default)]
+struct Collected {
+    bytes: Vec<u8>,
+    over: bool,
+}
+
+/// The buffer one reader thread fills.
+struct Buffer(Arc<Mutex<Collected>>);
+
+impl Buffer {
+    fn lock(&self) -> std::sync::MutexGuard<'_, Collected> {
+        self.0.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn over(&self) -> bool {
+        self.lock().over
+    }
+
+    fn text(&self) -> String {
+        String::from_utf8_lossy(&self.lock().bytes).into_owned()
+    }
+}
+
+/// Reads a pipe to its end on a thread of its own into a shared buffer, keeping at most `limit`
+/// bytes (the rest is read and dropped), then sends [`Event::Closed`]. What was read stays
+/// available even if the pipe never closes.
+fn collect(pipe: Option<impl Read + Send + 'static>, limit: usize, tx: Sender<Event>) -> Buffer {
+    let buffer = Arc::new(Mutex::new(Collected::default()));
     let shared = Arc::clone(&buffer);
     std::thread::spawn(move || {
         if let Some(mut pipe) = pipe {
@@ -196,7 +239,12 @@ fn collect(pipe: Option<impl Read + Send + 'static>, tx: Sender<Event>) -> Arc<M
             loop {
                 match pipe.read(&mut chunk) {
                     Ok(0) => break,
-                    Ok(n) => shared.lock().unwrap_or_else(PoisonError::into_inner).extend_from_slice(&chunk[..n]),
+                    Ok(n) => {
+                        let mut c = shared.lock().unwrap_or_else(PoisonError::into_inner);
+                        let room = limit.saturating_sub(c.bytes.len());
+                        c.bytes.extend_from_slice(&chunk[..n.min(room)]);
+                        c.over |= n > room;
+                    }
                     Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
                     // A read error ends the stream; what was read so far is kept.
                     Err(_) => break,
@@ -205,7 +253,7 @@ fn collect(pipe: Option<impl Read + Send + 'static>, tx: Sender<Event>) -> Arc<M
         }
         let _ = tx.send(Event::Closed);
     });
-    buffer
+    Buffer(buffer)
 }
 
 /// Writes the input on a thread of its own (a child that does not read cannot block the wait)
@@ -225,8 +273,4 @@ fn feed(stdin: Option<ChildStdin>, input: Input) -> Option<Sender<()>> {
         drop(pipe);
     });
     Some(hold)
-}
-
-fn text(buffer: &Mutex<Vec<u8>>) -> String {
-    String::from_utf8_lossy(&buffer.lock().unwrap_or_else(PoisonError::into_inner)).into_owned()
 }

@@ -28,6 +28,9 @@ pub struct Spec {
     pub timeout: Duration,
     /// How long after SIGTERM before SIGKILL.
     pub grace: Duration,
+    /// The most bytes kept of stdout and of stderr each ([`Limits::max_output`]); `None`: no
+    /// limit.
+    pub max_output: Option<usize>,
 }
 
 impl Spec {
@@ -43,6 +46,7 @@ impl Spec {
             watch_parent: false,
             timeout: Duration::from_secs(600),
             grace: Duration::from_secs(5),
+            max_output: None,
         }
     }
 
@@ -72,10 +76,12 @@ impl Spec {
 ///
 /// # Errors
 ///
-/// [`Error::Spawn`] when it cannot start, [`Error::Wait`] when waiting fails.
+/// [`Error::Spawn`] when it cannot start, [`Error::Wait`] when waiting fails,
+/// [`Error::TooMuchOutput`] past [`Spec::max_output`].
 pub fn run(spec: &Spec) -> Result<Output, Error> {
     let input = Input { bytes: spec.stdin.clone(), hold_open: spec.watch_parent };
-    capture(&mut spec.command(), input, Limits { timeout: spec.timeout, grace: spec.grace })
+    let limits = Limits { timeout: spec.timeout, grace: spec.grace, max_output: spec.max_output };
+    capture(&mut spec.command(), input, limits)
 }
 
 #[cfg(test)]
@@ -196,6 +202,21 @@ mod tests {
         assert!(out.stdout.starts_with("hello\n"));
         assert!(out.stdout.contains("ONLY=this"));
         assert!(!out.stdout.contains("HOME="));
+    }
+
+    #[test]
+    fn output_past_the_limit_fails_the_run_without_blocking_the_child() {
+        // 1 MiB on stdout against a 64 KiB limit: the child is drained to its end (it exits 0
+        // rather than being stuck on a full pipe until the timeout), and the run fails.
+        let mut s = Spec::shell("head -c 1048576 /dev/zero; echo done >&2");
+        s.max_output = Some(64 * 1024);
+        let e = run(&s).unwrap_err();
+        assert!(matches!(e, Error::TooMuchOutput { limit: 65536, .. }), "{e}");
+        assert_eq!(e.to_string(), "/bin/sh printed more than 65536 bytes");
+        s.max_output = Some(2 * 1024 * 1024);
+        let out = run(&s).unwrap();
+        assert_eq!(out.stdout.len(), 1_048_576);
+        assert!(!out.timed_out);
     }
 
     #[test]

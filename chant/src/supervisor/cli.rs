@@ -8,7 +8,8 @@
 //! sprite-env daemon stop [--stop-services]
 //! ```
 //!
-//! Exit codes: 0 done, 1 refused or failed (one line on stderr), 2 usage.
+//! Exit codes: 0 done, 1 refused or failed (one line on stderr), 2 usage (including a service
+//! name outside `[a-z][a-z0-9-]*`, see [`super::check_name`]).
 
 use std::io::{Read, Seek, SeekFrom, Write};
 use std::path::PathBuf;
@@ -44,6 +45,9 @@ enum UsageError {
     /// No `--cmd`.
     #[error("create needs --cmd")]
     NoCmd,
+    /// A `--needs` name outside the service-name rule.
+    #[error("--needs: {0}")]
+    Needs(super::InvalidName),
 }
 
 const USAGE: &str = "usage: sprite-env services list [--json|--table]
@@ -60,6 +64,12 @@ pub fn main(args: &[String]) -> i32 {
             Ok(d) => super::daemon::run(&d),
             Err(e) => fail(&chain(&e)),
         };
+    }
+    if let ["services", "create" | "delete" | "start" | "stop" | "restart", name, ..] = words.as_slice()
+        && let Err(e) = super::check_name(name)
+    {
+        eprintln!("sprite-env: {e}");
+        return 2;
     }
     let client = match (super::state_dir(), std::env::current_exe()) {
         (Ok(d), Ok(exe)) => Client::new(d, exe),
@@ -154,6 +164,14 @@ fn usage() -> i32 {
     2
 }
 
+/// Parses `words` as the command line of `services create` does (the fuzz target's entry).
+pub(crate) fn fuzz_args(words: &[&str]) {
+    if let [name, rest @ ..] = words {
+        let _ = super::check_name(name);
+        let _ = parse_create(name, rest);
+    }
+}
+
 fn parse_create(name: &str, rest: &[&str]) -> Result<(Request, Option<Duration>), UsageError> {
     let (mut cmd, mut args, mut needs, mut port, mut duration, mut no_stream) =
         (None, Vec::new(), Vec::new(), None, None, false);
@@ -180,6 +198,9 @@ fn parse_create(name: &str, rest: &[&str]) -> Result<(Request, Option<Duration>)
     }
     if duration.is_some() && no_stream {
         return Err(UsageError::Exclusive);
+    }
+    if let Some(e) = needs.iter().find_map(|n| super::check_name(n).err()) {
+        return Err(UsageError::Needs(e));
     }
     let cmd = cmd.filter(|c| !c.is_empty()).ok_or(UsageError::NoCmd)?;
     let dir = std::env::current_dir().ok().map(|d| d.display().to_string());

@@ -147,10 +147,10 @@ impl Client {
     }
 
     fn spawn_daemon(&self) -> Result<(), Error> {
-        std::fs::create_dir_all(&self.dir).map_err(|source| Error::Prepare { path: self.dir.clone(), source })?;
+        super::access::private_dir(&self.dir).map_err(|source| Error::Prepare { path: self.dir.clone(), source })?;
         let path = self.dir.join("daemon.log");
         let prepare = |source| Error::Prepare { path: path.clone(), source };
-        let log = std::fs::OpenOptions::new().create(true).append(true).open(&path).map_err(prepare)?;
+        let log = super::access::append(&path).map_err(prepare)?;
         let err = log.try_clone().map_err(prepare)?;
         // A daemon that finds another one alive exits at once; the connect below reaches the winner.
         // No process group of its own here: the daemon calls setsid(), which a group leader cannot.

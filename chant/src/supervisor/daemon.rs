@@ -3,8 +3,8 @@
 //! children as they exit, and re-adopts the services a previous daemon left running.
 
 use std::collections::BTreeSet;
-use std::fs::{File, OpenOptions};
-use std::io::{BufRead, BufReader, Write};
+use std::fs::File;
+use std::io::{BufRead, BufReader, Read, Write};
 use std::os::unix::net::{UnixListener, UnixStream};
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
@@ -15,8 +15,9 @@ use nix::errno::Errno;
 use nix::sys::wait::{WaitStatus, waitpid};
 use nix::unistd::Pid;
 
-use super::proc;
+use super::watchers::Watchers;
 use super::{Event, Request, Response, Service, State, Status};
+use super::{access, proc};
 use crate::error::chain;
 use crate::process::{self, Group, Stopped};
 
@@ -31,10 +32,11 @@ pub(crate) const TABLE: &str = "services.json";
 /// it could not start serving.
 #[derive(Debug, thiserror::Error)]
 pub(crate) enum Error {
-    /// The state or log directory could not be created.
-    #[error("cannot create {}", path.display())]
-    CreateDir {
-        /// The directory.
+    /// The state directory or `logs/` could not be created (`0700`, this user's), or the socket
+    /// made `0600`.
+    #[error("cannot make {} private to this user", path.display())]
+    Private {
+        /// The directory or socket.
         path: PathBuf,
         /// Why not.
         #[source]
@@ -129,8 +131,8 @@ struct Table {
 
 struct Shared {
     dir: PathBuf,
-    /// Connections that asked to watch; a broken one is dropped at the next event.
-    watchers: Mutex<Vec<UnixStream>>,
+    /// Connections that asked to watch, each fed from a bounded queue.
+    watchers: Watchers,
     grace: Duration,
     table: Mutex<Table>,
     children: Condvar,
@@ -150,18 +152,25 @@ pub(crate) fn run(dir: &Path) -> i32 {
 fn serve(dir: &Path) -> Result<(), Error> {
     // Its own session: no controlling terminal, no signal from the caller's group.
     let _ = nix::unistd::setsid();
-    std::fs::create_dir_all(dir.join("logs")).map_err(|source| Error::CreateDir { path: dir.to_owned(), source })?;
+    let private = |path: &Path| {
+        let path = path.to_owned();
+        move |source| Error::Private { path, source }
+    };
+    access::private_dir(dir).map_err(private(dir))?;
+    access::private_dir(&dir.join("logs")).map_err(private(&dir.join("logs")))?;
     take_pid_file(dir)?;
     let socket = dir.join(SOCKET);
     let _ = std::fs::remove_file(&socket);
     let listener = UnixListener::bind(&socket).map_err(|source| Error::Bind { path: socket.clone(), source })?;
+    // The directory is 0700, so nobody else could reach the socket before this.
+    access::private_socket(&socket).map_err(private(&socket))?;
     let grace = std::env::var(super::STOP_GRACE_VAR)
         .ok()
         .and_then(|g| crate::duration::parse(&g).ok())
         .unwrap_or(Duration::from_secs(5));
     let shared = Arc::new(Shared {
         dir: dir.to_path_buf(),
-        watchers: Mutex::new(Vec::new()),
+        watchers: Watchers::default(),
         grace,
         table: Mutex::new(Table { services: load(dir), adopted: BTreeSet::new(), live_children: 0 }),
         children: Condvar::new(),
@@ -192,7 +201,8 @@ fn take_pid_file(dir: &Path) -> Result<(), Error> {
     // racing daemon never reads a half-written pid file as a stale one.
     let mine = dir.join(format!("{PID_FILE}.{me}"));
     let started = proc::start_time(me as i32).unwrap_or(0);
-    std::fs::write(&mine, format!("{me} {started}\n")).map_err(|source| Error::Write { path: mine.clone(), source })?;
+    access::write(&mine, format!("{me} {started}\n").as_bytes())
+        .map_err(|source| Error::Write { path: mine.clone(), source })?;
     let result = (|| {
         for _ in 0..2 {
             match std::fs::hard_link(&mine, &path) {
@@ -228,12 +238,13 @@ fn load(dir: &Path) -> Vec<Service> {
 fn persist(dir: &Path, services: &[Service]) {
     let tmp = dir.join(format!("{TABLE}.tmp"));
     let Ok(text) = serde_json::to_string_pretty(services) else { return };
-    if std::fs::write(&tmp, text).is_ok() {
+    if access::write(&tmp, text.as_bytes()).is_ok() {
         let _ = std::fs::rename(&tmp, dir.join(TABLE));
     }
 }
 
-/// Publishes a state change to every watcher.
+/// Publishes a state change to every watcher: queued, never written here (this runs under the
+/// table's lock), so a watcher that stops reading holds up nothing.
 fn publish(shared: &Shared, event: &str, s: &Service) {
     let e = Event {
         event: event.to_owned(),
@@ -242,8 +253,7 @@ fn publish(shared: &Shared, event: &str, s: &Service) {
         exit_status: s.state.exit_status.clone().filter(|_| event == "exited"),
     };
     let Ok(line) = serde_json::to_string(&e) else { return };
-    let mut ws = shared.watchers.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-    ws.retain_mut(|w| writeln!(w, "{line}").and_then(|()| w.flush()).is_ok());
+    shared.watchers.publish(&line);
 }
 
 fn lock(shared: &Shared) -> MutexGuard<'_, Table> {
@@ -339,19 +349,26 @@ fn watch_adopted(shared: &Shared) {
     }
 }
 
+/// The longest request line read, in bytes.
+const MAX_REQUEST: u64 = 1024 * 1024;
+
 fn handle(shared: &Shared, conn: UnixStream) {
     let mut line = String::new();
+    let _ = conn.set_read_timeout(Some(Duration::from_secs(30)));
     let Ok(reader) = conn.try_clone() else { return };
-    if BufReader::new(reader).read_line(&mut line).is_err() {
+    if BufReader::new(reader.take(MAX_REQUEST)).read_line(&mut line).is_err() {
         return;
     }
+    // Read before refusing, so the caller's write never meets a closed socket.
+    let peer = access::check_peer(&conn);
     let (response, exit) = match serde_json::from_str::<Request>(&line) {
+        _ if peer.is_err() => (Response { error: peer.err().map(|e| chain(&e)), ..Response::default() }, false),
         Err(e) => (Response { error: Some(format!("bad request: {e}")), ..Response::default() }, false),
         Ok(Request::Watch) => {
             let mut conn = conn;
-            let ok = writeln!(conn, "{{}}").and_then(|()| conn.flush()).is_ok();
-            if ok {
-                shared.watchers.lock().unwrap_or_else(std::sync::PoisonError::into_inner).push(conn);
+            let _ = conn.set_write_timeout(Some(super::watchers::WRITE_TIMEOUT));
+            if writeln!(conn, "{{}}").and_then(|()| conn.flush()).is_ok() {
+                shared.watchers.serve(conn);
             }
             return;
         }
@@ -379,6 +396,10 @@ fn handle(shared: &Shared, conn: UnixStream) {
 }
 
 fn answer(shared: &Shared, req: Request) -> Response {
+    // Checked here, where every client's request arrives: a name is a path under `logs/`.
+    if let Some(e) = req.names().into_iter().find_map(|n| super::check_name(n).err()) {
+        return Response { error: Some(chain(&e)), ..Response::default() };
+    }
     // Where the log stands before anything starts: a caller streaming it sees the first line.
     let target = match &req {
         Request::Create { name, .. } | Request::Start { name } | Request::Restart { name } => Some(name.clone()),
@@ -484,11 +505,7 @@ fn start(shared: &Shared, name: &str, path: &mut BTreeSet<String>) -> Result<Vec
 }
 
 fn open_log(dir: &Path, name: &str) -> Result<File, Error> {
-    OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(log_path(dir, name))
-        .map_err(|source| Error::Log { name: name.to_owned(), source })
+    access::append(&log_path(dir, name)).map_err(|source| Error::Log { name: name.to_owned(), source })
 }
 
 /// Stops `name`'s whole process group ([`Group::stop`]: SIGTERM, SIGKILL after the grace

@@ -21,16 +21,24 @@
 //!   existing table re-adopts each running service whose pid is alive with the recorded start time
 //!   (field 22 of `/proc/<pid>/stat`); one that is gone, or whose pid was reused, is `failed`.
 //!   An adopted service is not the daemon's child: its end is noticed by polling `/proc`.
+//! - Only the supervisor's user reaches it (`access.rs`): the state directory and `logs/` are
+//!   `0700`, the socket and every file `0600` whatever the umask, and a connection whose peer
+//!   runs as another uid (`SO_PEERCRED`) is refused.
 //! - Every state change (a child exited, a service created, started, stopped or deleted) is
 //!   published as one JSON [`Event`] line to each connection that asked to `watch`
 //!   (`sprite-env services watch`, [`Client::watch`]): a change source that wakes a converge
-//!   round without waiting for its timer.
+//!   round without waiting for its timer. Events are queued per watcher and written by that
+//!   watcher's own thread, never under the table's lock; one that falls behind or stalls is
+//!   dropped (its stream ends) and reconnects (`watchers.rs`).
 
+mod access;
 mod cli;
 mod client;
 mod daemon;
 mod proc;
+mod watchers;
 
+pub(crate) use cli::fuzz_args;
 pub use cli::main;
 pub use client::{Client, Error as ClientError, state_dir};
 
@@ -40,6 +48,22 @@ use serde::{Deserialize, Serialize};
 pub const STATE_DIR_VAR: &str = "SPRITE_ENV_STATE_DIR";
 /// The variable setting the grace period between SIGTERM and SIGKILL when stopping a service.
 pub const STOP_GRACE_VAR: &str = "SPRITE_ENV_STOP_GRACE";
+
+/// A service name outside `[a-z][a-z0-9-]*`. Returned by [`check_name`].
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("service name {0:?} must match [a-z][a-z0-9-]* (lowercase letters, digits and `-`, starting with a letter)")]
+pub struct InvalidName(pub String);
+
+/// Checks a service name against the rule op names follow, `[a-z][a-z0-9-]*`: a service's name
+/// is one file name under `logs/` and one column of `services list --table`, so a `/`, a `..`,
+/// a tab or a newline can never be part of one.
+///
+/// # Errors
+///
+/// [`InvalidName`], quoting the name escaped.
+pub fn check_name(name: &str) -> Result<(), InvalidName> {
+    if crate::model::Name::is_valid(name) { Ok(()) } else { Err(InvalidName(name.to_owned())) }
+}
 
 /// The status of a service.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -159,6 +183,20 @@ pub enum Request {
         /// Stop every service first.
         stop_services: bool,
     },
+}
+
+impl Request {
+    /// Returns every service name the request carries (the service acted on, and what a created
+    /// one needs).
+    pub fn names(&self) -> Vec<&str> {
+        match self {
+            Request::Create { name, needs, .. } => std::iter::once(name).chain(needs).map(String::as_str).collect(),
+            Request::Delete { name } | Request::Start { name } | Request::Stop { name } | Request::Restart { name } => {
+                vec![name.as_str()]
+            }
+            Request::List | Request::Watch | Request::Shutdown { .. } => Vec::new(),
+        }
+    }
 }
 
 /// A state change, published to every watcher as one JSON line.

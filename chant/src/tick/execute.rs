@@ -4,7 +4,10 @@
 //! malformed reading) converges nothing: it is recorded with `error`, its flap runs carried
 //! forward unchanged, and the caller exits 1. A tick run under a lease checks its [`Fence`]
 //! before each dispatch and before the append: once the lease is found lost, the remaining
-//! dispatches are recorded as not dispatched and the record says `fenced: true`.
+//! dispatches are recorded as not dispatched and the record says `fenced: true`. Nothing is
+//! dispatched while the ledger cannot be written ([`crate::ledger::Ledger::writable`]), and a
+//! tick record that cannot be appended is kept for the next write that succeeds
+//! ([`crate::ledger::Ledger::append_record_or_keep`]).
 
 use jiff::Timestamp;
 
@@ -103,10 +106,19 @@ pub fn execute(project: &Project, doc: &OpDocument, options: &TickOptions) -> Re
             let subject = symptom.subject();
             let p = plan_with(project, spec, subject, &previous);
             let mut outcomes = p.outcomes.clone();
+            // Nothing acts that could not be recorded: the ledger must take an append before the
+            // first dispatch (its record, and the run's, go there).
+            let unwritable = outcomes
+                .iter()
+                .any(|o| o.action == super::Action::Ran)
+                .then(|| project.ledger.writable().err())
+                .flatten()
+                .map(|e| project.redactor.record(&crate::error::chain(&e)));
             for o in outcomes.iter_mut().filter(|o| o.action == super::Action::Ran) {
                 let target = o.op.clone().unwrap_or_default();
-                let result = match options.fence.as_ref().map(Fence::check) {
-                    Some(Err(lost)) => DispatchResult::Fenced { why: project.redactor.record(&lost.to_string()) },
+                let result = match (options.fence.as_ref().map(Fence::check), &unwritable) {
+                    (Some(Err(lost)), _) => DispatchResult::Fenced { why: project.redactor.record(&lost.to_string()) },
+                    (_, Some(why)) => DispatchResult::Unrecordable { why: why.clone() },
                     _ => options.dispatcher.dispatch(&target, &env, o.resource.as_deref(), &project.redactor),
                 };
                 record_dispatch(o, result);
@@ -184,7 +196,9 @@ fn append_fenced(
     if lost.is_some() {
         record.fenced = Some(true);
     }
-    let receipt = project.ledger.append_record(member, &*record)?;
+    // A tick that dispatched has acted: its record is kept for the next write if it cannot be
+    // appended now, never dropped.
+    let receipt = project.ledger.append_record_or_keep(member, &*record)?;
     Ok((receipt, lost))
 }
 

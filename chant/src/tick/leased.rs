@@ -115,6 +115,7 @@ pub fn leased<T>(
     release: Release,
     work: impl FnOnce(Option<&Fence>) -> (T, Landing),
 ) -> Leased<T> {
+    let mut warnings = Vec::new();
     let (held, ttl) = match claim {
         Claim::Unleased => {
             let (value, landing) = work(None);
@@ -122,7 +123,17 @@ pub fn leased<T>(
         }
         Claim::Held(held) => (held, None),
         Claim::Take { key, holder, ttl, wait } => match leases.acquire_waiting(&key, &holder, ttl, wait) {
-            Ok(Acquisition::Acquired { held, .. }) => (held, Some(ttl)),
+            Ok(Acquisition::Acquired { held, stale, .. }) => {
+                if let Some(r) = stale {
+                    warnings.push(format!(
+                        "took over the lease of {} from {}: it claimed to run until {}, further ahead than the maximum lease TTL of 24h (a clock far ahead, or a blob written by hand)",
+                        held.key.op(),
+                        r.holder,
+                        r.expires_at
+                    ));
+                }
+                (held, Some(ttl))
+            }
             Ok(Acquisition::Refused { held_by, .. }) => {
                 return Leased::Refused { holder: held_by.map(|r| r.holder) };
             }
@@ -137,7 +148,6 @@ pub fn leased<T>(
         None => held,
     };
     let lost = fence.lost();
-    let mut warnings = Vec::new();
     let mut released = false;
     if release == Release::AfterWork && lost.is_none() {
         if landing == Landing::NotPushed {

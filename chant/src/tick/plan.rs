@@ -212,6 +212,12 @@ pub enum DispatchResult {
         /// Why, already redacted and sanitised.
         why: String,
     },
+    /// Not dispatched: the ledger cannot be written (a stale lock, an unreadable branch), so
+    /// what the dispatch did could not be recorded.
+    Unrecordable {
+        /// Why, already redacted and sanitised.
+        why: String,
+    },
 }
 
 /// Folds a dispatch result into its `ran` outcome.
@@ -235,6 +241,12 @@ pub fn record_dispatch(outcome: &mut Outcome, result: DispatchResult) {
         DispatchResult::Fenced { why } => {
             outcome.action = Action::Reported;
             outcome.reason = Some(format!("\"{op}\" was not dispatched: {why}; a fenced tick dispatches nothing more"));
+        }
+        DispatchResult::Unrecordable { why } => {
+            outcome.action = Action::Reported;
+            outcome.reason = Some(format!(
+                "\"{op}\" was not dispatched: the ledger cannot be written ({why}); nothing acts that could not be recorded"
+            ));
         }
     }
 }

@@ -133,9 +133,46 @@ fn key(op: &str) -> LeaseKey {
 #[track_caller]
 fn acquired(outcome: Acquisition) -> (chant::lease::Held, bool) {
     match outcome {
-        Acquisition::Acquired { held, renewed } => (held, renewed),
+        Acquisition::Acquired { held, renewed, .. } => (held, renewed),
         other => panic!("expected the lease, got {other:?}"),
     }
+}
+
+#[test]
+fn a_lease_dated_beyond_the_maximum_ttl_is_stale_taken_over_and_said_so() {
+    let world = World::new();
+    let dir = world.project("p");
+    let store = world.store(&dir, None);
+    let k = key("op");
+    // A blob that claims the lease until the year 2999 (a clock far ahead, or a hand edit): no
+    // TTL chant accepts could have written it. It used to lock the op out for ever.
+    world.steal(&dir, "op");
+    let found = store.current(&k).unwrap().unwrap();
+    assert!(found.is_stale(at(0)) && !found.is_live(at(0)));
+    let (held, renewed) = match store.acquire(&k, "me:1:00000001", TTL, at(0)).unwrap() {
+        Acquisition::Acquired { held, renewed, stale: Some(stale) } => {
+            assert_eq!((stale.holder.as_str(), stale.token.as_str()), ("thief:1:00000000", "stolen"));
+            (held, renewed)
+        }
+        other => panic!("a stale lease was not taken over as such: {other:?}"),
+    };
+    assert!(!renewed);
+    assert_ne!(held.record.token, "stolen", "a new fencing token");
+    assert_eq!(held.record.expires_at, "2026-08-25T10:05:00.000Z");
+
+    // Exactly the maximum TTL ahead is still live; a second more is stale.
+    let mut edge = held.record.clone();
+    edge.expires_at = "2026-08-26T10:00:00.000Z".into();
+    assert!(edge.is_live(at(0)) && !edge.is_stale(at(0)));
+    edge.expires_at = "2026-08-26T10:00:01.000Z".into();
+    assert!(edge.is_stale(at(0)) && !edge.is_live(at(0)));
+
+    // No TTL past the maximum is written.
+    let long = chant::lease::MAX_TTL + Duration::from_secs(1);
+    let refused = store.acquire(&key("other"), "me:1:00000001", long, at(0)).unwrap_err();
+    assert_eq!(refused.to_string(), "a lease TTL of 86401s is longer than the maximum of 24h");
+    assert!(matches!(store.renew(&held, long, at(1)), Err(chant::lease::Error::TtlTooLong { .. })));
+    assert!(store.still_holds(&held).unwrap());
 }
 
 #[test]

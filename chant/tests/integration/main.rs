@@ -13,6 +13,7 @@ mod behaviour_engine;
 mod behaviour_http;
 mod behaviour_screen;
 mod files;
+mod fuzz;
 mod guard;
 mod honesty_props;
 mod layering;

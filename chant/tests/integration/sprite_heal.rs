@@ -289,3 +289,47 @@ fn apply_replaces_a_changed_service_and_never_deletes_an_undeclared_one() {
     assert_ne!(p.sv.pid("hud"), hud);
     assert_eq!(p.sv.status("stray"), "running", "an undeclared service is left alone");
 }
+
+/// A supervisor that answers everything through the stand-in, except that `services list` first
+/// runs `list_prefix` (a shell snippet: a warning line, or `exit 0` for empty output).
+fn noisy_supervisor(dir: &Path, name: &str, list_prefix: &str) -> String {
+    let path = dir.join(format!("{name}.sh"));
+    let script =
+        format!("#!/bin/sh\nif [ \"$1 $2\" = \"services list\" ]; then {list_prefix}; fi\nexec '{BIN}' \"$@\"\n");
+    std::fs::write(&path, script).unwrap();
+    std::fs::set_permissions(&path, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    path.display().to_string()
+}
+
+#[test]
+fn a_listing_that_cannot_be_read_makes_healthy_services_unknown_and_restarts_nothing() {
+    let scratch = tempfile::tempdir().unwrap();
+    let port = free_port();
+    let mut p = BoxProject::new(app_and_hud(scratch.path(), port));
+    let (record, ok) = p.work("services");
+    assert!(ok, "{record}");
+    eventually(Duration::from_secs(20), "app to answer", || answers(port));
+    let (app, hud) = (p.sv.pid("app"), p.sv.pid("hud"));
+
+    // A warning line before the JSON, then empty output with exit 0: neither is "nothing runs".
+    let warning = noisy_supervisor(scratch.path(), "warns", "echo 'sprite-env: warning: config is old'");
+    let silent = noisy_supervisor(scratch.path(), "silent", "exit 0");
+    for (supervisor, why) in [(warning, "line 1 is not a row of the table"), (silent, "it printed nothing")] {
+        p.sprite_env = supervisor;
+        let record = p.tick();
+        let resources = record["resources"].as_array().unwrap();
+        assert_eq!(resources.len(), 2, "{record}");
+        for r in resources {
+            assert_eq!(r["status"], "unknown", "{record}");
+            let detail = r["detail"].as_str().unwrap();
+            assert!(detail.starts_with("the supervisor could not be read: "), "{detail}");
+            assert!(detail.contains(why), "{detail}");
+        }
+        let outcomes = record["outcomes"].as_array().unwrap();
+        assert!(outcomes.iter().all(|o| o["action"] == "reported"), "{record}");
+        assert_eq!(record["summary"]["remediated"], 0, "{record}");
+    }
+    // Nothing was restarted: the same processes still serve.
+    assert_eq!((p.sv.pid("app"), p.sv.pid("hud")), (app, hud));
+    assert!(answers(port));
+}

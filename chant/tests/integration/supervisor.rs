@@ -15,16 +15,25 @@ pub(crate) const BIN: &str = env!("CARGO_BIN_EXE_sprite-env");
 
 /// A state directory with its daemon; dropping it kills the daemon and every service group.
 pub(crate) struct Sv {
-    pub(crate) dir: tempfile::TempDir,
+    /// Held for its removal on drop.
+    _dir: tempfile::TempDir,
+    state: PathBuf,
 }
 
 impl Sv {
     pub(crate) fn new() -> Self {
-        Sv { dir: tempfile::Builder::new().prefix("sv").tempdir_in("/tmp").unwrap() }
+        let dir = tempfile::Builder::new().prefix("sv").tempdir_in("/tmp").unwrap();
+        Sv { state: dir.path().to_path_buf(), _dir: dir }
+    }
+
+    /// A state directory `rel` below a temporary one, which does not exist yet.
+    pub(crate) fn nested(rel: &str) -> Self {
+        let dir = tempfile::Builder::new().prefix("sv").tempdir_in("/tmp").unwrap();
+        Sv { state: dir.path().join(rel), _dir: dir }
     }
 
     pub(crate) fn state(&self) -> &Path {
-        self.dir.path()
+        &self.state
     }
 
     pub(crate) fn run(&self, args: &[&str]) -> Output {
@@ -380,4 +389,147 @@ fn concurrent_first_commands_start_one_daemon() {
         assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "[]");
     }
     eventually(Duration::from_secs(10), "the losing daemons to exit", || daemons_of(b.state()) == 1);
+}
+
+#[test]
+fn a_service_name_outside_the_op_name_rule_is_refused_before_anything_is_written() {
+    use chant::supervisor::{Client, Request};
+
+    let b = Sv::new();
+    let base = b.state().file_name().unwrap().to_string_lossy().into_owned();
+    // `logs/<name>.log` with this name would be `/tmp/<base>-escape.log`, outside the state dir.
+    let escape = format!("../../{base}-escape");
+    let outside = b.state().parent().unwrap().join(format!("{base}-escape.log"));
+    let out = b.run(&["services", "create", &escape, "--cmd", "sleep", "--args", "60", "--no-stream"]);
+    let escaped = outside.exists();
+    let _ = std::fs::remove_file(&outside);
+    assert!(!escaped, "the log was written outside the state directory");
+    assert_eq!(out.status.code(), Some(2), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("must match [a-z][a-z0-9-]*"));
+    let out = b.run(&["services", "create", "ok", "--cmd", "sleep", "--needs", "a\tb", "--no-stream"]);
+    assert_eq!(out.status.code(), Some(2));
+
+    // The daemon refuses them too, from any client that speaks its protocol: a tab or a newline
+    // would forge rows of `services list --table`.
+    b.ok(&["services", "list"]);
+    let client = Client::new(b.state(), BIN);
+    let create = |name: &str, needs: &[&str]| Request::Create {
+        name: name.to_owned(),
+        cmd: "sleep".into(),
+        args: vec!["60".into()],
+        needs: needs.iter().map(|n| (*n).to_owned()).collect(),
+        http_port: None,
+        dir: None,
+    };
+    for name in [escape.as_str(), "evil\trunning\t-\t-\tsleep", "a\nforged\trunning", "App", "", "-x"] {
+        let refused = client.send(&create(name, &[])).unwrap_err().to_string();
+        assert!(refused.contains("must match [a-z][a-z0-9-]*"), "{name:?}: {refused}");
+    }
+    b.ok(&["services", "create", "base", "--cmd", "sleep", "--args", "60", "--no-stream"]);
+    let refused = client.send(&create("fine", &["../base"])).unwrap_err().to_string();
+    assert!(refused.contains(r#""../base" must match"#), "{refused}");
+    let refused = client.send(&Request::Restart { name: escape.clone() }).unwrap_err().to_string();
+    assert!(refused.contains("must match"), "{refused}");
+    let escaped = outside.exists();
+    let _ = std::fs::remove_file(&outside);
+    assert!(!escaped, "the log was written outside the state directory");
+    assert_eq!(b.ok(&["services", "list", "--table"]).lines().count(), 1, "only `base` is listed");
+}
+
+#[test]
+fn the_state_is_private_to_its_user_whatever_the_umask() {
+    use std::os::unix::fs::PermissionsExt;
+
+    // A state directory the first command creates, under a umask that would leave everything
+    // group-writable; the daemon it starts inherits that umask.
+    let b = Sv::nested("nested/state");
+    let out = Command::new("/bin/sh")
+        .args(["-c", &format!("umask 002; exec '{BIN}' services create app --cmd sleep --args 600 --no-stream")])
+        .env("SPRITE_ENV_STATE_DIR", b.state())
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let mode = |rel: &str| std::fs::metadata(b.state().join(rel)).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode(""), 0o700, "the state directory");
+    assert_eq!(mode("logs"), 0o700, "logs/");
+    assert_eq!(mode("sprite-env.sock"), 0o600, "the socket");
+    for file in ["services.json", "daemon.pid", "daemon.log", "logs/app.log"] {
+        assert_eq!(mode(file), 0o600, "{file}");
+    }
+}
+
+#[test]
+fn a_caller_running_as_another_user_is_refused() {
+    use std::os::unix::fs::PermissionsExt;
+    use std::os::unix::process::CommandExt;
+
+    if !nix::unistd::geteuid().is_root() {
+        eprintln!("skipped: only root can connect as another user");
+        return;
+    }
+    let b = Sv::new();
+    b.ok(&["services", "create", "app", "--cmd", "sleep", "--args", "600", "--no-stream"]);
+    // Open the way to the socket as an older version left it under a loose umask: only the peer
+    // check stands between another user and running commands as this one.
+    for (path, mode) in [(b.state().to_path_buf(), 0o777), (b.state().join("sprite-env.sock"), 0o777)] {
+        std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode)).unwrap();
+    }
+    let nobody = 65534;
+    for args in [&["services", "list"][..], &["services", "create", "evil", "--cmd", "sleep", "--no-stream"]] {
+        let out = Command::new(BIN)
+            .args(args)
+            .env("SPRITE_ENV_STATE_DIR", b.state())
+            .current_dir("/")
+            .uid(nobody)
+            .gid(nobody)
+            .stdin(Stdio::null())
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{args:?} was answered: {}", String::from_utf8_lossy(&out.stdout));
+        assert!(err.contains(&format!("refused: the caller runs as uid {nobody}, the supervisor as uid 0")), "{err}");
+    }
+    assert!(b.list().iter().all(|s| s["name"] != "evil"));
+    assert_eq!(b.status("app"), "running");
+}
+
+#[test]
+fn a_watcher_that_stops_reading_never_freezes_the_supervisor() {
+    use std::io::BufRead;
+
+    use chant::supervisor::{Client, Request};
+
+    let b = Sv::new();
+    b.ok(&["services", "create", "blip", "--cmd", "true", "--no-stream"]);
+    let client = Client::new(b.state(), BIN);
+    // A watcher that never reads again, like a `box operator` under Ctrl-Z.
+    let stalled = client.watch().unwrap();
+    // Each restart of a service that exits at once publishes `started` and `exited`: far more
+    // events than the socket buffer holds. The old daemon blocked writing to the stalled watcher
+    // while holding the service table, and every later command hung.
+    let (done, finished) = std::sync::mpsc::channel();
+    let flood = client.clone();
+    std::thread::spawn(move || {
+        for _ in 0..1500 {
+            flood.send(&Request::Restart { name: "blip".into() }).unwrap();
+        }
+        done.send(()).unwrap();
+    });
+    finished.recv_timeout(Duration::from_secs(120)).expect("the supervisor froze behind a stalled watcher");
+    // The last restart's `true` exits on its own time: the supervisor still reaps and lists it.
+    eventually(Duration::from_secs(20), "a dead service to be reaped and listed", || b.status("blip") == "failed");
+
+    // The stalled watcher was dropped: it reads what it was sent, then the end of its stream.
+    let stream = stalled.get_ref();
+    stream.set_read_timeout(Some(Duration::from_secs(60))).unwrap();
+    let lines: Vec<String> = stalled.lines().collect::<Result<_, _>>().expect("the stalled watcher was never dropped");
+    assert!(lines.len() < 3000, "it was sent every event: {}", lines.len());
+
+    // A watcher that reconnects gets the next events.
+    let mut fresh = client.watch().unwrap();
+    client.send(&Request::Restart { name: "blip".into() }).unwrap();
+    let mut event = String::new();
+    fresh.read_line(&mut event).unwrap();
+    assert!(event.contains("\"service\":\"blip\""), "{event}");
 }

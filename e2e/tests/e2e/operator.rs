@@ -470,10 +470,13 @@ fn a_lease_stolen_mid_tick_is_fenced_and_the_record_still_written() {
 }
 
 /// Writes a live foreign lease for `op`, as another machine's holder would (through `git`
-/// processes of its own, never through this process's chant).
+/// processes of its own, never through this process's chant). It expires an hour from now: one
+/// dated further ahead than the maximum lease TTL (24h) would be stale, and taken over.
 pub(crate) fn foreign_lease(sandbox: &Sandbox, op: &str) {
+    let until = chant::clock::now().unwrap().checked_add(std::time::Duration::from_secs(3600)).unwrap();
+    let until = chant::clock::format(until);
     let record = format!(
-        r#"{{"op":"{op}","holder":"thief:1:00000000","token":"stolen","acquiredAt":"2020-01-01T00:00:00.000Z","expiresAt":"2999-01-01T00:00:00.000Z"}}"#
+        r#"{{"op":"{op}","holder":"thief:1:00000000","token":"stolen","acquiredAt":"2020-01-01T00:00:00.000Z","expiresAt":"{until}"}}"#
     );
     let blob_file = sandbox.root().join("lease.json");
     std::fs::write(&blob_file, record).unwrap();

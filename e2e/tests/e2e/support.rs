@@ -237,6 +237,37 @@ impl Sandbox {
     }
 }
 
+/// Appends `line` to the file `path` of the ledger branch in a commit of its own, as a hand edit
+/// (or a foreign writer) would, without touching HEAD, the index or the work tree.
+pub(crate) fn plant(sandbox: &Sandbox, path: &str, line: &str) {
+    let tip = sandbox.tip().unwrap();
+    let mut content = sandbox.git(&sandbox.dir, &["show", &format!("{tip}:{path}")]);
+    content.push_str(line);
+    content.push('\n');
+    let file = sandbox.root().join("planted");
+    std::fs::write(&file, content).unwrap();
+    let blob = sandbox.git(&sandbox.dir, &["hash-object", "-w", file.to_str().unwrap()]).trim().to_owned();
+    let index = sandbox.root().join("planted-index");
+    let with_index = |args: &[&str]| {
+        let out = sandbox.run_in("git", &sandbox.dir, args, &[("GIT_INDEX_FILE", index.to_str().unwrap())]);
+        out.code(0);
+        out.stdout.trim().to_owned()
+    };
+    with_index(&["read-tree", &tip]);
+    with_index(&["update-index", "--cacheinfo", &format!("100644,{blob},{path}")]);
+    let tree = with_index(&["write-tree"]);
+    let commit = sandbox.git(&sandbox.dir, &["commit-tree", &tree, "-p", &tip, "-m", "hand edit"]).trim().to_owned();
+    sandbox.git(&sandbox.dir, &["update-ref", BRANCH, &commit, &tip]);
+}
+
+/// The one file of the ledger under `dir`.
+pub(crate) fn shard(sandbox: &Sandbox, dir: &str) -> String {
+    let files = sandbox.git(&sandbox.dir, &["ls-tree", "-r", "--name-only", BRANCH, &format!("{dir}/")]);
+    let files: Vec<&str> = files.lines().collect();
+    assert_eq!(files.len(), 1, "{files:?}");
+    files[0].to_owned()
+}
+
 /// The key of `op`'s tick records in `env` (flat: the fixture belongs to no workspace member).
 pub(crate) fn converge_key(env: &str, op: &str) -> ShardKey {
     ShardKey::converge(None, env, op).unwrap()

@@ -10,7 +10,7 @@
 //!     { "name": "site", "cmd": "${HOME}/box/run-site.sh", "optional": true } ] } }
 //! ```
 //!
-//! Rules: names unique in the block, at most one service with `httpPort`, every `needs` names a
+//! Rules: names follow the op-name rule `[a-z][a-z0-9-]*` and are unique in the block, at most one service with `httpPort`, every `needs` names a
 //! service of the block, no `needs` cycle (the error prints it, `a -> b -> a`). A `cmd` is split
 //! on whitespace (no shell syntax) and each word `${VAR}`-expanded when it is used, never at
 //! load; an argument holding a comma is refused (sprite-env's `--args` is comma-separated).
@@ -127,6 +127,9 @@ impl BoxDeclaration {
         for (i, s) in services.iter().enumerate() {
             if s.name.trim().is_empty() {
                 return Err(Error::Invalid(format!("services[{i}] has no name")));
+            }
+            if let Err(e) = crate::supervisor::check_name(&s.name) {
+                return Err(Error::Invalid(format!("services[{i}]: {e}")));
             }
             if services[..i].iter().any(|o| o.name == s.name) {
                 return Err(Error::Invalid(format!("service {} is declared twice; names are unique in a box", s.name)));
@@ -312,6 +315,10 @@ mod tests {
         )
         .unwrap_err();
         assert_eq!(cycle.to_string(), "declaration-invalid: the services' needs form a cycle: a -> b -> c -> a");
+        let escape = decl(r#"{"services":[{"name":"../../escape","cmd":"x"}]}"#).unwrap_err();
+        assert!(escape.to_string().contains(r#"services[0]: service name "../../escape" must match"#), "{escape}");
+        let forged = decl(r#"{"services":[{"name":"a\trunning","cmd":"x"}]}"#).unwrap_err();
+        assert!(forged.to_string().contains(r#"service name "a\trunning" must match"#), "{forged}");
         let unknown = decl(r#"{"services":[{"name":"a","cmd":"x","port":3}]}"#).unwrap_err();
         assert!(unknown.to_string().contains("unknown field `port`"), "{unknown}");
     }

@@ -27,12 +27,9 @@ pub enum SpriteError {
         /// Its stderr (or how it ended), sanitised.
         why: String,
     },
-    /// `services list` printed JSON that is not a listing.
-    #[error("sprite-env services list printed bad JSON")]
-    BadJson(#[source] serde_json::Error),
-    /// `services list` printed JSON without a list of services.
-    #[error("sprite-env services list printed JSON without a list of services")]
-    NoList,
+    /// `services list` printed something that is not a listing.
+    #[error("sprite-env services list printed no listing")]
+    Listing(#[source] super::ListingError),
     /// A restarted service never answered its health URL.
     #[error("{name} was restarted and does not answer {url}")]
     Unhealthy {

@@ -4,7 +4,8 @@
 //!
 //! The three steps:
 //! - [`observe`] (`sprite_services_observe`): one verdict per declared service. An unreadable
-//!   supervisor makes every service `unknown` (never `drifted`: a hole in the reading is not a
+//!   supervisor, or output that is not a listing of the known shape ([`listing`]: read whole or
+//!   not at all), makes every service `unknown` (never `drifted`: a hole in the reading is not a
 //!   reason to act); an optional service is skipped until the supervisor lists it.
 //! - [`restart`] (`sprite_service_restart`): restarts the service named by the step or by
 //!   `CHANT_CONVERGE_RESOURCE`, then waits for its health URL.
@@ -18,6 +19,7 @@
 pub mod declaration;
 mod error;
 mod lexicon;
+pub mod listing;
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -29,6 +31,7 @@ use crate::model::Step;
 pub use declaration::{BoxDeclaration, BoxService};
 pub use error::SpriteError;
 pub use lexicon::{BoxLexicon, BoxServices, LEXICON};
+pub use listing::{Listed, ListingError, parse_list};
 
 /// The variable a service's `cmd` may name for the project root (the directory of `chant.toml`)
 /// without setting it, so a declaration such as `python3 ${CHANT_PROJECT_DIR}/examples/box/app.py`
@@ -124,27 +127,13 @@ impl Settings {
     }
 }
 
-/// One service as the supervisor lists it. Fields the listing lacks are `None`.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Listed {
-    /// Its name.
-    pub name: String,
-    /// Its status (`running`, `stopped`, `failed`, ...), when listed.
-    pub status: Option<String>,
-    /// Its command line (cmd and args joined by spaces), when listed.
-    pub cmd: Option<String>,
-    /// What it needs, when listed.
-    pub needs: Option<Vec<String>>,
-    /// Its HTTP port (`Some(None)`: listed as none), when listed.
-    pub http_port: Option<Option<u64>>,
-}
-
 fn supervise(settings: &Settings, args: &[&str], timeout: Duration) -> Result<String, SpriteError> {
     let bin = settings.binary()?;
     let mut spec = crate::process::Spec::new(&bin);
     spec.args = args.iter().map(|a| (*a).to_owned()).collect();
     spec.timeout = timeout;
     spec.grace = Duration::from_secs(2);
+    spec.max_output = Some(listing::MAX_OUTPUT);
     let command = args.iter().take(3).copied().collect::<Vec<&str>>().join(" ");
     let out = match crate::process::run(&spec) {
         Ok(out) => out,
@@ -158,68 +147,15 @@ fn supervise(settings: &Settings, args: &[&str], timeout: Duration) -> Result<St
     }
 }
 
-/// Runs `sprite-env services list` and parses its JSON or table output.
+/// Runs `sprite-env services list` and reads its JSON or table output ([`parse_list`]), whole
+/// or not at all.
 ///
 /// # Errors
 ///
-/// [`SpriteError`] when the supervisor cannot be run or its output read.
+/// [`SpriteError`] when the supervisor cannot be run, fails, prints more than
+/// [`listing::MAX_OUTPUT`] bytes, or prints anything but a listing.
 pub fn list(settings: &Settings) -> Result<Vec<Listed>, SpriteError> {
-    parse_list(&supervise(settings, &["services", "list"], settings.list_timeout)?)
-}
-
-/// Parses a `services list` output: JSON (an array, or an object's `services`) or the
-/// tab-separated table (`name, state[, needs, port, cmd...]`).
-///
-/// # Errors
-///
-/// [`SpriteError::BadJson`] or [`SpriteError::NoList`] for JSON that holds no list.
-pub fn parse_list(text: &str) -> Result<Vec<Listed>, SpriteError> {
-    let t = text.trim();
-    if t.starts_with('[') || t.starts_with('{') {
-        let v: Value = serde_json::from_str(t).map_err(SpriteError::BadJson)?;
-        let items = v.as_array().or_else(|| v.get("services").and_then(Value::as_array)).ok_or(SpriteError::NoList)?;
-        return Ok(items
-            .iter()
-            .filter_map(|e| {
-                let name = e.get("name")?.as_str()?.to_owned();
-                let status = e
-                    .pointer("/state/status")
-                    .and_then(Value::as_str)
-                    .or_else(|| e.get("status").and_then(Value::as_str))
-                    .map(str::to_owned);
-                let cmd = e.get("cmd").and_then(Value::as_str).map(|c| {
-                    let args: Vec<&str> = e
-                        .get("args")
-                        .and_then(Value::as_array)
-                        .into_iter()
-                        .flatten()
-                        .filter_map(Value::as_str)
-                        .collect();
-                    std::iter::once(c).chain(args).collect::<Vec<_>>().join(" ")
-                });
-                let needs = e
-                    .get("needs")
-                    .map(|n| n.as_array().into_iter().flatten().filter_map(Value::as_str).map(str::to_owned).collect());
-                let http_port = e.get("http_port").map(|p| p.as_u64().filter(|p| *p > 0));
-                Some(Listed { name, status, cmd, needs, http_port })
-            })
-            .collect());
-    }
-    Ok(t.lines()
-        .filter(|l| !l.trim().is_empty())
-        .map(|l| {
-            let cols: Vec<&str> = l.split('\t').collect();
-            let col = |i: usize| cols.get(i).map(|c| c.trim()).filter(|c| !c.is_empty() && *c != "-");
-            let wide = cols.len() >= 5;
-            Listed {
-                name: cols.first().map(|c| c.trim()).unwrap_or_default().to_owned(),
-                status: col(1).map(str::to_owned),
-                needs: wide.then(|| col(2).map(|n| n.split(',').map(str::to_owned).collect()).unwrap_or_default()),
-                http_port: wide.then(|| col(3).and_then(|p| p.parse().ok())),
-                cmd: wide.then(|| cols[4..].join(" ")),
-            }
-        })
-        .collect())
+    parse_list(&supervise(settings, &["services", "list"], settings.list_timeout)?).map_err(SpriteError::Listing)
 }
 
 /// One GET of `url`: healthy only on 200, redirects not followed.
@@ -578,26 +514,4 @@ pub fn describe_services(result: &Value) -> String {
                 .join(", ")
         })
         .unwrap_or_default()
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn parses_json_and_table_listings() {
-        let json = r#"[{"name":"app","cmd":"python3","args":["a.py","80"],"needs":null,"http_port":80,"state":{"name":"app","status":"running"}},{"name":"hud","status":"stopped"}]"#;
-        let l = parse_list(json).unwrap();
-        assert_eq!(l[0].cmd.as_deref(), Some("python3 a.py 80"));
-        assert_eq!(l[0].needs, Some(vec![]));
-        assert_eq!(l[0].http_port, Some(Some(80)));
-        assert_eq!(l[1].status.as_deref(), Some("stopped"));
-        assert_eq!(l[1].cmd, None);
-        let t = parse_list("app\trunning\t-\t80\tpython3\ta.py\nhud\t\n").unwrap();
-        assert_eq!(t[0].cmd.as_deref(), Some("python3 a.py"));
-        assert_eq!(t[0].http_port, Some(Some(80)));
-        assert_eq!(t[1].status, None);
-        assert_eq!(t[1].needs, None);
-        assert!(parse_list(r#"{"nope":1}"#).is_err());
-    }
 }

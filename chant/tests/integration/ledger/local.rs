@@ -190,6 +190,45 @@ fn a_stale_lock_on_the_branch_ref_is_an_error_naming_the_path() {
 }
 
 #[test]
+fn a_record_that_cannot_be_written_is_kept_and_appended_first_by_the_next_write() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = project(tmp.path(), "p");
+    let ledger = open(&dir, local_config());
+    let key = converge("op");
+    ledger.append(&key, &record("op", "a", 0)).unwrap();
+    assert!(ledger.writable().is_ok());
+    let tip = ledger.tip().unwrap();
+    let lock = dir.join(".git/refs/heads/chant/lifecycle.lock");
+    let file = std::fs::File::create(&lock).unwrap();
+    // A young lock is another writer at work, not a reason to stop.
+    assert!(ledger.writable().is_ok());
+    file.set_modified(SystemTime::now() - Duration::from_secs(60)).unwrap();
+    assert!(matches!(ledger.writable(), Err(Error::StaleLock { path, .. }) if path == lock));
+
+    // The record of something that happened is kept, and the error says where and why.
+    let err = ledger.append_or_keep(&key, &record("op", "a", 1)).unwrap_err();
+    let Error::Kept { path, source } = &err else { panic!("{err}") };
+    assert!(matches!(**source, Error::StaleLock { .. }), "{source}");
+    assert!(path.starts_with(dir.join(".git/chant/pending")), "{}", path.display());
+    let said = chant::error::chain(&err);
+    assert!(said.contains(&path.display().to_string()) && said.contains(&format!("rm {}", lock.display())), "{said}");
+    assert_eq!(ledger.tip().unwrap(), tip, "the branch did not move");
+    // A plain append is not kept: its caller decides.
+    assert!(matches!(ledger.append(&key, &record("op", "a", 9)), Err(Error::StaleLock { .. })));
+
+    // The next append that succeeds writes the kept record first, then its own, and says so.
+    std::fs::remove_file(&lock).unwrap();
+    let receipt = ledger.append(&key, &record("op", "a", 2)).unwrap();
+    assert_eq!(receipt.seq, 2);
+    assert!(receipt.warnings.iter().any(|w| w.contains("appended the record kept in")), "{:?}", receipt.warnings);
+    let lines: Vec<String> = ledger.read(&key).unwrap().records.iter().map(|r| r.value.to_string()).collect();
+    let want: Vec<String> = (0..3).map(|n| record("op", "a", n)).collect();
+    assert_eq!(lines, want);
+    assert!(!path.exists());
+    assert_eq!(std::fs::read_dir(dir.join(".git/chant/pending")).unwrap().count(), 0);
+}
+
+#[test]
 fn gc_auto_runs_through_the_git_binary() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = project(tmp.path(), "p");

@@ -1,0 +1,255 @@
+//! Fuzz targets: one entry point for every parser of input that comes from outside chant (op.json,
+//! ledger lines and shard names, gate facts, lease blobs, `chant.toml`, the workspace box block,
+//! cron, durations, `services list` output in both forms, supervisor protocol messages, behaviour
+//! engine answers, `CHANT_NOW`, an observer's reading, git's output, approvers and URLs, and the
+//! redactor over free text).
+//!
+//! Each target takes arbitrary bytes, runs them through the parser as chant does with the
+//! outside input, and goes on through what chant does with a parse that succeeds (validating a
+//! document, deciding a gate, computing a fire time), so that a panic anywhere on that path
+//! shows. A target never panics and never asserts: the property is "returns". The driver is
+//! `chant/tests/integration/fuzz.rs` (proptest over bytes, mutated seeds from
+//! `chant/tests/fuzz-corpus/<target>/` and dictionary tokens); `README.md` has the campaign
+//! command. Nothing here is for programs: it is public only so that the test binary reaches it.
+
+use std::borrow::Cow;
+use std::path::Path;
+
+use jiff::Timestamp;
+
+use crate::ledger::{ShardKey, fuzz as ledger_fuzz};
+
+/// One fuzz target.
+#[derive(Debug, Clone, Copy)]
+pub struct Target {
+    /// Its name (the corpus directory's too).
+    pub name: &'static str,
+    /// Runs one input through it.
+    pub run: fn(&[u8]),
+}
+
+/// Every target.
+pub const TARGETS: &[Target] = &[
+    Target { name: "op_json", run: op_json },
+    Target { name: "ledger_lines", run: ledger_lines },
+    Target { name: "shard_names", run: shard_names },
+    Target { name: "gate_facts", run: gate_facts },
+    Target { name: "lease_blob", run: lease_blob },
+    Target { name: "chant_toml", run: chant_toml },
+    #[cfg(feature = "box")]
+    Target { name: "workspace_box", run: workspace_box },
+    Target { name: "cron", run: cron },
+    Target { name: "duration", run: duration },
+    #[cfg(feature = "box")]
+    Target { name: "services_list", run: services_list },
+    #[cfg(feature = "box")]
+    Target { name: "supervisor_messages", run: supervisor_messages },
+    Target { name: "behaviour_answer", run: behaviour_answer },
+    Target { name: "chant_now", run: chant_now },
+    Target { name: "observer_reading", run: observer_reading },
+    Target { name: "git_output", run: git_output },
+    Target { name: "approval", run: approval },
+    Target { name: "redact", run: redact },
+];
+
+/// A fixed instant inside the range every parser accepts.
+fn now() -> Timestamp {
+    Timestamp::from_second(1_780_000_000).unwrap_or(Timestamp::UNIX_EPOCH)
+}
+
+fn text(bytes: &[u8]) -> Cow<'_, str> {
+    String::from_utf8_lossy(bytes)
+}
+
+/// Splits off the first line: a target's option, the rest its input.
+fn head(text: &str) -> (&str, &str) {
+    text.split_once('\n').unwrap_or((text, ""))
+}
+
+fn op_json(bytes: &[u8]) {
+    let text = text(bytes);
+    let report = crate::model::validate::check_set([("fuzz.json", &*text)]);
+    for (_, doc) in &report.documents {
+        let _ = crate::tick::execute::op_digest(doc);
+        let _ = doc.folded_class();
+        for step in doc.phases.iter().chain(&doc.on_failure).flat_map(|p| &p.steps) {
+            let _ = step.expanded(&|name: &str| name.len().is_multiple_of(2).then(|| "v".to_owned()));
+        }
+    }
+}
+
+fn converge_key() -> Option<ShardKey> {
+    ShardKey::converge(None, "staging", "staging-converge").ok()
+}
+
+fn ledger_lines(bytes: &[u8]) {
+    let Some(key) = converge_key() else { return };
+    let legacy = bytes.first().is_some_and(|b| b % 2 == 1);
+    let ticks = ledger_fuzz::shard_content::<crate::tick::TickRecord>(&key, bytes, legacy);
+    if let Some(newest) = ticks.records.last() {
+        let _ = crate::schedule::LastTick::from_stamps(&newest.record.started_at, &newest.record.timestamp);
+        let _ = newest.record.summary.line("staging");
+    }
+    let _ = ledger_fuzz::shard_content::<crate::runner::RunRecord>(&key, bytes, legacy);
+    let _ = ledger_fuzz::shard_content::<crate::lexicon::files::ApplyRecord>(&key, bytes, legacy);
+}
+
+fn shard_names(bytes: &[u8]) {
+    let text = text(bytes);
+    let (path, rest) = head(&text);
+    let mut parts = path.splitn(3, '/');
+    let (member, env, op) = (parts.next(), parts.next().unwrap_or(""), parts.next().unwrap_or(""));
+    let key = ShardKey::converge(member.filter(|m| !m.is_empty()), env, op);
+    let dir = key.map(|k| k.dir()).unwrap_or_else(|_| "s/op/converge".to_owned());
+    let (buckets, shards) = rest.split_once("\n\n").unwrap_or((rest, ""));
+    let buckets: Vec<&str> = buckets.lines().collect();
+    let shards: Vec<&str> = shards.lines().collect();
+    let _ = ledger_fuzz::shard_names(&dir, &buckets, &shards);
+}
+
+fn gate_facts(bytes: &[u8]) {
+    let Ok(key) = ShardKey::gate(None, "prod-apply") else { return };
+    let facts: Vec<crate::gate::GateFact> =
+        ledger_fuzz::shard_content(&key, bytes, false).records.into_iter().map(|s| s.record).collect();
+    for f in &facts {
+        let _ = crate::gate::decide(&facts, &f.op, &f.gate, f.resource.as_deref(), now());
+    }
+    let _ = crate::gate::pending(&facts, now());
+    let _ = crate::gate::pending(&facts, Timestamp::MAX);
+}
+
+fn lease_blob(bytes: &[u8]) {
+    if let Some(record) = crate::lease::LeaseRecord::parse(bytes) {
+        for at in [now(), Timestamp::MIN, Timestamp::MAX] {
+            let _ = (record.is_live(at), record.is_stale(at));
+        }
+    }
+}
+
+fn chant_toml(bytes: &[u8]) {
+    let text = text(bytes);
+    let path = Path::new("/fuzz/chant.toml");
+    for keys in [crate::config::Keys::Any, crate::config::Keys::Registered] {
+        if let Ok(config) = crate::config::Config::parse(path, &text, keys) {
+            let _ = config.secret_vars();
+            for env in config.envs.values() {
+                for value in env.values().values() {
+                    let _ = config.resolve(value);
+                }
+            }
+        }
+    }
+}
+
+#[cfg(feature = "box")]
+fn workspace_box(bytes: &[u8]) {
+    let Ok(value) = serde_json::from_slice::<serde_json::Value>(bytes) else { return };
+    if let Ok(decl) = crate::lexicon::sprite::BoxDeclaration::from_value(&value) {
+        for service in decl.start_order() {
+            let _ = service.argv(&|name: &str| name.len().is_multiple_of(2).then(|| "v".to_owned()));
+        }
+    }
+}
+
+fn cron(bytes: &[u8]) {
+    let text = text(bytes);
+    let (expr, tz) = head(&text);
+    let _ = crate::model::cron::parse_cron(expr);
+    let tz = Some(tz).filter(|t| !t.is_empty());
+    if let Ok(schedule) = crate::schedule::Schedule::parse(expr, tz) {
+        let _ = schedule.next_after(now());
+        let _ = schedule.fire_in(now(), Timestamp::MAX);
+        let _ = schedule.next_after(Timestamp::MAX);
+    }
+}
+
+fn duration(bytes: &[u8]) {
+    let text = text(bytes);
+    if let Ok(d) = crate::duration::parse(&text) {
+        let _ = crate::duration::format(d);
+    }
+    let _ = crate::duration::Timeout::parse(&text);
+}
+
+#[cfg(feature = "box")]
+fn services_list(bytes: &[u8]) {
+    let _ = crate::lexicon::sprite::parse_list(&text(bytes));
+}
+
+#[cfg(feature = "box")]
+fn supervisor_messages(bytes: &[u8]) {
+    use crate::supervisor::{Event, Request, Response, Service};
+    let text = text(bytes);
+    if let Ok(request) = serde_json::from_str::<Request>(&text) {
+        for name in request.names() {
+            let _ = crate::supervisor::check_name(name);
+        }
+    }
+    let _ = serde_json::from_str::<Response>(&text);
+    let _ = serde_json::from_str::<Event>(&text);
+    let _ = serde_json::from_str::<Vec<Service>>(&text);
+    let words: Vec<&str> = text.split_whitespace().collect();
+    crate::supervisor::fuzz_args(&words);
+}
+
+fn behaviour_answer(bytes: &[u8]) {
+    let _ = crate::behaviour::wire::parse_answer(&text(bytes));
+}
+
+fn chant_now(bytes: &[u8]) {
+    let text = text(bytes);
+    if let Ok(clock) = crate::clock::Clock::from_value(Some(&text)) {
+        let _ = crate::clock::format(clock.now());
+    }
+    if let Some(at) = crate::clock::parse(&text) {
+        let _ = crate::clock::format(at);
+    }
+}
+
+fn observer_reading(bytes: &[u8]) {
+    let _ = crate::tick::parse_observation(&text(bytes), "staging");
+}
+
+fn git_output(bytes: &[u8]) {
+    use crate::git::porcelain;
+    let text = text(bytes);
+    let _ = porcelain::parse_version(&text);
+    for line in porcelain::parse_push(&text) {
+        let _ = porcelain::classify_refusal(&line, &text);
+    }
+    let _ = porcelain::classify_fetch_failure(&text);
+    let _ = crate::git::blame::parse(&text);
+}
+
+fn approval(bytes: &[u8]) {
+    let text = text(bytes);
+    let _ = crate::approval::Approver::parse(&text);
+    let _ = crate::approval::ApprovalUrl::parse(&text);
+    let _ = crate::model::Name::parse("op name", text.as_ref());
+    let _ = crate::terminal::printable(&text).to_string();
+}
+
+fn redact(bytes: &[u8]) {
+    let text = text(bytes);
+    let redactor = crate::redact::Redactor::new([String::from("s3cr3t-value")]);
+    let _ = redactor.redact(&text);
+    let _ = redactor.record(&text);
+    let _ = crate::redact::sanitise(&text);
+    let _ = crate::redact::strip_url_password(&text);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::TARGETS;
+
+    #[test]
+    fn targets_take_the_empty_input_and_have_distinct_names() {
+        for t in TARGETS {
+            (t.run)(b"");
+        }
+        let mut names: Vec<&str> = TARGETS.iter().map(|t| t.name).collect();
+        names.sort_unstable();
+        names.dedup();
+        assert_eq!(names.len(), TARGETS.len());
+    }
+}

@@ -1,0 +1,128 @@
+//! Gates across clones (issue #19, defect 1): two clones of one project share a real bare remote.
+//! A resolution answers only the pending fact whose `runId` it copied, `approve` syncs with the
+//! remote before it decides, and a stale resolution re-appended after a newer pending fact does
+//! not admit the run that asked it.
+
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+
+use super::support::{Out, PROJECT, Sandbox, config_with_roots, gate_key};
+
+const OP: &str = "site-release";
+const GATE: &str = "release";
+
+/// The instant `minutes` after 2026-03-01T10:00:00Z (within the hour the gate's facts stand).
+fn at(minutes: i64) -> String {
+    format!("2026-03-01T10:{minutes:02}:00.000Z")
+}
+
+/// A project whose `chant.toml` names `origin`, a bare repository, and its clones.
+struct Shared {
+    sandbox: Sandbox,
+    bare: PathBuf,
+}
+
+impl Shared {
+    fn new() -> Shared {
+        let sandbox = Sandbox::new(&format!("{}\n[ledger]\nremote = \"origin\"\n", config_with_roots(&["site"])));
+        let bare = sandbox.root().join("remote.git");
+        sandbox.git(sandbox.root(), &["-c", "init.defaultBranch=main", "init", "-q", "--bare", "remote.git"]);
+        let dir = &sandbox.dir;
+        sandbox.git(dir, &["add", "chant.toml"]);
+        sandbox.git(dir, &["commit", "-q", "-m", "chant.toml with a remote"]);
+        sandbox.git(dir, &["remote", "add", "origin", bare.to_str().unwrap()]);
+        sandbox.git(dir, &["push", "-q", "origin", "main"]);
+        Shared { sandbox, bare }
+    }
+
+    fn clone(&self, name: &str) -> PathBuf {
+        self.sandbox.git(self.sandbox.root(), &["clone", "-q", self.bare.to_str().unwrap(), name]);
+        self.sandbox.root().join(name)
+    }
+
+    fn chant(&self, dir: &Path, minutes: i64, args: &[&str]) -> Out {
+        self.sandbox.run_in(PROJECT, dir, args, &[("CHANT_NOW", &at(minutes))])
+    }
+
+    fn run(&self, dir: &Path, minutes: i64) -> Out {
+        self.chant(dir, minutes, &["run", OP, "--json"])
+    }
+
+    fn approve(&self, dir: &Path, minutes: i64, extra: &[&str]) -> Out {
+        let mut args = vec!["approve", OP, GATE];
+        args.extend_from_slice(extra);
+        self.chant(dir, minutes, &args)
+    }
+
+    /// Fetches and integrates the remote's ledger into `dir`'s, as any reader with `--fetch` does.
+    fn fetch(&self, dir: &Path, minutes: i64) {
+        self.chant(dir, minutes, &["operator", "status", "--fetch"]).code(0);
+    }
+
+    /// The gate facts on the remote, oldest first.
+    fn remote_facts(&self) -> Vec<Value> {
+        let prefix = format!("{}/", gate_key(OP).dir());
+        self.sandbox
+            .ledger_lines_of(&self.bare)
+            .into_iter()
+            .filter(|(path, _)| path.starts_with(&prefix))
+            .map(|(_, line)| serde_json::from_str(&line).unwrap())
+            .collect()
+    }
+}
+
+fn kinds(facts: &[Value]) -> Vec<&str> {
+    facts.iter().map(|f| f["kind"].as_str().unwrap()).collect()
+}
+
+#[test]
+fn a_stale_approval_answers_only_the_request_it_saw() {
+    let shared = Shared::new();
+    let (a, b) = (shared.clone("a"), shared.clone("b"));
+
+    // B's run reaches the gate (P1); A reads the ledger while P1 is the request standing.
+    let first = shared.run(&b, 0);
+    first.code(3);
+    let p1 = first.json()["id"].as_str().unwrap().to_owned();
+    shared.fetch(&a, 1);
+
+    // B clears P1 and reaches the gate again (P2); A does not see it: the remote is away while A
+    // approves, so A decides on its own copy (saying so) and keeps its resolution locally.
+    shared.approve(&b, 2, &["--expire", "--actor", "bea"]).code(0);
+    let second = shared.run(&b, 3);
+    second.code(3);
+    let p2 = second.json()["id"].as_str().unwrap().to_owned();
+    let away = shared.bare.with_extension("away");
+    std::fs::rename(&shared.bare, &away).unwrap();
+    let stale = shared.approve(&a, 4, &["--actor", "alex"]);
+    std::fs::rename(&away, &shared.bare).unwrap();
+    stale.code(0);
+    assert!(stale.stderr.contains("could not be synchronised"), "approve says it decided offline: {}", stale.all());
+    assert!(stale.stdout.contains(&format!("run {p1}")), "{}", stale.all());
+
+    // A's next sync re-appends its resolution after P2 on the remote.
+    shared.fetch(&a, 5);
+    let facts = shared.remote_facts();
+    assert_eq!(kinds(&facts), ["pending", "expired", "pending", "resolution"]);
+    assert_eq!((facts[0]["runId"].as_str(), facts[2]["runId"].as_str()), (Some(p1.as_str()), Some(p2.as_str())));
+    assert_eq!(facts[3]["runId"], p1.as_str(), "the resolution carries the run it answered");
+
+    // B sees the resolution, and its run still stops: nobody approved P2.
+    shared.fetch(&b, 6);
+    let blocked = shared.run(&b, 7);
+    blocked.code(3);
+    assert_eq!(blocked.json()["gate"]["since"], at(3), "P2 still stands, unanswered");
+    let status = shared.chant(&b, 7, &["operator", "status"]);
+    assert!(status.all().contains(GATE), "the gate is still shown pending: {}", status.all());
+
+    // A clone that never read the ledger approves: approve syncs first, so it answers P2.
+    let c = shared.clone("c");
+    let fresh = shared.approve(&c, 8, &["--actor", "cyd"]);
+    fresh.code(0);
+    assert!(fresh.stdout.contains(&format!("run {p2}")), "{}", fresh.all());
+    shared.fetch(&b, 9);
+    let through = shared.run(&b, 10);
+    through.code(0);
+    assert_eq!(through.json()["outcomes"][0]["approvedBy"], "cyd");
+}
