@@ -617,14 +617,16 @@ fn lock_error(reference: &str, e: &git::Error) -> Option<Error> {
     }
 }
 
-/// Checks `<ref>.lock` and `packed-refs.lock` of `reference` before writing: one older than the
-/// stale-lock age is [`Error::StaleLock`]. A younger one is left to the writer's own lock wait.
+/// Checks `<ref>.lock` of `reference` before updating it: one older than the stale-lock age is
+/// [`Error::StaleLock`]. A younger one is left to the writer's own lock wait. `packed-refs.lock`
+/// is not checked: an update takes only `<ref>.lock` (a stale `packed-refs.lock` is shown by
+/// `operator status`).
 ///
 /// # Errors
 ///
 /// [`Error::StaleLock`].
 pub fn check_stale_lock(repo: &Repo, reference: &str) -> Result<()> {
-    let (path, age) = repo.lock_file(reference);
+    let (path, age) = repo.ref_lock_file(reference);
     match age {
         Some(age) if age > STALE_LOCK_AGE => Err(Error::StaleLock { reference: reference.to_owned(), path, age }),
         _ => Ok(()),
