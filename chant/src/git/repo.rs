@@ -3,6 +3,8 @@
 //! references; commits are written under chant's fixed identity.
 
 use std::path::{Path, PathBuf};
+use std::rc::Rc;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, SystemTime};
 
 use gix::bstr::ByteSlice;
@@ -28,6 +30,20 @@ const IDENTITY: (&str, &str) = ("chant", "chant@localhost");
 pub struct SharedRepo {
     inner: gix::ThreadSafeRepository,
     lock_timeout: Duration,
+    /// Tells this repository's handles apart in each thread's handle cache.
+    id: u64,
+}
+
+/// How many fully decoded objects (by size) each thread's handle keeps: the trees and shards a
+/// round reads again within a tick (the due check, then the append's base) stay decoded.
+const OBJECT_CACHE_BYTES: usize = 2 << 20;
+/// How many repositories' handles one thread keeps.
+const HANDLES_PER_THREAD: usize = 4;
+
+thread_local! {
+    /// This thread's handles, newest last: opening a handle allocates its caches, which cost
+    /// more than a small read, so one is kept per repository and thread.
+    static HANDLES: std::cell::RefCell<Vec<(u64, Rc<gix::Repository>)>> = const { std::cell::RefCell::new(Vec::new()) };
 }
 
 impl SharedRepo {
@@ -46,18 +62,37 @@ impl SharedRepo {
         let mapping = gix::sec::trust::Mapping { full: options.clone(), reduced: options };
         let inner = gix::ThreadSafeRepository::discover_opts(dir, Default::default(), mapping)
             .map_err(|source| Error::Open { path: dir.to_owned(), source: Box::new(source) })?;
-        Ok(Self { inner, lock_timeout })
+        static NEXT_ID: AtomicU64 = AtomicU64::new(0);
+        Ok(Self { inner, lock_timeout, id: NEXT_ID.fetch_add(1, Ordering::Relaxed) })
     }
 
-    /// A handle for the calling thread.
+    /// A handle for the calling thread: the one this thread already has for this repository
+    /// (with its object cache), or a new one.
     pub fn local(&self) -> Repo {
-        Repo { inner: self.inner.to_thread_local(), lock_timeout: self.lock_timeout }
+        let inner = HANDLES.with(|handles| {
+            let mut handles = handles.borrow_mut();
+            if let Some(at) = handles.iter().position(|(id, _)| *id == self.id) {
+                let entry = handles.remove(at);
+                let handle = Rc::clone(&entry.1);
+                handles.push(entry);
+                return handle;
+            }
+            let mut repo = self.inner.to_thread_local();
+            repo.object_cache_size_if_unset(OBJECT_CACHE_BYTES);
+            let handle = Rc::new(repo);
+            if handles.len() >= HANDLES_PER_THREAD {
+                handles.remove(0);
+            }
+            handles.push((self.id, Rc::clone(&handle)));
+            handle
+        });
+        Repo { inner, lock_timeout: self.lock_timeout }
     }
 }
 
 /// A repository handle for one thread.
 pub struct Repo {
-    inner: gix::Repository,
+    inner: Rc<gix::Repository>,
     lock_timeout: Duration,
 }
 
@@ -103,6 +138,11 @@ impl Repo {
     /// The directory that holds shared references (the git directory except in linked work trees).
     pub fn common_dir(&self) -> &Path {
         self.inner.common_dir()
+    }
+
+    /// The commit HEAD points at, `None` when HEAD is unborn or unreadable.
+    pub fn head_commit(&self) -> Option<ObjectId> {
+        self.inner.head_id().ok().map(gix::Id::detach)
     }
 
     /// Whether the repository has no work tree.

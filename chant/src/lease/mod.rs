@@ -461,17 +461,25 @@ impl LeaseStore {
     pub fn release(&self, held: &Held) -> Result<bool> {
         let repo = self.repo.local();
         let local_ref = held.key.ref_name();
-        let (remote_sha, current) = self.authoritative(&repo, &held.key)?;
-        let ours = current.is_some_and(|r| r.holder == held.record.holder && r.token == held.record.token);
+        let is_ours = |r: &LeaseRecord| r.holder == held.record.holder && r.token == held.record.token;
+        // Read once: without a remote the local record is the authoritative one, and the
+        // deletion below is a compare-and-swap against the very value read here.
+        let local = read_record(&repo, &local_ref)?;
+        let (remote_sha, ours) = match &self.remote {
+            None => (None, local.as_ref().is_some_and(|(_, r)| is_ours(r))),
+            Some(remote) => {
+                let sha = remote::fetch(self, remote, &held.key)?;
+                (sha, read_record(&repo, &held.key.remote_ref_name())?.is_some_and(|(_, r)| is_ours(&r)))
+            }
+        };
         if !ours {
             return Ok(false);
         }
         if let (Some(remote), Some(expected)) = (&self.remote, remote_sha) {
             remote::push_delete(self, &repo, remote, &held.key, expected)?;
         }
-        if let Some((sha, record)) = read_record(&repo, &local_ref)?
-            && record.holder == held.record.holder
-            && record.token == held.record.token
+        if let Some((sha, record)) = local
+            && is_ours(&record)
         {
             match repo.delete_ref(&local_ref, sha) {
                 Ok(()) => {}

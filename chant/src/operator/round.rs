@@ -13,7 +13,7 @@ use std::fmt;
 use std::ops::ControlFlow;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use jiff::Timestamp;
 
@@ -148,6 +148,25 @@ pub struct OpReport {
     pub record: Option<TickRecord>,
     /// Anything else a human should know (a push that did not land).
     pub warnings: Vec<String>,
+    /// Where the op's time went.
+    pub timings: OpTimings,
+}
+
+/// Where one op's time in a round went (the operator benchmark prints the split). Each part is
+/// zero when the op did not get that far.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct OpTimings {
+    /// Taking or renewing the lease (with a remote: its fetch and push), and starting its renewer.
+    pub lease: Duration,
+    /// The due check: the ledger sync (with a remote), the stale-lock check, reading the newest
+    /// tick record, the schedule decision.
+    pub due: Duration,
+    /// The tick, its append included.
+    pub tick: Duration,
+    /// The tick's append (the last fence check and the commit), part of `tick`.
+    pub append: Duration,
+    /// After the work: stopping the renewer and keeping the lease's book.
+    pub after: Duration,
 }
 
 impl fmt::Display for OpReport {
@@ -254,18 +273,30 @@ impl RoundContext {
         let claim =
             Claim::Take { key: target.lease.clone(), holder: self.holder.clone(), ttl: self.ttl, wait: Duration::ZERO };
         let previous = self.held_map().get(target.op()).map(|h| h.releasable);
+        let started = Instant::now();
+        let mut timings = OpTimings::default();
+        let mut work_ended = None;
         let leased = tick::leased(&self.leases, claim, Release::Keep, |fence| {
+            timings.lease = started.elapsed();
             if let Some(fence) = fence {
                 let releasable = previous.unwrap_or(true);
                 self.held_map().insert(target.op().to_owned(), HeldLease { held: fence.held().clone(), releasable });
             }
-            self.due_then_tick(target, round_start, signalled, fence)
+            let done = self.due_then_tick(target, round_start, signalled, fence, &mut timings);
+            work_ended = Some(Instant::now());
+            done
         });
         let ran = match leased {
-            Leased::Failed(e) => return OpReport::new(target, OpEvent::LeaseError { error: chain(&e) }),
+            Leased::Failed(e) => {
+                let mut report = OpReport::new(target, OpEvent::LeaseError { error: chain(&e) });
+                report.timings.lease = started.elapsed();
+                return report;
+            }
             Leased::Refused { holder } => {
                 self.held_map().remove(target.op());
-                return OpReport::new(target, OpEvent::LeaseHeld { holder });
+                let mut report = OpReport::new(target, OpEvent::LeaseHeld { holder });
+                report.timings.lease = started.elapsed();
+                return report;
             }
             Leased::Ran(ran) => ran,
         };
@@ -302,7 +333,8 @@ impl RoundContext {
             warnings.push(format!("the fence check could not read the lease: {error}"));
         }
         warnings.extend(ran.warnings);
-        OpReport { op: target.op().to_owned(), env: target.env.clone(), event, record, warnings }
+        timings.after = work_ended.map(|t| t.elapsed()).unwrap_or_default();
+        OpReport { op: target.op().to_owned(), env: target.env.clone(), event, record, warnings, timings }
     }
 
     /// Under the op's lease: decides whether the op is due (after fetching the ledger, with a
@@ -313,7 +345,9 @@ impl RoundContext {
         round_start: Timestamp,
         signalled: bool,
         fence: Option<&tick::Fence>,
+        timings: &mut OpTimings,
     ) -> (Work, Landing) {
+        let checking = Instant::now();
         let stopped = |error: String| (Work::Stopped(OpEvent::Failed { error }), Landing::Nothing);
         let ledger = &self.project.ledger;
         if ledger.config().remote.is_some()
@@ -328,14 +362,19 @@ impl RoundContext {
         if let Err(e) = lease::check_stale_lock(&ledger.repo().local(), ledger::BRANCH) {
             return stopped(chain(&e));
         }
-        let last = match ledger.latest_typed::<TickRecord>(&target.key) {
-            Ok(latest) => latest
-                .record
-                .and_then(|stored| LastTick::from_stamps(&stored.record.started_at, &stored.record.timestamp)),
+        // Read once: the tick takes its flap runs from this very record (the lease is held, so no
+        // other writer of this key can append in between).
+        let newest = match ledger.latest_typed::<TickRecord>(&target.key) {
+            Ok(latest) => latest,
             Err(e) => return stopped(chain(&e)),
         };
+        let last = newest
+            .record
+            .as_ref()
+            .and_then(|stored| LastTick::from_stamps(&stored.record.started_at, &stored.record.timestamp));
         let now = ledger.clock().now();
         let decision = schedule::decide_woken(target.schedule.as_ref(), last, round_start, now, signalled);
+        timings.due = checking.elapsed();
         if let Decision::NotDue(reason) = decision {
             return (Work::Stopped(OpEvent::NotDue { reason }), Landing::Nothing);
         }
@@ -344,7 +383,10 @@ impl RoundContext {
             self.set_in_flight(Some(flight));
         }
         let options = TickOptions { dispatcher: self.dispatcher.clone(), fence: fence.cloned() };
-        let outcome = tick::execute(&self.project, &target.doc, &options);
+        let ticking = Instant::now();
+        let outcome = tick::execute_after(&self.project, &target.doc, &options, Some(newest));
+        timings.tick = ticking.elapsed();
+        timings.append = outcome.as_ref().map(|o| o.append_time).unwrap_or_default();
         self.set_in_flight(None);
         let landing = outcome.as_ref().map_or(Landing::Nothing, |o| Landing::of(&o.receipt));
         (Work::Ticked(Box::new(outcome)), landing)
@@ -450,7 +492,14 @@ fn sync_before_due_check(ledger: &crate::ledger::Ledger) -> Result<(), Unsynced>
 
 impl OpReport {
     fn new(target: &Target, event: OpEvent) -> OpReport {
-        OpReport { op: target.op().to_owned(), env: target.env.clone(), event, record: None, warnings: Vec::new() }
+        OpReport {
+            op: target.op().to_owned(),
+            env: target.env.clone(),
+            event,
+            record: None,
+            warnings: Vec::new(),
+            timings: OpTimings::default(),
+        }
     }
 }
 
@@ -472,8 +521,15 @@ mod tests {
     use super::*;
 
     fn line(event: OpEvent) -> String {
-        OpReport { op: "staging-converge".into(), env: "staging".into(), event, record: None, warnings: Vec::new() }
-            .to_string()
+        OpReport {
+            op: "staging-converge".into(),
+            env: "staging".into(),
+            event,
+            record: None,
+            warnings: Vec::new(),
+            timings: OpTimings::default(),
+        }
+        .to_string()
     }
 
     #[test]

@@ -6,9 +6,11 @@
 //! before each dispatch and before the append: once the lease is found lost, the remaining
 //! dispatches are recorded as not dispatched and the record says `fenced: true`.
 
+use std::time::{Duration, Instant};
+
 use jiff::Timestamp;
 
-use crate::ledger::{AppendReceipt, ShardKey, Unreadable};
+use crate::ledger::{AppendReceipt, ShardKey, TypedLatest, Unreadable};
 use crate::model::{ConvergeSpec, OpDocument};
 use crate::project::{self, Project};
 
@@ -47,6 +49,8 @@ pub struct TickOutcome {
     pub unreadable: Vec<Unreadable>,
     /// What the fence found, when the tick lost its lease.
     pub lost: Option<Lost>,
+    /// How long the append of the record took (the fence check before it included).
+    pub append_time: Duration,
 }
 
 /// How to run a tick.
@@ -75,13 +79,32 @@ pub fn op_digest(doc: &OpDocument) -> Result<String, crate::canonical::Error> {
 ///
 /// [`Error`] when the tick cannot even be recorded; a failed observation is recorded instead.
 pub fn execute(project: &Project, doc: &OpDocument, options: &TickOptions) -> Result<TickOutcome, Error> {
+    execute_after(project, doc, options, None)
+}
+
+/// Runs one tick of `doc` like [`execute`], given the op's newest tick record as the caller just
+/// read it under the op's lease (`newest`, the operator's due check): the tick does not read it
+/// again. `None` reads it.
+///
+/// # Errors
+///
+/// As [`execute`].
+pub fn execute_after(
+    project: &Project,
+    doc: &OpDocument,
+    options: &TickOptions,
+    newest: Option<TypedLatest<TickRecord>>,
+) -> Result<TickOutcome, Error> {
     let Some(spec) = &doc.converge else { return Err(Error::NotConverge(doc.name.to_string())) };
     let env = doc.env.as_deref().unwrap_or_default().to_owned();
     let member = doc.member.as_deref();
     let clock = project.ledger.clock();
     let started = clock.now();
     let key = ShardKey::converge(member, &env, &doc.name)?;
-    let latest = project.ledger.latest_typed::<TickRecord>(&key)?;
+    let latest = match newest {
+        Some(latest) => latest,
+        None => project.ledger.latest_typed::<TickRecord>(&key)?,
+    };
     let unreadable = latest.unreadable;
     let previous: Vec<FlapEntry> = latest.record.map(|stored| stored.record.flap).unwrap_or_default();
 
@@ -116,8 +139,10 @@ pub fn execute(project: &Project, doc: &OpDocument, options: &TickOptions) -> Re
     }
     record.log = record.summary.line(&env);
     record.timestamp = crate::clock::format(clock.now());
+    let appending = Instant::now();
     let (receipt, lost) = append_fenced(project, member, &mut record, options.fence.as_ref())?;
-    Ok(TickOutcome { record, receipt, unreadable, lost })
+    let append_time = appending.elapsed();
+    Ok(TickOutcome { record, receipt, unreadable, lost, append_time })
 }
 
 /// Records a tick a stop cut short: no outcomes, `error` saying why, the flap runs of the op's

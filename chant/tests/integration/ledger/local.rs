@@ -316,7 +316,9 @@ fn streaming_reads_hand_over_every_line_in_ledger_order_from_any_sequence_number
 /// A tick record of `op` in `staging` ending `minutes` after 10:00.
 fn tick_line(op: &str, minutes: u64) -> String {
     let at = format!("2026-08-25T{:02}:{:02}:00.000Z", 10 + minutes / 60, minutes % 60);
-    format!(r#"{{"env":"staging","id":"id-{op}-{minutes}","log":"tick","op":"{op}","startedAt":"{at}","timestamp":"{at}","version":1}}"#)
+    format!(
+        r#"{{"env":"staging","id":"id-{op}-{minutes}","log":"tick","op":"{op}","startedAt":"{at}","timestamp":"{at}","version":1}}"#
+    )
 }
 
 #[test]
