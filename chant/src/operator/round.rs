@@ -259,9 +259,19 @@ impl RoundContext {
     /// Runs one round over `targets`, calling `report` after each op. Ops are visited in order;
     /// once `stopping` is set, no new tick starts. The ops named in `woken` were signalled by
     /// their lexicons' change streams: each is due this round whatever its schedule.
+    ///
+    /// Without a remote the ops are visited in the order given (by name). With one, where other
+    /// operators may run the same ops in other clones, each operator visits them in an order of
+    /// its own ([`visiting_order`]): operators started together start on different ops instead
+    /// of racing each other for every lease, and each op still ticks once, under its lease.
     pub fn run(&self, targets: &[Target], woken: &BTreeSet<String>, report: &mut dyn FnMut(OpReport)) {
         let round_start = self.project.ledger.clock().now();
-        for target in targets {
+        let ordered = if self.leases.remote().is_some() {
+            visiting_order(targets, &self.holder)
+        } else {
+            targets.iter().collect()
+        };
+        for target in ordered {
             if self.stopping.load(Ordering::SeqCst) {
                 return;
             }
@@ -449,6 +459,28 @@ impl RoundContext {
     }
 }
 
+/// The order an operator with holder id `holder` visits `targets` in when other operators may
+/// share them: by a hash of the holder id and the op name (rendezvous hashing), so every operator
+/// has a permutation of its own, stable for its life. N operators started together spread over
+/// the ops; once one reaches an op another already took, the lease is held and the op is skipped
+/// at the cost of one lease fetch.
+pub fn visiting_order<'a>(targets: &'a [Target], holder: &str) -> Vec<&'a Target> {
+    let score = |t: &Target| {
+        let mut bytes = Vec::with_capacity(holder.len() + t.op().len() + 1);
+        bytes.extend_from_slice(holder.as_bytes());
+        bytes.push(0);
+        bytes.extend_from_slice(t.op().as_bytes());
+        // FNV-1a, then splitmix64's finaliser: names that differ in their last byte scatter.
+        let mut z = crate::model::contract::fnv1a64(&bytes);
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    };
+    let mut ordered: Vec<(u64, &Target)> = targets.iter().map(|t| (score(t), t)).collect();
+    ordered.sort_by(|(a, x), (b, y)| a.cmp(b).then_with(|| x.op().cmp(y.op())));
+    ordered.into_iter().map(|(_, t)| t).collect()
+}
+
 /// What the work under an op's lease came to.
 enum Work {
     /// It stopped before ticking: not due, or the ledger could not be read.
@@ -550,6 +582,32 @@ mod tests {
         assert!(
             line(OpEvent::Interrupted { grace: Duration::from_secs(10) }).starts_with(&format!("{p}interrupted=1("))
         );
+    }
+
+    #[test]
+    fn each_holder_visits_every_op_once_in_an_order_of_its_own() {
+        let docs: Vec<OpDocument> = (0..40)
+            .map(|i| {
+                let json = format!(
+                    r#"{{"version":1,"name":"op-{i:02}","overview":"o","env":"e","labels":{{}},"class":"read-only","phases":[]}}"#
+                );
+                serde_json::from_str(&json).unwrap()
+            })
+            .collect();
+        let targets: Vec<Target> = docs.iter().map(|d| Target::new(d).unwrap()).collect();
+        let names =
+            |holder: &str| visiting_order(&targets, holder).iter().map(|t| t.op().to_owned()).collect::<Vec<_>>();
+        let (a, b) = (names("host:1:aaaaaaaa"), names("host:2:bbbbbbbb"));
+        let sorted = |mut v: Vec<String>| {
+            v.sort();
+            v
+        };
+        let all: Vec<String> = targets.iter().map(|t| t.op().to_owned()).collect();
+        assert_eq!((sorted(a.clone()), sorted(b.clone())), (all.clone(), all.clone()), "permutations");
+        assert_eq!(a, names("host:1:aaaaaaaa"), "stable for a holder");
+        assert_ne!(a, b);
+        assert_ne!(a[..4], b[..4], "two operators start on different ops");
+        assert_ne!(a, all, "not the name order");
     }
 
     #[test]
