@@ -1,7 +1,8 @@
 //! Several operators against one remote: N = 1, 2, 4 `operator --once` processes, each in its
 //! own clone of one bare repository on this machine (`[ledger] remote = "origin"`), started
 //! together over the 200 trivial ConvergeOps of `e2e/src/bench_ops.rs` at one fire time
-//! (`CHANT_NOW`).
+//! (`CHANT_NOW`), with `--lease-ttl 30s` (fire times are a minute apart on that fixed clock, so a
+//! lease kept because its record could not be pushed yet has lapsed by the next one).
 //!
 //! Run with `cargo bench -p chant-e2e --bench scale_out` (release build); `CHANT_BENCH_REPS` sets
 //! the repetitions (default 2), `CHANT_BENCH_OPERATORS` the operator counts (default `1,2,4`).
@@ -109,7 +110,9 @@ fn trial(home: &Path, shim: &Path, clones: &[PathBuf], bare: &Path, now: &str) -
         .iter()
         .map(|dir| {
             hermetic(BENCH_OPERATOR, home, dir)
-                .args(["operator", "--once"])
+                // Fire times are a minute apart on the fixed clock: a lease an operator had to keep
+                // (its record had not reached the remote) has lapsed by the next one.
+                .args(["operator", "--once", "--lease-ttl", "30s"])
                 .env("CHANT_NOW", now)
                 .env("PATH", &path)
                 .env("CHANT_BENCH_PUSH_LOG", &log)
