@@ -130,8 +130,9 @@ impl Project {
 
     /// Returns the commit HEAD points at in the project's repository, when there is one.
     pub fn git_sha(&self) -> Option<String> {
-        let repo = gix::discover(&self.root).ok()?;
-        repo.head_id().ok().map(|id| id.to_string())
+        // The ledger's repository is the one holding the project root: no second discovery (a
+        // tick asks this once, and opening a repository cost more than the rest of a trivial tick).
+        self.ledger.repo().local().head_commit().map(|id| id.to_string())
     }
 
     /// Binds every lexicon `env` declares, in lexicon-name order: each part of the env's

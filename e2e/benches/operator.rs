@@ -12,10 +12,14 @@
 //!   binary of their own) whose ticks are trivial: env `opbench` declares nothing, so a tick
 //!   observes no lexicon, fires no rule and dispatches nothing. Each op still pays the
 //!   operator's real work: lease acquisition (blob + compare-and-swap), the stale-lock check,
-//!   the due check from the newest record, the tick (read the newest record, assess, plan,
-//!   append the tick record: one commit), the renewer thread and the fence check. **Per round**
-//!   is spawn to exit; **per op** is the time between consecutive per-op lines read from the
-//!   child's stderr as they arrive (the first op's line is left out: it carries the start-up).
+//!   the due check from the newest record, the tick (assess, plan, append the tick record: one
+//!   commit), the renewer thread and the fence check. **Per round** is spawn to exit; **per op**
+//!   is the time between consecutive per-op lines read from the child's stderr as they arrive
+//!   (the first op's line is left out: it carries the start-up).
+//! - **round in process, split**: the same 200 ops (`bench_ops.rs` is compiled into this bench
+//!   too) ticked by `RoundContext::run` in this process, in a project of their own, then
+//!   `release_all`; each op's `OpTimings` give the split (lease, due check, tick without its
+//!   append, append, after the work) and the release is `release_all` / 200.
 //! - **lease CAS**: `LeaseStore::acquire` by the holder of a live lease (a renewal: read the
 //!   ref, read the record, write a new blob, compare-and-swap the ref through gix), in process,
 //!   in batches of 100; against `git update-ref <ref> <new> <old>` (one process each, blobs
@@ -33,11 +37,24 @@
 //!   for the time budget); the views read the branch tip's tree, not the history, and the
 //!   layout is checked by reading every key back through `Ledger::read` and by one real
 //!   `Ledger::append` on top.
+//! - **peak memory**: the maximum resident set of `operator status`, `operator log --limit 50`
+//!   and an `e2e-bench-operator operator --once` round over the 200 ops, each run in both view
+//!   ledgers as the only child of a measuring process (this bench re-executed), which reads
+//!   `getrusage(RUSAGE_CHILDREN)`.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, missing_docs)]
 
+#[path = "../src/bench_ops.rs"]
+mod bench_ops;
 mod support;
-use support::{git, hermetic, project, stamp};
+use support::{git, hermetic, measure_if_asked, measured, project, stamp};
+
+use std::collections::BTreeSet;
+use std::sync::Arc;
+
+use chant::operator::round::{OpEvent, OpTimings, RoundContext, targets};
+use chant::project::Project;
+use chant::tick::Dispatcher;
 
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
@@ -62,6 +79,9 @@ const GIT_BATCH: usize = 50;
 const SIGNAL_FLOOR: Duration = Duration::from_millis(5500);
 
 fn main() {
+    if measure_if_asked() {
+        return;
+    }
     let reps: usize = std::env::var("CHANT_BENCH_REPS").ok().and_then(|r| r.parse().ok()).unwrap_or(11);
     let started = Instant::now();
     let tmp = tempfile::tempdir().unwrap();
@@ -111,6 +131,15 @@ fn main() {
     daemon.wait(|l| l.starts_with("operator: site-converge@site ticked=1"));
     daemon.wait(|l| l == "operator: files(site) change signal subscribed (the timer still runs)");
     let mut last_round = Instant::now();
+
+    // The in-process round's project (the bench ops are linked into this binary).
+    let inproc_dir = project(&home, &tmp.path().join("inproc"), "[project]\nname = \"opbench\"\n");
+    let inproc = InProcess::new(&inproc_dir);
+    inproc.round();
+    // The view ledgers are projects too, for the round's peak memory.
+    for dir in [&big, &small] {
+        std::fs::write(dir.join("chant.toml"), "[project]\nname = \"opbench\"\n").unwrap();
+    }
     let setup = started.elapsed();
 
     let mut rounds = Vec::new();
@@ -122,7 +151,21 @@ fn main() {
     let mut views: [Vec<Duration>; 4] = Default::default();
     let mut wake = Vec::new();
     let mut ticked = Vec::new();
+    let mut splits: Vec<Split> = Vec::new();
+    let mut peaks: [Vec<u64>; 6] = Default::default();
     for rep in 0..reps {
+        splits.push(inproc.round());
+        let peak_cases: [(&str, &[&str], &Path); 6] = [
+            (STOCK, &["operator", "status"], &big),
+            (STOCK, &["operator", "status"], &small),
+            (STOCK, &["operator", "log", "--limit", "50"], &big),
+            (STOCK, &["operator", "log", "--limit", "50"], &small),
+            (BENCH_OPERATOR, &["operator", "--once"], &big),
+            (BENCH_OPERATOR, &["operator", "--once"], &small),
+        ];
+        for (slot, (program, args, dir)) in peak_cases.iter().enumerate() {
+            peaks[slot].push(measured(&home, dir, program, args).1);
+        }
         let r = round(&home, &round_dir);
         rounds.push(r.total);
         per_op.extend(r.per_op);
@@ -206,6 +249,26 @@ fn main() {
     row("per op (round / 200)", &spread);
     row("spawn to the first op's line", &startup);
     println!();
+    println!(
+        "the same round in process (`RoundContext::run` over the {ROUND_OPS} ops, then `release_all`), per op, \
+         split (median over every op of every repetition):"
+    );
+    let part = |f: &dyn Fn(&Split) -> Vec<Duration>| splits.iter().flat_map(f).collect::<Vec<_>>();
+    row("lease (acquire, renewer start)", &part(&|s| s.ops.iter().map(|t| t.lease).collect()));
+    row("due check (stale lock, newest record)", &part(&|s| s.ops.iter().map(|t| t.due).collect()));
+    row("tick without its append", &part(&|s| s.ops.iter().map(|t| t.tick.saturating_sub(t.append)).collect()));
+    row("append (fence check, commit)", &part(&|s| s.ops.iter().map(|t| t.append).collect()));
+    row("after the work (renewer stop)", &part(&|s| s.ops.iter().map(|t| t.after).collect()));
+    row("release (release_all / 200)", &part(&|s| vec![s.release / ROUND_OPS as u32]));
+    row("whole op (its wall time)", &part(&|s| s.whole.clone()));
+    row(
+        "outside the tick (whole op - tick + release)",
+        &part(&|s| {
+            s.ops.iter().zip(&s.whole).map(|(t, w)| w.saturating_sub(t.tick) + s.release / ROUND_OPS as u32).collect()
+        }),
+    );
+    row("per op (round incl. release / 200)", &part(&|s| vec![s.total / ROUND_OPS as u32]));
+    println!();
     println!("lease compare-and-swap, same repository, per second (higher is better):");
     println!(
         "  {:<44} median {:>8.0}/s   max {:>8.0}/s",
@@ -236,6 +299,63 @@ fn main() {
     };
     println!("  {:<44} median {:>8.1}x", "status 100k / 1k, per repetition", ratio(&views[0], &views[1]));
     println!("  {:<44} median {:>8.1}x", "log 100k / 1k, per repetition", ratio(&views[2], &views[3]));
+    println!();
+    println!("peak resident memory (child of a measuring process), 100k vs 1k tick records:");
+    let names = ["operator status", "operator log --limit 50", "round (operator --once, 200 ops)"];
+    for (i, name) in names.iter().enumerate() {
+        let (b, s) = (imedian(&peaks[2 * i]), imedian(&peaks[2 * i + 1]));
+        println!("  {name:<44} 100k {:>7} KiB   1k {:>7} KiB   {:.2}x", b, s, b as f64 / s as f64);
+    }
+}
+
+/// One in-process round's figures.
+struct Split {
+    ops: Vec<OpTimings>,
+    /// Each op's wall time, from the previous op's report to its own.
+    whole: Vec<Duration>,
+    release: Duration,
+    total: Duration,
+}
+
+/// The 200 bench ops ticked by the library's round in this process.
+struct InProcess {
+    ctx: RoundContext,
+    targets: Vec<chant::operator::round::Target>,
+}
+
+impl InProcess {
+    fn new(dir: &Path) -> InProcess {
+        let project = Arc::new(Project::open(dir).unwrap());
+        let targets: Vec<_> = targets(&project, Some("opbench")).into_iter().map(Result::unwrap).collect();
+        assert_eq!(targets.len(), ROUND_OPS);
+        let holder = chant::lease::holder_id().unwrap();
+        let ctx = RoundContext::new(project, holder, Duration::from_secs(300), Dispatcher::current().unwrap());
+        InProcess { ctx, targets }
+    }
+
+    fn round(&self) -> Split {
+        let mut ops = Vec::new();
+        let mut whole = Vec::new();
+        let start = Instant::now();
+        let mut last = start;
+        self.ctx.run(&self.targets, &BTreeSet::new(), &mut |report| {
+            assert!(matches!(report.event, OpEvent::Ticked { .. }), "{report}");
+            ops.push(report.timings);
+            whole.push(last.elapsed());
+            last = Instant::now();
+        });
+        let releasing = Instant::now();
+        let (released, warnings) = self.ctx.release_all();
+        assert_eq!((released, warnings.len()), (ROUND_OPS, 0), "{warnings:?}");
+        let release = releasing.elapsed();
+        Split { ops, whole, release, total: start.elapsed() }
+    }
+}
+
+fn imedian(samples: &[u64]) -> u64 {
+    let mut s = samples.to_vec();
+    s.sort_unstable();
+    s[s.len() / 2]
 }
 
 struct Round {

@@ -12,6 +12,7 @@
 pub mod blame;
 pub mod cmd;
 mod history;
+mod loose;
 pub mod porcelain;
 mod repo;
 
@@ -74,6 +75,17 @@ pub enum Error {
         lock_path: PathBuf,
         /// How old the lock file is; `None` when it vanished before it could be examined.
         age: Option<Duration>,
+    },
+    /// A loose reference file could not be read or written.
+    #[error("failed to access the reference file of {name} at {}", path.display())]
+    RefFile {
+        /// The reference.
+        name: String,
+        /// The file.
+        path: PathBuf,
+        /// What the file system reported.
+        #[source]
+        source: std::io::Error,
     },
     /// A reference update failed for another reason.
     #[error("failed to update reference {name}")]

@@ -3,12 +3,15 @@
 //! references; commits are written under chant's fixed identity.
 
 use std::path::{Path, PathBuf};
+use std::rc::Rc;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, SystemTime};
 
 use gix::bstr::ByteSlice;
 use gix::refs::transaction::{PreviousValue, RefEdit};
 use gix::refs::{FullName, Target};
 
+use super::loose::{self, Cas, LooseStore};
 use super::{Error, ObjectId, Result};
 
 /// How many pack indices an open repository can track. gix fixes this when the repository is
@@ -26,6 +29,21 @@ const IDENTITY: (&str, &str) = ("chant", "chant@localhost");
 #[derive(Clone)]
 pub struct SharedRepo {
     inner: gix::ThreadSafeRepository,
+    lock_timeout: Duration,
+    /// Tells this repository's handles apart in each thread's handle cache.
+    id: u64,
+}
+
+/// How many fully decoded objects (by size) each thread's handle keeps: the trees and shards a
+/// round reads again within a tick (the due check, then the append's base) stay decoded.
+const OBJECT_CACHE_BYTES: usize = 2 << 20;
+/// How many repositories' handles one thread keeps.
+const HANDLES_PER_THREAD: usize = 4;
+
+thread_local! {
+    /// This thread's handles, newest last: opening a handle allocates its caches, which cost
+    /// more than a small read, so one is kept per repository and thread.
+    static HANDLES: std::cell::RefCell<Vec<(u64, Rc<gix::Repository>)>> = const { std::cell::RefCell::new(Vec::new()) };
 }
 
 impl SharedRepo {
@@ -44,18 +62,38 @@ impl SharedRepo {
         let mapping = gix::sec::trust::Mapping { full: options.clone(), reduced: options };
         let inner = gix::ThreadSafeRepository::discover_opts(dir, Default::default(), mapping)
             .map_err(|source| Error::Open { path: dir.to_owned(), source: Box::new(source) })?;
-        Ok(Self { inner })
+        static NEXT_ID: AtomicU64 = AtomicU64::new(0);
+        Ok(Self { inner, lock_timeout, id: NEXT_ID.fetch_add(1, Ordering::Relaxed) })
     }
 
-    /// A handle for the calling thread.
+    /// A handle for the calling thread: the one this thread already has for this repository
+    /// (with its object cache), or a new one.
     pub fn local(&self) -> Repo {
-        Repo { inner: self.inner.to_thread_local() }
+        let inner = HANDLES.with(|handles| {
+            let mut handles = handles.borrow_mut();
+            if let Some(at) = handles.iter().position(|(id, _)| *id == self.id) {
+                let entry = handles.remove(at);
+                let handle = Rc::clone(&entry.1);
+                handles.push(entry);
+                return handle;
+            }
+            let mut repo = self.inner.to_thread_local();
+            repo.object_cache_size_if_unset(OBJECT_CACHE_BYTES);
+            let handle = Rc::new(repo);
+            if handles.len() >= HANDLES_PER_THREAD {
+                handles.remove(0);
+            }
+            handles.push((self.id, Rc::clone(&handle)));
+            handle
+        });
+        Repo { inner, lock_timeout: self.lock_timeout }
     }
 }
 
 /// A repository handle for one thread.
 pub struct Repo {
-    inner: gix::Repository,
+    inner: Rc<gix::Repository>,
+    lock_timeout: Duration,
 }
 
 /// What a tree entry points at.
@@ -102,6 +140,11 @@ impl Repo {
         self.inner.common_dir()
     }
 
+    /// The commit HEAD points at, `None` when HEAD is unborn or unreadable.
+    pub fn head_commit(&self) -> Option<ObjectId> {
+        self.inner.head_id().ok().map(gix::Id::detach)
+    }
+
     /// Whether the repository has no work tree.
     pub fn is_bare(&self) -> bool {
         self.inner.is_bare()
@@ -136,22 +179,51 @@ impl Repo {
     /// Sets reference `name` to `new` if and only if it currently holds `expected` (`None`: if it
     /// does not exist). `new` may be any object, a commit or a blob. A lost race is
     /// [`Error::RefConflict`]; a lock that could not be taken in time is [`Error::RefLocked`].
+    /// Only `<ref>.lock` is taken, never `packed-refs.lock` (see the `loose` module).
     ///
-    /// With `expected = None`, gix accepts a reference that already holds exactly `new`; callers
-    /// that arbitrate ownership must therefore write a unique object per attempt.
+    /// With `expected = None`, an existing reference that already holds exactly `new` is
+    /// accepted (as gix does); callers that arbitrate ownership must therefore write a unique
+    /// object per attempt.
     pub fn update_ref(&self, name: &str, new: ObjectId, expected: Option<ObjectId>, message: &str) -> Result<()> {
-        let previous = match expected {
-            Some(id) => PreviousValue::MustExistAndMatch(Target::Object(id)),
-            None => PreviousValue::MustNotExist,
-        };
-        let edit = RefEdit::update(full_name(name)?, new, previous, message);
-        self.apply_edit(name, edit, expected)
+        let full = full_name(name)?;
+        match self.loose_cas(name, Some(new), expected)? {
+            Cas::Done => Ok(()),
+            Cas::NeedsPacked => {
+                let previous = match expected {
+                    Some(id) => PreviousValue::MustExistAndMatch(Target::Object(id)),
+                    None => PreviousValue::MustNotExist,
+                };
+                self.apply_edit(name, RefEdit::update(full, new, previous, message), expected)
+            }
+        }
     }
 
-    /// Deletes reference `name` if and only if it currently holds `expected`.
+    /// Deletes reference `name` if and only if it currently holds `expected`. A reference without
+    /// a `packed-refs` entry is deleted under its own `<ref>.lock` alone; only one with a packed
+    /// entry takes `packed-refs.lock` (gix's transaction).
     pub fn delete_ref(&self, name: &str, expected: ObjectId) -> Result<()> {
-        let edit = RefEdit::delete(full_name(name)?, PreviousValue::MustExistAndMatch(Target::Object(expected)));
-        self.apply_edit(name, edit, Some(expected))
+        let full = full_name(name)?;
+        match self.loose_cas(name, None, Some(expected))? {
+            Cas::Done => Ok(()),
+            Cas::NeedsPacked => {
+                let edit = RefEdit::delete(full, PreviousValue::MustExistAndMatch(Target::Object(expected)));
+                self.apply_edit(name, edit, Some(expected))
+            }
+        }
+    }
+
+    fn loose_cas(&self, name: &str, new: Option<ObjectId>, expected: Option<ObjectId>) -> Result<Cas> {
+        let packed = || self.packed_target(name);
+        let store = LooseStore { common_dir: self.common_dir(), lock_timeout: self.lock_timeout, packed: &packed };
+        loose::cas(&store, name, new, expected)
+    }
+
+    /// The object the `packed-refs` entry of `name` points at, if it has one (read without a lock).
+    fn packed_target(&self, name: &str) -> Result<Option<ObjectId>> {
+        let read_error = |source| Error::ReadRef { name: name.to_owned(), source: Box::new(source) };
+        let Some(buffer) = self.inner.refs.cached_packed_buffer().map_err(read_error)? else { return Ok(None) };
+        let found = buffer.try_find(full_name(name)?.as_ref()).map_err(read_error)?;
+        Ok(found.map(|r| r.target()))
     }
 
     fn apply_edit(&self, name: &str, edit: RefEdit, expected: Option<ObjectId>) -> Result<()> {
@@ -193,16 +265,60 @@ impl Repo {
     }
 
     /// The lock file that blocks an update of `name`, and its age: `<ref>.lock` if it exists, else
-    /// `packed-refs.lock` if that exists, else `<ref>.lock` with no age.
+    /// `packed-refs.lock` if it exists and `name` has a packed entry (only then does a write of
+    /// `name` take it: a deletion), else `<ref>.lock` with no age.
     pub fn lock_file(&self, name: &str) -> (PathBuf, Option<Duration>) {
         let ref_lock = self.common_dir().join(format!("{name}.lock"));
+        if let Some(age) = file_age(&ref_lock) {
+            return (ref_lock, Some(age));
+        }
         let packed_lock = self.common_dir().join("packed-refs.lock");
-        for path in [&ref_lock, &packed_lock] {
-            if let Some(age) = file_age(path) {
-                return (path.clone(), Some(age));
-            }
+        if let Some(age) = file_age(&packed_lock)
+            && self.packed_target(name).ok().flatten().is_some()
+        {
+            return (packed_lock, Some(age));
         }
         (ref_lock, None)
+    }
+
+    /// `<ref>.lock` of `name` and its age (`None`: it does not exist): the one lock an update of
+    /// `name` takes.
+    pub fn ref_lock_file(&self, name: &str) -> (PathBuf, Option<Duration>) {
+        let path = self.common_dir().join(format!("{name}.lock"));
+        let age = file_age(&path);
+        (path, age)
+    }
+
+    /// The lock files older than `age` among those chant's writes can meet: `packed-refs.lock`,
+    /// and `<ref>.lock` of every reference named `name` or under `prefix/` for each of
+    /// `names` (the ledger branch, the lease refs), with their ages, sorted by path.
+    pub fn lock_files_older_than(&self, age: Duration, names: &[&str]) -> Vec<(PathBuf, Duration)> {
+        let mut found = Vec::new();
+        let mut consider = |path: PathBuf| {
+            if let Some(a) = file_age(&path).filter(|a| *a > age) {
+                found.push((path, a));
+            }
+        };
+        consider(self.common_dir().join("packed-refs.lock"));
+        for name in names {
+            let path = self.common_dir().join(name.trim_end_matches('/'));
+            consider(PathBuf::from(format!("{}.lock", path.display())));
+            let mut dirs = vec![path];
+            while let Some(dir) = dirs.pop() {
+                let Ok(entries) = std::fs::read_dir(&dir) else { continue };
+                for entry in entries.flatten() {
+                    let path = entry.path();
+                    match entry.file_type() {
+                        Ok(t) if t.is_dir() => dirs.push(path),
+                        Ok(t) if t.is_file() && path.extension().is_some_and(|e| e == "lock") => consider(path),
+                        _ => {}
+                    }
+                }
+            }
+        }
+        found.sort();
+        found.dedup();
+        found
     }
 
     /// Writes `bytes` as a blob.
@@ -360,7 +476,7 @@ fn signature_at(time: gix::date::Time) -> gix::actor::Signature {
     gix::actor::Signature { name: IDENTITY.0.into(), email: IDENTITY.1.into(), time }
 }
 
-fn file_age(path: &Path) -> Option<Duration> {
+pub(super) fn file_age(path: &Path) -> Option<Duration> {
     let modified = std::fs::metadata(path).and_then(|m| m.modified()).ok()?;
     Some(SystemTime::now().duration_since(modified).unwrap_or(Duration::ZERO))
 }

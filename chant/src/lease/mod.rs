@@ -38,7 +38,9 @@
 
 mod remote;
 
+use std::collections::HashMap;
 use std::ops::ControlFlow;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use jiff::Timestamp;
@@ -320,7 +322,14 @@ pub struct LeaseStore {
     git: Git,
     remote: Option<String>,
     clock: Clock,
+    /// The records of the blobs this store wrote, by blob id: a blob is named by its content, so
+    /// a ref found pointing at one of them holds exactly that record and need not be read back
+    /// (a renewal, a fence check and a release read the ref alone).
+    written: Arc<Mutex<HashMap<ObjectId, LeaseRecord>>>,
 }
+
+/// How many written records a store remembers before it starts over.
+const WRITTEN_MEMO: usize = 1024;
 
 impl LeaseStore {
     /// Returns the lease store of the ledger's repository, with the ledger's remote and clock.
@@ -330,6 +339,7 @@ impl LeaseStore {
             git: ledger.git().clone(),
             remote: ledger.config().remote.clone(),
             clock: ledger.clock(),
+            written: Arc::default(),
         }
     }
 
@@ -351,8 +361,8 @@ impl LeaseStore {
     /// Git storage errors.
     pub fn read(&self, key: &LeaseKey) -> Result<LeaseView> {
         let repo = self.repo.local();
-        let local = read_record(&repo, &key.ref_name())?.map(|(_, r)| r);
-        let remote = read_record(&repo, &key.remote_ref_name())?.map(|(_, r)| r);
+        let local = self.record(&repo, &key.ref_name())?.map(|(_, r)| r);
+        let remote = self.record(&repo, &key.remote_ref_name())?.map(|(_, r)| r);
         Ok(LeaseView { local, remote })
     }
 
@@ -386,14 +396,14 @@ impl LeaseStore {
         let (remote_sha, current) = match &self.remote {
             None => {
                 let found = match local_sha {
-                    Some(sha) => read_record_at(&repo, sha)?,
+                    Some(sha) => self.record_at(&repo, sha)?,
                     None => None,
                 };
                 (None, found)
             }
             Some(remote) => {
                 let remote_sha = remote::fetch(self, remote, key)?;
-                let found = read_record(&repo, &key.remote_ref_name())?;
+                let found = self.record(&repo, &key.remote_ref_name())?;
                 (remote_sha, found.map(|(_, r)| r))
             }
         };
@@ -442,7 +452,7 @@ impl LeaseStore {
         let repo = self.repo.local();
         let local_sha = repo.read_ref(&held.key.ref_name())?;
         let (remote_sha, current) = match (&self.remote, local_sha) {
-            (None, Some(sha)) => (None, read_record_at(&repo, sha)?),
+            (None, Some(sha)) => (None, self.record_at(&repo, sha)?),
             (None, None) => (None, None),
             (Some(_), _) => self.authoritative(&repo, &held.key)?,
         };
@@ -489,17 +499,25 @@ impl LeaseStore {
     pub fn release(&self, held: &Held) -> Result<bool> {
         let repo = self.repo.local();
         let local_ref = held.key.ref_name();
-        let (remote_sha, current) = self.authoritative(&repo, &held.key)?;
-        let ours = current.is_some_and(|r| r.holder == held.record.holder && r.token == held.record.token);
+        let is_ours = |r: &LeaseRecord| r.holder == held.record.holder && r.token == held.record.token;
+        // Read once: without a remote the local record is the authoritative one, and the
+        // deletion below is a compare-and-swap against the very value read here.
+        let local = self.record(&repo, &local_ref)?;
+        let (remote_sha, ours) = match &self.remote {
+            None => (None, local.as_ref().is_some_and(|(_, r)| is_ours(r))),
+            Some(remote) => {
+                let sha = remote::fetch(self, remote, &held.key)?;
+                (sha, self.record(&repo, &held.key.remote_ref_name())?.is_some_and(|(_, r)| is_ours(&r)))
+            }
+        };
         if !ours {
             return Ok(false);
         }
         if let (Some(remote), Some(expected)) = (&self.remote, remote_sha) {
             remote::push_delete(self, &repo, remote, &held.key, expected)?;
         }
-        if let Some((sha, record)) = read_record(&repo, &local_ref)?
-            && record.holder == held.record.holder
-            && record.token == held.record.token
+        if let Some((sha, record)) = local
+            && is_ours(&record)
         {
             match repo.delete_ref(&local_ref, sha) {
                 Ok(()) => {}
@@ -520,10 +538,10 @@ impl LeaseStore {
     /// remote's (after a fetch) with a remote, else the local ref's.
     fn authoritative(&self, repo: &Repo, key: &LeaseKey) -> Result<(Option<ObjectId>, Option<LeaseRecord>)> {
         match &self.remote {
-            None => Ok((None, read_record(repo, &key.ref_name())?.map(|(_, r)| r))),
+            None => Ok((None, self.record(repo, &key.ref_name())?.map(|(_, r)| r))),
             Some(remote) => {
                 let sha = remote::fetch(self, remote, key)?;
-                Ok((sha, read_record(repo, &key.remote_ref_name())?.map(|(_, r)| r)))
+                Ok((sha, self.record(repo, &key.remote_ref_name())?.map(|(_, r)| r)))
             }
         }
     }
@@ -531,7 +549,7 @@ impl LeaseStore {
     /// The current record after a lost race, for the refusal.
     fn current_record(&self, repo: &Repo, key: &LeaseKey) -> Result<Option<LeaseRecord>> {
         let name = if self.remote.is_some() { key.remote_ref_name() } else { key.ref_name() };
-        Ok(read_record(repo, &name)?.map(|(_, r)| r))
+        Ok(self.record(repo, &name)?.map(|(_, r)| r))
     }
 
     /// Writes `record` to the local ref by compare-and-swap and, with a remote, pushes it against
@@ -546,6 +564,7 @@ impl LeaseStore {
     ) -> Result<Option<ObjectId>> {
         let local_ref = key.ref_name();
         let blob = repo.write_blob(&record.to_bytes()?)?;
+        self.remember(blob, record);
         match repo.update_ref(&local_ref, blob, before, "chant: lease") {
             Ok(()) => {}
             Err(e) => {
@@ -645,23 +664,48 @@ fn lock_error(reference: &str, e: &git::Error) -> Option<Error> {
     }
 }
 
-/// Checks `<ref>.lock` and `packed-refs.lock` of `reference` before writing: one older than the
-/// stale-lock age is [`Error::StaleLock`]. A younger one is left to the writer's own lock wait.
+/// Checks `<ref>.lock` of `reference` before updating it: one older than the stale-lock age is
+/// [`Error::StaleLock`]. A younger one is left to the writer's own lock wait. `packed-refs.lock`
+/// is not checked: an update takes only `<ref>.lock` (a stale `packed-refs.lock` is shown by
+/// `operator status`).
 ///
 /// # Errors
 ///
 /// [`Error::StaleLock`].
 pub fn check_stale_lock(repo: &Repo, reference: &str) -> Result<()> {
-    let (path, age) = repo.lock_file(reference);
+    let (path, age) = repo.ref_lock_file(reference);
     match age {
         Some(age) if age > STALE_LOCK_AGE => Err(Error::StaleLock { reference: reference.to_owned(), path, age }),
         _ => Ok(()),
     }
 }
 
-fn read_record(repo: &Repo, name: &str) -> Result<Option<(ObjectId, LeaseRecord)>> {
-    let Some(sha) = repo.read_ref(name)? else { return Ok(None) };
-    Ok(read_record_at(repo, sha)?.map(|r| (sha, r)))
+impl LeaseStore {
+    /// The ref `name` and the record it points at.
+    fn record(&self, repo: &Repo, name: &str) -> Result<Option<(ObjectId, LeaseRecord)>> {
+        let Some(sha) = repo.read_ref(name)? else { return Ok(None) };
+        Ok(self.record_at(repo, sha)?.map(|r| (sha, r)))
+    }
+
+    /// The record of blob `sha`: remembered when this store wrote it, else read.
+    fn record_at(&self, repo: &Repo, sha: ObjectId) -> Result<Option<LeaseRecord>> {
+        if let Some(record) = self.written_map().get(&sha) {
+            return Ok(Some(record.clone()));
+        }
+        read_record_at(repo, sha)
+    }
+
+    fn remember(&self, blob: ObjectId, record: &LeaseRecord) {
+        let mut written = self.written_map();
+        if written.len() >= WRITTEN_MEMO {
+            written.clear();
+        }
+        written.insert(blob, record.clone());
+    }
+
+    fn written_map(&self) -> std::sync::MutexGuard<'_, HashMap<ObjectId, LeaseRecord>> {
+        self.written.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
 }
 
 fn read_record_at(repo: &Repo, sha: ObjectId) -> Result<Option<LeaseRecord>> {

@@ -208,6 +208,57 @@ pub(super) fn stream<T>(
     })
 }
 
+/// Streams the records of `key` at root tree `root`, newest first: the newest shard's lines
+/// from the last up, then the shard before it, and so on, and the original's file (from its
+/// last line up) after every shard. `visit` returns `Break` to stop; nothing older is read then.
+pub(super) fn stream_newest<T>(
+    repo: &Repo,
+    root: Option<ObjectId>,
+    key: &ShardKey,
+    decode: Decode<'_, T>,
+    visit: &mut dyn FnMut(Visit<T>) -> ControlFlow<()>,
+) -> Result<(), Error> {
+    let one = |line: Line<T>, path: &str, index: usize, text: &str, seq: Option<u64>| match line {
+        Line::Record(record, value) => {
+            Some(Visit::Record(Stored { record, value, path: path.to_owned(), line: index + 1, seq }))
+        }
+        Line::Unreadable(reason) => Some(Visit::Unreadable(unreadable(path, index, text, reason))),
+        Line::OtherOp => None,
+    };
+    let flow = shard::for_each_newest(repo, root, &key.dir(), &mut |shard| {
+        for (index, text) in shard.lines().iter().enumerate().rev() {
+            let item = match &shard.misplaced {
+                Some(reason) => Some(Visit::Unreadable(unreadable(&shard.path, index, text, reason.clone()))),
+                None => {
+                    let seq = shard.first_seq().saturating_add(index as u64);
+                    one(classify(key, text, false, decode), &shard.path, index, text, Some(seq))
+                }
+            };
+            if let Some(item) = item
+                && visit(item).is_break()
+            {
+                return Ok(ControlFlow::Break(()));
+            }
+        }
+        Ok(ControlFlow::Continue(()))
+    })?;
+    if flow.is_break() {
+        return Ok(());
+    }
+    if let (Some(root), Some(path)) = (root, key.legacy_path())
+        && let Some(content) = legacy_content(repo, root, &path)?
+    {
+        for (index, text) in shard::content_lines(&content).iter().enumerate().rev() {
+            if let Some(item) = one(classify(key, text, true, decode), &path, index, text, None)
+                && visit(item).is_break()
+            {
+                return Ok(());
+            }
+        }
+    }
+    Ok(())
+}
+
 /// Returns how many lines the shards of `key` hold: the sequence number its next record gets.
 pub(super) fn sharded_len(repo: &Repo, root: Option<ObjectId>, key: &ShardKey) -> Result<u64, Error> {
     Ok(shard::next_slot(shard::newest(repo, root, &key.dir())?).seq)

@@ -185,6 +185,27 @@ impl Ledger {
         Ok(tip)
     }
 
+    /// Streams the records of `key` decoded as `R`, newest first (the newest shard from its last
+    /// line up, then older shards, the original's file last), one shard at a time: a reader that
+    /// wants the newest few records reads only the shards that hold them. Unreadable lines are
+    /// handed over too. `visit` returns `Break` to stop; nothing older is read then. Returns the
+    /// branch commit read.
+    ///
+    /// # Errors
+    ///
+    /// As [`Ledger::read_typed`].
+    pub fn stream_newest_typed<R: Record>(
+        &self,
+        key: &ShardKey,
+        mut visit: impl FnMut(Visit<R>) -> ControlFlow<()>,
+    ) -> Result<Option<ObjectId>, Error> {
+        check_kind::<R>(key)?;
+        let repo = self.repo.local();
+        let (tip, root) = self.snapshot(&repo)?;
+        super::read::stream_newest(&repo, root, key, &decode::<R>, &mut visit)?;
+        Ok(tip)
+    }
+
     /// Returns how many lines chant's own shards of `key` hold (the original's file not
     /// counted): the sequence number of the key's next record. Reads one shard.
     ///

@@ -166,6 +166,39 @@ pub(super) fn for_each(
     Ok(())
 }
 
+/// Calls `visit` with every shard of key directory `dir`, newest first: buckets from the highest
+/// number down, and within each bucket its shards from the highest down, reading one shard at a
+/// time, so a reader that wants only the newest records reads only the newest shards. A misplaced
+/// shard comes in the bucket it was found in, marked as such. `visit` returns `Break` to stop.
+pub(super) fn for_each_newest(
+    repo: &Repo,
+    root: Option<ObjectId>,
+    dir: &str,
+    visit: &mut dyn FnMut(Shard) -> Result<std::ops::ControlFlow<()>, Error>,
+) -> Result<std::ops::ControlFlow<()>, Error> {
+    use std::ops::ControlFlow;
+    let Some(root) = root else { return Ok(ControlFlow::Continue(())) };
+    let Some(dir_entry) = repo.tree_entry(root, dir)? else { return Ok(ControlFlow::Continue(())) };
+    if dir_entry.kind != EntryKind::Tree {
+        return Err(Error::Layout { path: dir.to_owned(), reason: "is not a directory" });
+    }
+    let mut buckets = numbered(repo.tree_entries(dir_entry.id)?, EntryKind::Tree, "");
+    buckets.sort_unstable_by_key(|(n, _)| std::cmp::Reverse(*n));
+    for (bucket_number, bucket) in buckets {
+        let mut shards = numbered(repo.tree_entries(bucket.id)?, EntryKind::Blob, ".jsonl");
+        shards.sort_unstable_by_key(|(n, _)| std::cmp::Reverse(*n));
+        for (number, entry) in shards {
+            let path = format!("{dir}/{}/{}", bucket.name, entry.name);
+            let misplaced = misplacement(dir, bucket_number, number);
+            let shard = Shard { number, path, content: repo.read_blob(entry.id)?, misplaced };
+            if visit(shard)?.is_break() {
+                return Ok(ControlFlow::Break(()));
+            }
+        }
+    }
+    Ok(ControlFlow::Continue(()))
+}
+
 /// Where the next record of a key goes, given its newest shard.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(super) struct Slot {

@@ -281,6 +281,7 @@ impl Daemon {
                     event: OpEvent::Interrupted { grace },
                     record: Some(record),
                     warnings: Vec::new(),
+                    timings: super::round::OpTimings::default(),
                 },
                 Err(e) => OpReport {
                     op: in_flight.target.op().to_owned(),
@@ -293,6 +294,7 @@ impl Daemon {
                     },
                     record: None,
                     warnings: Vec::new(),
+                    timings: super::round::OpTimings::default(),
                 },
             };
             print(out, &report);

@@ -4,18 +4,21 @@
 //! the ops their ticks dispatched (in the same env), and the gate resolutions recorded against
 //! those ops and the ConvergeOps themselves. Entries sort by time; ties keep the order tick, run,
 //! gate resolution, and ledger order within a kind. `--since` (inclusive) filters first, then
-//! `--limit` keeps the newest n, still printed oldest first. `--json` prints [`Timeline`], one
+//! `--limit` keeps the newest n, still printed oldest first. With either, each key is read
+//! newest shard first and only as far back as the filter can reach, so `--limit 50` costs the
+//! same at the millionth record as at the thousandth. `--json` prints [`Timeline`], one
 //! stable shape with the unreadable lines counted per kind.
 
 use std::collections::BTreeSet;
 use std::fmt::Write as _;
+use std::ops::ControlFlow;
 
 use jiff::Timestamp;
 use serde::Serialize;
 use serde_json::Value;
 
 use crate::gate::GateFact;
-use crate::ledger::{Ledger, ShardKey};
+use crate::ledger::{Ledger, RECORDS_PER_SHARD, ShardKey, Stored, Unreadable, Visit};
 use crate::runner::RunRecord;
 use crate::terminal::printable;
 use crate::tick::{Outcome, TickRecord};
@@ -89,6 +92,12 @@ pub struct Timeline {
 
 /// Builds the timeline of `ops`.
 ///
+/// Without a filter every record is read. With `--limit` or `--since`, each key is read newest
+/// first, one shard at a time, and reading it stops at the end of the shard in which it reached
+/// `limit` records at or after `since`, or met a record older than `since` ([`window`]): the
+/// cost follows the limit, not the history. The unreadable lines counted are then those of the
+/// shards read.
+///
 /// # Errors
 ///
 /// Ledger errors.
@@ -100,10 +109,11 @@ pub fn timeline(ledger: &Ledger, ops: &[OpRef], filter: &Filter) -> Result<Timel
     let mut run_keys: BTreeSet<(Option<String>, String, String)> = BTreeSet::new();
     let mut gate_ops: BTreeSet<(Option<String>, String, String)> = BTreeSet::new();
     for r in ops {
-        let records = ledger.read_typed::<TickRecord>(&ShardKey::converge(r.member.as_deref(), &r.env, &r.op)?)?;
-        bad_lines.extend(records.unreadable.iter().map(|u| (u.path.clone(), u.line)));
+        let key = ShardKey::converge(r.member.as_deref(), &r.env, &r.op)?;
+        let (records, unreadable) = window::<TickRecord>(ledger, &key, filter, |t| &t.timestamp)?;
+        bad_lines.extend(unreadable.iter().map(|u| (u.path.clone(), u.line)));
         gate_ops.insert((r.member.clone(), r.env.clone(), r.op.clone()));
-        for stored in records.records {
+        for stored in records {
             let tick = stored.record;
             if tick.timestamp.is_empty() {
                 malformed.converge += 1;
@@ -127,9 +137,9 @@ pub fn timeline(ledger: &Ledger, ops: &[OpRef], filter: &Filter) -> Result<Timel
     }
     for (member, env, op) in &run_keys {
         let Ok(key) = ShardKey::run(member.as_deref(), Some(env), op) else { continue };
-        let records = ledger.read_typed::<RunRecord>(&key)?;
-        malformed.runs += records.unreadable.len();
-        for stored in records.records {
+        let (records, unreadable) = window::<RunRecord>(ledger, &key, filter, |r| &r.ended_at)?;
+        malformed.runs += unreadable.len();
+        for stored in records {
             let run = stored.record;
             let entry = Entry {
                 kind: EntryKind::Run,
@@ -170,6 +180,55 @@ pub fn timeline(ledger: &Ledger, ops: &[OpRef], filter: &Filter) -> Result<Timel
         entries.drain(..skip);
     }
     Ok(Timeline { version: 1, entries: entries.into_iter().map(|(_, e)| e).collect(), malformed })
+}
+
+/// The records of `key` the filtered timeline can show, oldest first, and the unreadable lines
+/// met. Without a filter: every record. With one: newest first, shard by shard, up to the end of
+/// the shard in which the key reached `filter.limit` records at or after `filter.since`, or met a
+/// record (with a readable `stamp`) older than `filter.since`. One key's records are appended in
+/// time order, so an older shard holds no record the timeline would keep (a clock that ran
+/// backwards by more than a shard's span is the exception, and `operator log` without a filter
+/// shows everything).
+fn window<R: crate::ledger::Record>(
+    ledger: &Ledger,
+    key: &ShardKey,
+    filter: &Filter,
+    stamp: impl Fn(&R) -> &str,
+) -> Result<(Vec<Stored<R>>, Vec<Unreadable>), Error> {
+    if filter.limit.is_none() && filter.since.is_none() {
+        let all = ledger.read_typed::<R>(key)?;
+        return Ok((all.records, all.unreadable));
+    }
+    let mut records = Vec::new();
+    let mut unreadable = Vec::new();
+    let mut kept = 0_usize;
+    // The shard (`None`: the original's file) in which the window was full, once it was.
+    let mut last_shard: Option<Option<u64>> = None;
+    ledger.stream_newest_typed::<R>(key, |visit| match visit {
+        Visit::Unreadable(u) => {
+            unreadable.push(u);
+            ControlFlow::Continue(())
+        }
+        Visit::Record(stored) => {
+            let shard = stored.seq.map(|seq| seq / RECORDS_PER_SHARD);
+            if last_shard.is_some_and(|full| full != shard) {
+                return ControlFlow::Break(());
+            }
+            let at = crate::clock::parse(stamp(&stored.record));
+            let older = matches!((filter.since, at), (Some(since), Some(at)) if at < since);
+            if !older {
+                kept += 1;
+            }
+            if last_shard.is_none() && (older || filter.limit.is_some_and(|limit| kept >= limit)) {
+                last_shard = Some(shard);
+            }
+            records.push(stored);
+            ControlFlow::Continue(())
+        }
+    })?;
+    records.reverse();
+    unreadable.reverse();
+    Ok((records, unreadable))
 }
 
 /// Renders the timeline for a human: one line per entry (two spaces between fields), each tick

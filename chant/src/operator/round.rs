@@ -13,7 +13,7 @@ use std::fmt;
 use std::ops::ControlFlow;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use jiff::Timestamp;
 
@@ -149,6 +149,25 @@ pub struct OpReport {
     pub record: Option<TickRecord>,
     /// Anything else a human should know (a push that did not land).
     pub warnings: Vec<String>,
+    /// Where the op's time went.
+    pub timings: OpTimings,
+}
+
+/// Where one op's time in a round went (the operator benchmark prints the split). Each part is
+/// zero when the op did not get that far.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct OpTimings {
+    /// Taking or renewing the lease (with a remote: its fetch and push), and starting its renewer.
+    pub lease: Duration,
+    /// The due check: the ledger sync (with a remote), the stale-lock check, reading the newest
+    /// tick record, the schedule decision.
+    pub due: Duration,
+    /// The tick, its append included.
+    pub tick: Duration,
+    /// The tick's append (the last fence check and the commit), part of `tick`.
+    pub append: Duration,
+    /// After the work: stopping the renewer and keeping the lease's book.
+    pub after: Duration,
 }
 
 impl fmt::Display for OpReport {
@@ -244,9 +263,19 @@ impl RoundContext {
     /// Runs one round over `targets`, calling `report` after each op. Ops are visited in order;
     /// once `stopping` is set, no new tick starts. The ops named in `woken` were signalled by
     /// their lexicons' change streams: each is due this round whatever its schedule.
+    ///
+    /// Without a remote the ops are visited in the order given (by name). With one, where other
+    /// operators may run the same ops in other clones, each operator visits them in an order of
+    /// its own ([`visiting_order`]): operators started together start on different ops instead
+    /// of racing each other for every lease, and each op still ticks once, under its lease.
     pub fn run(&self, targets: &[Target], woken: &BTreeSet<String>, report: &mut dyn FnMut(OpReport)) {
         let round_start = self.project.ledger.clock().now();
-        for target in targets {
+        let ordered = if self.leases.remote().is_some() {
+            visiting_order(targets, &self.holder)
+        } else {
+            targets.iter().collect()
+        };
+        for target in ordered {
             if self.stopping.load(Ordering::SeqCst) {
                 return;
             }
@@ -261,19 +290,31 @@ impl RoundContext {
         let claim =
             Claim::Take { key: target.lease.clone(), holder: self.holder.clone(), ttl: self.ttl, wait: Duration::ZERO };
         let previous = self.held_map().get(target.op()).map(|h| h.releasable);
+        let started = Instant::now();
+        let mut timings = OpTimings::default();
+        let mut work_ended = None;
         let leased = tick::leased(&self.leases, claim, Release::Keep, |fence| {
+            timings.lease = started.elapsed();
             if let Some(fence) = fence {
                 let releasable = previous.unwrap_or(true);
                 self.held_map().insert(target.op().to_owned(), HeldLease { held: fence.held().clone(), releasable });
             }
-            self.due_then_tick(target, round_start, signalled, fence)
+            let done = self.due_then_tick(target, round_start, signalled, fence, &mut timings);
+            work_ended = Some(Instant::now());
+            done
         });
         let ran = match leased {
-            Leased::Failed(e) => return OpReport::new(target, OpEvent::LeaseError { error: chain(&e) }),
+            Leased::Failed(e) => {
+                let mut report = OpReport::new(target, OpEvent::LeaseError { error: chain(&e) });
+                report.timings.lease = started.elapsed();
+                return report;
+            }
             Leased::Refused { holder } => {
                 self.hooks.lease(target, false);
                 self.held_map().remove(target.op());
-                return OpReport::new(target, OpEvent::LeaseHeld { holder });
+                let mut report = OpReport::new(target, OpEvent::LeaseHeld { holder });
+                report.timings.lease = started.elapsed();
+                return report;
             }
             Leased::Ran(ran) => ran,
         };
@@ -312,7 +353,8 @@ impl RoundContext {
             warnings.push(format!("the fence check could not read the lease: {error}"));
         }
         warnings.extend(ran.warnings);
-        OpReport { op: target.op().to_owned(), env: target.env.clone(), event, record, warnings }
+        timings.after = work_ended.map(|t| t.elapsed()).unwrap_or_default();
+        OpReport { op: target.op().to_owned(), env: target.env.clone(), event, record, warnings, timings }
     }
 
     /// Under the op's lease: decides whether the op is due (after fetching the ledger, with a
@@ -323,7 +365,9 @@ impl RoundContext {
         round_start: Timestamp,
         signalled: bool,
         fence: Option<&tick::Fence>,
+        timings: &mut OpTimings,
     ) -> (Work, Landing) {
+        let checking = Instant::now();
         let stopped = |error: String| (Work::Stopped(OpEvent::Failed { error }), Landing::Nothing);
         let ledger = &self.project.ledger;
         if ledger.config().remote.is_some()
@@ -338,14 +382,19 @@ impl RoundContext {
         if let Err(e) = lease::check_stale_lock(&ledger.repo().local(), ledger::BRANCH) {
             return stopped(chain(&e));
         }
-        let last = match ledger.latest_typed::<TickRecord>(&target.key) {
-            Ok(latest) => latest
-                .record
-                .and_then(|stored| LastTick::from_stamps(&stored.record.started_at, &stored.record.timestamp)),
+        // Read once: the tick takes its flap runs from this very record (the lease is held, so no
+        // other writer of this key can append in between).
+        let newest = match ledger.latest_typed::<TickRecord>(&target.key) {
+            Ok(latest) => latest,
             Err(e) => return stopped(chain(&e)),
         };
+        let last = newest
+            .record
+            .as_ref()
+            .and_then(|stored| LastTick::from_stamps(&stored.record.started_at, &stored.record.timestamp));
         let now = ledger.clock().now();
         let decision = schedule::decide_woken(target.schedule.as_ref(), last, round_start, now, signalled);
+        timings.due = checking.elapsed();
         if let Decision::NotDue(reason) = decision {
             return (Work::Stopped(OpEvent::NotDue { reason }), Landing::Nothing);
         }
@@ -354,14 +403,16 @@ impl RoundContext {
             self.set_in_flight(Some(flight));
         }
         let options = TickOptions { dispatcher: self.dispatcher.clone(), fence: fence.cloned() };
-        let ticking = std::time::Instant::now();
-        let outcome = tick::execute(&self.project, &target.doc, &options);
-        let duration = ticking.elapsed();
+        let ticking = Instant::now();
+        let outcome = tick::execute_after(&self.project, &target.doc, &options, Some(newest));
+        timings.tick = ticking.elapsed();
+        timings.append = outcome.as_ref().map(|o| o.append_time).unwrap_or_default();
+        let duration = timings.tick;
         self.set_in_flight(None);
         if let Ok(o) = &outcome {
             let stats = TickStats {
                 duration,
-                append: Some(o.append_elapsed),
+                append: Some(o.append_time),
                 pushed: ledger.config().remote.is_some().then(|| o.receipt.pushed()),
                 unobserved: o.unobserved.clone(),
             };
@@ -428,6 +479,28 @@ impl RoundContext {
     }
 }
 
+/// The order an operator with holder id `holder` visits `targets` in when other operators may
+/// share them: by a hash of the holder id and the op name (rendezvous hashing), so every operator
+/// has a permutation of its own, stable for its life. N operators started together spread over
+/// the ops; once one reaches an op another already took, the lease is held and the op is skipped
+/// at the cost of one lease fetch.
+pub fn visiting_order<'a>(targets: &'a [Target], holder: &str) -> Vec<&'a Target> {
+    let score = |t: &Target| {
+        let mut bytes = Vec::with_capacity(holder.len() + t.op().len() + 1);
+        bytes.extend_from_slice(holder.as_bytes());
+        bytes.push(0);
+        bytes.extend_from_slice(t.op().as_bytes());
+        // FNV-1a, then splitmix64's finaliser: names that differ in their last byte scatter.
+        let mut z = crate::model::contract::fnv1a64(&bytes);
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    };
+    let mut ordered: Vec<(u64, &Target)> = targets.iter().map(|t| (score(t), t)).collect();
+    ordered.sort_by(|(a, x), (b, y)| a.cmp(b).then_with(|| x.op().cmp(y.op())));
+    ordered.into_iter().map(|(_, t)| t).collect()
+}
+
 /// What the work under an op's lease came to.
 enum Work {
     /// It stopped before ticking: not due, or the ledger could not be read.
@@ -471,7 +544,14 @@ fn sync_before_due_check(ledger: &crate::ledger::Ledger) -> Result<(), Unsynced>
 
 impl OpReport {
     fn new(target: &Target, event: OpEvent) -> OpReport {
-        OpReport { op: target.op().to_owned(), env: target.env.clone(), event, record: None, warnings: Vec::new() }
+        OpReport {
+            op: target.op().to_owned(),
+            env: target.env.clone(),
+            event,
+            record: None,
+            warnings: Vec::new(),
+            timings: OpTimings::default(),
+        }
     }
 }
 
@@ -493,8 +573,15 @@ mod tests {
     use super::*;
 
     fn line(event: OpEvent) -> String {
-        OpReport { op: "staging-converge".into(), env: "staging".into(), event, record: None, warnings: Vec::new() }
-            .to_string()
+        OpReport {
+            op: "staging-converge".into(),
+            env: "staging".into(),
+            event,
+            record: None,
+            warnings: Vec::new(),
+            timings: OpTimings::default(),
+        }
+        .to_string()
     }
 
     #[test]
@@ -515,6 +602,32 @@ mod tests {
         assert!(
             line(OpEvent::Interrupted { grace: Duration::from_secs(10) }).starts_with(&format!("{p}interrupted=1("))
         );
+    }
+
+    #[test]
+    fn each_holder_visits_every_op_once_in_an_order_of_its_own() {
+        let docs: Vec<OpDocument> = (0..40)
+            .map(|i| {
+                let json = format!(
+                    r#"{{"version":1,"name":"op-{i:02}","overview":"o","env":"e","labels":{{}},"class":"read-only","phases":[]}}"#
+                );
+                serde_json::from_str(&json).unwrap()
+            })
+            .collect();
+        let targets: Vec<Target> = docs.iter().map(|d| Target::new(d).unwrap()).collect();
+        let names =
+            |holder: &str| visiting_order(&targets, holder).iter().map(|t| t.op().to_owned()).collect::<Vec<_>>();
+        let (a, b) = (names("host:1:aaaaaaaa"), names("host:2:bbbbbbbb"));
+        let sorted = |mut v: Vec<String>| {
+            v.sort();
+            v
+        };
+        let all: Vec<String> = targets.iter().map(|t| t.op().to_owned()).collect();
+        assert_eq!((sorted(a.clone()), sorted(b.clone())), (all.clone(), all.clone()), "permutations");
+        assert_eq!(a, names("host:1:aaaaaaaa"), "stable for a holder");
+        assert_ne!(a, b);
+        assert_ne!(a[..4], b[..4], "two operators start on different ops");
+        assert_ne!(a, all, "not the name order");
     }
 
     #[test]

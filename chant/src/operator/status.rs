@@ -15,7 +15,7 @@ use serde::Serialize;
 
 use crate::gate::{self, FactKind, GateFact};
 use crate::lease::{LeaseKey, LeaseStore};
-use crate::ledger::{Ledger, RecordKind, ShardKey};
+use crate::ledger::{Ledger, RecordKind, STALE_LOCK_AGE, ShardKey};
 use crate::model::OpDocument;
 use crate::terminal::printable;
 use crate::tick::{Action, LeaseStamp, TickRecord};
@@ -80,6 +80,26 @@ pub struct StatusView {
     /// remote is configured.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub remote: Option<RemoteView>,
+    /// Lock files a killed writer left behind (older than [`STALE_LOCK_AGE`]) on `packed-refs`,
+    /// the ledger branch or a lease ref, each with its fix; absent when there is none.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub stale_locks: Vec<StaleLockView>,
+}
+
+/// A lock file older than [`STALE_LOCK_AGE`]: no write of chant holds a lock that long, so its
+/// writer was killed mid-write (a `kill -9`). Removing it is a human's decision.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct StaleLockView {
+    /// The lock file.
+    pub path: String,
+    /// Its age in whole seconds.
+    pub age_secs: u64,
+    /// What blocks while it stays: `every ledger append`, `the lease of <op>`, or for
+    /// `packed-refs.lock` the deletion of references that `git pack-refs` packed.
+    pub blocks: String,
+    /// The fix: `rm <path>`, once no git or chant process of this repository is running.
+    pub fix: String,
 }
 
 /// Whether the configured remote answered the last fetch or push of the ledger or a lease.
@@ -342,7 +362,39 @@ pub fn status(ledger: &Ledger, leases: &LeaseStore, ops: &[OpRef], now: Timestam
             error: down.map(|d| d.error),
         }
     });
-    Ok(StatusView { version: 1, ops: rows, pending_gates: standalone, malformed, remote })
+    let stale_locks = stale_locks(ledger);
+    Ok(StatusView { version: 1, ops: rows, pending_gates: standalone, malformed, remote, stale_locks })
+}
+
+/// The lock files older than [`STALE_LOCK_AGE`] chant's writes can meet.
+fn stale_locks(ledger: &Ledger) -> Vec<StaleLockView> {
+    let repo = ledger.repo().local();
+    let common = repo.common_dir().to_owned();
+    let lease_dir = crate::lease::REF_PREFIX.trim_end_matches('/');
+    repo.lock_files_older_than(STALE_LOCK_AGE, &[crate::ledger::BRANCH, lease_dir])
+        .into_iter()
+        .map(|(path, age)| {
+            let name = path.strip_prefix(&common).ok().map(|p| p.display().to_string()).unwrap_or_default();
+            let name = name.strip_suffix(".lock").unwrap_or(&name);
+            let blocks = if name == "packed-refs" {
+                "deleting a reference that `git pack-refs` packed (chant's appends and leases do not take it)"
+                    .to_owned()
+            } else if name == crate::ledger::BRANCH {
+                "every ledger append".to_owned()
+            } else {
+                match name.strip_prefix(crate::lease::REF_PREFIX) {
+                    Some(op) => format!("the lease of {op}"),
+                    None => format!("updates of {name}"),
+                }
+            };
+            StaleLockView {
+                fix: format!("rm {}", path.display()),
+                path: path.display().to_string(),
+                age_secs: age.as_secs(),
+                blocks,
+            }
+        })
+        .collect()
 }
 
 /// Renders the status for a human. Every text read from the ledger goes through
@@ -353,6 +405,17 @@ pub fn render(view: &StatusView) -> String {
     if let Some(r) = view.remote.as_ref().filter(|r| !r.reachable) {
         let since = r.unreachable_since.as_deref().unwrap_or("?");
         let _ = writeln!(s, "remote: unreachable since {since} ({})", r.error.as_deref().unwrap_or(""));
+    }
+    for lock in &view.stale_locks {
+        let _ = writeln!(
+            s,
+            "stale lock: {} ({}s old) blocks {}; a killed writer left it: remove it (`{}`) once no git or chant \
+             process of this repository is running",
+            lock.path, lock.age_secs, lock.blocks, lock.fix
+        );
+    }
+    if !view.stale_locks.is_empty() {
+        s.push('\n');
     }
     for row in &view.ops {
         let _ = writeln!(s, "{} ({})", p(&row.op), p(&row.env));

@@ -196,6 +196,7 @@ mod tests {
             pending_gates: Vec::new(),
             malformed: Malformed::default(),
             remote: None,
+            stale_locks: Vec::new(),
         };
         let estate = estate(view, now);
         assert_eq!(estate.health, Some(Health::Unknown));

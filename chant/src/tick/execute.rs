@@ -9,9 +9,11 @@
 //! tick record that cannot be appended is kept for the next write that succeeds
 //! ([`crate::ledger::Ledger::append_record_or_keep`]).
 
+use std::time::{Duration, Instant};
+
 use jiff::Timestamp;
 
-use crate::ledger::{AppendReceipt, ShardKey, Unreadable};
+use crate::ledger::{AppendReceipt, ShardKey, TypedLatest, Unreadable};
 use crate::model::{ConvergeSpec, OpDocument};
 use crate::project::{self, Project};
 
@@ -53,8 +55,8 @@ pub struct TickOutcome {
     /// Unobserved entities by reason code (env mode), or resources `unknown` under
     /// `resource-unknown` (resource mode), for the operator's metrics.
     pub unobserved: std::collections::BTreeMap<String, u64>,
-    /// How long the append of the record took (with the fence's last check).
-    pub append_elapsed: std::time::Duration,
+    /// How long the append of the record took (the fence check before it included).
+    pub append_time: Duration,
 }
 
 /// How to run a tick.
@@ -83,13 +85,32 @@ pub fn op_digest(doc: &OpDocument) -> Result<String, crate::canonical::Error> {
 ///
 /// [`Error`] when the tick cannot even be recorded; a failed observation is recorded instead.
 pub fn execute(project: &Project, doc: &OpDocument, options: &TickOptions) -> Result<TickOutcome, Error> {
+    execute_after(project, doc, options, None)
+}
+
+/// Runs one tick of `doc` like [`execute`], given the op's newest tick record as the caller just
+/// read it under the op's lease (`newest`, the operator's due check): the tick does not read it
+/// again. `None` reads it.
+///
+/// # Errors
+///
+/// As [`execute`].
+pub fn execute_after(
+    project: &Project,
+    doc: &OpDocument,
+    options: &TickOptions,
+    newest: Option<TypedLatest<TickRecord>>,
+) -> Result<TickOutcome, Error> {
     let Some(spec) = &doc.converge else { return Err(Error::NotConverge(doc.name.to_string())) };
     let env = doc.env.as_deref().unwrap_or_default().to_owned();
     let member = doc.member.as_deref();
     let clock = project.ledger.clock();
     let started = clock.now();
     let key = ShardKey::converge(member, &env, &doc.name)?;
-    let latest = project.ledger.latest_typed::<TickRecord>(&key)?;
+    let latest = match newest {
+        Some(latest) => latest,
+        None => project.ledger.latest_typed::<TickRecord>(&key)?,
+    };
     let unreadable = latest.unreadable;
     let previous: Vec<FlapEntry> = latest.record.map(|stored| stored.record.flap).unwrap_or_default();
 
@@ -134,10 +155,10 @@ pub fn execute(project: &Project, doc: &OpDocument, options: &TickOptions) -> Re
     }
     record.log = record.summary.line(&env);
     record.timestamp = crate::clock::format(clock.now());
-    let appending = std::time::Instant::now();
+    let appending = Instant::now();
     let (receipt, lost) = append_fenced(project, member, &mut record, options.fence.as_ref())?;
-    let append_elapsed = appending.elapsed();
-    Ok(TickOutcome { record, receipt, unreadable, lost, unobserved, append_elapsed })
+    let append_time = appending.elapsed();
+    Ok(TickOutcome { record, receipt, unreadable, lost, unobserved, append_time })
 }
 
 /// Records a tick a stop cut short: no outcomes, `error` saying why, the flap runs of the op's

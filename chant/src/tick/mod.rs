@@ -50,7 +50,7 @@ mod tests;
 use crate::model::{ConvergeSymptom, ResourceStatus, ResourceSymptom};
 
 pub use dispatch::Dispatcher;
-pub use execute::{TickOptions, TickOutcome, execute, observe, plan_with, record_interrupted};
+pub use execute::{TickOptions, TickOutcome, execute, execute_after, observe, plan_with, record_interrupted};
 pub use fence::{Fence, Lost};
 pub use leased::{Claim, LEASE_WAIT, Landing, Leased, Ran, Release, leased};
 pub use observer::{ObserveError, parse_observation};

@@ -280,6 +280,65 @@ fn a_stale_lock_names_its_path_and_a_young_one_is_a_lost_race() {
     acquired(store.acquire(&k, "host:1:aaaaaaaa", TTL, at(0)).unwrap());
 }
 
+/// Issue #19, defect 7: a `packed-refs.lock` left by a killed writer blocked every lease and
+/// ledger append of the repository, because gix locked `packed-refs` for any compare-and-swap
+/// or deletion once a `packed-refs` file existed. Now only the deletion of a reference that has
+/// a packed entry takes that lock; the stale lock is named with its fix by that deletion and by
+/// `operator status`.
+#[test]
+fn a_leftover_packed_refs_lock_blocks_no_lease_and_no_append() {
+    let world = World::new();
+    let dir = world.project("p");
+    let config = LedgerConfig { git_env: world.env(), ..LedgerConfig::default() };
+    let ledger = Ledger::open(&dir, config).unwrap();
+    let store = LeaseStore::new(&ledger);
+    let append_key = chant::ledger::ShardKey::converge(None, "staging", "staging-converge").unwrap();
+    ledger.append(&append_key, r#"{"n":1}"#).unwrap();
+    let (packed_lease, _) = acquired(store.acquire(&key("packed"), "host:1:aaaaaaaa", TTL, at(0)).unwrap());
+    // `git gc` packs every ref: the ledger branch and the lease are now in packed-refs only.
+    world.git(&dir, &["pack-refs", "--all", "--prune"]);
+    assert!(!dir.join(".git/refs/chant/lease/packed").exists() && dir.join(".git/packed-refs").exists());
+    let lock = dir.join(".git/packed-refs.lock");
+    std::fs::write(&lock, "").unwrap();
+    let old = SystemTime::now() - Duration::from_secs(60);
+    std::fs::OpenOptions::new().write(true).open(&lock).unwrap().set_modified(old).unwrap();
+
+    // A loose-only lease: acquire, renew, release, none of them touching packed-refs.lock.
+    let (held, _) = acquired(store.acquire(&key("loose"), "host:1:aaaaaaaa", TTL, at(0)).unwrap());
+    let renewed = match store.renew(&held, TTL, at(1)).unwrap() {
+        Renewal::Renewed(renewed) => renewed,
+        other => panic!("{other:?}"),
+    };
+    assert!(store.release(&renewed).unwrap());
+    assert_eq!(world.lease_ref(&dir, "loose"), None);
+    // An append to the packed branch writes its loose ref; git reads the same tip.
+    let receipt = ledger.append(&append_key, r#"{"n":2}"#).unwrap();
+    let tip = world.git(&dir, &["rev-parse", chant::ledger::BRANCH]);
+    assert_eq!(tip.trim(), receipt.commit.to_string());
+    assert_eq!(ledger.read(&append_key).unwrap().records.len(), 2);
+    // The packed lease renews (a loose file now shadows its packed entry)...
+    let packed_lease = match store.renew(&packed_lease, TTL, at(2)).unwrap() {
+        Renewal::Renewed(renewed) => renewed,
+        other => panic!("{other:?}"),
+    };
+    assert_eq!(std::fs::metadata(&lock).unwrap().modified().unwrap(), old, "nothing took or rewrote the lock");
+
+    // ...but its release must rewrite packed-refs: the stale lock is named with its fix.
+    let err = store.release(&packed_lease).unwrap_err();
+    assert!(matches!(&err, Error::StaleLock { path, .. } if *path == lock), "{err:?}");
+    assert!(err.to_string().contains(&format!("rm {}", lock.display())), "{err}");
+    let view = chant::operator::status::status(&ledger, &store, &[], chant::clock::now().unwrap()).unwrap();
+    let stale: Vec<(&str, &str)> = view.stale_locks.iter().map(|l| (l.path.as_str(), l.fix.as_str())).collect();
+    assert_eq!(stale, [(lock.to_str().unwrap(), format!("rm {}", lock.display()).as_str())]);
+    assert!(chant::operator::status::render(&view).contains(&format!("stale lock: {}", lock.display())));
+
+    std::fs::remove_file(&lock).unwrap();
+    assert!(store.release(&packed_lease).unwrap());
+    assert_eq!(world.lease_ref(&dir, "packed"), None, "the packed entry did not come back");
+    assert!(!lock.exists());
+    world.git(&dir, &["fsck", "--no-progress"]);
+}
+
 #[test]
 fn two_clones_arbitrate_through_the_remote() {
     let world = World::new();

@@ -123,3 +123,39 @@ pub(crate) fn fill_ledger(
     }
     base
 }
+
+/// The variable that makes a bench binary a measuring process ([`measure_if_asked`]).
+pub(crate) const MEASURE_VAR: &str = "CHANT_BENCH_MEASURE";
+
+/// Runs `program args` in `dir` as the only child of a measuring process (this bench binary
+/// re-executed with [`MEASURE_VAR`]), and returns its wall time and peak resident set in KiB.
+pub(crate) fn measured(home: &Path, dir: &Path, program: &str, args: &[&str]) -> (std::time::Duration, u64) {
+    let me = std::env::current_exe().unwrap();
+    let out = hermetic(me.to_str().unwrap(), home, dir).env(MEASURE_VAR, "1").arg(program).args(args).output().unwrap();
+    assert!(out.status.success(), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    let text = String::from_utf8(out.stdout).unwrap();
+    let mut parts = text.split_whitespace().map(|p| p.parse::<u64>().unwrap());
+    (std::time::Duration::from_micros(parts.next().unwrap()), parts.next().unwrap())
+}
+
+/// In a measuring process (started by [`measured`]): runs the arguments as its only child
+/// (stdout and stderr to /dev/null), prints `<microseconds> <peak KiB>` and returns true.
+pub(crate) fn measure_if_asked() -> bool {
+    if std::env::var_os(MEASURE_VAR).is_none() {
+        return false;
+    }
+    let args: Vec<String> = std::env::args().skip(1).filter(|a| a != "--bench").collect();
+    let t = std::time::Instant::now();
+    let status = Command::new(&args[0])
+        .args(&args[1..])
+        .env_remove(MEASURE_VAR)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .unwrap();
+    let elapsed = t.elapsed();
+    assert!(status.success(), "{args:?}");
+    let usage = nix::sys::resource::getrusage(nix::sys::resource::UsageWho::RUSAGE_CHILDREN).unwrap();
+    println!("{} {}", elapsed.as_micros(), usage.max_rss());
+    true
+}

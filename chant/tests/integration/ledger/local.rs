@@ -351,3 +351,70 @@ fn streaming_reads_hand_over_every_line_in_ledger_order_from_any_sequence_number
     assert!(collect(Some(total), usize::MAX).is_empty());
     assert_eq!(ledger.sharded_len(&converge("never")).unwrap(), 0);
 }
+
+/// A tick record of `op` in `staging` ending `minutes` after 10:00.
+fn tick_line(op: &str, minutes: u64) -> String {
+    let at = format!("2026-08-25T{:02}:{:02}:00.000Z", 10 + minutes / 60, minutes % 60);
+    format!(
+        r#"{{"env":"staging","id":"id-{op}-{minutes}","log":"tick","op":"{op}","startedAt":"{at}","timestamp":"{at}","version":1}}"#
+    )
+}
+
+#[test]
+fn newest_first_streams_shard_by_shard_and_operator_log_reads_only_what_its_filter_reaches() {
+    use chant::ledger::Visit;
+    use chant::operator::{log, status::OpRef};
+    use chant::tick::TickRecord;
+    use std::ops::ControlFlow;
+
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = project(tmp.path(), "p");
+    let ledger = open(&dir, local_config());
+    let (a, b) = (converge("a-converge"), converge("b-converge"));
+    // The very first line of `a` is a JSON object but no tick record: unreadable, in shard 0.
+    ledger.append(&a, r#"{"not":"a tick"}"#).unwrap();
+    let total = 3 * RECORDS_PER_SHARD as usize;
+    for n in 1..total as u64 {
+        ledger.append(&a, &tick_line("a-converge", n)).unwrap();
+        if n % 8 == 0 {
+            ledger.append(&b, &tick_line("b-converge", n)).unwrap();
+        }
+    }
+
+    // Newest first, across shards, and nothing older once the visitor stops.
+    let mut seen = Vec::new();
+    ledger
+        .stream_newest_typed::<TickRecord>(&a, |visit| {
+            if let Visit::Record(stored) = visit {
+                seen.push(stored.seq.unwrap());
+            }
+            if seen.len() == 70 { ControlFlow::Break(()) } else { ControlFlow::Continue(()) }
+        })
+        .unwrap();
+    let expected: Vec<u64> = (total as u64 - 70..total as u64).rev().collect();
+    assert_eq!(seen, expected);
+
+    let ops: Vec<OpRef> = ["a-converge", "b-converge"]
+        .iter()
+        .map(|op| OpRef { op: (*op).to_owned(), env: "staging".to_owned(), member: None })
+        .collect();
+    let full = log::timeline(&ledger, &ops, &log::Filter::default()).unwrap();
+    assert_eq!(full.malformed.converge, 1, "the whole history is read");
+    let stamps = |t: &log::Timeline| t.entries.iter().map(|e| (e.op.clone(), e.timestamp.clone())).collect::<Vec<_>>();
+    let all = stamps(&full);
+
+    // --limit: the same newest entries, and the oldest shard (with its unreadable line) unread.
+    let limited = log::timeline(&ledger, &ops, &log::Filter { since: None, limit: Some(10) }).unwrap();
+    assert_eq!(stamps(&limited), all[all.len() - 10..]);
+    assert_eq!(limited.malformed.converge, 0, "shard 0 was not read");
+    // --since: everything at or after it, still without reading shard 0.
+    let since = chant::clock::parse("2026-08-25T12:30:00Z").unwrap();
+    let recent = log::timeline(&ledger, &ops, &log::Filter { since: Some(since), limit: None }).unwrap();
+    let want: Vec<_> = all.iter().filter(|(_, t)| t.as_str() >= "2026-08-25T12:30:00.000Z").cloned().collect();
+    assert!(!want.is_empty());
+    assert_eq!(stamps(&recent), want);
+    assert_eq!(recent.malformed.converge, 0);
+    // A limit larger than the history reads it all.
+    let everything = log::timeline(&ledger, &ops, &log::Filter { since: None, limit: Some(10_000) }).unwrap();
+    assert_eq!((stamps(&everything), everything.malformed.converge), (all, 1));
+}

@@ -1,0 +1,189 @@
+//! Several operators against one remote: N = 1, 2, 4 `operator --once` processes, each in its
+//! own clone of one bare repository on this machine (`[ledger] remote = "origin"`), started
+//! together over the 200 trivial ConvergeOps of `e2e/src/bench_ops.rs` at one fire time
+//! (`CHANT_NOW`), with `--lease-ttl 30s` (fire times are a minute apart on that fixed clock, so a
+//! lease kept because its record could not be pushed yet has lapsed by the next one).
+//!
+//! Run with `cargo bench -p chant-e2e --bench scale_out` (release build); `CHANT_BENCH_REPS` sets
+//! the repetitions (default 2), `CHANT_BENCH_OPERATORS` the operator counts (default `1,2,4`).
+//! Every repetition runs each N once, in turn, at a fire time of its own. Per N it prints the
+//! round's wall time (spawn to the slowest operator's exit), the ticks per operator, and the
+//! pushes: every `git push` the operators ran goes through a wrapper on `PATH` that counts it
+//! and whether it was rejected. Hard checks, not figures: every op ticked exactly once per fire
+//! time (its `ticked=1` lines over all operators), and after every clone's final sync the
+//! remote's newest record of every op is the one of that fire time.
+
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, missing_docs)]
+
+mod support;
+use support::{git, hermetic, project};
+
+use std::io::{BufRead, BufReader};
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+
+use chant::ledger::{Ledger, LedgerConfig, ShardKey};
+
+const BENCH_OPERATOR: &str = env!("CARGO_BIN_EXE_e2e-bench-operator");
+const OPS: usize = 200;
+const CONFIG: &str = "[project]\nname = \"opbench\"\n\n[ledger]\nremote = \"origin\"\n";
+
+fn main() {
+    let reps: usize = std::env::var("CHANT_BENCH_REPS").ok().and_then(|r| r.parse().ok()).unwrap_or(2);
+    let counts: Vec<usize> = std::env::var("CHANT_BENCH_OPERATORS")
+        .ok()
+        .map(|s| s.split(',').map(|n| n.trim().parse().unwrap()).collect())
+        .unwrap_or_else(|| vec![1, 2, 4]);
+    let most = counts.iter().copied().max().unwrap();
+    let started = Instant::now();
+    let tmp = tempfile::tempdir().unwrap();
+    let home = tmp.path().join("home");
+    std::fs::create_dir_all(&home).unwrap();
+    let shim = push_counter(tmp.path());
+
+    let bare = tmp.path().join("remote.git");
+    git(&home, tmp.path(), &["-c", "init.defaultBranch=main", "init", "-q", "--bare", bare.to_str().unwrap()]);
+    let first = project(&home, &tmp.path().join("clone-0"), CONFIG);
+    git(&home, &first, &["remote", "add", "origin", bare.to_str().unwrap()]);
+    git(&home, &first, &["push", "-q", "origin", "main"]);
+    let mut clones = vec![first];
+    for i in 1..most {
+        let dir = tmp.path().join(format!("clone-{i}"));
+        git(&home, tmp.path(), &["clone", "-q", bare.to_str().unwrap(), dir.to_str().unwrap()]);
+        clones.push(dir);
+    }
+
+    let mut fire = 0_u32;
+    let mut results: Vec<(usize, Trial)> = Vec::new();
+    for _ in 0..reps {
+        for &n in &counts {
+            fire += 1;
+            let now = format!("2026-03-02T{:02}:{:02}:00.000Z", fire / 60, fire % 60);
+            results.push((n, trial(&home, &shim, &clones[..n], &bare, &now)));
+        }
+    }
+
+    let build = if cfg!(debug_assertions) { "debug" } else { "release" };
+    println!(
+        "scale-out benchmark, {build} build, {reps} repetitions of N = {counts:?} operators over {OPS} ConvergeOps, \
+         one clone each of one bare remote (total {:.1} s)",
+        started.elapsed().as_secs_f64()
+    );
+    println!("every op ticked exactly once at every fire time, and every record reached the remote: checked");
+    let mut one = None;
+    for &n in &counts {
+        let trials: Vec<&Trial> = results.iter().filter(|(k, _)| *k == n).map(|(_, t)| t).collect();
+        let mut walls: Vec<Duration> = trials.iter().map(|t| t.wall).collect();
+        walls.sort();
+        let wall = walls[walls.len() / 2];
+        let one_wall = *one.get_or_insert(wall);
+        let ticks: Vec<String> = trials[0].ticks.iter().map(usize::to_string).collect();
+        let pushes: usize = trials.iter().map(|t| t.pushes).sum::<usize>() / trials.len();
+        let rejected: usize = trials.iter().map(|t| t.rejected).sum::<usize>() / trials.len();
+        println!(
+            "  N={n}: wall {:>8.2} s ({:.2}x N=1)   ticks per operator [{}]   pushes {pushes:>5}   rejected {rejected:>4} \
+             ({:.2} per tick)",
+            wall.as_secs_f64(),
+            wall.as_secs_f64() / one_wall.as_secs_f64(),
+            ticks.join(", "),
+            rejected as f64 / OPS as f64
+        );
+    }
+}
+
+struct Trial {
+    wall: Duration,
+    ticks: Vec<usize>,
+    pushes: usize,
+    rejected: usize,
+}
+
+/// One fire time: `clones.len()` operators started together; checks exactly-once and the remote.
+fn trial(home: &Path, shim: &Path, clones: &[PathBuf], bare: &Path, now: &str) -> Trial {
+    let log = shim.join("pushes.log");
+    let _ = std::fs::remove_file(&log);
+    let path = format!("{}:{}", shim.display(), std::env::var("PATH").unwrap_or_default());
+    let start = Instant::now();
+    let children: Vec<_> = clones
+        .iter()
+        .map(|dir| {
+            hermetic(BENCH_OPERATOR, home, dir)
+                // Fire times are a minute apart on the fixed clock: a lease an operator had to keep
+                // (its record had not reached the remote) has lapsed by the next one.
+                .args(["operator", "--once", "--lease-ttl", "30s"])
+                .env("CHANT_NOW", now)
+                .env("PATH", &path)
+                .env("CHANT_BENCH_PUSH_LOG", &log)
+                .stdout(Stdio::null())
+                .stderr(Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    let readers: Vec<_> = children
+        .into_iter()
+        .map(|mut child| {
+            let stderr = child.stderr.take().unwrap();
+            std::thread::spawn(move || {
+                let lines: Vec<String> = BufReader::new(stderr).lines().map_while(Result::ok).collect();
+                let status = child.wait().unwrap();
+                (status, lines)
+            })
+        })
+        .collect();
+    let outputs: Vec<_> = readers.into_iter().map(|r| r.join().unwrap()).collect();
+    let wall = start.elapsed();
+    let mut ticks = Vec::new();
+    let mut per_op = vec![0_usize; OPS];
+    for (status, lines) in &outputs {
+        assert!(status.success(), "{status}:\n{}", lines.join("\n"));
+        let mine: Vec<usize> = lines
+            .iter()
+            .filter(|l| l.ends_with("ticked=1 status=ok"))
+            .filter_map(|l| l.strip_prefix("operator: opb-")?.get(..3)?.parse().ok())
+            .collect();
+        for op in &mine {
+            per_op[*op] += 1;
+        }
+        ticks.push(mine.len());
+    }
+    let all: Vec<&String> = outputs.iter().flat_map(|(_, l)| l).collect();
+    for (op, n) in per_op.iter().enumerate() {
+        assert_eq!(*n, 1, "opb-{op:03} ticked {n} times at {now}:\n{all:?}");
+    }
+    // Whatever an operator could not push yet, a sync pushes; then the remote has every tick.
+    for dir in clones {
+        let config = LedgerConfig { remote: Some("origin".into()), ..LedgerConfig::default() };
+        Ledger::open(dir, config).unwrap().sync().unwrap();
+    }
+    let remote = Ledger::open(bare, LedgerConfig::default()).unwrap();
+    for op in 0..OPS {
+        let key = ShardKey::converge(None, "opbench", &format!("opb-{op:03}")).unwrap();
+        let newest = remote.latest(&key).unwrap().record.unwrap().value;
+        assert_eq!(newest["startedAt"], now, "opb-{op:03}: the remote lacks the tick of {now}");
+    }
+    let pushes = std::fs::read_to_string(&log).unwrap_or_default();
+    let rejected = pushes.lines().filter(|l| *l != "0").count();
+    Trial { wall, ticks, pushes: pushes.lines().count(), rejected }
+}
+
+/// A directory holding a `git` wrapper that appends the exit code of every `git push` to
+/// `$CHANT_BENCH_PUSH_LOG` and passes everything else straight through.
+fn push_counter(tmp: &Path) -> PathBuf {
+    let dir = tmp.join("shim");
+    std::fs::create_dir_all(&dir).unwrap();
+    let real =
+        String::from_utf8(std::process::Command::new("sh").args(["-c", "command -v git"]).output().unwrap().stdout)
+            .unwrap()
+            .trim()
+            .to_owned();
+    let script = format!(
+        "#!/bin/sh\ncase \" $* \" in\n  *\" push \"*) \"{real}\" \"$@\"; code=$?; echo $code >> \"$CHANT_BENCH_PUSH_LOG\"; exit $code ;;\n  *) exec \"{real}\" \"$@\" ;;\nesac\n"
+    );
+    let path = dir.join("git");
+    std::fs::write(&path, script).unwrap();
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+    dir
+}
