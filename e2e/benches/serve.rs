@@ -154,9 +154,18 @@ impl Server {
             .stderr(Stdio::piped())
             .spawn()
             .unwrap();
-        let mut line = String::new();
-        BufReader::new(child.stderr.take().unwrap()).read_line(&mut line).unwrap();
-        let rest = line.split_once("http://").unwrap_or_else(|| panic!("{line}")).1;
+        // Outside a project the stock binary first notes that it serves the ledger itself.
+        let mut stderr = BufReader::new(child.stderr.take().unwrap());
+        let mut seen = String::new();
+        let line = loop {
+            let mut line = String::new();
+            assert!(stderr.read_line(&mut line).unwrap() > 0, "no listening line: {seen}");
+            if line.contains("http://") {
+                break line;
+            }
+            seen.push_str(&line);
+        };
+        let rest = line.split_once("http://").unwrap().1;
         let base = format!("http://{}", rest.split_once('/').unwrap().0);
         let agent = ureq::Agent::config_builder().timeout_global(Some(Duration::from_secs(120))).build().into();
         Server { child, base, agent }
