@@ -21,6 +21,10 @@ use serde::{Deserialize, Serialize};
 
 use crate::ledger::{self, Record, RecordKind, ShardKey};
 
+mod wire;
+
+pub use wire::NotAFact;
+
 /// The default time a pending fact stands.
 pub const DEFAULT_EXPIRY: &str = "48h";
 
@@ -38,9 +42,10 @@ pub enum FactKind {
     Passed,
 }
 
-/// One gate fact, as recorded on the ledger.
+/// One gate fact, as recorded on the ledger. Reading is tolerant of the original's lines
+/// (a resolution without `kind`, `environment` for `env`, no `runId`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[serde(rename_all = "camelCase", try_from = "wire::Wire")]
 pub struct GateFact {
     /// Always 1.
     pub version: u32,
@@ -50,7 +55,8 @@ pub struct GateFact {
     pub op: String,
     /// The gate's name.
     pub gate: String,
-    /// The env the run was in.
+    /// The env the run was in; empty on an original line that names none (it stands in every
+    /// env, see [`GateFact::in_env`]).
     pub env: String,
     /// The resource of a resource-mode dispatch.
     #[serde(skip_serializing_if = "Option::is_none", default)]
@@ -67,7 +73,9 @@ pub struct GateFact {
     /// Where approval happens, or happened.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub url: Option<String>,
-    /// The run that reached the gate (copied onto resolutions).
+    /// The run that reached the gate (copied onto resolutions); empty on an original line that
+    /// carries none, and then not written.
+    #[serde(skip_serializing_if = "String::is_empty", default)]
     pub run_id: String,
     /// The commit that run was at (copied onto resolutions).
     #[serde(skip_serializing_if = "Option::is_none", default)]
@@ -77,6 +85,13 @@ pub struct GateFact {
     /// When a pending fact stops standing.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub expires_at: Option<String>,
+    /// The plan the gate guards (`sha256:` + 64 hex of the canonical plan), copied onto its
+    /// resolution.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub plan_digest: Option<String>,
+    /// Who relayed a resolution made elsewhere (the original's `relayedBy`).
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub relayed_by: Option<String>,
 }
 
 impl Record for GateFact {
@@ -90,6 +105,11 @@ impl Record for GateFact {
 }
 
 impl GateFact {
+    /// Whether the fact belongs to `env`: its own env, or any env when the line names none.
+    pub fn in_env(&self, env: &str) -> bool {
+        self.env.is_empty() || self.env == env
+    }
+
     fn is_for(&self, op: &str, gate: &str, resource: Option<&str>) -> bool {
         self.op == op && self.gate == gate && self.resource.as_deref() == resource
     }
@@ -186,6 +206,8 @@ mod tests {
             git_sha: None,
             timestamp: ts.into(),
             expires_at: (kind == FactKind::Pending).then(|| "2026-09-07T12:00:00.000Z".into()),
+            plan_digest: None,
+            relayed_by: None,
         }
     }
 

@@ -106,6 +106,8 @@ pub fn cmd_approve(binary: Binary, args: &ApproveArgs) -> Result<Exit, CommandEr
         git_sha: pending.git_sha.clone(),
         timestamp: crate::clock::format(now),
         expires_at: None,
+        plan_digest: pending.plan_digest.clone(),
+        relayed_by: None,
     };
     let receipt = ledger.append_record(key.member(), &fact).map_err(CommandError::failed)?;
     for w in &receipt.warnings {

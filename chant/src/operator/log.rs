@@ -156,7 +156,7 @@ pub fn timeline(ledger: &Ledger, ops: &[OpRef], filter: &Filter) -> Result<Timel
     let mut gates = GateReader::new(ledger);
     for (member, env, op) in &gate_ops {
         let Ok(facts) = gates.facts(member.as_deref(), op) else { continue };
-        for fact in facts.iter().filter(|f| is_resolution(f) && &f.env == env) {
+        for fact in facts.iter().filter(|f| is_resolution(f) && f.in_env(env)) {
             let entry = Entry {
                 kind: EntryKind::GateResolution,
                 timestamp: fact.timestamp.clone(),

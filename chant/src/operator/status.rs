@@ -300,7 +300,7 @@ pub fn status(ledger: &Ledger, leases: &LeaseStore, ops: &[OpRef], now: Timestam
         let mut pending = Vec::new();
         for op in &gate_ops {
             for p in gate::pending(gates.facts(r.member.as_deref(), op)?, now) {
-                if p.fact.env != r.env {
+                if !p.fact.in_env(&r.env) {
                     continue;
                 }
                 shown.insert((p.fact.op.clone(), p.fact.gate.clone(), p.fact.resource.clone(), p.fact.env.clone()));
@@ -345,7 +345,7 @@ pub fn status(ledger: &Ledger, leases: &LeaseStore, ops: &[OpRef], now: Timestam
     for key in ledger.keys()?.into_iter().filter(|k| k.kind() == RecordKind::Gate) {
         for p in gate::pending(gates.facts(key.member(), key.op())?, now) {
             let id = (p.fact.op.clone(), p.fact.gate.clone(), p.fact.resource.clone(), p.fact.env.clone());
-            if shown.contains(&id) || !(envs.contains(p.fact.env.as_str()) || ops.is_empty()) {
+            if shown.contains(&id) || !(p.fact.env.is_empty() || envs.contains(p.fact.env.as_str()) || ops.is_empty()) {
                 continue;
             }
             standalone.push(pending_view(&p.fact, None));

@@ -443,6 +443,8 @@ impl Ctx<'_> {
                     git_sha: self.settings.git_sha.clone(),
                     timestamp: crate::clock::format(now),
                     expires_at: None,
+                    plan_digest: resolution.plan_digest.clone(),
+                    relayed_by: None,
                 };
                 if let Err(e) = self.services.append_gate_fact(&passed) {
                     return StepEnd::Failed(format!(
@@ -483,6 +485,8 @@ impl Ctx<'_> {
                     git_sha: self.settings.git_sha.clone(),
                     timestamp: crate::clock::format(now),
                     expires_at: expires.map(crate::clock::format),
+                    plan_digest: None,
+                    relayed_by: None,
                 };
                 if let Err(e) = self.services.append_gate_fact(&fact) {
                     return StepEnd::Failed(format!(

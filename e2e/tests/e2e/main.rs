@@ -25,6 +25,7 @@ mod operator_exits;
 mod operator_metrics;
 mod operator_signals;
 mod operator_views;
+mod original_gates;
 mod plan;
 mod readme;
 mod replay;
