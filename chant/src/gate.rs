@@ -21,6 +21,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::ledger::{self, Record, RecordKind, ShardKey};
 
+pub mod audit;
 mod wire;
 
 pub use wire::NotAFact;
