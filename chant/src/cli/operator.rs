@@ -1,5 +1,6 @@
-//! `operator`: the daemon (`--once` for one round), and its read-only views `operator status`
-//! and `operator log`, which the stock binary serves too, from the ledger and local refs alone.
+//! `operator`: the daemon (`--once` for one round), and its read-only views `operator status`,
+//! `operator log` and `operator audit`, which the stock binary serves too, from the ledger and
+//! local refs alone. `operator audit` exits 1 when the gate ledgers have gaps, so CI can gate on it.
 //!
 //! Exit codes: the daemon exits 0 when stopped; `--once` exits 1 when any op's line is
 //! `failed=` or `error=` (a tick failed or was interrupted, a lease could not be acquired: a
@@ -53,6 +54,20 @@ pub enum OperatorCommand {
     Status(StatusArgs),
     /// Show the timeline of ticks, dispatched runs and gate resolutions
     Log(LogArgs),
+    /// Audit the gate ledgers: every request, approval, override and revocation, and the gaps
+    Audit(AuditArgs),
+}
+
+/// Audit the gate ledgers: every request, approval, override and revocation, and the gaps
+/// (exit 1 when there are any)
+#[derive(Debug, Args)]
+pub struct AuditArgs {
+    /// Only this op's gate ledger.
+    #[arg(long)]
+    pub op: Option<String>,
+    /// Print one JSON document on stdout.
+    #[arg(long)]
+    pub json: bool,
 }
 
 /// Show each ConvergeOp's last tick, lease and pending gates
@@ -94,6 +109,7 @@ pub fn cmd_operator(binary: Binary, args: &OperatorArgs) -> Result<Exit, Command
     match &args.command {
         Some(OperatorCommand::Status(s)) => cmd_status(binary, s),
         Some(OperatorCommand::Log(l)) => cmd_log(binary, l),
+        Some(OperatorCommand::Audit(a)) => cmd_audit(a),
         None => cmd_daemon(binary, args),
     }
 }
@@ -285,4 +301,23 @@ fn cmd_log(binary: Binary, args: &LogArgs) -> Result<Exit, CommandError> {
         eprintln!("warning: {w}");
     }
     Ok(Exit::Done)
+}
+
+fn cmd_audit(args: &AuditArgs) -> Result<Exit, CommandError> {
+    let ledger = open_ledger()?;
+    let view = operator::audit::audit(&ledger, args.op.as_deref(), &|_, _| false).map_err(|e| match e {
+        operator::audit::Error::InvalidOp(_) => CommandError::usage(format!("--op: {e}")),
+        e => CommandError::failed(e),
+    })?;
+    if args.json {
+        let line =
+            serde_json::to_string(&view).map_err(|e| CommandError::failed(format!("cannot render the audit: {e}")))?;
+        println(&line)?;
+    } else {
+        print(&operator::audit::render(&view))?;
+    }
+    if view.ops.is_empty() {
+        eprintln!("warning: no gate ledgers on the ledger branch yet");
+    }
+    if view.audit.gaps.is_empty() { Ok(Exit::Done) } else { Ok(Exit::Failed) }
 }

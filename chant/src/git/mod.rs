@@ -1,5 +1,5 @@
 //! Git access: every local read and write goes through gix, in process; only fetch, push,
-//! `gc --auto` and `blame` run the `git` binary, all of them through [`cmd`].
+//! `gc --auto`, `blame` and `log -p` run the `git` binary, all of them through [`cmd`].
 //!
 //! The layer offers generic primitives and knows nothing about what is stored: blobs, trees,
 //! commits written under chant's own identity, and reference updates that are a real
@@ -12,6 +12,7 @@
 pub mod blame;
 pub mod cmd;
 mod history;
+pub mod log;
 mod loose;
 pub mod porcelain;
 mod repo;

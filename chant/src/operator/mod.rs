@@ -36,6 +36,7 @@
 //!   lost the lease, but its dispatches may already have run next to the new holder's.
 //! - Without a remote, the lease is local to the repository; two machines are not coordinated.
 
+pub mod audit;
 pub mod daemon;
 pub mod hooks;
 pub mod log;

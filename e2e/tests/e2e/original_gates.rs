@@ -137,3 +137,107 @@ fn the_originals_resolutions_are_on_the_operator_log() {
     let human = sandbox.stock(&["operator", "log"], &[]).code(0).stdout.clone();
     assert!(human.contains("gate-resolved  flappy-guarded/hold by ann"), "{human}");
 }
+
+/// The author variables of a commit by `name`.
+fn by(name: &str) -> [(&'static str, String); 2] {
+    [
+        ("GIT_AUTHOR_NAME", name.to_owned()),
+        ("GIT_AUTHOR_EMAIL", format!("{}@example.org", name.to_lowercase().replace(' ', "."))),
+    ]
+}
+
+fn commit_as(sandbox: &Sandbox, name: &str, lines: &[String]) -> String {
+    let vars = by(name);
+    let vars: Vec<(&str, &str)> = vars.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    commit_ledger_file(sandbox, "_gates/site-release.jsonl", &lines.join("\n"), &vars)
+}
+
+fn audit(sandbox: &Sandbox, code: i32) -> Value {
+    sandbox.stock(&["operator", "audit", "--json"], &[]).code(code).json()
+}
+
+fn entry_kinds(audit: &Value) -> Vec<&str> {
+    audit["entries"].as_array().unwrap().iter().map(|e| e["kind"].as_str().unwrap()).collect()
+}
+
+#[test]
+fn the_audit_reads_the_ledger_history_with_commits_revocations_and_gaps() {
+    let sandbox = Sandbox::new(&config_with_roots(&["site"]));
+    let pending = original_pending(0, 60);
+    commit_as(&sandbox, "Original Runner", std::slice::from_ref(&pending));
+    let approved_in = commit_as(&sandbox, "Ann Approver", &[pending.clone(), original_resolution(3, "ann")]);
+
+    let a = audit(&sandbox, 0);
+    assert_eq!(a["ops"], serde_json::json!(["site-release"]));
+    assert_eq!(entry_kinds(&a), ["approval-requested", "approved"], "{a}");
+    let approved = &a["entries"][1];
+    assert_eq!(approved["approver"], "ann");
+    assert_eq!(approved["relayedBy"], "relay-bot");
+    assert_eq!(approved["seal"], "unsigned");
+    assert_eq!(approved["committedBy"], "Ann Approver", "the author of the commit that added the line");
+    assert_eq!(approved["source"]["commit"], approved_in.as_str());
+    assert_eq!(
+        (&approved["source"]["path"], &approved["source"]["line"]),
+        (&Value::from("_gates/site-release.jsonl"), &Value::from(2))
+    );
+    assert_eq!(approved["source"]["text"], original_resolution(3, "ann"));
+    assert!(a["entries"][0]["id"].as_str().unwrap().starts_with("sha256:"));
+
+    // A later commit removes the approval: a revocation, by that commit's author.
+    let revoked_in = commit_as(&sandbox, "Lead Revoker", std::slice::from_ref(&pending));
+    let a = audit(&sandbox, 0);
+    assert_eq!(entry_kinds(&a), ["approval-requested", "approved", "revoked"], "{a}");
+    let revoked = &a["entries"][2];
+    assert_eq!(revoked["source"]["author"], "Lead Revoker");
+    assert_eq!(revoked["source"]["commit"], revoked_in.as_str());
+    assert_eq!(revoked["source"]["removed"], true);
+    assert_eq!(revoked["under"], a["entries"][1]["id"]);
+
+    // chant's own approval and the run that walks through it: approved, then applied under it.
+    sandbox.stock(&["approve", "site-release", "release", "--actor", "alex"], &[("CHANT_NOW", &at(10))]).code(0);
+    sandbox.project(&["run", "site-release", "--json"], &[("CHANT_NOW", &at(15))]).code(0);
+    let a = audit(&sandbox, 0);
+    assert_eq!(entry_kinds(&a), ["approval-requested", "approved", "revoked", "approved", "applied"], "{a}");
+    assert_eq!(a["entries"][3]["source"]["path"], "_gates/site-release/0/0.jsonl");
+    assert_eq!(a["entries"][3]["committedBy"], "chant", "chant writes its ledger commits as itself");
+    assert_eq!(a["entries"][4]["under"], a["entries"][3]["id"]);
+    assert!(
+        sandbox.stock(&["operator", "audit"], &[]).code(0).stdout.contains("no gaps (5 entries over 1 gate ledgers)")
+    );
+
+    // An approval nobody asked for and a malformed line: gaps, and exit 1.
+    let stray = r#"{"version":1,"op":"site-release","gate":"ship-anyway","resolvedBy":"mallory","timestamp":"2026-03-01T11:00:00.000Z"}"#;
+    commit_as(
+        &sandbox,
+        "Mallory",
+        &[pending.clone(), stray.to_owned(), "{\"version\":1,\"op\":\"site-release\"}".to_owned()],
+    );
+    let a = audit(&sandbox, 1);
+    let gaps: Vec<(&str, &str)> = a["gaps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|g| (g["kind"].as_str().unwrap(), g["message"].as_str().unwrap()))
+        .collect();
+    assert_eq!(gaps.len(), 2, "{gaps:?}");
+    assert_eq!(gaps[0].0, "approval-without-request");
+    assert!(
+        gaps[0].1.starts_with("_gates/site-release.jsonl:2: approval of gate \"ship-anyway\" by mallory"),
+        "{}",
+        gaps[0].1
+    );
+    assert_eq!(gaps[1].0, "malformed-line");
+    assert!(gaps[1].1.starts_with("_gates/site-release.jsonl:3: not a gate fact: no string `gate`"), "{}", gaps[1].1);
+    let stray_entry = a["entries"].as_array().unwrap().iter().find(|e| e["gate"] == "ship-anyway").unwrap();
+    assert_eq!(stray_entry["committedBy"], "Mallory", "resolvedBy says mallory; the commit says who pushed it");
+    let human = sandbox.stock(&["operator", "audit", "--op", "site-release"], &[]);
+    human.code(1);
+    assert!(
+        human.stdout.contains("gaps (2):\n  approval-without-request  _gates/site-release.jsonl:2"),
+        "{}",
+        human.stdout
+    );
+    sandbox.stock(&["operator", "audit", "--op", "Bad_Name"], &[]).code(2);
+    let none = sandbox.stock(&["operator", "audit", "--op", "site-ping", "--json"], &[]).code(0).json();
+    assert_eq!(none["entries"], Value::Array(Vec::new()));
+}

@@ -75,15 +75,19 @@ struct Commit {
 /// log lists them (oldest commit first with `--reverse`). Each keeps its commit, the commit's
 /// date and author; a removed line has `removed` set. Blank lines and git's
 /// `\ No newline at end of file` markers are skipped. A log without the e-mail field is read
-/// too (no `email`).
+/// too (no `email`). A line one commit removes and adds back unchanged in the same file is
+/// neither: that is how a line without a final newline reads when a line is appended after it.
 pub fn lines_from_log(log: &str) -> Vec<Source> {
     let mut out = Vec::new();
+    let mut commit_start = 0;
     let mut commit: Option<Commit> = None;
     let mut old_path = String::new();
     let mut new_path = String::new();
     let (mut old_line, mut new_line) = (0usize, 0usize);
     for raw in log.split('\n') {
         if let Some(header) = raw.strip_prefix('\u{1e}') {
+            cancel_rewrites(&mut out, commit_start);
+            commit_start = out.len();
             let mut f = header.split('\u{1f}');
             commit = Some(Commit {
                 id: f.next().unwrap_or_default().to_owned(),
@@ -110,7 +114,27 @@ pub fn lines_from_log(log: &str) -> Vec<Source> {
             old_line += 1;
         }
     }
+    cancel_rewrites(&mut out, commit_start);
     out
+}
+
+/// Drops, among the lines of one commit (`out[from..]`), each removed line that the commit adds
+/// back with the same text in the same file, and that added line.
+fn cancel_rewrites(out: &mut Vec<Source>, from: usize) {
+    let mut i = from;
+    while i < out.len() {
+        if out[i].removed
+            && let Some(j) =
+                (from..out.len()).find(|&j| !out[j].removed && out[j].path == out[i].path && out[j].text == out[i].text)
+        {
+            let (first, second) = if i < j { (i, j) } else { (j, i) };
+            out.remove(second);
+            out.remove(first);
+            i = from;
+            continue;
+        }
+        i += 1;
+    }
 }
 
 fn push(out: &mut Vec<Source>, c: &Commit, path: &str, line: usize, text: &str, removed: bool) {
@@ -185,5 +209,19 @@ mod tests {
         assert_eq!(lines[0].email.as_deref(), Some("ann@example.org"));
         assert_eq!(lines[2].email, None, "an empty e-mail is none");
         assert_eq!(lines[3].date.as_deref(), Some("2026-09-06T10:00:00Z"));
+    }
+
+    #[test]
+    fn a_last_line_rewritten_to_end_in_a_newline_is_not_a_revocation() {
+        let log = concat!(
+            "\u{1e}c1\u{1f}d1\u{1f}Ann\n\ndiff --git a/g.jsonl b/g.jsonl\n--- /dev/null\n+++ b/g.jsonl\n",
+            "@@ -0,0 +1 @@\n+one\n\\ No newline at end of file\n",
+            "\u{1e}c2\u{1f}d2\u{1f}Bob\n\ndiff --git a/g.jsonl b/g.jsonl\n--- a/g.jsonl\n+++ b/g.jsonl\n",
+            "@@ -1 +1,2 @@\n-one\n\\ No newline at end of file\n+one\n+two\n\\ No newline at end of file\n",
+        );
+        let got: Vec<(String, String, bool)> =
+            lines_from_log(log).into_iter().map(|s| (s.text, s.commit.unwrap_or_default(), s.removed)).collect();
+        let want = [("one", "c1", false), ("two", "c2", false)].map(|(t, c, r)| (t.to_owned(), c.to_owned(), r));
+        assert_eq!(got, want);
     }
 }
