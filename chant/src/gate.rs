@@ -22,6 +22,8 @@ use serde::{Deserialize, Serialize};
 use crate::ledger::{self, Record, RecordKind, ShardKey};
 
 pub mod audit;
+pub mod plan;
+pub mod url;
 mod wire;
 
 pub use wire::NotAFact;
@@ -90,6 +92,9 @@ pub struct GateFact {
     /// resolution.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub plan_digest: Option<String>,
+    /// The plan itself (pending facts of a gate that guards an apply or teardown).
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub plan: Option<plan::GatePlan>,
     /// Who relayed a resolution made elsewhere (the original's `relayedBy`).
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub relayed_by: Option<String>,
@@ -208,6 +213,7 @@ mod tests {
             timestamp: ts.into(),
             expires_at: (kind == FactKind::Pending).then(|| "2026-09-07T12:00:00.000Z".into()),
             plan_digest: None,
+            plan: None,
             relayed_by: None,
         }
     }

@@ -10,6 +10,7 @@ use std::path::{Path, PathBuf};
 use crate::catalog::{Catalog, InvalidCatalog};
 use crate::config::{self, Config};
 use crate::gate::GateFact;
+use crate::gate::plan::{GatePlan, PlanVerb};
 use crate::ledger::{self, Ledger, LedgerConfig, ShardKey};
 use crate::lexicon::{AppliedRecord, BindError, Binding, BoundLexicon, DeclarationError, DeleteMode, HookError};
 use crate::model::OpDocument;
@@ -294,5 +295,12 @@ impl runner::Services for RunServices<'_> {
 
     fn append_gate_fact(&self, fact: &GateFact) -> Result<(), ServiceError> {
         self.project.ledger.append_record(self.member, fact).map(|_| ()).map_err(ServiceError::failed)
+    }
+
+    /// The plan from the env's live change sets ([`Project::assess`], what a tick and
+    /// `lifecycle diff` use).
+    fn plan(&self, verb: PlanVerb, env: &str) -> Result<Option<GatePlan>, ServiceError> {
+        let assessment = self.project.assess(self.member, env).map_err(ServiceError::failed)?;
+        Ok(Some(GatePlan::from_change_sets(verb, env, &assessment.change_sets)))
     }
 }

@@ -62,6 +62,16 @@ op! {
 }
 
 op! {
+    name: "site-guarded-apply",
+    overview: "Apply the site declaration, after a human approves the plan.",
+    env: "site",
+    phases: [
+        phase("Approve", [ gate("rollout", description = "Applying the site needs a human.", timeout = "1h") ]),
+        phase("Apply", [ apply(env = "site") ]),
+    ],
+}
+
+op! {
     name: "site-needs-var",
     overview: "Greets someone named by a variable that the tests leave unset.",
     env: "site",

@@ -34,6 +34,9 @@ pub struct ApproveArgs {
     /// Clear the standing pending fact without approving.
     #[arg(long)]
     pub expire: bool,
+    /// Print the plan the standing pending fact asks to approve, and record nothing.
+    #[arg(long, conflicts_with = "expire")]
+    pub show: bool,
     /// The workspace member whose ledger holds the gate, when the op name is ambiguous.
     #[arg(long)]
     pub member: Option<String>,
@@ -91,6 +94,14 @@ pub fn cmd_approve(binary: Binary, args: &ApproveArgs) -> Result<Exit, CommandEr
             )));
         }
     };
+    if args.show {
+        return show(args, &pending);
+    }
+    // Inside a pull- or merge-request job, that request is where the approval happens.
+    let url = match url {
+        Some(u) => Some(u.as_str().to_owned()),
+        None => crate::gate::url::approval_url(&|name| std::env::var(name).ok()),
+    };
     let fact = GateFact {
         version: 1,
         kind: if args.expire { FactKind::Expired } else { FactKind::Resolution },
@@ -101,12 +112,13 @@ pub fn cmd_approve(binary: Binary, args: &ApproveArgs) -> Result<Exit, CommandEr
         description: None,
         resolved_by: Some(actor.as_str().to_owned()),
         note: args.note.clone(),
-        url: url.map(|u| u.as_str().to_owned()),
+        url: url.clone(),
         run_id: pending.run_id.clone(),
         git_sha: pending.git_sha.clone(),
         timestamp: crate::clock::format(now),
         expires_at: None,
         plan_digest: pending.plan_digest.clone(),
+        plan: None,
         relayed_by: None,
     };
     let receipt = ledger.append_record(key.member(), &fact).map_err(CommandError::failed)?;
@@ -117,11 +129,17 @@ pub fn cmd_approve(binary: Binary, args: &ApproveArgs) -> Result<Exit, CommandEr
     if args.expire {
         println(&format!("cleared gate \"{gate}\" of {op} (pending since {since}); the next run asks again"))?;
     } else {
+        let at = url.as_deref().map(|u| format!(" ({})", p(u))).unwrap_or_default();
         println(&format!(
-            "approved gate \"{gate}\" of {op} as {} (pending since {since}, run {}); the next run walks through it",
+            "approved gate \"{gate}\" of {op} as {}{at} (pending since {since}, run {}); the next run walks through it",
             p(actor.as_str()),
-            p(&pending.run_id)
+            p(if pending.run_id.is_empty() { "unrecorded" } else { &pending.run_id })
         ))?;
+        if let Some(d) = &pending.plan_digest {
+            println(&format!(
+                "this approves the plan {d}, and only that plan: a run that finds another plan asks again"
+            ))?;
+        }
     }
     Ok(Exit::Done)
 }
@@ -143,6 +161,26 @@ fn sync_first(ledger: &Ledger) {
         p(remote),
         p(&why)
     );
+}
+
+/// Prints the plan the standing pending fact asks to approve (`approve --show`).
+fn show(args: &ApproveArgs, pending: &GateFact) -> Result<Exit, CommandError> {
+    let mut out = format!("gate \"{}\" of {} (pending since {})\n", p(&args.gate), p(&args.op), p(&pending.timestamp));
+    if let Some(d) = &pending.description {
+        out.push_str(&format!("  {}\n", p(d)));
+    }
+    match (&pending.plan_digest, &pending.plan) {
+        (Some(d), Some(plan)) => {
+            out.push_str(&format!("plan {d}\n"));
+            for line in plan.lines() {
+                out.push_str(&format!("  {line}\n"));
+            }
+        }
+        (Some(d), None) => out.push_str(&format!("plan {d} (the pending fact records its digest only)\n")),
+        (None, _) => out.push_str("this gate guards no planned change: approving it lets the next run through\n"),
+    }
+    super::error::print(&out)?;
+    Ok(Exit::Done)
 }
 
 fn member_of(json: &str) -> Option<Option<String>> {

@@ -236,12 +236,29 @@ fn render_run(r: &runner::RunRecord) {
     }
     match (&r.status, &r.gate) {
         (Status::Gated, Some(g)) => {
-            eprintln!("Op \"{}\" is gated on \"{}\"", r.op, g.name);
+            // The time to reach the gate: every step before it.
+            let ms: u64 = r.outcomes.iter().take_while(|o| o.status != Status::Gated).map(|o| o.duration_ms).sum();
+            eprintln!("Op \"{}\" is gated on \"{}\" after {:.1}s", r.op, g.name, ms as f64 / 1000.0);
+            if let Some(d) = &g.description {
+                eprintln!("  {d}");
+            }
+            if let Some(why) = &g.refused {
+                eprintln!("  refused : {why}");
+            }
             if let Some(a) = &r.approve {
                 eprintln!("  approve : {a}");
             }
+            if let Some(e) = &g.expires_at {
+                eprintln!("  expires : {e}");
+            }
             if let Some(u) = &r.url {
                 eprintln!("  approve at: {u}");
+            }
+            if let Some(p) = &g.plan {
+                eprintln!("  plan    : {}", g.plan_digest.as_deref().unwrap_or(""));
+                for line in p.lines() {
+                    eprintln!("    {line}");
+                }
             }
         }
         (Status::Failed, _) => eprintln!("Op \"{}\" failed: {}", r.op, r.error.as_deref().unwrap_or("")),

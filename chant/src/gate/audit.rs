@@ -259,23 +259,11 @@ pub fn is_override(op: &str, gate: &str) -> bool {
     op == "policy-override" || gate.strip_prefix("override-").is_some_and(|rule| !rule.is_empty())
 }
 
-/// `sha256:` and 64 hex characters of `bytes`.
-pub fn sha256(bytes: &[u8]) -> String {
-    use sha2::Digest;
-    let digest = sha2::Sha256::digest(bytes);
-    let mut out = String::with_capacity(71);
-    out.push_str("sha256:");
-    for b in digest.iter() {
-        out.push_str(&format!("{b:02x}"));
-    }
-    out
-}
-
 /// The default id of an entry: the digest of its source (or reference) and its record.
 fn digest_id(what: &Value, record: &Value) -> String {
     let text = crate::canonical::to_string(&serde_json::json!({ "record": record, "source": what }))
         .unwrap_or_else(|_| format!("{what}{record}"));
-    sha256(text.as_bytes())
+    super::plan::sha256(text.as_bytes())
 }
 
 /// An approval (or override) seen so far, for matching.

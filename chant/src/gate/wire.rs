@@ -34,6 +34,7 @@ pub(super) struct Wire {
     timestamp: Option<String>,
     expires_at: Option<String>,
     plan_digest: Option<String>,
+    plan: Option<super::plan::GatePlan>,
     relayed_by: Option<String>,
 }
 
@@ -103,6 +104,7 @@ impl TryFrom<Wire> for GateFact {
             timestamp,
             expires_at,
             plan_digest: w.plan_digest,
+            plan: w.plan,
             relayed_by: w.relayed_by,
         })
     }

@@ -195,6 +195,12 @@ pub struct PendingGateView {
     pub url: Option<String>,
     /// The command that approves it.
     pub approve: String,
+    /// The digest of the plan the gate guards.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub plan_digest: Option<String>,
+    /// The plan the gate guards: what approving it lets through.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub plan: Option<crate::gate::plan::GatePlan>,
 }
 
 /// Returns the ConvergeOps the views cover: every (member, env, op) with tick records on the
@@ -268,6 +274,8 @@ fn pending_view(fact: &GateFact, rule: Option<String>) -> PendingGateView {
         expires_at: fact.expires_at.clone(),
         url: fact.url.clone(),
         approve: format!("chant approve {} {}{resource}", fact.op, fact.gate),
+        plan_digest: fact.plan_digest.clone(),
+        plan: fact.plan.clone(),
     }
 }
 
@@ -457,6 +465,7 @@ pub fn render(view: &StatusView) -> String {
                 if let Some(u) = &g.url {
                     let _ = writeln!(s, "      approve at: {}", p(u));
                 }
+                plan_lines(&mut s, g, "      ");
             }
         }
         s.push('\n');
@@ -474,10 +483,21 @@ pub fn render(view: &StatusView) -> String {
             if let Some(u) = &g.url {
                 let _ = writeln!(s, "    approve at: {}", p(u));
             }
+            plan_lines(&mut s, g, "    ");
         }
         s.push('\n');
     }
     s
+}
+
+/// The plan a pending gate guards, under it.
+fn plan_lines(s: &mut String, g: &PendingGateView, indent: &str) {
+    if let Some(d) = &g.plan_digest {
+        let _ = writeln!(s, "{indent}plan: {d}");
+    }
+    for line in g.plan.iter().flat_map(crate::gate::plan::GatePlan::lines) {
+        let _ = writeln!(s, "{indent}  {line}");
+    }
 }
 
 /// Returns true for a fact that resolves a gate (for the log's timeline).

@@ -24,6 +24,7 @@ use std::time::{Duration, Instant};
 use jiff::Timestamp;
 
 use crate::duration::Timeout;
+use crate::gate::plan::{GatePlan, PlanVerb};
 use crate::gate::{Decision, FactKind, GateFact};
 use crate::model::step::GateArgs;
 use crate::model::{DeleteMode, Name, OpDocument, Step};
@@ -88,6 +89,18 @@ pub trait Services {
     ///
     /// What failed, with its causes.
     fn append_gate_fact(&self, fact: &GateFact) -> Result<(), ServiceError>;
+
+    /// The plan of `verb` on `env` a gate guards ([`crate::gate::plan`]); `None` when these
+    /// services cannot compute one (a gate guarding a change is then refused once approved with
+    /// a digest, never let through unchecked).
+    ///
+    /// # Errors
+    ///
+    /// What failed, with its causes.
+    fn plan(&self, verb: PlanVerb, env: &str) -> Result<Option<GatePlan>, ServiceError> {
+        let _ = (verb, env);
+        Ok(None)
+    }
 }
 
 /// The settings of one run.
@@ -138,7 +151,7 @@ pub struct Environment<'a> {
 enum StepEnd {
     Ok { detail: Option<String>, approved_by: Option<String>, output: Option<serde_json::Value> },
     Failed(String),
-    Gated { gate: String, since: String, url: Option<String> },
+    Gated { stop: Box<GateStop>, url: Option<String> },
 }
 
 /// Runs `doc` and returns its record. `steps` maps user step names to their functions.
@@ -222,10 +235,10 @@ pub fn run(
                     phase_status = Status::Failed;
                     stopped = Some(Status::Failed);
                 }
-                StepEnd::Gated { gate, since, url } => {
+                StepEnd::Gated { stop, url } => {
                     o.status = Status::Gated;
-                    rec.approve = Some(format!("chant approve {} {gate}", doc.name));
-                    rec.gate = Some(GateStop { name: gate, since });
+                    rec.approve = Some(format!("chant approve {} {}", doc.name, stop.name));
+                    rec.gate = Some(*stop);
                     rec.url = url;
                     phase_status = Status::Gated;
                     stopped = Some(Status::Gated);
@@ -245,8 +258,8 @@ pub fn run(
                 let (status, detail) = match end {
                     StepEnd::Ok { detail, .. } => (Status::Ok, detail),
                     StepEnd::Failed(e) => (Status::Failed, Some(e)),
-                    StepEnd::Gated { gate, .. } => {
-                        (Status::Failed, Some(format!("gate \"{gate}\" in a failure phase cannot wait")))
+                    StepEnd::Gated { stop, .. } => {
+                        (Status::Failed, Some(format!("gate \"{}\" in a failure phase cannot wait", stop.name)))
                     }
                 };
                 if status == Status::Failed {
@@ -426,7 +439,35 @@ impl Ctx<'_> {
         };
         let resource = self.settings.resource.as_deref();
         match crate::gate::decide(&facts, &self.doc.name, &gate, resource, now) {
-            Decision::Approved { resolution, .. } => {
+            Decision::Approved { pending, resolution } => {
+                let (guards, plan) = match self.guarded_plan(&gate) {
+                    Ok(p) => p,
+                    Err(e) => return StepEnd::Failed(e),
+                };
+                // The approval is of one plan: a fresh plan that differs refuses it. A gate that
+                // guards no change in this op has no plan to check.
+                let approved = resolution.plan_digest.clone().or_else(|| pending.plan_digest.clone());
+                if let Some(approved) = approved.filter(|_| guards) {
+                    let fresh = plan.as_ref().map(GatePlan::digest);
+                    if fresh.as_deref() != Some(approved.as_str()) {
+                        let what = match (&plan, &pending.plan) {
+                            (Some(now), Some(then)) => {
+                                let c = crate::gate::plan::changed(&then.changes, &now.changes);
+                                if c.is_empty() { String::new() } else { format!(": {}", c.join("; ")) }
+                            }
+                            _ => String::new(),
+                        };
+                        let refused = match &fresh {
+                            Some(f) => format!(
+                                "the plan changed since it was approved (approved {approved}, now {f}){what}; approve the new plan"
+                            ),
+                            None => format!(
+                                "the approval is of plan {approved}, and this run cannot recompute the plan to check it"
+                            ),
+                        };
+                        return self.ask(&gate, args, now, plan, Some(refused));
+                    }
+                }
                 let by = resolution.resolved_by.clone().unwrap_or_else(|| "unknown".into());
                 let passed = GateFact {
                     version: 1,
@@ -444,6 +485,7 @@ impl Ctx<'_> {
                     timestamp: crate::clock::format(now),
                     expires_at: None,
                     plan_digest: resolution.plan_digest.clone(),
+                    plan: None,
                     relayed_by: None,
                 };
                 if let Err(e) = self.services.append_gate_fact(&passed) {
@@ -458,45 +500,91 @@ impl Ctx<'_> {
                 }
                 StepEnd::Ok { detail: Some(detail), approved_by: Some(by), output: None }
             }
-            Decision::Waiting { pending } => {
-                StepEnd::Gated { gate, since: pending.timestamp.clone(), url: pending.url.clone() }
-            }
+            Decision::Waiting { pending } => gated(&gate, &pending, None),
             Decision::Ask => {
-                let expiry = match &args.timeout {
-                    Some(t) => t.duration(),
-                    None => match crate::duration::parse(crate::gate::DEFAULT_EXPIRY) {
-                        Ok(d) => d,
-                        Err(e) => return StepEnd::Failed(format!("gate \"{gate}\": {e}")),
-                    },
+                let plan = match self.guarded_plan(&gate) {
+                    Ok((_, p)) => p,
+                    Err(e) => return StepEnd::Failed(e),
                 };
-                let expires = jiff::SignedDuration::try_from(expiry).ok().and_then(|d| now.checked_add(d).ok());
-                let fact = GateFact {
-                    version: 1,
-                    kind: FactKind::Pending,
-                    op: self.doc.name.to_string(),
-                    gate: gate.clone(),
-                    env: self.settings.env.clone(),
-                    resource: resource.map(str::to_owned),
-                    description: args.description.clone(),
-                    resolved_by: None,
-                    note: None,
-                    url: (self.environment.var)("CHANT_APPROVAL_URL"),
-                    run_id: self.run_id.to_owned(),
-                    git_sha: self.settings.git_sha.clone(),
-                    timestamp: crate::clock::format(now),
-                    expires_at: expires.map(crate::clock::format),
-                    plan_digest: None,
-                    relayed_by: None,
-                };
-                if let Err(e) = self.services.append_gate_fact(&fact) {
-                    return StepEnd::Failed(format!(
-                        "gate \"{gate}\": cannot record the pending fact: {}",
-                        crate::error::chain(&e)
-                    ));
-                }
-                StepEnd::Gated { gate, since: fact.timestamp.clone(), url: fact.url.clone() }
+                self.ask(&gate, args, now, plan, None)
             }
         }
+    }
+
+    /// Whether gate `gate` guards a change, and the plan of that change when the services can
+    /// compute it.
+    fn guarded_plan(&self, gate: &str) -> Result<(bool, Option<GatePlan>), String> {
+        let Some(step) = crate::gate::plan::guarded(self.doc, gate) else { return Ok((false, None)) };
+        let step = step.expanded(self.environment.var).map_err(|e| format!("gate \"{gate}\": {e}"))?;
+        let Some((verb, env)) = crate::gate::plan::target(&step) else { return Ok((false, None)) };
+        let plan = self
+            .services
+            .plan(verb, &env)
+            .map_err(|e| format!("gate \"{gate}\": cannot compute the plan it guards: {}", crate::error::chain(&e)))?;
+        Ok((true, plan))
+    }
+
+    /// Records a pending fact for `gate` (with the plan it guards) and stops.
+    fn ask(
+        &self,
+        gate: &str,
+        args: &GateArgs,
+        now: Timestamp,
+        plan: Option<GatePlan>,
+        refused: Option<String>,
+    ) -> StepEnd {
+        let expiry = match &args.timeout {
+            Some(t) => t.duration(),
+            None => match crate::duration::parse(crate::gate::DEFAULT_EXPIRY) {
+                Ok(d) => d,
+                Err(e) => return StepEnd::Failed(format!("gate \"{gate}\": {e}")),
+            },
+        };
+        let expires = jiff::SignedDuration::try_from(expiry).ok().and_then(|d| now.checked_add(d).ok());
+        let url = (self.environment.var)("CHANT_APPROVAL_URL")
+            .or_else(|| crate::gate::url::approval_url(self.environment.var));
+        let fact = GateFact {
+            version: 1,
+            kind: FactKind::Pending,
+            op: self.doc.name.to_string(),
+            gate: gate.to_owned(),
+            env: self.settings.env.clone(),
+            resource: self.settings.resource.clone(),
+            description: args.description.clone(),
+            resolved_by: None,
+            note: None,
+            url,
+            run_id: self.run_id.to_owned(),
+            git_sha: self.settings.git_sha.clone(),
+            timestamp: crate::clock::format(now),
+            expires_at: expires.map(crate::clock::format),
+            plan_digest: plan.as_ref().map(GatePlan::digest),
+            plan,
+            relayed_by: None,
+        };
+        if let Err(e) = self.services.append_gate_fact(&fact) {
+            return StepEnd::Failed(format!(
+                "gate \"{gate}\": cannot record the pending fact: {}",
+                crate::error::chain(&e)
+            ));
+        }
+        gated(gate, &fact, refused)
+    }
+}
+
+/// The stop at `gate` on its standing pending fact.
+fn gated(gate: &str, pending: &GateFact, refused: Option<String>) -> StepEnd {
+    StepEnd::Gated {
+        stop: Box::new(GateStop {
+            name: gate.to_owned(),
+            since: pending.timestamp.clone(),
+            description: pending.description.clone(),
+            expires_at: pending.expires_at.clone(),
+            plan: pending.plan.clone(),
+            plan_digest: pending.plan_digest.clone(),
+            refused,
+        }),
+        url: pending.url.clone(),
     }
 }
 

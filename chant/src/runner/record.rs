@@ -78,6 +78,21 @@ pub struct GateStop {
     pub name: String,
     /// When its standing pending fact was written.
     pub since: String,
+    /// The gate's description.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub description: Option<String>,
+    /// When the pending fact stops standing.
+    #[serde(rename = "expiresAt", skip_serializing_if = "Option::is_none", default)]
+    pub expires_at: Option<String>,
+    /// The plan the gate guards, and its digest.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub plan: Option<crate::gate::plan::GatePlan>,
+    /// The plan's digest.
+    #[serde(rename = "planDigest", skip_serializing_if = "Option::is_none", default)]
+    pub plan_digest: Option<String>,
+    /// Why an approval was refused (the plan changed since it was approved).
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub refused: Option<String>,
 }
 
 /// One run of an op.

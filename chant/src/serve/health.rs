@@ -121,6 +121,8 @@ mod tests {
             expires_at: None,
             url: None,
             approve: "chant approve o g".into(),
+            plan_digest: None,
+            plan: None,
         };
         OpStatus {
             op: "o".into(),

@@ -27,6 +27,7 @@ mod operator_signals;
 mod operator_views;
 mod original_gates;
 mod plan;
+mod plan_gates;
 mod readme;
 mod replay;
 mod secrets;
