@@ -526,6 +526,7 @@ pub const STEPS: &[StepSpec] = &[
         args: &[
             arg("name", ArgType::Str, true),
             arg("description", ArgType::Str, false),
+            arg("sealed", ArgType::Bool, false),
             arg("timeout", ArgType::Duration, false),
         ],
         class: ClassKind::ReadOnly,

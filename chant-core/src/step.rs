@@ -181,6 +181,10 @@ pub struct GateArgs {
     /// What the approver is asked (may hold `${VAR}`).
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub description: Option<String>,
+    /// Whether it opens only on a sealed approval (an SSH signature that verifies against the
+    /// project's allowed signers); absent when false, so unsealed gates' op.json is unchanged.
+    #[serde(skip_serializing_if = "std::ops::Not::not", default)]
+    pub sealed: bool,
     /// How long a pending fact stands before it expires; 48h when absent.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub timeout: Option<Timeout>,
@@ -188,7 +192,7 @@ pub struct GateArgs {
 
 impl GateArgs {
     fn is_empty(&self) -> bool {
-        self.description.is_none() && self.timeout.is_none()
+        self.description.is_none() && !self.sealed && self.timeout.is_none()
     }
 }
 
@@ -398,7 +402,11 @@ impl Step {
             Step::Gate { name, class, args } => Step::Gate {
                 name: name.clone(),
                 class: *class,
-                args: GateArgs { description: x_opt("description", &args.description)?, timeout: args.timeout.clone() },
+                args: GateArgs {
+                    description: x_opt("description", &args.description)?,
+                    sealed: args.sealed,
+                    timeout: args.timeout.clone(),
+                },
             },
             Step::SpriteServicesObserve { .. } => self.clone(),
             Step::SpriteServiceRestart { class, args } => Step::SpriteServiceRestart {
@@ -442,6 +450,7 @@ mod tests {
             r#"{"kind":"http_check","class":"read-only","args":{"timeout":"5s","url":"http://127.0.0.1:${PORT}/health"}}"#,
             r#"{"kind":"shell","class":"read-only","args":{"cmd":"echo ${HOME}","timeout":"90m"}}"#,
             r#"{"kind":"gate","name":"teardown","class":"read-only","args":{"description":"d","timeout":"48h"}}"#,
+            r#"{"kind":"gate","name":"force","class":"read-only","args":{"description":"d","sealed":true,"timeout":"1h"}}"#,
             r#"{"kind":"gate","name":"g","class":"read-only"}"#,
             r#"{"kind":"sprite_apply_services","class":"mutating","args":{"box":true,"start":true}}"#,
             r#"{"kind":"sprite_service_restart","class":"mutating","args":{"box":true}}"#,

@@ -34,7 +34,8 @@ use proc_macro::TokenStream;
 ///
 /// Steps are `name(arg = value, ...)`: `apply(env, delete_mode?)`, `teardown(env)`,
 /// `http_check(url, timeout?)`, `shell(cmd, class?, timeout?)`, `gate("name", description?,
-/// timeout?)`, `sprite_services_observe(box)`, `sprite_service_restart(box, name?)`,
+/// sealed?, timeout?)` (`sealed = true`: it opens only on a signed approval),
+/// `sprite_services_observe(box)`, `sprite_service_restart(box, name?)`,
 /// `sprite_apply_services(box, start?, restart?, only?)`, and a step of your own,
 /// `step("name", class = destructive, run = path::to_fn)` with `fn(&StepContext<'_>) -> StepResult`.
 /// String arguments keep `${VAR}` for run time. The Op's verb class is folded from its steps; the

@@ -94,6 +94,16 @@ pub struct LedgerSection {
     pub remote: Option<String>,
 }
 
+/// `[gates]`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct GatesSection {
+    /// The allowed-signers file (the format `ssh-keygen -Y verify` reads), relative to the
+    /// project root: a sealed gate opens only on an approval signed by a key it lists for the
+    /// approval's signer.
+    pub allowed_signers: Option<String>,
+}
+
 /// `[env.<name>]`: the bindings of one environment: chant's own `redact`, and the values of the
 /// binding keys the registered lexicons declare (see [`crate::lexicon::binding`]).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -156,6 +166,8 @@ struct Raw {
     #[serde(default)]
     ledger: LedgerSection,
     #[serde(default)]
+    gates: GatesSection,
+    #[serde(default)]
     env: BTreeMap<String, BTreeMap<String, Spanned<toml::Value>>>,
     #[serde(default)]
     notify: NotifySection,
@@ -179,6 +191,8 @@ pub struct Config {
     pub project: Project,
     /// `[ledger]`.
     pub ledger: LedgerSection,
+    /// `[gates]`.
+    pub gates: GatesSection,
     /// `[env.*]`, by env name.
     pub envs: BTreeMap<String, EnvBinding>,
     /// The variables to redact, sorted and distinct.
@@ -273,7 +287,15 @@ impl Config {
         secret_vars.sort_unstable();
         secret_vars.dedup();
         let root = path.parent().map(Path::to_path_buf).unwrap_or_default();
-        Ok(Config { root, project: raw.project, ledger: raw.ledger, envs, secret_vars, notify: raw.notify })
+        Ok(Config {
+            root,
+            project: raw.project,
+            ledger: raw.ledger,
+            gates: raw.gates,
+            envs,
+            secret_vars,
+            notify: raw.notify,
+        })
     }
 
     /// Returns the binding of `env`, if configured.

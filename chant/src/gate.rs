@@ -23,6 +23,7 @@ use crate::ledger::{self, Record, RecordKind, ShardKey};
 
 pub mod audit;
 pub mod plan;
+pub mod seal;
 pub mod url;
 mod wire;
 
@@ -98,6 +99,9 @@ pub struct GateFact {
     /// Who relayed a resolution made elsewhere (the original's `relayedBy`).
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub relayed_by: Option<String>,
+    /// The SSH signature sealing a resolution (`approve --sign`).
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub seal: Option<seal::GateSeal>,
 }
 
 impl Record for GateFact {
@@ -215,6 +219,7 @@ mod tests {
             plan_digest: None,
             plan: None,
             relayed_by: None,
+            seal: None,
         }
     }
 

@@ -303,4 +303,12 @@ impl runner::Services for RunServices<'_> {
         let assessment = self.project.assess(self.member, env).map_err(ServiceError::failed)?;
         Ok(Some(GatePlan::from_change_sets(verb, env, &assessment.change_sets)))
     }
+
+    /// Verifies against `[gates] allowed_signers` of `chant.toml`, relative to the project root.
+    fn verify_seal(&self, fact: &GateFact) -> Result<String, crate::gate::seal::SealError> {
+        let Some(file) = &self.project.config.gates.allowed_signers else {
+            return Err(crate::gate::seal::SealError::NoAllowedSigners);
+        };
+        crate::gate::seal::verify(fact, &self.project.config.resolve(file))
+    }
 }

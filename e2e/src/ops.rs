@@ -72,6 +72,16 @@ op! {
 }
 
 op! {
+    name: "site-force",
+    overview: "Force the site, after a sealed approval.",
+    env: "site",
+    phases: [
+        phase("Approve", [ gate("force", description = "Forcing needs a signed approval.", sealed = true) ]),
+        phase("Force", [ shell(cmd = "echo forced") ]),
+    ],
+}
+
+op! {
     name: "site-needs-var",
     overview: "Greets someone named by a variable that the tests leave unset.",
     env: "site",

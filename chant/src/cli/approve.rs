@@ -34,6 +34,13 @@ pub struct ApproveArgs {
     /// Clear the standing pending fact without approving.
     #[arg(long)]
     pub expire: bool,
+    /// Seal the approval with an SSH signature (`ssh-keygen -Y sign`, namespace `chant-gate`), as
+    /// the actor; a gate declared `sealed = true` opens only on a sealed approval.
+    #[arg(long, conflicts_with = "expire")]
+    pub sign: bool,
+    /// The private key to sign with (default: ~/.ssh/id_ed25519).
+    #[arg(long, requires = "sign")]
+    pub key: Option<std::path::PathBuf>,
     /// Print the plan the standing pending fact asks to approve, and record nothing.
     #[arg(long, conflicts_with = "expire")]
     pub show: bool,
@@ -75,6 +82,8 @@ pub fn cmd_approve(binary: Binary, args: &ApproveArgs) -> Result<Exit, CommandEr
     let now = ledger.clock().now();
     let pending = match crate::gate::decide(&facts, &args.op, &args.gate, args.resource.as_deref(), now) {
         Decision::Waiting { pending } => pending,
+        // A sealed approval may follow one that is not (a sealed gate ignores those).
+        Decision::Approved { pending, .. } if args.sign => pending,
         Decision::Approved { resolution, .. } => {
             eprintln!(
                 "gate \"{}\" of {} is already approved by {} at {}; nothing recorded",
@@ -102,7 +111,7 @@ pub fn cmd_approve(binary: Binary, args: &ApproveArgs) -> Result<Exit, CommandEr
         Some(u) => Some(u.as_str().to_owned()),
         None => crate::gate::url::approval_url(&|name| std::env::var(name).ok()),
     };
-    let fact = GateFact {
+    let mut fact = GateFact {
         version: 1,
         kind: if args.expire { FactKind::Expired } else { FactKind::Resolution },
         op: args.op.clone(),
@@ -120,7 +129,25 @@ pub fn cmd_approve(binary: Binary, args: &ApproveArgs) -> Result<Exit, CommandEr
         plan_digest: pending.plan_digest.clone(),
         plan: None,
         relayed_by: None,
+        seal: None,
     };
+    if args.sign {
+        let path = match &args.key {
+            Some(k) => k.clone(),
+            None => match std::env::var_os("HOME") {
+                Some(home) => std::path::Path::new(&home).join(".ssh/id_ed25519"),
+                None => return Err(CommandError::usage("--sign: HOME is not set; pass --key <private key>")),
+            },
+        };
+        let seal = crate::gate::seal::sign(&fact, &path, actor.as_str()).map_err(|e| {
+            CommandError::failed(format!(
+                "cannot seal the approval with {}: {}",
+                path.display(),
+                crate::error::chain(&e)
+            ))
+        })?;
+        fact.seal = Some(seal);
+    }
     let receipt = ledger.append_record(key.member(), &fact).map_err(CommandError::failed)?;
     for w in &receipt.warnings {
         eprintln!("warning: {w}");
@@ -135,6 +162,9 @@ pub fn cmd_approve(binary: Binary, args: &ApproveArgs) -> Result<Exit, CommandEr
             p(actor.as_str()),
             p(if pending.run_id.is_empty() { "unrecorded" } else { &pending.run_id })
         ))?;
+        if let Some(seal) = &fact.seal {
+            println(&format!("sealed as {} (namespace {})", seal.signer, crate::gate::seal::NAMESPACE))?;
+        }
         if let Some(d) = &pending.plan_digest {
             println(&format!(
                 "this approves the plan {d}, and only that plan: a run that finds another plan asks again"

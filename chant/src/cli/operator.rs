@@ -109,7 +109,7 @@ pub fn cmd_operator(binary: Binary, args: &OperatorArgs) -> Result<Exit, Command
     match &args.command {
         Some(OperatorCommand::Status(s)) => cmd_status(binary, s),
         Some(OperatorCommand::Log(l)) => cmd_log(binary, l),
-        Some(OperatorCommand::Audit(a)) => cmd_audit(a),
+        Some(OperatorCommand::Audit(a)) => cmd_audit(binary, a),
         None => cmd_daemon(binary, args),
     }
 }
@@ -303,9 +303,30 @@ fn cmd_log(binary: Binary, args: &LogArgs) -> Result<Exit, CommandError> {
     Ok(Exit::Done)
 }
 
-fn cmd_audit(args: &AuditArgs) -> Result<Exit, CommandError> {
+/// The gates declared `sealed = true` among the ops this binary carries (none in the stock one).
+fn sealed_gates(binary: Binary) -> std::collections::BTreeSet<(String, String)> {
+    if binary == Binary::Stock {
+        return Default::default();
+    }
+    let Ok(catalog) = crate::catalog::Catalog::embedded() else { return Default::default() };
+    let mut out = std::collections::BTreeSet::new();
+    for doc in catalog.ops() {
+        for step in doc.phases.iter().flat_map(|p| &p.steps) {
+            if let crate::model::Step::Gate { name, args, .. } = step
+                && args.sealed
+            {
+                out.insert((doc.name.to_string(), name.to_string()));
+            }
+        }
+    }
+    out
+}
+
+fn cmd_audit(binary: Binary, args: &AuditArgs) -> Result<Exit, CommandError> {
     let ledger = open_ledger()?;
-    let view = operator::audit::audit(&ledger, args.op.as_deref(), &|_, _| false).map_err(|e| match e {
+    let sealed = sealed_gates(binary);
+    let needs_seal = |op: &str, gate: &str| sealed.contains(&(op.to_owned(), gate.to_owned()));
+    let view = operator::audit::audit(&ledger, args.op.as_deref(), &needs_seal).map_err(|e| match e {
         operator::audit::Error::InvalidOp(_) => CommandError::usage(format!("--op: {e}")),
         e => CommandError::failed(e),
     })?;

@@ -36,6 +36,7 @@ pub(super) struct Wire {
     plan_digest: Option<String>,
     plan: Option<super::plan::GatePlan>,
     relayed_by: Option<String>,
+    seal: Option<super::seal::GateSeal>,
 }
 
 /// Why a gate line is not a fact; the text becomes the unreadable line's reason.
@@ -106,6 +107,7 @@ impl TryFrom<Wire> for GateFact {
             plan_digest: w.plan_digest,
             plan: w.plan,
             relayed_by: w.relayed_by,
+            seal: w.seal,
         })
     }
 }

@@ -101,6 +101,18 @@ pub trait Services {
         let _ = (verb, env);
         Ok(None)
     }
+
+    /// Verifies the seal of resolution `fact` against the project's allowed signers
+    /// ([`crate::gate::seal::verify`]) and returns the principal it names.
+    ///
+    /// # Errors
+    ///
+    /// Why the seal does not open a sealed gate; by default, that no allowed-signers file is
+    /// configured.
+    fn verify_seal(&self, fact: &GateFact) -> Result<String, crate::gate::seal::SealError> {
+        let _ = fact;
+        Err(crate::gate::seal::SealError::NoAllowedSigners)
+    }
 }
 
 /// The settings of one run.
@@ -440,6 +452,29 @@ impl Ctx<'_> {
         let resource = self.settings.resource.as_deref();
         match crate::gate::decide(&facts, &self.doc.name, &gate, resource, now) {
             Decision::Approved { pending, resolution } => {
+                // A sealed gate opens only on a resolution whose seal verifies.
+                let resolution = if args.sealed {
+                    let mut why = Vec::new();
+                    let answering = crate::gate::seal::answering(&facts, &self.doc.name, &gate, resource);
+                    let sealed = answering.into_iter().find(|r| match self.services.verify_seal(r) {
+                        Ok(_) => true,
+                        Err(e) => {
+                            let by = r.resolved_by.as_deref().unwrap_or("unknown");
+                            why.push(format!("the approval by {by} at {}: {}", r.timestamp, crate::error::chain(&e)));
+                            false
+                        }
+                    });
+                    match sealed {
+                        Some(r) => Box::new(r.clone()),
+                        None => {
+                            let refused =
+                                format!("gate \"{gate}\" opens only on a sealed approval; {}", why.join("; "));
+                            return gated(&gate, &pending, Some(refused));
+                        }
+                    }
+                } else {
+                    resolution
+                };
                 let (guards, plan) = match self.guarded_plan(&gate) {
                     Ok(p) => p,
                     Err(e) => return StepEnd::Failed(e),
@@ -487,6 +522,7 @@ impl Ctx<'_> {
                     plan_digest: resolution.plan_digest.clone(),
                     plan: None,
                     relayed_by: None,
+                    seal: None,
                 };
                 if let Err(e) = self.services.append_gate_fact(&passed) {
                     return StepEnd::Failed(format!(
@@ -495,6 +531,9 @@ impl Ctx<'_> {
                     ));
                 }
                 let mut detail = format!("[approved] {by} at {}", resolution.timestamp);
+                if let Some(seal) = resolution.seal.as_ref().filter(|_| args.sealed) {
+                    detail.push_str(&format!(" [sealed by {}]", seal.signer));
+                }
                 if let Some(u) = &resolution.url {
                     detail.push_str(&format!(" ({u})"));
                 }
@@ -561,6 +600,7 @@ impl Ctx<'_> {
             plan_digest: plan.as_ref().map(GatePlan::digest),
             plan,
             relayed_by: None,
+            seal: None,
         };
         if let Err(e) = self.services.append_gate_fact(&fact) {
             return StepEnd::Failed(format!(

@@ -30,6 +30,7 @@ mod plan;
 mod plan_gates;
 mod readme;
 mod replay;
+mod sealed_gates;
 mod secrets;
 mod serve;
 mod undeclared;
