@@ -35,7 +35,7 @@ pub struct GatePlan {
 impl GatePlan {
     /// The plan of `verb` on `env` from the env's change sets: for an apply every create,
     /// update and delete; for a teardown a drop of every present entity the env declares or owns
-    /// (noop, update and delete entries).
+    /// (noop, update and delete entries); for both, every entity that could not be observed.
     pub fn from_change_sets(verb: PlanVerb, env: &str, change_sets: &[ChangeSet]) -> Self {
         let mut changes = Vec::new();
         for cs in change_sets {
@@ -55,6 +55,9 @@ impl GatePlan {
                     (PlanVerb::Teardown, ChangeAction::Noop | ChangeAction::Update | ChangeAction::Delete) => {
                         format!("drop {what}")
                     }
+                    // What could not be read is part of what is approved: the approver sees it,
+                    // and a run that can read it plans something else.
+                    (_, ChangeAction::Unobserved) => format!("unobserved {what}"),
                     _ => continue,
                 };
                 changes.push(line);
@@ -150,9 +153,9 @@ mod tests {
     #[test]
     fn an_apply_plans_creates_updates_and_deletes_and_a_teardown_drops() {
         let apply = GatePlan::from_change_sets(PlanVerb::Apply, "site", &entries());
-        assert_eq!(apply.changes, ["create files/a.txt", "update files/b.txt (content)"]);
+        assert_eq!(apply.changes, ["create files/a.txt", "unobserved files/e.txt", "update files/b.txt (content)"]);
         let teardown = GatePlan::from_change_sets(PlanVerb::Teardown, "site", &entries());
-        assert_eq!(teardown.changes, ["drop files/b.txt", "drop files/c.txt"]);
+        assert_eq!(teardown.changes, ["drop files/b.txt", "drop files/c.txt", "unobserved files/e.txt"]);
         assert_eq!(apply.lines()[0], "apply site:");
     }
 
