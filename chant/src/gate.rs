@@ -102,6 +102,9 @@ pub struct GateFact {
     /// The SSH signature sealing a resolution (`approve --sign`).
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub seal: Option<seal::GateSeal>,
+    /// Whether the gate opens only on a sealed approval (pending facts of `sealed = true` gates).
+    #[serde(skip_serializing_if = "std::ops::Not::not", default)]
+    pub sealed: bool,
 }
 
 impl Record for GateFact {
@@ -220,6 +223,7 @@ mod tests {
             plan: None,
             relayed_by: None,
             seal: None,
+            sealed: false,
         }
     }
 

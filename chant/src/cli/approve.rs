@@ -130,6 +130,7 @@ pub fn cmd_approve(binary: Binary, args: &ApproveArgs) -> Result<Exit, CommandEr
         plan: None,
         relayed_by: None,
         seal: None,
+        sealed: false,
     };
     if args.sign {
         let path = match &args.key {

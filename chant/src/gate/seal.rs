@@ -133,3 +133,23 @@ pub fn answering<'a>(facts: &'a [GateFact], op: &str, gate: &str, resource: Opti
         .copied()
         .collect()
 }
+
+/// The pending facts of sealed gates among `facts` that resolutions answer but none carries a
+/// seal: for views that read the ledger alone (and cannot verify a seal), such a gate still
+/// stands. One per (op, gate, resource), in the order met.
+pub fn unsealed_standing(facts: &[GateFact], now: jiff::Timestamp) -> Vec<super::PendingGate> {
+    let mut out: Vec<super::PendingGate> = Vec::new();
+    for f in facts.iter().filter(|f| f.kind == FactKind::Pending && f.sealed) {
+        let (op, gate, resource) = (f.op.as_str(), f.gate.as_str(), f.resource.as_deref());
+        if out.iter().any(|p| p.fact.is_for(op, gate, resource)) {
+            continue;
+        }
+        if let super::Decision::Approved { pending, .. } = super::decide(facts, op, gate, resource, now)
+            && pending.sealed
+            && answering(facts, op, gate, resource).iter().all(|r| r.seal.is_none())
+        {
+            out.push(super::PendingGate { fact: *pending });
+        }
+    }
+    out
+}

@@ -37,6 +37,8 @@ pub(super) struct Wire {
     plan: Option<super::plan::GatePlan>,
     relayed_by: Option<String>,
     seal: Option<super::seal::GateSeal>,
+    #[serde(default)]
+    sealed: bool,
 }
 
 /// Why a gate line is not a fact; the text becomes the unreadable line's reason.
@@ -108,6 +110,7 @@ impl TryFrom<Wire> for GateFact {
             plan: w.plan,
             relayed_by: w.relayed_by,
             seal: w.seal,
+            sealed: w.sealed,
         })
     }
 }

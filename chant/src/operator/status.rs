@@ -262,6 +262,14 @@ impl<'a> GateReader<'a> {
     }
 }
 
+/// The standing pending gates among `facts`: unanswered ones, and sealed ones answered only by
+/// approvals that carry no seal.
+fn standing(facts: &[GateFact], now: Timestamp) -> Vec<gate::PendingGate> {
+    let mut out = gate::pending(facts, now);
+    out.extend(gate::seal::unsealed_standing(facts, now));
+    out
+}
+
 fn pending_view(fact: &GateFact, rule: Option<String>) -> PendingGateView {
     let resource = fact.resource.as_deref().map(|r| format!(" --resource {r}")).unwrap_or_default();
     PendingGateView {
@@ -307,7 +315,7 @@ pub fn status(ledger: &Ledger, leases: &LeaseStore, ops: &[OpRef], now: Timestam
         }
         let mut pending = Vec::new();
         for op in &gate_ops {
-            for p in gate::pending(gates.facts(r.member.as_deref(), op)?, now) {
+            for p in standing(gates.facts(r.member.as_deref(), op)?, now) {
                 if !p.fact.in_env(&r.env) {
                     continue;
                 }
@@ -351,7 +359,7 @@ pub fn status(ledger: &Ledger, leases: &LeaseStore, ops: &[OpRef], now: Timestam
     let envs: BTreeSet<&str> = ops.iter().map(|r| r.env.as_str()).collect();
     let mut standalone = Vec::new();
     for key in ledger.keys()?.into_iter().filter(|k| k.kind() == RecordKind::Gate) {
-        for p in gate::pending(gates.facts(key.member(), key.op())?, now) {
+        for p in standing(gates.facts(key.member(), key.op())?, now) {
             let id = (p.fact.op.clone(), p.fact.gate.clone(), p.fact.resource.clone(), p.fact.env.clone());
             if shown.contains(&id) || !(p.fact.env.is_empty() || envs.contains(p.fact.env.as_str()) || ops.is_empty()) {
                 continue;

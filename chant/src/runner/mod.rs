@@ -523,6 +523,7 @@ impl Ctx<'_> {
                     plan: None,
                     relayed_by: None,
                     seal: None,
+                    sealed: false,
                 };
                 if let Err(e) = self.services.append_gate_fact(&passed) {
                     return StepEnd::Failed(format!(
@@ -601,6 +602,7 @@ impl Ctx<'_> {
             plan,
             relayed_by: None,
             seal: None,
+            sealed: args.sealed,
         };
         if let Err(e) = self.services.append_gate_fact(&fact) {
             return StepEnd::Failed(format!(

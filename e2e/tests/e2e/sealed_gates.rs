@@ -70,6 +70,10 @@ fn a_sealed_gate_opens_only_on_a_seal_from_an_allowed_signer_over_the_unedited_l
     approve(&sandbox, 1, &["--actor", "alex"]);
     refused(2, "the approval by alex at 2026-03-01T10:01:00.000Z: the approval carries no seal");
     assert_eq!(sandbox.values(&gate_key(OP)).len(), 2, "no new pending fact: the gate stands as it was");
+    assert_eq!(sandbox.values(&gate_key(OP))[0]["sealed"], true, "the pending fact says the gate needs a seal");
+    let status = sandbox.stock(&["operator", "status", "--json"], &[("CHANT_NOW", &at(2))]).code(0).json();
+    let standing: Vec<&Value> = status["pendingGates"].as_array().unwrap().iter().filter(|g| g["op"] == OP).collect();
+    assert_eq!(standing.len(), 1, "an unsealed approval leaves a sealed gate pending in status: {status}");
 
     // A key the file does not list, and alex's name on eve's key.
     approve(&sandbox, 3, &["--actor", "eve", "--sign", "--key", eve.to_str().unwrap()]);
