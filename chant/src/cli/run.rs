@@ -239,25 +239,27 @@ fn render_run(r: &runner::RunRecord) {
             // The time to reach the gate: every step before it.
             let ms: u64 = r.outcomes.iter().take_while(|o| o.status != Status::Gated).map(|o| o.duration_ms).sum();
             eprintln!("Op \"{}\" is gated on \"{}\" after {:.1}s", r.op, g.name, ms as f64 / 1000.0);
+            // What the gate's facts carry came from the ledger: shown escaped.
+            let p = crate::terminal::printable;
             if let Some(d) = &g.description {
-                eprintln!("  {d}");
+                eprintln!("  {}", p(d));
             }
             if let Some(why) = &g.refused {
-                eprintln!("  refused : {why}");
+                eprintln!("  refused : {}", p(why));
             }
             if let Some(a) = &r.approve {
                 eprintln!("  approve : {a}");
             }
             if let Some(e) = &g.expires_at {
-                eprintln!("  expires : {e}");
+                eprintln!("  expires : {}", p(e));
             }
             if let Some(u) = &r.url {
-                eprintln!("  approve at: {u}");
+                eprintln!("  approve at: {}", p(u));
             }
-            if let Some(p) = &g.plan {
-                eprintln!("  plan    : {}", g.plan_digest.as_deref().unwrap_or(""));
-                for line in p.lines() {
-                    eprintln!("    {line}");
+            if let Some(plan) = &g.plan {
+                eprintln!("  plan    : {}", p(g.plan_digest.as_deref().unwrap_or("")));
+                for line in plan.lines() {
+                    eprintln!("    {}", p(&line));
                 }
             }
         }

@@ -12,6 +12,7 @@ use serde::Serialize;
 
 use crate::gate::audit::{self, Audit, GateLedger, Input, Source};
 use crate::ledger::{BRANCH, Ledger, RecordKind, ShardKey};
+use crate::terminal::printable;
 
 /// Why the audit could not be read.
 #[derive(Debug, thiserror::Error)]
@@ -102,16 +103,18 @@ fn lines(ledger: &Ledger, key: &ShardKey) -> Result<Vec<Source>, Error> {
     Ok(out)
 }
 
-/// The human form: one line per entry, then the gaps.
+/// The human form: one line per entry, then the gaps. Every text read from the ledger is shown
+/// escaped ([`printable`]), so no line can drive the reader's terminal or forge another.
 pub fn render(view: &AuditView) -> String {
+    let p = printable;
     let mut s = String::new();
     for e in &view.audit.entries {
-        let _ = write!(s, "{}  {:<20}  {}/{}", e.at, kind(e.kind), e.op, e.gate);
+        let _ = write!(s, "{}  {:<20}  {}/{}", p(&e.at), kind(e.kind), p(&e.op), p(&e.gate));
         if let Some(a) = &e.approver {
-            let _ = write!(s, " by {a}");
+            let _ = write!(s, " by {}", p(a));
         }
         if let Some(r) = &e.relayed_by {
-            let _ = write!(s, ", relayed by {r}");
+            let _ = write!(s, ", relayed by {}", p(r));
         }
         if let Some(seal) = e.seal {
             let _ = write!(
@@ -121,15 +124,15 @@ pub fn render(view: &AuditView) -> String {
             );
         }
         if let Some(c) = &e.committed_by {
-            let _ = write!(s, " committed by {c}");
+            let _ = write!(s, " committed by {}", p(c));
         }
         if let Some(src) = &e.source {
-            let _ = write!(s, "  ({}:{}", src.path, src.line);
+            let _ = write!(s, "  ({}:{}", p(&src.path), src.line);
             if let Some(c) = &src.commit {
                 let short: String = c.chars().take(8).collect();
-                let _ = write!(s, " @{short}");
+                let _ = write!(s, " @{}", p(&short));
                 if src.removed {
-                    let _ = write!(s, " removed by {}", src.author.as_deref().unwrap_or("?"));
+                    let _ = write!(s, " removed by {}", p(src.author.as_deref().unwrap_or("?")));
                 }
             }
             s.push(')');
@@ -141,7 +144,7 @@ pub fn render(view: &AuditView) -> String {
     } else {
         let _ = writeln!(s, "gaps ({}):", view.audit.gaps.len());
         for g in &view.audit.gaps {
-            let _ = writeln!(s, "  {}  {}", gap_kind(g.kind), g.message);
+            let _ = writeln!(s, "  {}  {}", gap_kind(g.kind), p(&g.message));
         }
     }
     s

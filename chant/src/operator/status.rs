@@ -501,10 +501,10 @@ pub fn render(view: &StatusView) -> String {
 /// The plan a pending gate guards, under it.
 fn plan_lines(s: &mut String, g: &PendingGateView, indent: &str) {
     if let Some(d) = &g.plan_digest {
-        let _ = writeln!(s, "{indent}plan: {d}");
+        let _ = writeln!(s, "{indent}plan: {}", printable(d));
     }
     for line in g.plan.iter().flat_map(crate::gate::plan::GatePlan::lines) {
-        let _ = writeln!(s, "{indent}  {line}");
+        let _ = writeln!(s, "{indent}  {}", printable(&line));
     }
 }
 
