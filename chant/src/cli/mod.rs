@@ -21,6 +21,7 @@ pub mod approve;
 pub mod delegate;
 pub mod error;
 pub mod explain;
+pub mod init;
 pub mod lifecycle;
 pub mod operator;
 pub mod ops;
@@ -108,6 +109,7 @@ impl Command {
             | Command::Lifecycle(_)
             | Command::Workspace(_) => true,
             Command::Ops(a) => a.command.is_none(),
+            Command::Init(_) => false,
             Command::Operator(a) => a.command.is_none(),
             Command::Approve(_) => false,
             #[cfg(feature = "serve")]
@@ -140,6 +142,8 @@ pub enum Command {
     /// Serve a read-only web dashboard of the ledger (estate, ops, pending gates)
     #[cfg(feature = "serve")]
     Serve(serve::ServeArgs),
+    /// Create a new project that builds and ticks on the first `cargo run`
+    Init(init::InitArgs),
 }
 
 /// Runs the stock `chant` binary's command line.
@@ -183,6 +187,7 @@ fn dispatch(binary: Binary, default: DefaultCommand) -> Exit {
         Some(Command::Workspace(args)) => workspace::cmd_workspace(binary, &args),
         #[cfg(feature = "serve")]
         Some(Command::Serve(args)) => serve::cmd_serve(binary, &args),
+        Some(Command::Init(args)) => init::cmd_init(&args),
         None => match default {
             DefaultCommand::Tick(op) => run::cmd_tick(binary, &run::TickArgs::for_op(op)),
             DefaultCommand::Help => {
@@ -294,7 +299,7 @@ pub fn project_version_line() -> String {
 }
 
 /// The working directory, or why not (exit 2).
-fn working_dir() -> Result<std::path::PathBuf, CommandError> {
+pub(crate) fn working_dir() -> Result<std::path::PathBuf, CommandError> {
     std::env::current_dir().map_err(|e| CommandError::usage(format!("cannot read the working directory: {e}")))
 }
 

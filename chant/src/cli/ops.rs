@@ -58,7 +58,8 @@ fn cmd_list(binary: Binary, json: bool) -> Result<Exit, CommandError> {
                 "the stock chant binary carries no ops; list a project's ops with its own binary (e.g. `cargo run --bin <project-bin> -- ops`)"
             ),
             Binary::Project => {
-                eprintln!("no ops are compiled into this binary; declare them with op! and converge_op!")
+                eprintln!("no ops are compiled into this binary; declare them with op! and converge_op!");
+                eprintln!("hint: {}", super::init::no_ops_hint());
             }
         }
         return Ok(Exit::Done);

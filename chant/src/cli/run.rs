@@ -50,6 +50,10 @@ impl TickArgs {
 
 /// Opens the project and finds `op`, or says why not (exit 2).
 pub(crate) fn open(binary: Binary, verb: &str, op: &str) -> Result<(Project, OpDocument), CommandError> {
+    if binary == Binary::Project && crate::registry::ops().is_empty() {
+        return Err(CommandError::usage(format!("no ops are compiled into this binary, so it cannot {verb} `{op}`"))
+            .hint(super::init::no_ops_hint()));
+    }
     if crate::registry::find(op).is_none() {
         return Err(CommandError::usage(match binary {
             Binary::Stock => format!(

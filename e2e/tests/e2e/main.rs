@@ -18,6 +18,7 @@ mod gates;
 mod golden;
 mod honesty;
 mod hostile;
+mod init;
 mod ledger;
 mod notify;
 mod operator;
