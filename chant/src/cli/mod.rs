@@ -12,6 +12,7 @@
 //! | 1 | failed (a step failed, a tick failed, `ops check` found problems) |
 //! | 2 | usage or configuration error (bad flag, unknown op, invalid op.json) |
 //! | 3 | gated: a gate has no resolution; nothing after it ran |
+//! | 4 | `lifecycle diff --exit-code`: something could not be observed (1 there: something differs) |
 //!
 //! `--json` prints one record as a single line on stdout; diagnostics go to stderr. An error
 //! is rendered in one place ([`CommandError::report`]): `error: ...` and `hint: ...` lines on
@@ -30,6 +31,7 @@ pub mod replay;
 pub mod run;
 #[cfg(feature = "serve")]
 pub mod serve;
+pub mod textdiff;
 pub mod workspace;
 
 use std::process::ExitCode;
@@ -51,6 +53,10 @@ pub enum Exit {
     Usage,
     /// 3: gated.
     Gated,
+    /// 1, from `lifecycle diff --exit-code`: something is to be created, updated or deleted.
+    Differs,
+    /// 4, from `lifecycle diff --exit-code`: something could not be observed.
+    Unobserved,
 }
 
 impl Exit {
@@ -61,6 +67,8 @@ impl Exit {
             Exit::Failed => 1,
             Exit::Usage => 2,
             Exit::Gated => 3,
+            Exit::Differs => 1,
+            Exit::Unobserved => 4,
         }
     }
 }

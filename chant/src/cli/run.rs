@@ -182,7 +182,12 @@ fn run_once(
     let var = |n: &str| std::env::var(n).ok();
     let environment = Environment { now: &now, var: &var };
     if !json {
-        eprintln!("[run] {} ({env})", doc.name);
+        // A hand run without an env is recorded under `_runs/`, a ledger path, not an env.
+        if env == crate::ledger::HAND_RUNS_DIR {
+            eprintln!("[run] {} (by hand, no env)", doc.name);
+        } else {
+            eprintln!("[run] {} (env {env})", doc.name);
+        }
     }
     let mut record = runner::run(doc, &steps, &settings, &services, &environment);
     let appended = tick::execute::op_digest(doc).map_err(crate::ledger::Error::from).and_then(|digest| {

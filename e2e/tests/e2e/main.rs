@@ -10,6 +10,7 @@ mod support;
 
 mod bad_input;
 mod delegate;
+mod diff;
 mod explain;
 mod faults;
 mod fence;
