@@ -24,6 +24,7 @@ use super::{Binary, CommandError, Exit};
 use crate::model::{ComponentRow, ConvergeSymptom, EnvStatus};
 use crate::observe::{ChangeAction, ChangeSet, describe_unobserved};
 use crate::project::{self, Project};
+use crate::tick::health::HealthState;
 
 /// Show how an env differs from its declaration
 #[derive(Debug, Args)]
@@ -71,8 +72,10 @@ pub struct Diff {
     pub version: u32,
     /// The env.
     pub env: String,
-    /// The env's status (the worst row).
+    /// The env's status (the worst row), in the rules' words.
     pub status: EnvStatus,
+    /// The same, in the health vocabulary (`in-sync` for `reconciled`).
+    pub health: HealthState,
     /// The status rows: exactly what a tick records as `components`.
     pub components: Vec<ComponentRow>,
     /// One change set per component, in the order of `components`.
@@ -130,6 +133,7 @@ pub fn diff(project: &Project, member: Option<&str>, env: &str) -> Result<Diff, 
         version: 1,
         env: env.to_owned(),
         status: assessment.symptom.status,
+        health: HealthState::of_env_status(assessment.symptom.status),
         components: assessment.symptom.components.clone(),
         change_sets: assessment.change_sets,
         symptom: assessment.symptom,
@@ -147,7 +151,15 @@ pub fn row_line(row: &ComponentRow) -> String {
 
 /// Renders a diff for a person, one line each.
 pub fn render(diff: &Diff) -> Vec<String> {
-    let mut out = vec![format!("lifecycle diff {} (live): {}", diff.env, diff.status.as_str())];
+    // The health word first (one vocabulary with status and the operator), the rules' status
+    // word beside it where the seed's word differs.
+    let health = HealthState::of_env_status(diff.status);
+    let seed = if health.as_str() == diff.status.as_str() {
+        String::new()
+    } else {
+        format!(" (status {})", diff.status.as_str())
+    };
+    let mut out = vec![format!("lifecycle diff {} (live): {health}{seed}", diff.env)];
     if diff.components.is_empty() {
         out.push(format!("  env {} declares nothing in this binary", diff.env));
     }

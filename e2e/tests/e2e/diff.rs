@@ -21,7 +21,7 @@ fn exit_code_is_0_in_sync_1_drifted_4_unobserved_and_an_edited_file_shows_a_text
     sandbox.project(&["run", "site-apply"], &[]).code(0);
     let out = diff(&[]);
     out.code(0);
-    assert!(out.stdout.contains("lifecycle diff site (live): reconciled"), "{}", out.all());
+    assert!(out.stdout.contains("lifecycle diff site (live): in-sync (status reconciled)"), "{}", out.all());
 
     std::fs::write(sandbox.path("estates/site/app.conf"), "port = 9090\nlog_level = \"info\"\n").unwrap();
     let out = diff(&[]);

@@ -17,6 +17,7 @@ mod fence;
 mod gate_remote;
 mod gates;
 mod golden;
+mod health;
 mod honesty;
 mod hostile;
 mod init;
