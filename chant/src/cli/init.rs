@@ -18,12 +18,6 @@ use super::{CommandError, Exit};
 use crate::model::Name;
 
 /// Create a new chant project that builds and ticks on the first `cargo run`
-///
-/// Examples:
-///   chant init my-estate                 # env `dev`, depending on this chant's version
-///   chant init . --env staging --chant path:../chant
-///
-/// Exit codes: 0 written, 2 usage error (a file exists, a bad name, a bad --chant).
 #[derive(Debug, Args)]
 pub struct InitArgs {
     /// The project's directory (created when missing; default: the working directory).

@@ -42,13 +42,6 @@ pub enum LifecycleCommand {
 }
 
 /// Print the change set and status rows of an env
-///
-/// Examples:
-///   lifecycle diff staging --live
-///   lifecycle diff staging --live --exit-code    # 0 in sync, 1 changes, 4 unobserved
-///
-/// Exit codes: 0 done (with --exit-code: nothing differs), 1 failed (with --exit-code: changes),
-/// 2 usage error, 4 (with --exit-code) something could not be observed.
 #[derive(Debug, Args)]
 pub struct DiffArgs {
     /// The env.
@@ -159,7 +152,8 @@ pub fn render(diff: &Diff) -> Vec<String> {
     } else {
         format!(" (status {})", diff.status.as_str())
     };
-    let mut out = vec![format!("lifecycle diff {} (live): {health}{seed}", diff.env)];
+    let mut out =
+        vec![format!("lifecycle diff {} (live): {}{seed}", diff.env, super::colour::paint(health, health.as_str()))];
     if diff.components.is_empty() {
         out.push(format!("  env {} declares nothing in this binary", diff.env));
     }

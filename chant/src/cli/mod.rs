@@ -19,6 +19,7 @@
 //! stderr. A closed stdout (`operator log | head -1`) ends the command quietly with exit 0.
 
 pub mod approve;
+pub mod colour;
 pub mod delegate;
 pub mod error;
 pub mod explain;
@@ -31,6 +32,7 @@ pub mod replay;
 pub mod run;
 #[cfg(feature = "serve")]
 pub mod serve;
+pub mod shell;
 pub mod textdiff;
 pub mod workspace;
 
@@ -92,11 +94,14 @@ pub enum Binary {
 ///
 /// Exit codes: 0 done, 1 failed, 2 usage or configuration error, 3 gated.
 #[derive(Debug, Parser)]
-#[command(version, about, long_about = None, disable_help_subcommand = true)]
+#[command(version, about, long_about = None)]
 pub struct Cli {
     /// Build the project binary with `--release` (the stock `chant`, when it builds one)
     #[arg(long, global = true)]
     pub release: bool,
+    /// When to colour statuses: auto (a terminal, unless NO_COLOR is set), always, never
+    #[arg(long, global = true, value_enum, default_value_t = colour::When::Auto, value_name = "WHEN")]
+    pub color: colour::When,
     /// The subcommand.
     #[command(subcommand)]
     pub command: Option<Command>,
@@ -117,7 +122,7 @@ impl Command {
             | Command::Lifecycle(_)
             | Command::Workspace(_) => true,
             Command::Ops(a) => a.command.is_none(),
-            Command::Init(_) => false,
+            Command::Init(_) | Command::Completions(_) | Command::Man(_) => false,
             Command::Operator(a) => a.command.is_none(),
             Command::Approve(_) => false,
             #[cfg(feature = "serve")]
@@ -152,6 +157,10 @@ pub enum Command {
     Serve(serve::ServeArgs),
     /// Create a new project that builds and ticks on the first `cargo run`
     Init(init::InitArgs),
+    /// Print a shell completion script (bash, zsh, fish, elvish, powershell) on stdout
+    Completions(shell::CompletionsArgs),
+    /// Write man pages generated from this command line into a directory
+    Man(shell::ManArgs),
 }
 
 /// Runs the stock `chant` binary's command line.
@@ -164,24 +173,43 @@ pub fn project_main(default: DefaultCommand) -> ExitCode {
     dispatch(Binary::Project, default).into()
 }
 
+/// True when the arguments ask for JSON: errors are then one JSON object on stderr.
+fn wants_json() -> bool {
+    std::env::args_os().skip(1).take_while(|a| a != "--").any(|a| a == "--json")
+}
+
+/// Renders an error the way the arguments ask: JSON under `--json`, else `error:`/`hint:` lines.
+fn report(e: &CommandError) -> Exit {
+    if wants_json() { e.report_json() } else { e.report() }
+}
+
 fn dispatch(binary: Binary, default: DefaultCommand) -> Exit {
-    let cli = match Cli::try_parse() {
+    let parsed = shell::command().try_get_matches().and_then(|m| <Cli as clap::FromArgMatches>::from_arg_matches(&m));
+    let cli = match parsed {
         Ok(c) => c,
         Err(e) if e.kind() == clap::error::ErrorKind::DisplayVersion => {
-            return print_version(binary).map_or_else(|e| e.report(), |()| Exit::Done);
+            return print_version(binary).map_or_else(|e| report(&e), |()| Exit::Done);
         }
         Err(e) => {
             let usage = e.use_stderr();
+            if usage && wants_json() {
+                let text = e.render().to_string();
+                let message = text.lines().next().unwrap_or_default().trim_start_matches("error: ").to_owned();
+                let hints: Vec<&str> = text.lines().filter_map(|l| l.trim().strip_prefix("tip: ")).collect();
+                eprintln!("{}", serde_json::json!({"kind": "usage", "message": message, "hints": hints}));
+                return Exit::Usage;
+            }
             let _ = e.print();
             return if usage { Exit::Usage } else { Exit::Done };
         }
     };
+    colour::init(cli.color);
     if binary == Binary::Stock
         && let Some(command) = &cli.command
         && command.needs_ops()
         && let Some(result) = hand_over(command, cli.release)
     {
-        return result.unwrap_or_else(|e| e.report());
+        return result.unwrap_or_else(|e| report(&e));
     }
     let result = match cli.command {
         Some(Command::Ops(args)) => ops::cmd_ops(binary, &args),
@@ -196,16 +224,17 @@ fn dispatch(binary: Binary, default: DefaultCommand) -> Exit {
         #[cfg(feature = "serve")]
         Some(Command::Serve(args)) => serve::cmd_serve(binary, &args),
         Some(Command::Init(args)) => init::cmd_init(&args),
+        Some(Command::Completions(args)) => shell::cmd_completions(&args),
+        Some(Command::Man(args)) => shell::cmd_man(&args),
         None => match default {
             DefaultCommand::Tick(op) => run::cmd_tick(binary, &run::TickArgs::for_op(op)),
             DefaultCommand::Help => {
-                use clap::CommandFactory;
-                let _ = Cli::command().print_help();
+                let _ = shell::command().print_help();
                 Ok(Exit::Usage)
             }
         },
     };
-    result.unwrap_or_else(|e| e.report())
+    result.unwrap_or_else(|e| report(&e))
 }
 
 /// Hands `command` to the project binary when the working directory is in a project; `None`

@@ -240,7 +240,7 @@ fn cmd_status(binary: Binary, args: &StatusArgs) -> Result<Exit, CommandError> {
             serde_json::to_string(&view).map_err(|e| CommandError::failed(format!("cannot render the status: {e}")))?;
         println(&line)?;
     } else {
-        print(&status::render(&view))?;
+        print(&super::colour::paint_health_lines(&status::render(&view)))?;
     }
     if let Some(w) = view.malformed.warning("status") {
         eprintln!("warning: {w}");

@@ -282,7 +282,12 @@ pub fn cmd_tick(binary: Binary, args: &TickArgs) -> Result<Exit, CommandError> {
         Leased::Refused { holder } => {
             let line = format!("skipped (lease held by {})", holder.as_deref().unwrap_or("another writer"));
             if args.json {
+                // The skip is the tick's answer: its record on stdout, the words on stderr.
                 eprintln!("{line}");
+                let env = doc.env.as_ref().map(ToString::to_string).unwrap_or_default();
+                let skip = serde_json::json!({"version": 1, "op": doc.name.as_str(), "env": env,
+                    "skipped": "lease-held", "holder": holder});
+                println(&skip.to_string())?;
             } else {
                 println(&line)?;
             }

@@ -59,6 +59,21 @@ impl HealthState {
         }
     }
 
+    /// Reads a word back (`in-sync` -> [`HealthState::InSync`]).
+    pub fn parse(word: &str) -> Option<Self> {
+        [
+            HealthState::InSync,
+            HealthState::Drifted,
+            HealthState::Unknown,
+            HealthState::Gated,
+            HealthState::Damped,
+            HealthState::Failing,
+            HealthState::NeverTicked,
+        ]
+        .into_iter()
+        .find(|s| s.as_str() == word)
+    }
+
     /// The health word of an env status (the rules' `status` field, in the seed's words).
     pub fn of_env_status(status: EnvStatus) -> Self {
         match status {

@@ -33,5 +33,6 @@ mod readme;
 mod replay;
 mod secrets;
 mod serve;
+mod shell;
 mod undeclared;
 mod unrecordable;
