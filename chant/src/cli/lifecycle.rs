@@ -9,11 +9,13 @@
 //! (unobserved ones in words, with the address asked and never a password), and under a created
 //! or updated entity whose lexicon keeps its content, a unified diff from live to declared
 //! ([`super::textdiff`]); with `--json` one document on one line: `{version, env, status,
-//! components, changeSets, symptom, textChanges?}`.
+//! components, changeSets, symptom, resources: {<lexicon>: {queried}}, textChanges?}`.
 //!
 //! `--exit-code` lets CI gate on the answer, as `terraform plan -detailed-exitcode` and
 //! `kubectl diff` do: 0 when nothing differs, 1 when something is to be created, updated or
 //! deleted, 4 when anything is unobserved (the answer is incomplete, which outranks a change).
+
+use std::collections::BTreeMap;
 
 use clap::{Args, Subcommand};
 use serde::Serialize;
@@ -75,9 +77,20 @@ pub struct Diff {
     pub change_sets: Vec<ChangeSet>,
     /// The symptom a tick's rules would read.
     pub symptom: ConvergeSymptom,
+    /// Per lexicon, what the observation asked: `{<lexicon>: {queried: {<entity>: <address>}}}`
+    /// (the seed's `resources.queried`); each change-set row, unobserved ones included, carries
+    /// its own address as `queried` too.
+    pub resources: BTreeMap<String, LexiconResources>,
     /// The text diffs of created and updated entities whose lexicon keeps their content.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub text_changes: Vec<TextChange>,
+}
+
+/// What one lexicon's observation asked, in [`Diff::resources`].
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct LexiconResources {
+    /// Entity name -> the address actually asked (a path, a DSN without its password).
+    pub queried: BTreeMap<String, String>,
 }
 
 impl Diff {
@@ -122,6 +135,14 @@ pub fn diff(project: &Project, member: Option<&str>, env: &str) -> Result<Diff, 
             }
         }
     }
+    let resources = assessment
+        .change_sets
+        .iter()
+        .map(|cs| {
+            let queried = cs.entries.iter().filter_map(|e| e.queried.clone().map(|q| (e.name.clone(), q))).collect();
+            (cs.component.clone(), LexiconResources { queried })
+        })
+        .collect();
     Ok(Diff {
         version: 1,
         env: env.to_owned(),
@@ -130,6 +151,7 @@ pub fn diff(project: &Project, member: Option<&str>, env: &str) -> Result<Diff, 
         components: assessment.symptom.components.clone(),
         change_sets: assessment.change_sets,
         symptom: assessment.symptom,
+        resources,
         text_changes,
     })
 }

@@ -47,6 +47,12 @@ fn exit_code_is_0_in_sync_1_drifted_4_unobserved_and_an_edited_file_shows_a_text
     std::fs::create_dir(sandbox.path("estates/site/motd.txt")).unwrap();
     let out = diff(&[]);
     out.code(4);
+    // The seed's shape: resources.queried per lexicon, joined onto the unobserved row.
+    let doc = diff(&["--json"]).json();
+    let motd = sandbox.path("estates/site/motd.txt").canonicalize().unwrap().display().to_string();
+    assert_eq!(doc["resources"]["files"]["queried"]["motd.txt"], motd.as_str(), "{doc}");
+    let row = doc["changeSets"][0]["entries"].as_array().unwrap().iter().find(|e| e["name"] == "motd.txt").unwrap();
+    assert_eq!((&row["action"], &row["queried"]), (&"unobserved".into(), &motd.as_str().into()), "{doc}");
     assert!(out.stdout.contains("lifecycle diff site (live): unknown"), "{}", out.all());
     // Without --exit-code the diff itself succeeded.
     sandbox.project(&["lifecycle", "diff", "site", "--live"], &[]).code(0);
