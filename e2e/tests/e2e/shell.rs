@@ -87,3 +87,20 @@ fn json_everywhere_errors_as_one_json_object_colour_on_request_and_head_exits_0(
         assert!(!out.stderr.contains("panicked") && !out.stderr.contains("Broken pipe"), "{cmd}: {}", out.all());
     }
 }
+
+#[test]
+fn since_takes_a_relative_time() {
+    let sandbox = Sandbox::new(&config_with_roots(&["site"]));
+    sandbox.project(&["tick", "site-converge"], &[("CHANT_NOW", "2026-03-01T10:00:00.000Z")]).code(0);
+    let entries = |now: &str, since: &str| {
+        let out = sandbox.stock(&["operator", "log", "--since", since, "--json"], &[("CHANT_NOW", now)]);
+        let doc = out.code(0).json();
+        doc["entries"].as_array().map(Vec::len).unwrap_or_else(|| panic!("{doc}"))
+    };
+    assert!(entries("2026-03-01T10:30:00.000Z", "1h") > 0, "a tick 30 minutes ago is within 1h");
+    assert_eq!(entries("2026-03-01T12:00:00.000Z", "1h"), 0, "a tick 2 hours ago is not");
+    assert!(entries("2026-03-02T09:00:00.000Z", "2d") > 0);
+    let out = sandbox.stock(&["operator", "log", "--since", "soon"], &[]);
+    out.code(2);
+    assert!(out.stderr.contains("or a time ago such as 1h, 30m, 2d"), "{}", out.all());
+}
