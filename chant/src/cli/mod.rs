@@ -19,6 +19,7 @@
 //! stderr. A closed stdout (`operator log | head -1`) ends the command quietly with exit 0.
 
 pub mod approve;
+pub mod ci;
 pub mod colour;
 pub mod delegate;
 pub mod error;
@@ -122,6 +123,7 @@ impl Command {
             | Command::Lifecycle(_)
             | Command::Workspace(_) => true,
             Command::Ops(a) => a.command.is_none(),
+            Command::Ci(_) => true,
             Command::Init(_) | Command::Completions(_) | Command::Man(_) => false,
             Command::Operator(a) => a.command.is_none(),
             Command::Approve(_) => false,
@@ -161,6 +163,8 @@ pub enum Command {
     Completions(shell::CompletionsArgs),
     /// Write man pages generated from this command line into a directory
     Man(shell::ManArgs),
+    /// Generate a scheduled CI workflow or a Kubernetes CronJob that runs `operator --once`
+    Ci(ci::CiArgs),
 }
 
 /// Runs the stock `chant` binary's command line.
@@ -226,6 +230,7 @@ fn dispatch(binary: Binary, default: DefaultCommand) -> Exit {
         Some(Command::Init(args)) => init::cmd_init(&args),
         Some(Command::Completions(args)) => shell::cmd_completions(&args),
         Some(Command::Man(args)) => shell::cmd_man(&args),
+        Some(Command::Ci(args)) => ci::cmd_ci(binary, &args),
         None => match default {
             DefaultCommand::Tick(op) => run::cmd_tick(binary, &run::TickArgs::for_op(op)),
             DefaultCommand::Help => {

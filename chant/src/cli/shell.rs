@@ -85,6 +85,18 @@ const EXAMPLES: &[(&[&str], &str)] = &[
         "Examples:\n  chant completions bash > ~/.local/share/bash-completion/completions/chant\n  chant completions zsh > ~/.zfunc/_chant\n\nExit codes: 0 printed, 2 an unknown shell.",
     ),
     (
+        &["ci"],
+        "Examples:\n  chant ci workflow --github > .github/workflows/chant-operator.yml\n  chant ci cronjob --image registry.example/project:1.0\n\nExit codes: 0 printed, 2 usage error (an unknown --op, the stock binary).",
+    ),
+    (
+        &["ci", "workflow"],
+        "Examples:\n  chant ci workflow --github > .github/workflows/chant-operator.yml\n  chant ci workflow --gitlab --op staging-converge\n\nExit codes: 0 printed, 2 usage error (an unknown --op, the stock binary).",
+    ),
+    (
+        &["ci", "cronjob"],
+        "Examples:\n  chant ci cronjob --image registry.example/project:1.0 | kubectl apply -f -\n\nExit codes: 0 printed, 2 usage error (an unknown --op, the stock binary).",
+    ),
+    (
         &["man"],
         "Examples:\n  chant man --out target/man && man -l target/man/chant.1\n\nExit codes: 0 written, 1 a page could not be written.",
     ),
