@@ -77,6 +77,10 @@ const EXAMPLES: &[(&[&str], &str)] = &[
         "Examples:\n  chant workspace status\n  chant workspace status --json\n\nExit codes: 0 done, 2 usage error (no chant.workspace.json).",
     ),
     (
+        &["serve"],
+        "Examples:\n  chant serve\n  chant serve --addr 127.0.0.1:7878\n\nExit codes: 0 stopped, 1 the address cannot be bound, 2 usage error.",
+    ),
+    (
         &["init"],
         "Examples:\n  chant init my-estate\n  chant init . --env staging --chant path:../chant\n\nExit codes: 0 written, 2 usage error (a file exists, a bad name, a bad --chant).",
     ),

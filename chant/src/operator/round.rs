@@ -606,6 +606,7 @@ mod tests {
                 event: OpEvent::Ticked { gate: gate.map(str::to_owned) },
                 record: Some(serde_json::from_value(record).unwrap()),
                 warnings: Vec::new(),
+                timings: OpTimings::default(),
             }
             .to_string()
         };

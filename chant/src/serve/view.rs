@@ -169,6 +169,7 @@ mod tests {
             op: op.into(),
             env: env.into(),
             member: member.map(str::to_owned),
+            health: crate::tick::health::Health::of_tick(None),
             last_tick: log.map(|l| LastTickView {
                 id: "t".into(),
                 started_at: "2026-03-01T09:59:00.000Z".into(),
