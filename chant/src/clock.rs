@@ -82,9 +82,37 @@ pub fn parse(s: &str) -> Option<Timestamp> {
     s.parse::<Timestamp>().ok()
 }
 
+/// Parses a `--since` value: an RFC 3339 instant, or a time before `now` written as a
+/// duration in jiff's friendly format (`1h`, `30m`, `2d`, `1h30m`; a day is 24 hours).
+pub fn parse_since(s: &str, now: Timestamp) -> Option<Timestamp> {
+    if let Some(t) = parse(s) {
+        return Some(t);
+    }
+    let span: jiff::Span = s.trim().parse().ok()?;
+    let ago = span.to_duration(jiff::SpanRelativeTo::days_are_24_hours()).ok()?;
+    if ago.is_negative() {
+        return None;
+    }
+    now.checked_sub(ago).ok()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn since_takes_an_instant_or_a_time_ago() {
+        let now: Timestamp = "2026-03-02T12:00:00Z".parse().unwrap();
+        let at = |s: &str| parse_since(s, now).map(|t| t.to_string());
+        assert_eq!(at("2026-01-01T00:00:00Z").as_deref(), Some("2026-01-01T00:00:00Z"));
+        assert_eq!(at("1h").as_deref(), Some("2026-03-02T11:00:00Z"));
+        assert_eq!(at("30m").as_deref(), Some("2026-03-02T11:30:00Z"));
+        assert_eq!(at("2d").as_deref(), Some("2026-02-28T12:00:00Z"));
+        assert_eq!(at("1h30m").as_deref(), Some("2026-03-02T10:30:00Z"));
+        for bad in ["", "yesterday", "-1h", "1x"] {
+            assert_eq!(at(bad), None, "{bad:?}");
+        }
+    }
 
     #[test]
     fn formats_with_milliseconds_and_z() {

@@ -30,6 +30,20 @@ pub enum Error {
     /// The ledger failed.
     #[error(transparent)]
     Ledger(#[from] ledger::Error),
+    /// `chant.toml` binds an env that nothing in this binary declares (a typo, or a declaration
+    /// that was removed): its binding would silently do nothing.
+    #[error(
+        "{file}: [env.{env}] binds an env no declaration uses (declared envs: {}); declare it with `DeclaredEnv::new(\"{env}\", ...)` or remove the section",
+        if declared.is_empty() { "none".to_owned() } else { declared.join(", ") }
+    )]
+    UnusedBinding {
+        /// The `chant.toml` path.
+        file: String,
+        /// The bound env.
+        env: String,
+        /// The envs this binary declares.
+        declared: Vec<String>,
+    },
     /// The env's declaration could not be looked up.
     #[error("env {env}: cannot read its declaration")]
     Declaration {
@@ -121,7 +135,19 @@ impl Project {
     /// Any [`Error`]; each names the file or the op at fault.
     pub fn open(cwd: &Path) -> Result<Project, Error> {
         let config = Config::discover(cwd)?;
-        let catalog = Catalog::embedded_declared(&crate::lexicon::declared_envs())?;
+        let declared = crate::lexicon::declared_envs();
+        // In a workspace, other members' binaries declare the envs this one does not, so only a
+        // single-binary project can tell an unused binding (chant.workspace.json absent).
+        if !config.root.join("chant.workspace.json").exists()
+            && let Some(env) = config.envs.keys().find(|e| !declared.contains(&e.as_str()))
+        {
+            return Err(Error::UnusedBinding {
+                file: config.root.join("chant.toml").display().to_string(),
+                env: env.clone(),
+                declared: declared.iter().map(|d| (*d).to_owned()).collect(),
+            });
+        }
+        let catalog = Catalog::embedded_declared(&declared)?;
         let clock = crate::clock::Clock::from_env()?;
         let ledger_config = LedgerConfig { remote: config.ledger.remote.clone(), clock, ..LedgerConfig::default() };
         let ledger = Ledger::open(&config.root, ledger_config)?;

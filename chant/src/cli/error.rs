@@ -78,6 +78,27 @@ impl CommandError {
         lines
     }
 
+    /// The error as one JSON object, what `--json` prints on stderr: `{kind, message, hints}`
+    /// (`kind` is `failed` or `usage`); `None` for a broken pipe.
+    pub fn json(&self) -> Option<String> {
+        let kind = match self.kind {
+            ErrorKind::Failed => "failed",
+            ErrorKind::Usage => "usage",
+            ErrorKind::BrokenPipe => return None,
+        };
+        let message = crate::error::chain(self.source.as_ref());
+        Some(serde_json::json!({"kind": kind, "message": message, "hints": self.hints}).to_string())
+    }
+
+    /// Prints the error on stderr as one JSON object ([`CommandError::json`]) and returns the
+    /// exit status.
+    pub fn report_json(&self) -> Exit {
+        if let Some(line) = self.json() {
+            eprintln!("{line}");
+        }
+        self.exit()
+    }
+
     /// Prints the error on stderr (the one place a command's error is rendered) and returns
     /// the exit status.
     pub fn report(&self) -> Exit {
@@ -116,7 +137,8 @@ struct OutputError(#[source] std::io::Error);
 /// A [`CommandError`] when stdout cannot be written.
 pub fn print(text: &str) -> Result<(), CommandError> {
     use std::io::Write;
-    let mut out = std::io::stdout().lock();
+    // anstream strips colour when stdout is not a terminal or colour is off (cli::colour).
+    let mut out = anstream::stdout().lock();
     out.write_all(text.as_bytes())?;
     out.flush()?;
     Ok(())
@@ -148,6 +170,9 @@ mod tests {
         assert_eq!((e.exit().code(), e.lines()), (2, vec!["error: --limit must be a positive integer".to_owned()]));
         let e = CommandError::from(std::io::Error::from(std::io::ErrorKind::BrokenPipe));
         assert_eq!((e.kind(), e.exit().code(), e.lines()), (ErrorKind::BrokenPipe, 0, Vec::<String>::new()));
+        let e = CommandError::usage("no op named `x`").hint("see `ops`");
+        assert_eq!(e.json().unwrap(), r#"{"hints":["see `ops`"],"kind":"usage","message":"no op named `x`"}"#);
+        assert_eq!(CommandError::from(std::io::Error::from(std::io::ErrorKind::BrokenPipe)).json(), None);
         let e = CommandError::from(std::io::Error::other("disk full"));
         assert_eq!(e.lines(), ["error: cannot write to stdout: disk full"]);
     }

@@ -6,17 +6,27 @@
 //! declared envs), never `reconciled`; the stock binary, which carries no declarations, says so.
 //!
 //! Without `--json` it prints one line per status row, then every entry that is not `noop`
-//! (unobserved ones in words, with the address asked and never a password); with `--json` one
-//! document on one line: `{version, env, status, components, changeSets, symptom}`.
+//! (unobserved ones in words, with the address asked and never a password), and under a created
+//! or updated entity whose lexicon keeps its content, a unified diff from live to declared
+//! ([`super::textdiff`]); with `--json` one document on one line: `{version, env, status,
+//! components, changeSets, symptom, resources: {<lexicon>: {queried}}, textChanges?}`.
+//!
+//! `--exit-code` lets CI gate on the answer, as `terraform plan -detailed-exitcode` and
+//! `kubectl diff` do: 0 when nothing differs, 1 when something is to be created, updated or
+//! deleted, 4 when anything is unobserved (the answer is incomplete, which outranks a change).
+
+use std::collections::BTreeMap;
 
 use clap::{Args, Subcommand};
 use serde::Serialize;
 
 use super::error::println;
+use super::textdiff::{TextChange, text_change};
 use super::{Binary, CommandError, Exit};
 use crate::model::{ComponentRow, ConvergeSymptom, EnvStatus};
 use crate::observe::{ChangeAction, ChangeSet, describe_unobserved};
 use crate::project::{self, Project};
+use crate::tick::health::HealthState;
 
 /// Show how an env differs from its declaration
 #[derive(Debug, Args)]
@@ -44,6 +54,9 @@ pub struct DiffArgs {
     /// Print one JSON document on one line on stdout.
     #[arg(long)]
     pub json: bool,
+    /// Exit 1 when anything is to be created, updated or deleted, 4 when anything is unobserved.
+    #[arg(long)]
+    pub exit_code: bool,
 }
 
 /// The diff of one env: what `lifecycle diff` prints.
@@ -54,14 +67,47 @@ pub struct Diff {
     pub version: u32,
     /// The env.
     pub env: String,
-    /// The env's status (the worst row).
+    /// The env's status (the worst row), in the rules' words.
     pub status: EnvStatus,
+    /// The same, in the health vocabulary (`in-sync` for `reconciled`).
+    pub health: HealthState,
     /// The status rows: exactly what a tick records as `components`.
     pub components: Vec<ComponentRow>,
     /// One change set per component, in the order of `components`.
     pub change_sets: Vec<ChangeSet>,
     /// The symptom a tick's rules would read.
     pub symptom: ConvergeSymptom,
+    /// Per lexicon, what the observation asked: `{<lexicon>: {queried: {<entity>: <address>}}}`
+    /// (the seed's `resources.queried`); each change-set row, unobserved ones included, carries
+    /// its own address as `queried` too.
+    pub resources: BTreeMap<String, LexiconResources>,
+    /// The text diffs of created and updated entities whose lexicon keeps their content.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub text_changes: Vec<TextChange>,
+}
+
+/// What one lexicon's observation asked, in [`Diff::resources`].
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct LexiconResources {
+    /// Entity name -> the address actually asked (a path, a DSN without its password).
+    pub queried: BTreeMap<String, String>,
+}
+
+impl Diff {
+    /// The answer `--exit-code` gives: [`Exit::Unobserved`] when anything is unobserved, else
+    /// [`Exit::Differs`] when anything is to be created, updated or deleted, else [`Exit::Done`].
+    pub fn exit_code(&self) -> Exit {
+        let entries = || self.change_sets.iter().flat_map(|cs| cs.entries.iter());
+        if entries().any(|e| e.action == ChangeAction::Unobserved) {
+            Exit::Unobserved
+        } else if entries()
+            .any(|e| matches!(e.action, ChangeAction::Create | ChangeAction::Update | ChangeAction::Delete))
+        {
+            Exit::Differs
+        } else {
+            Exit::Done
+        }
+    }
 }
 
 /// Returns the member whose ledger paths hold `env`'s records: that of the first op in this
@@ -77,24 +123,64 @@ pub fn member_of(project: &Project, env: &str) -> Option<String> {
 /// Declaration and ledger errors.
 pub fn diff(project: &Project, member: Option<&str>, env: &str) -> Result<Diff, project::Error> {
     let assessment = project.assess(member, env)?;
+    let mut text_changes = Vec::new();
+    let lexicons = project.lexicons(member, env)?;
+    for cs in &assessment.change_sets {
+        let Some(lexicon) = lexicons.iter().find(|l| l.name() == cs.component) else { continue };
+        for entry in cs.entries.iter().filter(|e| matches!(e.action, ChangeAction::Create | ChangeAction::Update)) {
+            if let Some(change) =
+                lexicon.lexicon().texts(&entry.name).and_then(|t| text_change(&cs.component, &entry.name, &t))
+            {
+                text_changes.push(change);
+            }
+        }
+    }
+    let resources = assessment
+        .change_sets
+        .iter()
+        .map(|cs| {
+            let queried = cs.entries.iter().filter_map(|e| e.queried.clone().map(|q| (e.name.clone(), q))).collect();
+            (cs.component.clone(), LexiconResources { queried })
+        })
+        .collect();
     Ok(Diff {
         version: 1,
         env: env.to_owned(),
         status: assessment.symptom.status,
+        health: HealthState::of_env_status(assessment.symptom.status),
         components: assessment.symptom.components.clone(),
         change_sets: assessment.change_sets,
         symptom: assessment.symptom,
+        resources,
+        text_changes,
     })
+}
+
+/// One status row for a person: `files drifted: 1 update (app.conf)`, without repeating the
+/// status when the row's detail already opens with it (`drifted: ...`).
+pub fn row_line(row: &ComponentRow) -> String {
+    let status = row.reconciliation.as_str();
+    let detail = row.detail.strip_prefix(status).and_then(|d| d.strip_prefix(": ")).unwrap_or(&row.detail);
+    format!("{} {status}: {detail}", row.component)
 }
 
 /// Renders a diff for a person, one line each.
 pub fn render(diff: &Diff) -> Vec<String> {
-    let mut out = vec![format!("lifecycle diff {} (live): {}", diff.env, diff.status.as_str())];
+    // The health word first (one vocabulary with status and the operator), the rules' status
+    // word beside it where the seed's word differs.
+    let health = HealthState::of_env_status(diff.status);
+    let seed = if health.as_str() == diff.status.as_str() {
+        String::new()
+    } else {
+        format!(" (status {})", diff.status.as_str())
+    };
+    let mut out =
+        vec![format!("lifecycle diff {} (live): {}{seed}", diff.env, super::colour::paint(health, health.as_str()))];
     if diff.components.is_empty() {
         out.push(format!("  env {} declares nothing in this binary", diff.env));
     }
     for row in &diff.components {
-        out.push(format!("  {} {}: {}", row.component, row.reconciliation.as_str(), row.detail));
+        out.push(format!("  {}", row_line(row)));
     }
     for cs in &diff.change_sets {
         for entry in cs.entries.iter().filter(|e| e.action != ChangeAction::Noop) {
@@ -102,15 +188,22 @@ pub fn render(diff: &Diff) -> Vec<String> {
                 describe_unobserved(entry)
             } else {
                 let kind = entry.kind.as_deref().map(|k| format!(" ({k})")).unwrap_or_default();
+                let texts = diff.text_changes.iter().find(|t| t.component == cs.component && t.name == entry.name);
+                // The text diff below says more than the content digests it replaces.
                 let deltas: Vec<String> = entry
                     .deltas
                     .iter()
+                    .filter(|d| texts.is_none() || d.property != "content")
                     .map(|d| format!("{}: {} -> {}", d.property, d.live.as_deref().unwrap_or("(none)"), d.declared))
                     .collect();
                 let deltas = if deltas.is_empty() { String::new() } else { format!(" [{}]", deltas.join("; ")) };
                 format!("{}{kind}{deltas}", entry.name)
             };
             out.push(format!("    {} {}/{line}", entry.action.as_str(), cs.component));
+            if let Some(change) = diff.text_changes.iter().find(|t| t.component == cs.component && t.name == entry.name)
+            {
+                out.extend(change.diff.lines().map(|l| format!("      {l}")));
+            }
         }
     }
     out
@@ -163,5 +256,5 @@ fn cmd_diff(binary: Binary, args: &DiffArgs) -> Result<Exit, CommandError> {
             println(&project.redactor.redact(&line))?;
         }
     }
-    Ok(Exit::Done)
+    Ok(if args.exit_code { diff.exit_code() } else { Exit::Done })
 }

@@ -12,15 +12,19 @@
 //! | 1 | failed (a step failed, a tick failed, `ops check` found problems) |
 //! | 2 | usage or configuration error (bad flag, unknown op, invalid op.json) |
 //! | 3 | gated: a gate has no resolution; nothing after it ran |
+//! | 4 | `lifecycle diff --exit-code`: something could not be observed (1 there: something differs) |
 //!
 //! `--json` prints one record as a single line on stdout; diagnostics go to stderr. An error
 //! is rendered in one place ([`CommandError::report`]): `error: ...` and `hint: ...` lines on
 //! stderr. A closed stdout (`operator log | head -1`) ends the command quietly with exit 0.
 
 pub mod approve;
+pub mod ci;
+pub mod colour;
 pub mod delegate;
 pub mod error;
 pub mod explain;
+pub mod init;
 pub mod lifecycle;
 pub mod operator;
 pub mod ops;
@@ -29,6 +33,8 @@ pub mod replay;
 pub mod run;
 #[cfg(feature = "serve")]
 pub mod serve;
+pub mod shell;
+pub mod textdiff;
 pub mod workspace;
 
 use std::process::ExitCode;
@@ -50,6 +56,10 @@ pub enum Exit {
     Usage,
     /// 3: gated.
     Gated,
+    /// 1, from `lifecycle diff --exit-code`: something is to be created, updated or deleted.
+    Differs,
+    /// 4, from `lifecycle diff --exit-code`: something could not be observed.
+    Unobserved,
 }
 
 impl Exit {
@@ -60,6 +70,8 @@ impl Exit {
             Exit::Failed => 1,
             Exit::Usage => 2,
             Exit::Gated => 3,
+            Exit::Differs => 1,
+            Exit::Unobserved => 4,
         }
     }
 }
@@ -83,11 +95,14 @@ pub enum Binary {
 ///
 /// Exit codes: 0 done, 1 failed, 2 usage or configuration error, 3 gated.
 #[derive(Debug, Parser)]
-#[command(version, about, long_about = None, disable_help_subcommand = true)]
+#[command(version, about, long_about = None)]
 pub struct Cli {
     /// Build the project binary with `--release` (the stock `chant`, when it builds one)
     #[arg(long, global = true)]
     pub release: bool,
+    /// When to colour statuses: auto (a terminal, unless NO_COLOR is set), always, never
+    #[arg(long, global = true, value_enum, default_value_t = colour::When::Auto, value_name = "WHEN")]
+    pub color: colour::When,
     /// The subcommand.
     #[command(subcommand)]
     pub command: Option<Command>,
@@ -108,6 +123,8 @@ impl Command {
             | Command::Lifecycle(_)
             | Command::Workspace(_) => true,
             Command::Ops(a) => a.command.is_none(),
+            Command::Ci(_) => true,
+            Command::Init(_) | Command::Completions(_) | Command::Man(_) => false,
             Command::Operator(a) => a.command.is_none(),
             Command::Approve(_) => false,
             #[cfg(feature = "serve")]
@@ -140,6 +157,14 @@ pub enum Command {
     /// Serve a read-only web dashboard of the ledger (estate, ops, pending gates)
     #[cfg(feature = "serve")]
     Serve(serve::ServeArgs),
+    /// Create a new project that builds and ticks on the first `cargo run`
+    Init(init::InitArgs),
+    /// Print a shell completion script (bash, zsh, fish, elvish, powershell) on stdout
+    Completions(shell::CompletionsArgs),
+    /// Write man pages generated from this command line into a directory
+    Man(shell::ManArgs),
+    /// Generate a scheduled CI workflow or a Kubernetes CronJob that runs `operator --once`
+    Ci(ci::CiArgs),
 }
 
 /// Runs the stock `chant` binary's command line.
@@ -152,24 +177,43 @@ pub fn project_main(default: DefaultCommand) -> ExitCode {
     dispatch(Binary::Project, default).into()
 }
 
+/// True when the arguments ask for JSON: errors are then one JSON object on stderr.
+fn wants_json() -> bool {
+    std::env::args_os().skip(1).take_while(|a| a != "--").any(|a| a == "--json")
+}
+
+/// Renders an error the way the arguments ask: JSON under `--json`, else `error:`/`hint:` lines.
+fn report(e: &CommandError) -> Exit {
+    if wants_json() { e.report_json() } else { e.report() }
+}
+
 fn dispatch(binary: Binary, default: DefaultCommand) -> Exit {
-    let cli = match Cli::try_parse() {
+    let parsed = shell::command().try_get_matches().and_then(|m| <Cli as clap::FromArgMatches>::from_arg_matches(&m));
+    let cli = match parsed {
         Ok(c) => c,
         Err(e) if e.kind() == clap::error::ErrorKind::DisplayVersion => {
-            return print_version(binary).map_or_else(|e| e.report(), |()| Exit::Done);
+            return print_version(binary).map_or_else(|e| report(&e), |()| Exit::Done);
         }
         Err(e) => {
             let usage = e.use_stderr();
+            if usage && wants_json() {
+                let text = e.render().to_string();
+                let message = text.lines().next().unwrap_or_default().trim_start_matches("error: ").to_owned();
+                let hints: Vec<&str> = text.lines().filter_map(|l| l.trim().strip_prefix("tip: ")).collect();
+                eprintln!("{}", serde_json::json!({"kind": "usage", "message": message, "hints": hints}));
+                return Exit::Usage;
+            }
             let _ = e.print();
             return if usage { Exit::Usage } else { Exit::Done };
         }
     };
+    colour::init(cli.color);
     if binary == Binary::Stock
         && let Some(command) = &cli.command
         && command.needs_ops()
         && let Some(result) = hand_over(command, cli.release)
     {
-        return result.unwrap_or_else(|e| e.report());
+        return result.unwrap_or_else(|e| report(&e));
     }
     let result = match cli.command {
         Some(Command::Ops(args)) => ops::cmd_ops(binary, &args),
@@ -183,16 +227,19 @@ fn dispatch(binary: Binary, default: DefaultCommand) -> Exit {
         Some(Command::Workspace(args)) => workspace::cmd_workspace(binary, &args),
         #[cfg(feature = "serve")]
         Some(Command::Serve(args)) => serve::cmd_serve(binary, &args),
+        Some(Command::Init(args)) => init::cmd_init(&args),
+        Some(Command::Completions(args)) => shell::cmd_completions(&args),
+        Some(Command::Man(args)) => shell::cmd_man(&args),
+        Some(Command::Ci(args)) => ci::cmd_ci(binary, &args),
         None => match default {
             DefaultCommand::Tick(op) => run::cmd_tick(binary, &run::TickArgs::for_op(op)),
             DefaultCommand::Help => {
-                use clap::CommandFactory;
-                let _ = Cli::command().print_help();
+                let _ = shell::command().print_help();
                 Ok(Exit::Usage)
             }
         },
     };
-    result.unwrap_or_else(|e| e.report())
+    result.unwrap_or_else(|e| report(&e))
 }
 
 /// Hands `command` to the project binary when the working directory is in a project; `None`
@@ -294,7 +341,7 @@ pub fn project_version_line() -> String {
 }
 
 /// The working directory, or why not (exit 2).
-fn working_dir() -> Result<std::path::PathBuf, CommandError> {
+pub(crate) fn working_dir() -> Result<std::path::PathBuf, CommandError> {
     std::env::current_dir().map_err(|e| CommandError::usage(format!("cannot read the working directory: {e}")))
 }
 

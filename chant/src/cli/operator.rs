@@ -93,7 +93,7 @@ pub struct LogArgs {
     /// Only this ConvergeOp.
     #[arg(long)]
     pub op: Option<String>,
-    /// Only entries at or after this RFC 3339 instant (2026-08-25T00:00:00Z).
+    /// Only entries at or after this RFC 3339 instant (2026-08-25T00:00:00Z) or this long ago (1h, 30m, 2d).
     #[arg(long)]
     pub since: Option<String>,
     /// Only the newest N entries (still printed oldest first).
@@ -256,7 +256,7 @@ fn cmd_status(binary: Binary, args: &StatusArgs) -> Result<Exit, CommandError> {
             serde_json::to_string(&view).map_err(|e| CommandError::failed(format!("cannot render the status: {e}")))?;
         println(&line)?;
     } else {
-        print(&status::render(&view))?;
+        print(&super::colour::paint_health_lines(&status::render(&view)))?;
     }
     if let Some(w) = view.malformed.warning("status") {
         eprintln!("warning: {w}");
@@ -265,12 +265,13 @@ fn cmd_status(binary: Binary, args: &StatusArgs) -> Result<Exit, CommandError> {
 }
 
 fn cmd_log(binary: Binary, args: &LogArgs) -> Result<Exit, CommandError> {
-    let since = match args.since.as_deref().map(|s| crate::clock::parse(s).ok_or(s)) {
+    let now = crate::clock::Clock::from_env().map_err(|e| CommandError::usage(e.to_string()))?.now();
+    let since = match args.since.as_deref().map(|s| crate::clock::parse_since(s, now).ok_or(s)) {
         None => None,
         Some(Ok(t)) => Some(t),
         Some(Err(s)) => {
             return Err(CommandError::usage(format!(
-                "--since must be an RFC 3339 instant such as 2026-08-25T00:00:00Z (got {s:?})"
+                "--since must be an RFC 3339 instant such as 2026-08-25T00:00:00Z or a time ago such as 1h, 30m, 2d (got {s:?})"
             )));
         }
     };

@@ -32,6 +32,9 @@ pub struct CheckArgs {
     /// op.json files, or directories searched recursively for `*.json`.
     #[arg(required = true)]
     pub paths: Vec<PathBuf>,
+    /// Print `{version, files, valid, problems}` as one JSON line on stdout.
+    #[arg(long)]
+    pub json: bool,
 }
 
 /// Runs `ops` or `ops check`.
@@ -58,7 +61,8 @@ fn cmd_list(binary: Binary, json: bool) -> Result<Exit, CommandError> {
                 "the stock chant binary carries no ops; list a project's ops with its own binary (e.g. `cargo run --bin <project-bin> -- ops`)"
             ),
             Binary::Project => {
-                eprintln!("no ops are compiled into this binary; declare them with op! and converge_op!")
+                eprintln!("no ops are compiled into this binary; declare them with op! and converge_op!");
+                eprintln!("hint: {}", super::init::no_ops_hint());
             }
         }
         return Ok(Exit::Done);
@@ -85,6 +89,13 @@ fn cmd_check(args: &CheckArgs) -> Result<Exit, CommandError> {
         texts.push((f.display().to_string(), text));
     }
     let report = crate::model::validate::check_set(texts.iter().map(|(o, t)| (o.as_str(), t.as_str())));
+    if args.json {
+        let problems: Vec<String> = report.problems.iter().map(ToString::to_string).collect();
+        let doc =
+            serde_json::json!({"version": 1, "files": files.len(), "valid": report.is_valid(), "problems": problems});
+        println(&doc.to_string())?;
+        return Ok(if report.is_valid() { Exit::Done } else { Exit::Failed });
+    }
     for p in &report.problems {
         eprintln!("error: {p}");
     }

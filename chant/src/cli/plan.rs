@@ -61,7 +61,7 @@ pub fn render(p: &Preview) -> String {
                 sym.total_count
             );
             for row in &sym.components {
-                let _ = writeln!(s, "  {} {}: {}", row.component, row.reconciliation.as_str(), row.detail);
+                let _ = writeln!(s, "  {}", super::lifecycle::row_line(row));
             }
         }
         Some(PlannedSymptom::Resources(rs)) => {

@@ -71,9 +71,14 @@ struct Report<'a> {
 pub fn cmd_replay(binary: Binary, args: &ReplayArgs) -> Result<Exit, CommandError> {
     let since = match args.since.as_deref() {
         None => None,
-        Some(s) => Some(crate::clock::parse(s).ok_or_else(|| {
-            CommandError::usage(format!("--since must be an RFC 3339 instant such as 2026-08-25T00:00:00Z (got {s:?})"))
-        })?),
+        Some(s) => {
+            let now = crate::clock::Clock::from_env().map_err(|e| CommandError::usage(e.to_string()))?.now();
+            Some(crate::clock::parse_since(s, now).ok_or_else(|| {
+                CommandError::usage(format!(
+                    "--since must be an RFC 3339 instant such as 2026-08-25T00:00:00Z or a time ago such as 1h, 30m, 2d (got {s:?})"
+                ))
+            })?)
+        }
     };
     let limit = match args.limit.as_deref() {
         None => None,

@@ -50,6 +50,10 @@ impl TickArgs {
 
 /// Opens the project and finds `op`, or says why not (exit 2).
 pub(crate) fn open(binary: Binary, verb: &str, op: &str) -> Result<(Project, OpDocument), CommandError> {
+    if binary == Binary::Project && crate::registry::ops().is_empty() {
+        return Err(CommandError::usage(format!("no ops are compiled into this binary, so it cannot {verb} `{op}`"))
+            .hint(super::init::no_ops_hint()));
+    }
     if crate::registry::find(op).is_none() {
         return Err(CommandError::usage(match binary {
             Binary::Stock => format!(
@@ -178,7 +182,12 @@ fn run_once(
     let var = |n: &str| std::env::var(n).ok();
     let environment = Environment { now: &now, var: &var };
     if !json {
-        eprintln!("[run] {} ({env})", doc.name);
+        // A hand run without an env is recorded under `_runs/`, a ledger path, not an env.
+        if env == crate::ledger::HAND_RUNS_DIR {
+            eprintln!("[run] {} (by hand, no env)", doc.name);
+        } else {
+            eprintln!("[run] {} (env {env})", doc.name);
+        }
     }
     let mut record = runner::run(doc, &steps, &settings, &services, &environment);
     let appended = tick::execute::op_digest(doc).map_err(crate::ledger::Error::from).and_then(|digest| {
@@ -292,7 +301,12 @@ pub fn cmd_tick(binary: Binary, args: &TickArgs) -> Result<Exit, CommandError> {
         Leased::Refused { holder } => {
             let line = format!("skipped (lease held by {})", holder.as_deref().unwrap_or("another writer"));
             if args.json {
+                // The skip is the tick's answer: its record on stdout, the words on stderr.
                 eprintln!("{line}");
+                let env = doc.env.as_ref().map(ToString::to_string).unwrap_or_default();
+                let skip = serde_json::json!({"version": 1, "op": doc.name.as_str(), "env": env,
+                    "skipped": "lease-held", "holder": holder});
+                println(&skip.to_string())?;
             } else {
                 println(&line)?;
             }

@@ -11,7 +11,7 @@
 //!                   "services": [{"name": "app",
 //!                                 "declared": {"cmd", "needs", "httpPort", "duration", "health", "optional"},
 //!                                 "listed": null | {"status", "cmd", "needs", "httpPort"}}]},
-//!    "converge": [{"op": "converge", "env": "box", "lastTick": null | {tick record}, "error": null | "..."}]}]}
+//!    "converge": [{"op": "converge", "env": "box", "health": {"state", "detail"?}, "lastTick": null | {tick record}, "error": null | "..."}]}]}
 //! ```
 //!
 //! `box` is `null` for a member without a box block; `box.error` says why a block is invalid (its
@@ -148,7 +148,13 @@ pub fn status<E: std::error::Error>(
                     Ok(Err(e)) => (Value::Null, Value::String(chain(&e))),
                     Err(e) => (Value::Null, Value::String(format!("the ledger could not be opened: {}", chain(e)))),
                 };
-                json!({"op": o.name, "env": env, "lastTick": last, "error": error})
+                let record: Option<crate::tick::TickRecord> = serde_json::from_value(last.clone()).ok();
+                let health = if error.is_null() {
+                    serde_json::to_value(crate::tick::health::Health::of_tick(record.as_ref())).unwrap_or(Value::Null)
+                } else {
+                    json!({"state": "unknown", "detail": "the newest tick could not be read"})
+                };
+                json!({"op": o.name, "env": env, "health": health, "lastTick": last, "error": error})
             })
             .collect();
         out.push(json!({"name": name, "dir": dir, "box": boxed, "converge": converge}));
@@ -228,12 +234,16 @@ pub fn render(view: &Value) -> String {
             }
         }
         for c in m["converge"].as_array().map(Vec::as_slice).unwrap_or_default() {
+            let health = match c["health"]["detail"].as_str() {
+                Some(d) => format!("{} ({d})", s(&c["health"]["state"])),
+                None => s(&c["health"]["state"]).to_owned(),
+            };
             let head = format!("  {}@{}", s(&c["op"]), s(&c["env"]));
             let t = &c["lastTick"];
             if let Some(e) = c["error"].as_str() {
                 let _ = writeln!(out, "{head}: last tick unreadable: {}", p(e));
             } else if t.is_null() {
-                let _ = writeln!(out, "{head}: never ticked");
+                let _ = writeln!(out, "{head}: {health}");
             } else {
                 let count = |st: &str| {
                     t["resources"]
@@ -250,7 +260,7 @@ pub fn render(view: &Value) -> String {
                     .unwrap_or_else(|| "-".into());
                 let _ = writeln!(
                     out,
-                    "{head}: last tick {}  in-sync {} drifted {} unknown {}  fired {fired}",
+                    "{head}: {health}, last tick {}  in-sync {} drifted {} unknown {}  fired {fired}",
                     s(&t["timestamp"]),
                     count("in-sync"),
                     count("drifted"),

@@ -43,8 +43,8 @@ pub use change_set::{
     ActionCounts, ChangeAction, ChangeEntry, ChangeSet, Delta, Evidence, LastApply, build_change_set,
 };
 pub use observation::{
-    ChangeSink, ChannelError, ChannelKeys, DeclaredEntity, Lexicon, LexiconError, Marker, Observation, Ownership,
-    OwnershipChannel, PresentResource, ReadPath, SubscribeError, Subscription, Unobserved, check_channel,
+    ChangeSink, ChannelError, ChannelKeys, DeclaredEntity, EntityTexts, Lexicon, LexiconError, Marker, Observation,
+    Ownership, OwnershipChannel, PresentResource, ReadPath, SubscribeError, Subscription, Unobserved, check_channel,
     check_lexicon, normalize, observe_component,
 };
 pub use status::{

@@ -546,6 +546,23 @@ pub trait Lexicon {
         let _ = sink;
         Err(SubscribeError::NotImplemented { lexicon: self.name().to_owned() })
     }
+
+    /// Returns the declared content of the entity `name` and its content read now, for a
+    /// person's diff of an entity that differs (`lifecycle diff`), or `None` (the default) when
+    /// the lexicon keeps no content worth showing as text. Read-only, like every observation.
+    fn texts(&self, name: &str) -> Option<EntityTexts> {
+        let _ = name;
+        None
+    }
+}
+
+/// An entity's declared and live content, returned by [`Lexicon::texts`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EntityTexts {
+    /// The declared content.
+    pub declared: Vec<u8>,
+    /// The live content; `None` when the entity is absent or could not be read.
+    pub live: Option<Vec<u8>>,
 }
 
 /// Why no change subscription was opened. Returned by [`Lexicon::subscribe_changes`].

@@ -4,7 +4,8 @@
 //! ([`Release::Keep`]) and releases them when it stops.
 //!
 //! The per-op lines follow the original's formats:
-//! `operator: <op>@<env> ticked=1 status=ok`, `skipped=1(lease-held:<holder>)`,
+//! `operator: <op>@<env> ticked=1 status=<health>[(<detail>)]` (the words of [`tick::health`]),
+//! `skipped=1(lease-held:<holder>)`,
 //! `skipped=1(not-due:<cron>)`, `failed=1 error="..."`, `fenced=1(...)`,
 //! `error=1(lease acquire failed — ...)`, and `interrupted=1(...)` for a tick a stop cut short.
 
@@ -174,8 +175,19 @@ impl fmt::Display for OpReport {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "operator: {}@{} ", self.op, self.env)?;
         match &self.event {
-            OpEvent::Ticked { gate: None } => f.write_str("ticked=1 status=ok"),
-            OpEvent::Ticked { gate: Some(g) } => write!(f, "ticked=1 status=ok gate=\"{g}\""),
+            OpEvent::Ticked { gate } => {
+                // The op's health from the tick just recorded: never `ok` for an env that could
+                // not be observed (tick::health).
+                let health = tick::health::Health::of_tick(self.record.as_ref());
+                write!(f, "ticked=1 status={}", health.state)?;
+                if let Some(d) = &health.detail {
+                    write!(f, "({d})")?;
+                }
+                match gate {
+                    Some(g) => write!(f, " gate=\"{g}\""),
+                    None => Ok(()),
+                }
+            }
             OpEvent::Failed { error } => write!(f, "failed=1 error=\"{}\"", error.replace('"', "'")),
             OpEvent::Fenced => f.write_str("fenced=1(lease lost mid-tick — ledger record still written)"),
             OpEvent::LeaseHeld { holder: Some(h) } => write!(f, "skipped=1(lease-held:{h})"),
@@ -587,8 +599,24 @@ mod tests {
     #[test]
     fn lines_follow_the_original_formats() {
         let p = "operator: staging-converge@staging ";
-        assert_eq!(line(OpEvent::Ticked { gate: None }), format!("{p}ticked=1 status=ok"));
-        assert_eq!(line(OpEvent::Ticked { gate: Some("g".into()) }), format!("{p}ticked=1 status=ok gate=\"g\""));
+        let ticked = |record: serde_json::Value, gate: Option<&str>| {
+            OpReport {
+                op: "staging-converge".into(),
+                env: "staging".into(),
+                event: OpEvent::Ticked { gate: gate.map(str::to_owned) },
+                record: Some(serde_json::from_value(record).unwrap()),
+                warnings: Vec::new(),
+                timings: OpTimings::default(),
+            }
+            .to_string()
+        };
+        assert_eq!(ticked(serde_json::json!({}), None), format!("{p}ticked=1 status=in-sync"));
+        let unknown = serde_json::json!({"symptom": {"env": "staging", "status": "unknown", "components": [],
+            "createCount": 0, "updateCount": 0, "deleteCount": 0, "adoptCount": 0, "runtimeCount": 0,
+            "unobservedCount": 1, "unobservedReasons": ["no-binding"], "totalCount": 1}});
+        assert_eq!(ticked(unknown, None), format!("{p}ticked=1 status=unknown(1 unobserved, first: no-binding)"));
+        let gated = serde_json::json!({"outcomes": [{"ruleId": "r", "action": "gated", "op": "x", "gateName": "g"}]});
+        assert_eq!(ticked(gated, Some("g")), format!("{p}ticked=1 status=gated(x waits at gate g) gate=\"g\""));
         assert_eq!(
             line(OpEvent::LeaseHeld { holder: Some("h:1:x".into()) }),
             format!("{p}skipped=1(lease-held:h:1:x)")

@@ -7,6 +7,7 @@
 //! met on the way are counted. `--json` prints [`StatusView`], whose shape never changes: every
 //! key is always present, `null` or empty when there is nothing to say.
 
+use crate::tick::health::Health;
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
 
@@ -126,6 +127,8 @@ pub struct OpStatus {
     pub env: String,
     /// Its workspace member, `null` in a flat project.
     pub member: Option<String>,
+    /// Its health, rolled up from its newest tick ([`crate::tick::health`]).
+    pub health: Health,
     /// Its newest readable tick, `null` when none is recorded.
     pub last_tick: Option<LastTickView>,
     /// Its lease, `null` when free.
@@ -344,6 +347,7 @@ pub fn status(ledger: &Ledger, leases: &LeaseStore, ops: &[OpRef], now: Timestam
             op: r.op.clone(),
             env: r.env.clone(),
             member: r.member.clone(),
+            health: Health::of_tick(tick.as_ref()),
             last_tick: tick.map(|t| LastTickView {
                 id: t.id,
                 started_at: t.started_at,
@@ -435,6 +439,7 @@ pub fn render(view: &StatusView) -> String {
     }
     for row in &view.ops {
         let _ = writeln!(s, "{} ({})", p(&row.op), p(&row.env));
+        let _ = writeln!(s, "  health    : {}", p(&row.health.to_string()));
         match &row.last_tick {
             None => s.push_str("  no ticks recorded yet\n"),
             Some(t) => {

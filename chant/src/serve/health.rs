@@ -128,6 +128,7 @@ mod tests {
             op: "o".into(),
             env: "e".into(),
             member: None,
+            health: crate::tick::health::Health::of_tick(None),
             last_tick: log.map(|l| LastTickView {
                 id: "t".into(),
                 started_at: String::new(),

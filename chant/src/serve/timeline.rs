@@ -228,7 +228,15 @@ mod tests {
     }
 
     fn status() -> OpStatus {
-        OpStatus { op: "c".into(), env: "e".into(), member: None, last_tick: None, lease: None, pending_gates: vec![] }
+        OpStatus {
+            op: "c".into(),
+            env: "e".into(),
+            member: None,
+            health: crate::tick::health::Health::of_tick(None),
+            last_tick: None,
+            lease: None,
+            pending_gates: vec![],
+        }
     }
 
     #[test]

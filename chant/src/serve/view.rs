@@ -60,16 +60,35 @@ pub struct EnvView {
 }
 
 /// One ConvergeOp's row: its `operator status` row, its health and its last tick's age.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct OpRow {
     /// Where it stands.
     pub health: Health,
     /// Seconds from its last tick's `timestamp` to `generatedAt`, `null` without a tick.
     pub age_seconds: Option<i64>,
     /// The `operator status` row, field for field.
-    #[serde(flatten)]
     pub status: OpStatus,
+}
+
+impl Serialize for OpRow {
+    /// The status row's fields beside `health` and `ageSeconds`; the row's own `health` (the
+    /// operator status roll-up, `tick::health`) gives way to the dashboard's word, so the object
+    /// has each key once.
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::{Error, SerializeMap};
+        let serde_json::Value::Object(mut fields) = serde_json::to_value(&self.status).map_err(S::Error::custom)?
+        else {
+            return Err(S::Error::custom("a status row is an object"));
+        };
+        fields.remove("health");
+        let mut map = serializer.serialize_map(Some(fields.len() + 2))?;
+        map.serialize_entry("health", &self.health)?;
+        map.serialize_entry("ageSeconds", &self.age_seconds)?;
+        for (k, v) in &fields {
+            map.serialize_entry(k, v)?;
+        }
+        map.end()
+    }
 }
 
 impl OpRow {
@@ -169,6 +188,7 @@ mod tests {
             op: op.into(),
             env: env.into(),
             member: member.map(str::to_owned),
+            health: crate::tick::health::Health::of_tick(None),
             last_tick: log.map(|l| LastTickView {
                 id: "t".into(),
                 started_at: "2026-03-01T09:59:00.000Z".into(),

@@ -36,6 +36,7 @@ pub mod dispatch;
 pub mod execute;
 pub mod explain;
 pub mod fence;
+pub mod health;
 pub mod leased;
 pub mod observer;
 pub mod plan;

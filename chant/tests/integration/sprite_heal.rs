@@ -207,6 +207,15 @@ fn a_killed_service_is_restarted_by_the_next_tick_and_answers_again() {
     assert!(ok, "{record}");
     let left = [("app".to_owned(), "left".to_owned()), ("hud".to_owned(), "left".to_owned())];
     assert_eq!(actions(&apply_output(&record)), left);
+
+    // A stopped service the apply starts is reported `started`, not `left`.
+    p.sv.ok(&["services", "stop", "hud"]);
+    let (record, ok) = p.work("services");
+    assert!(ok, "{record}");
+    let output = apply_output(&record);
+    let got = [("app".to_owned(), "left".to_owned()), ("hud".to_owned(), "started".to_owned())];
+    assert_eq!(actions(&output), got, "{output}");
+    assert_eq!(output["started"], json!(["hud"]), "{output}");
 }
 
 #[test]

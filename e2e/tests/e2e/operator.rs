@@ -130,8 +130,10 @@ fn outcome_lines(lines: &[String], op: &str) -> (usize, Vec<String>) {
     let prefix = format!("operator: {op}@marks ");
     // Warnings (a record kept locally until the next push) are not outcomes.
     let mine: Vec<&String> = lines.iter().filter(|l| l.starts_with(&prefix) && !l.contains(" warning: ")).collect();
-    let ticked = mine.iter().filter(|l| l.ends_with("ticked=1 status=ok")).count();
-    let other = mine.iter().filter(|l| !l.ends_with("ticked=1 status=ok")).map(|l| (*l).clone()).collect();
+    // A mark op's tick always finds its marker drifted and runs its hit op.
+    let ticked_line = |l: &str| l.ends_with(&format!("ticked=1 status=drifted(ran mark [r] -> {op}-hit)"));
+    let ticked = mine.iter().filter(|l| ticked_line(l)).count();
+    let other = mine.iter().filter(|l| !ticked_line(l)).map(|l| (*l).clone()).collect();
     (ticked, other)
 }
 
@@ -327,7 +329,7 @@ fn a_daemon_killed_at_random_moments_leaves_a_sound_repository_and_is_taken_over
         let out = sandbox.project(&["operator", "--once", "--env", "marks"], &vars);
         out.code(0);
         for op in ["mark-sched", "mark-loop"] {
-            let ticked = format!("operator: {op}@marks ticked=1 status=ok");
+            let ticked = format!("operator: {op}@marks ticked=1 status=drifted(ran mark [r] -> {op}-hit)");
             assert!(
                 out.stderr.contains(&ticked) || lock_round.contains(&ticked),
                 "trial {trial}: {op} not taken over:\n{lock_round}\n{}",
@@ -360,7 +362,11 @@ fn sigterm_releases_the_leases_and_a_restart_ticks_at_once() {
 
     let out = sandbox.project(&["operator", "--once", "--env", "marks"], &vars);
     out.code(0);
-    assert!(out.stderr.contains("operator: mark-loop@marks ticked=1 status=ok"), "{}", out.all());
+    assert!(
+        out.stderr.contains("operator: mark-loop@marks ticked=1 status=drifted(ran mark [r] -> mark-loop-hit)"),
+        "{}",
+        out.all()
+    );
     assert!(!out.stderr.contains("lease-held"), "{}", out.all());
 }
 
@@ -425,7 +431,11 @@ fn a_leftover_lock_is_reported_by_path_while_the_other_ops_tick() {
     let line = out.stderr.lines().find(|l| l.starts_with("operator: mark-loop@marks ")).unwrap();
     assert!(line.starts_with("operator: mark-loop@marks error=1(lease acquire failed — "), "{line}");
     assert!(line.contains(&format!("stale lock file at {shown}")) && line.contains(&format!("rm {shown}")), "{line}");
-    assert!(out.stderr.contains("operator: mark-sched@marks ticked=1 status=ok"), "{}", out.all());
+    assert!(
+        out.stderr.contains("operator: mark-sched@marks ticked=1 status=drifted(ran mark [r] -> mark-sched-hit)"),
+        "{}",
+        out.all()
+    );
 
     // A young lock is a lost race, not a stale lock.
     std::fs::OpenOptions::new().write(true).open(&lock).unwrap().set_modified(SystemTime::now()).unwrap();
@@ -435,7 +445,11 @@ fn a_leftover_lock_is_reported_by_path_while_the_other_ops_tick() {
     // After the human's rm, the next round acquires normally.
     std::fs::remove_file(&lock).unwrap();
     let out = run("2026-03-02T00:20:00Z");
-    assert!(out.stderr.contains("operator: mark-loop@marks ticked=1 status=ok"), "{}", out.all());
+    assert!(
+        out.stderr.contains("operator: mark-loop@marks ticked=1 status=drifted(ran mark [r] -> mark-loop-hit)"),
+        "{}",
+        out.all()
+    );
 
     // A stale lock on the ledger branch fails the ticks (nothing could be recorded), naming it.
     let ledger_lock = sandbox.dir.join(".git/refs/heads/chant/lifecycle.lock");

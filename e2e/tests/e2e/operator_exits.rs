@@ -43,7 +43,11 @@ fn an_unreachable_remote_fails_once_is_said_once_per_round_and_shown_by_status_u
     sandbox.git(sandbox.root(), &["init", "-q", "--bare", bare.to_str().unwrap()]);
     let out = sandbox.project(&["operator", "--once", "--env", "site"], &[("CHANT_NOW", "2026-03-01T12:00:00.000Z")]);
     out.code(0);
-    assert!(out.stderr.contains("operator: site-converge@site ticked=1 status=ok"), "{}", out.all());
+    assert!(
+        out.stderr.contains("operator: site-converge@site ticked=1 status=drifted(ran first-apply -> site-apply)"),
+        "{}",
+        out.all()
+    );
     assert!(lines(&out.stderr, "operator: remote ").is_empty(), "{}", out.all());
     let json = sandbox.project(&["operator", "status", "--json"], &[]).code(0).json();
     assert_eq!(json["remote"]["reachable"], true, "{json}");

@@ -46,14 +46,20 @@ fn status_and_log_read_the_ledger_alone_with_one_json_shape() {
     assert_eq!(names, ["mark-loop", "mark-sched"], "the stock binary finds ConvergeOps on the ledger");
     for row in rows {
         let keys: Vec<&str> = row.as_object().unwrap().keys().map(String::as_str).collect();
-        assert_eq!(keys, ["env", "lastTick", "lease", "member", "op", "pendingGates"]);
+        assert_eq!(keys, ["env", "health", "lastTick", "lease", "member", "op", "pendingGates"]);
         assert_eq!(row["lastTick"]["startedAt"], times[&2].as_str());
         assert!(row["lastTick"]["log"].as_str().unwrap().starts_with("converge(marks): drifted=1 remediated=1"));
         assert_eq!(row["lease"], Value::Null, "--once released the lease");
     }
     let human = sandbox.stock(&["operator", "status"], &[]);
     human.code(0);
-    assert!(human.stdout.contains("mark-loop (marks)\n  last tick : "), "{}", human.stdout);
+    assert!(
+        human
+            .stdout
+            .contains("mark-loop (marks)\n  health    : drifted (ran mark [r] -> mark-loop-hit)\n  last tick : "),
+        "{}",
+        human.stdout
+    );
     assert!(human.stdout.contains("  lease     : free"), "{}", human.stdout);
 
     let out = sandbox.stock(&["operator", "log", "--json"], &[]);

@@ -151,7 +151,10 @@ fn every_route_answers_json_that_matches_the_cli_and_escaped_html() {
         let fields = got.as_object_mut().unwrap();
         fields.remove("health");
         fields.remove("ageSeconds");
-        assert_eq!(&got, want, "the estate row is operator status's row");
+        // The dashboard's `health` word stands where the status row has its health roll-up.
+        let mut want = want.clone();
+        want.as_object_mut().unwrap().remove("health");
+        assert_eq!(got, want, "the estate row is operator status's row");
     }
     let page = served.html("/");
     assert!(page.contains(r#"data-op="site-converge" data-health="in-sync""#), "{page}");

@@ -220,13 +220,16 @@ fn a_killed_service_wakes_the_operator_which_restarts_it_long_before_the_interva
 
     // An hour's interval: every round after the first is woken by the supervisor's stream.
     let mut op = Operator::start(&b, "1h");
-    op.expect(Duration::from_secs(60), "operator: converge@box ticked=1 status=ok");
+    op.expect(Duration::from_secs(60), "operator: converge@box ticked=1 status=in-sync");
     op.expect(Duration::from_secs(10), "operator: sprite-env(box) change signal subscribed (the timer still runs)");
 
     let pid = b.service("app")["state"]["pid"].as_i64().unwrap() as i32;
     kill(Pid::from_raw(pid), Signal::SIGKILL).unwrap();
     op.expect(Duration::from_secs(60), "operator: woken by a change signal");
-    op.expect(Duration::from_secs(60), "operator: converge@box ticked=1 status=ok");
+    op.expect(
+        Duration::from_secs(60),
+        "operator: converge@box ticked=1 status=drifted(ran restart-drifted [app] -> restart-service)",
+    );
     // The dispatched restart waited for the health URL, so the app answers once the tick is over.
     assert!(answers(b.port));
     let app = b.service("app");
@@ -261,7 +264,8 @@ fn without_a_supervisor_stream_the_operator_says_so_once_and_keeps_its_timer() {
     command.env("CHANT_SPRITE_ENV", &fake);
     let mut op = Operator::spawn(command, "1s");
     for _ in 0..3 {
-        op.expect(Duration::from_secs(60), "operator: converge@box ticked=1 status=ok");
+        // Nothing could be listed: every service is unknown, which is never `ok`.
+        op.expect(Duration::from_secs(60), "operator: converge@box ticked=1 status=unknown(2 unobserved, first: ");
     }
     let lines = op.stop();
     let said: Vec<&String> = lines.iter().filter(|l| l.contains("sprite-env(box) change signal")).collect();
@@ -278,7 +282,7 @@ fn workspace_status_shows_the_declared_and_listed_services_and_the_newest_tick()
     let before = b.box_json(&["workspace", "status", "--json"]);
     assert_eq!(
         before["members"][0]["converge"],
-        json!([{"op": "converge", "env": "box", "lastTick": null, "error": null}])
+        json!([{"op": "converge", "env": "box", "health": {"state": "never-ticked"}, "lastTick": null, "error": null}])
     );
 
     let applied = b.command(BOX).args(["run", "services"]).output().unwrap();
@@ -332,6 +336,6 @@ fn workspace_status_shows_the_declared_and_listed_services_and_the_newest_tick()
     let text = String::from_utf8(text.stdout).unwrap();
     assert!(text.starts_with("box (.)\n"), "{text}");
     assert!(text.lines().any(|l| l.trim_start().starts_with("app") && l.contains("running")), "{text}");
-    assert!(text.contains("converge@box: last tick "), "{text}");
+    assert!(text.contains("converge@box: in-sync, last tick "), "{text}");
     assert!(text.contains("in-sync 2 drifted 0 unknown 0  fired -"), "{text}");
 }

@@ -1,7 +1,7 @@
 //! A workspace's operator: one child operator per project binary, run together.
 //!
 //! Each child's stdout and stderr lines are printed with the member's name in brackets in front
-//! (`[box] operator: converge@box ticked=1 status=ok`), SIGINT and SIGTERM are forwarded to every
+//! (`[box] operator: converge@box ticked=1 status=in-sync`), SIGINT and SIGTERM are forwarded to every
 //! child (each then stops cleanly and releases its leases), and the fan-out exits when all have
 //! stopped, with the highest exit code among them (1 for a child killed by a signal).
 

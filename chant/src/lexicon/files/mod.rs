@@ -47,7 +47,7 @@ pub use teardown::{Removal, TEARDOWN_DIGEST};
 use self::confine::{Parent, Target};
 use crate::model::UnobservedReason;
 use crate::observe::{
-    ChangeSink, ComponentInput, DeclaredEntity, LastApply, Lexicon, LexiconError, Observation, Ownership,
+    ChangeSink, ComponentInput, DeclaredEntity, EntityTexts, LastApply, Lexicon, LexiconError, Observation, Ownership,
     PresentResource, SubscribeError, Subscription, Unobserved, observe_component,
 };
 
@@ -330,6 +330,21 @@ impl FilesLexicon {
     }
 }
 
+impl FilesLexicon {
+    /// Reads the live content of the declared file `name` through the same confinement checks
+    /// as an observation; `None` when it is absent, not a regular file, or cannot be read.
+    fn read_live(&self, name: &str) -> Option<Vec<u8>> {
+        declaration::check_path(name).ok()?;
+        let real_root = fs::canonicalize(self.root.as_ref()?).ok()?;
+        let Ok(Parent::Dir(dir)) = confine::parent(&real_root, name, false) else { return None };
+        let file_name = confine::file_name(name);
+        match confine::inspect(&real_root, &dir, file_name, name) {
+            Ok(Target::File(checked)) => read_regular(&dir.join(file_name), &checked).ok().map(|(content, _)| content),
+            _ => None,
+        }
+    }
+}
+
 /// Reads a file that `lstat` said is regular, checking on the open handle that it is still that
 /// same file (so a swap for a symlink between the check and the open is never read through).
 fn read_regular(path: &Path, checked: &fs::Metadata) -> io::Result<(Vec<u8>, u32)> {
@@ -350,6 +365,11 @@ impl Lexicon for FilesLexicon {
 
     fn subscribe_changes(&self, sink: ChangeSink) -> Result<Subscription, SubscribeError> {
         watch::subscribe(self, sink).map_err(SubscribeError::Failed)
+    }
+
+    fn texts(&self, name: &str) -> Option<EntityTexts> {
+        let declared = self.declaration.files().get(name)?.content.clone();
+        Some(EntityTexts { declared, live: self.read_live(name) })
     }
 
     fn describe_resources(&self, declared: &[DeclaredEntity]) -> Result<Observation, LexiconError> {

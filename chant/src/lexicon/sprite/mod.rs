@@ -326,8 +326,10 @@ pub fn apply(
                 if options.start && !matches!(l.status.as_deref(), Some("running" | "starting")) {
                     supervise(settings, &["services", "start", &s.name], settings.change_timeout)?;
                     started.push(s.name.clone());
+                    "started"
+                } else {
+                    "left"
                 }
-                "left"
             }
         };
         actions.push((s.name.clone(), action));

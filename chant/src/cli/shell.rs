@@ -1,0 +1,200 @@
+//! Shell habits: `completions <shell>` (clap_complete) and `man --out DIR` (clap_mangen), both
+//! generated from the one clap definition, and the examples and exit codes every subcommand's
+//! help ends with ([`command`]).
+
+use std::path::PathBuf;
+
+use clap::{Args, CommandFactory};
+
+use super::error::print;
+use super::{Cli, CommandError, Exit};
+
+/// Print a shell completion script on stdout
+#[derive(Debug, Args)]
+pub struct CompletionsArgs {
+    /// The shell: bash, zsh, fish, elvish or powershell.
+    pub shell: clap_complete::Shell,
+}
+
+/// Write man pages generated from the command line's definition
+#[derive(Debug, Args)]
+pub struct ManArgs {
+    /// The directory to write `<bin>.1` and `<bin>-<subcommand>.1` into (created when missing).
+    #[arg(long, value_name = "DIR")]
+    pub out: PathBuf,
+}
+
+/// Examples and exit codes, by subcommand path: the text after each subcommand's help.
+const EXAMPLES: &[(&[&str], &str)] = &[
+    (&["ops"], "Examples:\n  chant ops\n  chant ops --json\n\nExit codes: 0 listed, 2 usage error."),
+    (
+        &["ops", "check"],
+        "Examples:\n  chant ops check target/chant/ops\n  chant ops check a.json b.json --json\n\nExit codes: 0 valid, 1 problems found, 2 usage error (a path that does not exist).",
+    ),
+    (
+        &["run"],
+        "Examples:\n  chant run staging-apply\n  chant run staging-converge --json    # a ConvergeOp runs one tick\n\nExit codes: 0 done, 1 failed (or its lease is held), 2 usage error, 3 gated.",
+    ),
+    (
+        &["tick"],
+        "Examples:\n  chant tick staging-converge\n  chant tick staging-converge --plan   # decide, write nothing\n\nExit codes: 0 ticked (or skipped: lease held), 1 the tick failed, 2 usage error.",
+    ),
+    (
+        &["replay"],
+        "Examples:\n  chant replay staging-converge --limit 50\n  chant replay staging-converge --rules new/staging-converge.json\n\nExit codes: 0 replayed, 1 the ledger could not be read, 2 usage error.",
+    ),
+    (
+        &["explain"],
+        "Examples:\n  chant explain 25fb77b9\n  chant explain --op staging-converge    # its newest tick\n\nExit codes: 0 explained, 1 the ledger could not be read, 2 no such tick.",
+    ),
+    (
+        &["approve"],
+        "Examples:\n  chant approve prod-db-force force --actor you\n  chant approve prod-db-force force --expire\n\nExit codes: 0 recorded, 1 the ledger could not be written, 2 usage error.",
+    ),
+    (&["lifecycle"], "Examples:\n  chant lifecycle diff staging --live\n\nExit codes: see `lifecycle diff --help`."),
+    (
+        &["lifecycle", "diff"],
+        "Examples:\n  chant lifecycle diff staging --live\n  chant lifecycle diff staging --live --exit-code   # for CI\n\nExit codes: 0 diffed (with --exit-code: nothing differs), 1 failed (with --exit-code: something to create, update or delete), 2 usage error, 4 (with --exit-code) something could not be observed.",
+    ),
+    (
+        &["operator"],
+        "Examples:\n  chant operator --once\n  chant operator --interval 5m\n\nExit codes: 0 done (stopped by a signal), 1 a tick or a lease failed (--once), 2 usage error.",
+    ),
+    (
+        &["operator", "status"],
+        "Examples:\n  chant operator status\n  chant operator status --json --fetch\n\nExit codes: 0 done, 1 the ledger could not be read, 2 usage error.",
+    ),
+    (
+        &["operator", "log"],
+        "Examples:\n  chant operator log --limit 20\n  chant operator log --op staging-converge --json\n\nExit codes: 0 done, 1 the ledger could not be read, 2 usage error.",
+    ),
+    (
+        &["workspace"],
+        "Examples:\n  chant workspace status\n  chant workspace status --json\n\nExit codes: 0 done, 2 usage error (no chant.workspace.json).",
+    ),
+    (
+        &["workspace", "status"],
+        "Examples:\n  chant workspace status\n  chant workspace status --json\n\nExit codes: 0 done, 2 usage error (no chant.workspace.json).",
+    ),
+    (
+        &["serve"],
+        "Examples:\n  chant serve\n  chant serve --addr 127.0.0.1:7878\n\nExit codes: 0 stopped, 1 the address cannot be bound, 2 usage error.",
+    ),
+    (
+        &["init"],
+        "Examples:\n  chant init my-estate\n  chant init . --env staging --chant path:../chant\n\nExit codes: 0 written, 2 usage error (a file exists, a bad name, a bad --chant).",
+    ),
+    (
+        &["completions"],
+        "Examples:\n  chant completions bash > ~/.local/share/bash-completion/completions/chant\n  chant completions zsh > ~/.zfunc/_chant\n\nExit codes: 0 printed, 2 an unknown shell.",
+    ),
+    (
+        &["ci"],
+        "Examples:\n  chant ci workflow --github > .github/workflows/chant-operator.yml\n  chant ci cronjob --image registry.example/project:1.0\n\nExit codes: 0 printed, 2 usage error (an unknown --op, the stock binary).",
+    ),
+    (
+        &["ci", "workflow"],
+        "Examples:\n  chant ci workflow --github > .github/workflows/chant-operator.yml\n  chant ci workflow --gitlab --op staging-converge\n\nExit codes: 0 printed, 2 usage error (an unknown --op, the stock binary).",
+    ),
+    (
+        &["ci", "cronjob"],
+        "Examples:\n  chant ci cronjob --image registry.example/project:1.0 | kubectl apply -f -\n\nExit codes: 0 printed, 2 usage error (an unknown --op, the stock binary).",
+    ),
+    (
+        &["man"],
+        "Examples:\n  chant man --out target/man && man -l target/man/chant.1\n\nExit codes: 0 written, 1 a page could not be written.",
+    ),
+];
+
+/// The command line's definition with every subcommand's examples and exit codes after its help.
+pub fn command() -> clap::Command {
+    let mut cmd = Cli::command();
+    for (path, text) in EXAMPLES {
+        cmd = with_after_help(cmd, path, text);
+    }
+    cmd
+}
+
+fn with_after_help(cmd: clap::Command, path: &[&str], text: &'static str) -> clap::Command {
+    match path {
+        [] => cmd.after_help(text),
+        [first, rest @ ..] => {
+            let rest = rest.to_vec();
+            cmd.mut_subcommand(*first, move |c| with_after_help(c, &rest, text))
+        }
+    }
+}
+
+/// This binary's name, as the shell calls it.
+fn bin_name() -> String {
+    std::env::current_exe()
+        .ok()
+        .and_then(|p| p.file_stem().map(|n| n.to_string_lossy().into_owned()))
+        .unwrap_or_else(|| "chant".into())
+}
+
+/// Runs `completions`.
+pub fn cmd_completions(args: &CompletionsArgs) -> Result<Exit, CommandError> {
+    let mut cmd = command();
+    let mut out = Vec::new();
+    clap_complete::generate(args.shell, &mut cmd, bin_name(), &mut out);
+    print(&String::from_utf8_lossy(&out))?;
+    Ok(Exit::Done)
+}
+
+/// Runs `man`: one page for the binary and one per subcommand (`chant-operator-status.1`).
+pub fn cmd_man(args: &ManArgs) -> Result<Exit, CommandError> {
+    let bin = bin_name();
+    let cmd = command().name(bin.clone()).bin_name(bin.clone());
+    std::fs::create_dir_all(&args.out)
+        .map_err(|e| CommandError::failed(format!("cannot create {}: {e}", args.out.display())))?;
+    let mut written = Vec::new();
+    write_pages(&cmd, &bin, args, &mut written)?;
+    for w in &written {
+        super::error::println(&w.display().to_string())?;
+    }
+    Ok(Exit::Done)
+}
+
+fn write_pages(
+    cmd: &clap::Command,
+    name: &str,
+    args: &ManArgs,
+    written: &mut Vec<PathBuf>,
+) -> Result<(), CommandError> {
+    let path = args.out.join(format!("{name}.1"));
+    let mut bytes = Vec::new();
+    clap_mangen::Man::new(cmd.clone().name(name.to_owned()))
+        .render(&mut bytes)
+        .and_then(|()| std::fs::write(&path, &bytes))
+        .map_err(|e| CommandError::failed(format!("cannot write {}: {e}", path.display())))?;
+    written.push(path);
+    for sub in cmd.get_subcommands().filter(|s| s.get_name() != "help") {
+        write_pages(sub, &format!("{name}-{}", sub.get_name()), args, written)?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_subcommand_ends_its_help_with_examples_and_exit_codes() {
+        fn walk(cmd: &clap::Command, path: String, missing: &mut Vec<String>) {
+            for sub in cmd.get_subcommands().filter(|s| s.get_name() != "help") {
+                let p = format!("{path} {}", sub.get_name());
+                let text = sub.get_after_help().map(ToString::to_string).unwrap_or_default();
+                if !(text.contains("Examples:\n  chant ") && text.contains("Exit codes: ")) {
+                    missing.push(p.clone());
+                }
+                walk(sub, p, missing);
+            }
+        }
+        let cmd = command();
+        cmd.clone().debug_assert();
+        let mut missing = Vec::new();
+        walk(&cmd, String::new(), &mut missing);
+        assert!(missing.is_empty(), "no examples or exit codes: {missing:?}");
+    }
+}

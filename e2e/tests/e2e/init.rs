@@ -1,0 +1,80 @@
+//! `chant init` writes a project that builds and ticks on its first `cargo run`: the stock binary
+//! generates it in a directory outside any repository (so it runs `git init`), real cargo builds
+//! it against this checkout of chant, and the first tick applies the env while the second finds it
+//! in sync. A bin without the `use <lib> as _;` line carries no ops, and the error names the line.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use super::support::{Out, STOCK, Sandbox};
+
+fn workspace() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap().to_path_buf()
+}
+
+/// Real cargo in `dir`, with this suite's target directory and the workspace's profile, so the
+/// third-party dependencies already built for the suite are reused (only chant and the project
+/// compile), resolved offline from a copy of the workspace's lock file.
+fn cargo(dir: &Path, args: &[&str]) -> Out {
+    let target = std::env::var_os("CARGO_TARGET_DIR").map_or_else(|| workspace().join("target"), PathBuf::from);
+    let out = Command::new(env!("CARGO"))
+        .current_dir(dir)
+        .args(["--offline", "--config", "profile.dev.debug=\"line-tables-only\""])
+        .args(["--config", "profile.dev.package.\"*\".debug=false"])
+        .args(args)
+        .env("CARGO_TARGET_DIR", target)
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env_remove("CHANT_NOW")
+        .env_remove("CHANT_PROJECT_BIN")
+        .output()
+        .unwrap();
+    Out {
+        code: out.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    }
+}
+
+#[test]
+fn init_then_cargo_run_ticks_the_new_project_and_a_bin_without_its_use_line_names_it() {
+    let sandbox = Sandbox::new("");
+    let chant = format!("path:{}", workspace().join("chant").display());
+    let out = sandbox.run_in(STOCK, sandbox.root(), &["init", "demo", "--env", "site", "--chant", &chant], &[]);
+    out.code(0);
+    let dir = sandbox.root().join("demo");
+    for f in ["Cargo.toml", "chant.toml", ".gitignore", "src/lib.rs", "src/bin/demo.rs", "src/bin/demo-converge.rs"] {
+        assert!(dir.join(f).is_file(), "{f} missing\n{}", out.all());
+        assert!(out.stdout.contains(f), "{f} not listed\n{}", out.all());
+    }
+    assert!(dir.join(".git").is_dir(), "no git init\n{}", out.all());
+    assert!(out.stdout.contains("cd demo && cargo run"), "{}", out.all());
+
+    // A second init refuses to overwrite, naming what is there.
+    let again = sandbox.run_in(STOCK, sandbox.root(), &["init", "demo", "--chant", &chant], &[]);
+    again.code(2);
+    assert!(again.stderr.contains("already holds Cargo.toml"), "{}", again.all());
+
+    std::fs::copy(workspace().join("Cargo.lock"), dir.join("Cargo.lock")).unwrap();
+    let first = cargo(&dir, &["run", "-q"]);
+    first.code(0);
+    assert!(first.stdout.contains("converge(site): drifted=1 remediated=1"), "{}", first.all());
+    assert!(first.all().contains("ran first-apply"), "{}", first.all());
+    assert_eq!(
+        std::fs::read_to_string(dir.join("estates/site/hello.txt")).unwrap(),
+        "hello from chant; edits are reverted on the next tick\n"
+    );
+    assert!(!sandbox.git(&dir, &["rev-parse", "refs/heads/chant/lifecycle"]).trim().is_empty());
+    let second = cargo(&dir, &["run", "-q"]);
+    second.code(0);
+    assert!(second.stdout.contains("converge(site): drifted=0 remediated=0"), "{}", second.all());
+
+    // Without the `use` line the linker drops the library: the binary carries no ops.
+    let bin = dir.join("src/bin/demo.rs");
+    let source = std::fs::read_to_string(&bin).unwrap();
+    std::fs::write(&bin, source.replace("use demo as _;", "")).unwrap();
+    let out = cargo(&dir, &["run", "-q", "--bin", "demo", "--", "tick", "site-converge"]);
+    out.code(2);
+    assert!(out.stderr.contains("no ops are compiled into this binary"), "{}", out.all());
+    assert!(out.stderr.contains("hint: add `use demo as _;` to src/bin/demo.rs"), "{}", out.all());
+}
