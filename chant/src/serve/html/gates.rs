@@ -18,7 +18,7 @@ pub fn gates(view: &GatesView) -> Markup {
             table {
                 thead { tr {
                     th { "op" } th { "gate" } th { "env" } th { "resource" } th { "reached by" }
-                    th { "description" } th { "expires" } th { "approve with" }
+                    th { "description" } th { "expires" } th { "plan" } th { "approve with" }
                 } }
                 tbody { @for row in &view.gates {
                     @let g = &row.gate;
@@ -33,6 +33,12 @@ pub fn gates(view: &GatesView) -> Markup {
                         }
                         td { (g.description.as_deref().unwrap_or("")) }
                         td { (g.expires_at.as_deref().unwrap_or("")) }
+                        td.plan {
+                            @if let Some(d) = &g.plan_digest { code { (d) } }
+                            @if let Some(plan) = &g.plan {
+                                ul { @for line in plan.lines() { li { code { (line) } } } }
+                            }
+                        }
                         td.approve {
                             code { (g.approve) }
                             @if let Some(u) = &g.url {

@@ -133,6 +133,36 @@ mod tests {
     }
 
     #[test]
+    fn a_gate_that_guards_a_plan_shows_its_digest_and_changes_escaped() {
+        use crate::gate::plan::{GatePlan, PlanVerb};
+        use crate::operator::status::{Malformed, PendingGateView};
+        use crate::serve::view::{GateRow, GatesView};
+        let plan = GatePlan { verb: PlanVerb::Apply, env: "site".into(), changes: vec!["create <app.conf>".into()] };
+        let digest = format!("sha256:{}", "ab".repeat(32));
+        let gate = PendingGateView {
+            op: "site-guarded-apply".into(),
+            gate: "ship".into(),
+            env: "site".into(),
+            resource: None,
+            rule: None,
+            description: None,
+            expires_at: None,
+            url: None,
+            approve: "chant approve site-guarded-apply ship".into(),
+            plan_digest: Some(digest.clone()),
+            plan: Some(plan.clone()),
+        };
+        let row = GateRow { converge_op: None, member: None, gate };
+        let view =
+            GatesView { version: 1, generated_at: "now".into(), gates: vec![row], malformed: Malformed::default() };
+        let page = gates::gates(&view).into_string();
+        assert!(page.contains(&format!("<code>{digest}</code>")), "{page}");
+        let first = plan.lines().into_iter().find(|l| l.contains("app.conf")).expect("the plan names its change");
+        assert!(page.contains(&first.replace('<', "&lt;").replace('>', "&gt;")), "{page}");
+        assert!(!page.contains("<app.conf>"), "{page}");
+    }
+
+    #[test]
     fn interpolated_text_is_escaped() {
         let page = error(404, "<script>alert(1)</script>", "now").into_string();
         assert!(page.contains("&lt;script&gt;alert(1)&lt;/script&gt;"), "{page}");
