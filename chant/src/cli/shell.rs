@@ -69,6 +69,10 @@ const EXAMPLES: &[(&[&str], &str)] = &[
         "Examples:\n  chant operator log --limit 20\n  chant operator log --op staging-converge --json\n\nExit codes: 0 done, 1 the ledger could not be read, 2 usage error.",
     ),
     (
+        &["operator", "audit"],
+        "Examples:\n  chant operator audit\n  chant operator audit --op staging-promote --json\n\nExit codes: 0 no gaps, 1 a gap in the audit trail (or the ledger could not be read), 2 usage error.",
+    ),
+    (
         &["workspace"],
         "Examples:\n  chant workspace status\n  chant workspace status --json\n\nExit codes: 0 done, 2 usage error (no chant.workspace.json).",
     ),
