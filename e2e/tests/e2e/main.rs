@@ -13,6 +13,7 @@ mod delegate;
 mod diff;
 mod explain;
 mod faults;
+mod faults_concurrent;
 mod faults_remote;
 mod fence;
 mod gate_remote;
