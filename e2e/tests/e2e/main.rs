@@ -15,6 +15,7 @@ mod explain;
 mod faults;
 mod faults_concurrent;
 mod faults_remote;
+mod faults_supervisor;
 mod fence;
 mod gate_remote;
 mod gates;
