@@ -14,6 +14,7 @@ mod diff;
 mod explain;
 mod faults;
 mod faults_concurrent;
+mod faults_disk;
 mod faults_remote;
 mod faults_supervisor;
 mod fence;
