@@ -427,6 +427,20 @@ mod tests {
     }
 
     #[test]
+    fn git_timeout_is_a_nonzero_duration_and_reaches_the_ledger_config() {
+        let d = tempfile::tempdir().unwrap();
+        let p = write(d.path(), "[project]\nname = \"p\"\n[ledger]\ngit_timeout = \"3s\"\n");
+        let c = Config::load(&p).unwrap();
+        let base = crate::ledger::LedgerConfig::default();
+        assert_eq!(c.ledger.ledger_config(base).git_timeout, std::time::Duration::from_secs(3));
+        for bad in ["0s", "soon"] {
+            let p = write(d.path(), &format!("[project]\nname = \"p\"\n[ledger]\ngit_timeout = \"{bad}\"\n"));
+            let e = Config::load(&p).unwrap_err().to_string();
+            assert!(e.contains("[ledger] git_timeout") && e.contains(bad), "{e}");
+        }
+    }
+
+    #[test]
     fn unknown_fields_name_the_line() {
         let d = tempfile::tempdir().unwrap();
         let p = write(d.path(), "[project]\nname = \"p\"\n\n[env.staging]\nfile_root = \"x\"\n");
