@@ -12,6 +12,7 @@
 //!
 //! [ledger]
 //! remote = "origin"            # optional; without it the ledger and leases are local-only
+//! git_timeout = "60s"          # optional: how long one git fetch or push may run (default 60s)
 //!
 //! [env.staging]
 //! files_root = "examples/estates/staging"
@@ -92,6 +93,24 @@ pub struct Project {
 pub struct LedgerSection {
     /// The git remote the ledger and leases are pushed to; none means local-only.
     pub remote: Option<String>,
+    /// How long one git child (a fetch or push of the ledger or a lease) may run before it is
+    /// killed and the record is kept locally (`30s`); default 60 s. Checked when loaded.
+    #[serde(default)]
+    pub git_timeout: Option<String>,
+}
+
+impl LedgerSection {
+    /// The configured `git_timeout`, `None` when unset (it was checked when the file was loaded,
+    /// so a value that does not parse is `None` too).
+    pub fn git_timeout(&self) -> Option<std::time::Duration> {
+        self.git_timeout.as_deref().and_then(|t| crate::duration::parse(t).ok()).filter(|d| !d.is_zero())
+    }
+
+    /// The ledger configuration this section gives, over `base`.
+    pub fn ledger_config(&self, base: crate::ledger::LedgerConfig) -> crate::ledger::LedgerConfig {
+        let git_timeout = self.git_timeout().unwrap_or(base.git_timeout);
+        crate::ledger::LedgerConfig { remote: self.remote.clone(), git_timeout, ..base }
+    }
 }
 
 /// `[gates]`.
@@ -247,6 +266,25 @@ impl Config {
         let shown = path.display().to_string();
         let raw: Raw = toml::from_str(text)
             .map_err(|e| Error::Invalid { path: shown.clone(), message: describe_toml_error(text, &e) })?;
+        if let Some(t) = &raw.ledger.git_timeout {
+            match crate::duration::parse(t) {
+                Ok(d) if !d.is_zero() => {}
+                Ok(_) => {
+                    return Err(Error::Invalid {
+                        path: shown,
+                        message: format!("[ledger] git_timeout = {t:?} is zero; give a duration such as \"60s\""),
+                    });
+                }
+                Err(e) => {
+                    return Err(Error::Invalid {
+                        path: shown,
+                        message: format!(
+                            "[ledger] git_timeout = {t:?} is not a duration ({e}); write one such as \"60s\""
+                        ),
+                    });
+                }
+            }
+        }
         let registered = match (keys, crate::lexicon::registry::binding_keys()) {
             (_, Ok(registered)) => registered,
             (Keys::Registered, Err(e)) => return Err(Error::Registry(e)),
@@ -386,6 +424,20 @@ mod tests {
         assert_eq!(c.resolve(c.env("staging").unwrap().get("files_root").unwrap()), d.path().join("estates/staging"));
         assert_eq!(c.ledger.remote, None);
         assert_eq!(c.secret_vars(), ["TOKEN"]);
+    }
+
+    #[test]
+    fn git_timeout_is_a_nonzero_duration_and_reaches_the_ledger_config() {
+        let d = tempfile::tempdir().unwrap();
+        let p = write(d.path(), "[project]\nname = \"p\"\n[ledger]\ngit_timeout = \"3s\"\n");
+        let c = Config::load(&p).unwrap();
+        let base = crate::ledger::LedgerConfig::default();
+        assert_eq!(c.ledger.ledger_config(base).git_timeout, std::time::Duration::from_secs(3));
+        for bad in ["0s", "soon"] {
+            let p = write(d.path(), &format!("[project]\nname = \"p\"\n[ledger]\ngit_timeout = \"{bad}\"\n"));
+            let e = Config::load(&p).unwrap_err().to_string();
+            assert!(e.contains("[ledger] git_timeout") && e.contains(bad), "{e}");
+        }
     }
 
     #[test]

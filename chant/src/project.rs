@@ -149,7 +149,7 @@ impl Project {
         }
         let catalog = Catalog::embedded_declared(&declared)?;
         let clock = crate::clock::Clock::from_env()?;
-        let ledger_config = LedgerConfig { remote: config.ledger.remote.clone(), clock, ..LedgerConfig::default() };
+        let ledger_config = config.ledger.ledger_config(LedgerConfig { clock, ..LedgerConfig::default() });
         let ledger = Ledger::open(&config.root, ledger_config)?;
         let redactor = Redactor::from_env_vars(config.secret_vars());
         Ok(Project { root: config.root.clone(), config, ledger, catalog, redactor })

@@ -354,13 +354,13 @@ pub(crate) fn open_project() -> Result<crate::project::Project, CommandError> {
 /// is a chant.toml, else the repository around the working directory, local only.
 pub(crate) fn open_ledger() -> Result<crate::ledger::Ledger, CommandError> {
     let cwd = working_dir()?;
-    let (root, remote) = match crate::config::Config::discover_any_bindings(&cwd) {
-        Ok(c) => (c.root.clone(), c.ledger.remote.clone()),
-        Err(crate::config::Error::NotFound { .. }) => (cwd, None),
+    let (root, section) = match crate::config::Config::discover_any_bindings(&cwd) {
+        Ok(c) => (c.root.clone(), c.ledger.clone()),
+        Err(crate::config::Error::NotFound { .. }) => (cwd, crate::config::LedgerSection::default()),
         Err(e) => return Err(CommandError::usage(e.to_string())),
     };
     let clock = crate::clock::Clock::from_env().map_err(|e| CommandError::usage(e.to_string()))?;
-    let config = crate::ledger::LedgerConfig { remote, clock, ..crate::ledger::LedgerConfig::default() };
+    let config = section.ledger_config(crate::ledger::LedgerConfig { clock, ..crate::ledger::LedgerConfig::default() });
     crate::ledger::Ledger::open(&root, config).map_err(CommandError::usage)
 }
 

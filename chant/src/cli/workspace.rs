@@ -98,8 +98,7 @@ fn cmd_status(binary: Binary, args: &StatusArgs) -> Result<Exit, CommandError> {
     } else {
         crate::catalog::Catalog::embedded().map(|c| c.converge_ops().cloned().collect()).unwrap_or_default()
     };
-    let ledger =
-        Ledger::open(&config.root, LedgerConfig { remote: config.ledger.remote.clone(), ..LedgerConfig::default() });
+    let ledger = Ledger::open(&config.root, config.ledger.ledger_config(LedgerConfig::default()));
     let var = |k: &str| std::env::var(k).ok();
     let settings = sprite::Settings::from_env(&var);
     let view = status(&config.root, &ops, ledger.as_ref(), &|| sprite::list(&settings))

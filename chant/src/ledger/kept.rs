@@ -48,10 +48,13 @@ pub(super) fn keep(common: &Path, kept: &Kept) -> std::io::Result<PathBuf> {
     let name = format!("{nanos:024}-{}-{}", std::process::id(), COUNTER.fetch_add(1, Ordering::Relaxed));
     let text = serde_json::to_vec(kept).map_err(std::io::Error::other)?;
     let tmp = dir.join(format!(".{name}.tmp"));
-    std::fs::write(&tmp, text)?;
     let path = dir.join(format!("{name}{SUFFIX}"));
-    std::fs::rename(&tmp, &path)?;
-    Ok(path)
+    // A write that fails (a full disk) leaves no empty or partial temporary file behind.
+    let written = std::fs::write(&tmp, text).and_then(|()| std::fs::rename(&tmp, &path));
+    if written.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    written.map(|()| path)
 }
 
 /// A kept record claimed by this process, to append.

@@ -106,7 +106,7 @@ impl Running {
 }
 
 /// The `marks` sandbox: a project whose `E2E_MARKS` directory collects dispatch side effects.
-fn marks_sandbox() -> (Sandbox, String) {
+pub(crate) fn marks_sandbox() -> (Sandbox, String) {
     let sandbox = Sandbox::new(&config_with_roots(&["site"]));
     let marks = sandbox.root().join("marks");
     std::fs::create_dir_all(&marks).unwrap();
@@ -115,12 +115,12 @@ fn marks_sandbox() -> (Sandbox, String) {
 }
 
 /// The lines of a side-effect file (empty when it does not exist).
-fn mark_lines(marks: &str, op: &str) -> Vec<String> {
+pub(crate) fn mark_lines(marks: &str, op: &str) -> Vec<String> {
     std::fs::read_to_string(Path::new(marks).join(op)).unwrap_or_default().lines().map(str::to_owned).collect()
 }
 
 /// The fire time `i` steps of ten minutes after a fixed base.
-fn fire_time(i: usize) -> String {
+pub(crate) fn fire_time(i: usize) -> String {
     assert!(i < 144, "one day of fire times");
     format!("2026-03-02T{:02}:{:02}:00.000Z", (10 * i) / 60, (10 * i) % 60)
 }
@@ -139,7 +139,7 @@ fn outcome_lines(lines: &[String], op: &str) -> (usize, Vec<String>) {
 
 /// Starts `n` `operator --once --env marks` processes in `dir` at once and returns each one's
 /// exit code and stderr.
-fn once_together(sandbox: &Sandbox, dirs: &[&Path], now: &str, marks: &str) -> Vec<(i32, Vec<String>)> {
+pub(crate) fn once_together(sandbox: &Sandbox, dirs: &[&Path], now: &str, marks: &str) -> Vec<(i32, Vec<String>)> {
     let vars = [("CHANT_NOW", now), ("E2E_MARKS", marks)];
     let running: Vec<Running> = dirs
         .iter()
@@ -150,7 +150,7 @@ fn once_together(sandbox: &Sandbox, dirs: &[&Path], now: &str, marks: &str) -> V
 
 /// Checks one fire time's processes: each op ticked exactly once, every other process skipped.
 #[track_caller]
-fn assert_once_each(results: &[(i32, Vec<String>)], now: &str) {
+pub(crate) fn assert_once_each(results: &[(i32, Vec<String>)], now: &str) {
     let all: Vec<String> = results.iter().flat_map(|(_, l)| l.iter().cloned()).collect();
     for (code, lines) in results {
         assert_eq!(*code, 0, "at {now}:\n{}", lines.join("\n"));
@@ -166,7 +166,7 @@ fn assert_once_each(results: &[(i32, Vec<String>)], now: &str) {
 }
 
 /// The tick records of `op` in `marks`, read from the ledger of `dir`.
-fn ticks(sandbox: &Sandbox, dir: &Path, op: &str) -> Vec<Value> {
+pub(crate) fn ticks(sandbox: &Sandbox, dir: &Path, op: &str) -> Vec<Value> {
     sandbox.ledger_of(dir).read(&converge_key("marks", op)).unwrap().records.into_iter().map(|r| r.value).collect()
 }
 
