@@ -28,7 +28,7 @@ struct Remote {
 
 impl Remote {
     fn new() -> Remote {
-        let config = format!("{}\n[ledger]\nremote = \"origin\"\ngit_timeout = \"1s\"\n", config_with_roots(&["site"]));
+        let config = format!("{}\n[ledger]\nremote = \"origin\"\ngit_timeout = \"5s\"\n", config_with_roots(&["site"]));
         let sandbox = Sandbox::new(&config);
         let bare = sandbox.root().join("remote.git");
         sandbox.git(sandbox.root(), &["-c", "init.defaultBranch=main", "init", "-q", "--bare", "remote.git"]);
@@ -114,7 +114,7 @@ fn a_remote_that_rejects_the_ledger_keeps_the_record_locally_and_gets_it_next_ro
 #[test]
 fn a_remote_that_hangs_is_cut_at_the_git_timeout_and_gets_the_record_next_round() {
     let remote = Remote::new();
-    remote.round_trip(|r| r.set_hook(Some(&hook("exec sleep 30"))), |r| r.set_hook(None), "did not finish within 1s");
+    remote.round_trip(|r| r.set_hook(Some(&hook("exec sleep 30"))), |r| r.set_hook(None), "did not finish within 5s");
 }
 
 #[test]
