@@ -1,5 +1,5 @@
 //! The gate audit: turns gate ledger lines into typed audit entries and reports what the ledger
-//! is missing. [`derive`] is a pure function: it takes lines (with their [`Source`]), the applies
+//! is missing. [`derive()`] is a pure function: it takes lines (with their [`Source`]), the applies
 //! and decision records a caller passes in, and returns entries and gaps; it touches no git,
 //! clock or file. `operator audit` feeds it the real ledger's history.
 //!

@@ -94,7 +94,7 @@ pub struct Timeline {
 ///
 /// Without a filter every record is read. With `--limit` or `--since`, each key is read newest
 /// first, one shard at a time, and reading it stops at the end of the shard in which it reached
-/// `limit` records at or after `since`, or met a record older than `since` ([`window`]): the
+/// `limit` records at or after `since`, or met a record older than `since` (`window`): the
 /// cost follows the limit, not the history. The unreadable lines counted are then those of the
 /// shards read.
 ///
