@@ -94,7 +94,7 @@ pub(super) fn waiting(common: &Path) -> Vec<PathBuf> {
 /// Claims the kept record at `path` (an unclaimed file, or one claimed by a process that is
 /// gone); `None` when another live process has it, or it is gone. A file that does not decode is
 /// left where it is and reported.
-pub(super) fn claim(path: &Path) -> Result<Option<Claim>, String> {
+pub(super) fn claim(path: &Path) -> Result<Option<Claim>, ClaimError> {
     let Some(name) = path.file_name().and_then(|n| n.to_str()) else { return Ok(None) };
     let base = match name.strip_suffix(CLAIMED) {
         None => name.strip_suffix(SUFFIX).map(|b| (b, None)),
@@ -116,19 +116,39 @@ pub(super) fn claim(path: &Path) -> Result<Option<Claim>, String> {
         Ok(text) => text,
         Err(e) => {
             let _ = std::fs::rename(&claimed, &unclaimed);
-            return Err(format!("cannot read the kept record {}: {e}", unclaimed.display()));
+            return Err(ClaimError::Read { path: unclaimed, source: e });
         }
     };
     match serde_json::from_slice::<Kept>(&text) {
         Ok(kept) => Ok(Some(Claim { kept, path: unclaimed, claimed })),
         Err(e) => {
             let _ = std::fs::rename(&claimed, &unclaimed);
-            Err(format!(
-                "the kept record {} is not one chant wrote ({e}); move it away once you have looked at it",
-                unclaimed.display()
-            ))
+            Err(ClaimError::Foreign { path: unclaimed, source: e })
         }
     }
+}
+
+/// Why a kept record could not be taken up.
+#[derive(Debug, thiserror::Error)]
+pub(super) enum ClaimError {
+    /// The claimed file could not be read (it is put back under its name).
+    #[error("cannot read the kept record {}: {source}", path.display())]
+    Read {
+        /// The kept record's file.
+        path: PathBuf,
+        /// The read's failure.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The file does not decode as a record chant kept (it is put back under its name).
+    #[error("the kept record {} is not one chant wrote ({source}); move it away once you have looked at it", path.display())]
+    Foreign {
+        /// The kept record's file.
+        path: PathBuf,
+        /// The decoding failure.
+        #[source]
+        source: serde_json::Error,
+    },
 }
 
 /// Whether process `pid` exists.
@@ -175,7 +195,7 @@ mod tests {
         taken.done().unwrap();
         let junk = dir(tmp.path()).join("junk.json");
         std::fs::write(&junk, "{").unwrap();
-        assert!(claim(&junk).unwrap_err().contains("not one chant wrote"));
+        assert!(claim(&junk).unwrap_err().to_string().contains("not one chant wrote"));
         assert!(junk.exists(), "left where it is");
     }
 }

@@ -322,7 +322,7 @@ impl Ledger {
                 Ok(Some(claim)) => claim,
                 Ok(None) => continue,
                 Err(why) => {
-                    said.push(why);
+                    said.push(why.to_string());
                     continue;
                 }
             };
