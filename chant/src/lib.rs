@@ -19,6 +19,7 @@ pub mod duration;
 pub mod error;
 pub mod gate;
 pub mod git;
+pub mod graph;
 pub mod handoff;
 pub mod http;
 pub mod id;

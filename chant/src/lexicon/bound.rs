@@ -9,6 +9,7 @@
 use std::fmt;
 
 use super::plugin::{Applied, DeleteMode, EnvLexicon, HookError};
+use super::references::{Attrs, ReferenceCatalog};
 use crate::ledger::{self, AppendReceipt, Ledger, Record, ShardKey};
 use crate::observe::{
     ChangeSink, ComponentInput, DeclaredEntity, LastApply, Lexicon, LexiconError, SubscribeError, Subscription,
@@ -68,6 +69,10 @@ trait ErasedLexicon {
     fn last_apply(&self) -> LastApply;
     fn apply(&self, mode: DeleteMode) -> Result<Applied<AppliedRecord>, HookError>;
     fn teardown(&self) -> Result<Applied<AppliedRecord>, HookError>;
+    // --- reference catalog hooks ---
+    fn reference_catalog(&self) -> Option<&'static ReferenceCatalog>;
+    fn enrich_live_attrs(&self) -> Result<Attrs, HookError>;
+    fn declared_attrs(&self) -> Result<Attrs, HookError>;
 }
 
 impl<L: EnvLexicon> ErasedLexicon for L {
@@ -89,6 +94,18 @@ impl<L: EnvLexicon> ErasedLexicon for L {
 
     fn teardown(&self) -> Result<Applied<AppliedRecord>, HookError> {
         EnvLexicon::teardown(self).map(erase)
+    }
+
+    fn reference_catalog(&self) -> Option<&'static ReferenceCatalog> {
+        EnvLexicon::reference_catalog(self)
+    }
+
+    fn enrich_live_attrs(&self) -> Result<Attrs, HookError> {
+        EnvLexicon::enrich_live_attrs(self)
+    }
+
+    fn declared_attrs(&self) -> Result<Attrs, HookError> {
+        EnvLexicon::declared_attrs(self)
     }
 }
 
@@ -158,6 +175,40 @@ impl BoundLexicon {
     /// As [`EnvLexicon::teardown`].
     pub fn teardown(&self) -> Result<Applied<AppliedRecord>, HookError> {
         self.inner.teardown()
+    }
+
+    /// Returns the declared entities (see [`EnvLexicon::declared_entities`]).
+    ///
+    /// # Errors
+    ///
+    /// As [`EnvLexicon::declared_entities`].
+    pub fn declared_entities(&self) -> Result<Vec<DeclaredEntity>, LexiconError> {
+        self.inner.declared_entities()
+    }
+
+    // --- reference catalog hooks ---
+
+    /// Returns the lexicon's reference catalog (see [`EnvLexicon::reference_catalog`]).
+    pub fn reference_catalog(&self) -> Option<&'static ReferenceCatalog> {
+        self.inner.reference_catalog()
+    }
+
+    /// Reads the live reference attributes (see [`EnvLexicon::enrich_live_attrs`]).
+    ///
+    /// # Errors
+    ///
+    /// As [`EnvLexicon::enrich_live_attrs`].
+    pub fn enrich_live_attrs(&self) -> Result<Attrs, HookError> {
+        self.inner.enrich_live_attrs()
+    }
+
+    /// Returns the declared reference attributes (see [`EnvLexicon::declared_attrs`]).
+    ///
+    /// # Errors
+    ///
+    /// As [`EnvLexicon::declared_attrs`].
+    pub fn declared_attrs(&self) -> Result<Attrs, HookError> {
+        self.inner.declared_attrs()
     }
 
     /// Subscribes to the lexicon's change stream (see [`Lexicon::subscribe_changes`]).

@@ -52,6 +52,7 @@ pub mod files;
 pub mod plugin;
 #[cfg(feature = "postgres")]
 pub mod postgres;
+pub mod references;
 pub mod registry;
 #[cfg(feature = "box")]
 pub mod sprite;

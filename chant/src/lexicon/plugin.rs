@@ -21,11 +21,16 @@
 //! that existing lexicons keep compiling: a deep read (property trees with optional field owners,
 //! the `observeResourcesDeep` read path), dependencies (`referencedBy`), ambient resources (and
 //! their kinds), a teardown plan (with its holes), stack status, artifacts, export (a branded type
-//! no lifecycle path can take, the `exportResources` read path) and a reference catalog (with
-//! live attribute enrichment). None of them exists in this version.
+//! no lifecycle path can take, the `exportResources` read path).
+//!
+//! The reference catalog hooks exist: [`EnvLexicon::reference_catalog`] (how resources refer to
+//! each other, as data: [`ReferenceCatalog`]), [`EnvLexicon::enrich_live_attrs`] (the reference
+//! attributes a thin describe does not carry) and [`EnvLexicon::declared_attrs`] (the same for
+//! the declared entities); `graph` rebuilds edges from them ([`crate::graph`]).
 
 use std::fmt;
 
+use super::references::{Attrs, ReferenceCatalog};
 use crate::observe::{DeclaredEntity, LastApply, Lexicon, LexiconError};
 
 /// Whether an apply may remove what chant owns and no longer declares (and make the changes a
@@ -39,6 +44,10 @@ pub enum Hook {
     Apply,
     /// [`EnvLexicon::teardown`].
     Teardown,
+    /// [`EnvLexicon::enrich_live_attrs`].
+    EnrichLiveAttrs,
+    /// [`EnvLexicon::declared_attrs`].
+    DeclaredAttrs,
 }
 
 impl Hook {
@@ -47,6 +56,8 @@ impl Hook {
         match self {
             Hook::Apply => "apply",
             Hook::Teardown => "teardown",
+            Hook::EnrichLiveAttrs => "enrichLiveAttrs",
+            Hook::DeclaredAttrs => "declaredAttrs",
         }
     }
 }
@@ -179,6 +190,36 @@ pub trait EnvLexicon: Lexicon {
     fn teardown(&self) -> Result<Applied<Self::Record>, HookError> {
         Err(HookError::not_implemented(self.name(), Hook::Teardown))
     }
+
+    // --- reference catalog hooks ---
+
+    /// Returns how this lexicon's resources refer to each other ([`ReferenceCatalog`]), as data;
+    /// `None` (the default) when it declares no references: its resources are graph nodes
+    /// without edges.
+    fn reference_catalog(&self) -> Option<&'static ReferenceCatalog> {
+        None
+    }
+
+    /// Returns attributes of the live resources that their describe is too thin to carry, with
+    /// references resolved to the referenced resource's name (node name -> attributes), merged
+    /// into the observed nodes before the live graph is rebuilt. Read-only.
+    ///
+    /// # Errors
+    ///
+    /// [`HookError::NotImplemented`] by default; [`HookError::Failed`] when the read failed.
+    fn enrich_live_attrs(&self) -> Result<Attrs, HookError> {
+        Err(HookError::not_implemented(self.name(), Hook::EnrichLiveAttrs))
+    }
+
+    /// Returns the reference attributes of the declared entities (node name -> attributes), for
+    /// the declared graph; pure, no I/O.
+    ///
+    /// # Errors
+    ///
+    /// [`HookError::NotImplemented`] by default.
+    fn declared_attrs(&self) -> Result<Attrs, HookError> {
+        Err(HookError::not_implemented(self.name(), Hook::DeclaredAttrs))
+    }
 }
 
 #[cfg(test)]
@@ -226,6 +267,10 @@ mod tests {
         let teardown = ReadOnly.teardown().unwrap_err();
         assert_eq!(teardown.to_string(), "lexicon read-only does not implement teardown");
         assert_eq!(ReadOnly.last_apply(), LastApply::none());
+        assert_eq!(ReadOnly.reference_catalog(), None);
+        let enrich = ReadOnly.enrich_live_attrs().unwrap_err();
+        assert_eq!(enrich.to_string(), "lexicon read-only does not implement enrichLiveAttrs");
+        assert!(ReadOnly.declared_attrs().unwrap_err().is_not_implemented());
     }
 
     #[test]

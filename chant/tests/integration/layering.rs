@@ -36,6 +36,8 @@ const LAYERS: &[&[&str]] = &[
     // Records kept on the ledger and what reads them: the lease (who ticks), gate facts and
     // decisions, and the lexicons (readers and writers of substrates).
     &["lease", "gate", "lexicon"],
+    // The estate as a graph, rebuilt from the lexicons' reference catalogs.
+    &["graph"],
     // The behaviour engines, and `chant.toml` (checked against the binding keys the registered
     // lexicons declare).
     &["behaviour", "config"],

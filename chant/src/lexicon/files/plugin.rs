@@ -3,6 +3,7 @@
 //! `owned-only`) and tears down, each returning the [`ApplyRecord`] the core appends.
 
 use super::{ApplyRecord, COMPONENT, FilesDeclaration, FilesLexicon, ROOT_KEY};
+use crate::lexicon::references::ReferenceCatalog;
 use crate::lexicon::{
     Applied, BindError, Binding, BindingKey, Declaration, DeleteMode, EnvLexicon, Hook, HookError, Registration,
 };
@@ -57,5 +58,13 @@ impl EnvLexicon for FilesLexicon {
         let mut applied = Applied::new(record).say(format!("{} owned file(s) removed", removal.removed.len()));
         applied.said.extend(removal.kept.iter().map(|k| format!("kept {k}")));
         Ok(applied)
+    }
+
+    // --- reference catalog hooks ---
+
+    /// Files refer to nothing of each other: a catalog without rules, so the graph's edges of
+    /// the files lexicon are computed, and there are none.
+    fn reference_catalog(&self) -> Option<&'static ReferenceCatalog> {
+        Some(&ReferenceCatalog::EMPTY)
     }
 }

@@ -14,7 +14,7 @@ use postgres::GenericClient;
 /// How many queries [`read`] issues, whatever the size of the database.
 pub const QUERIES: usize = 3;
 
-const NOT_SYSTEM: &str = "n.nspname NOT IN ('pg_catalog', 'information_schema', 'pg_toast') \
+pub(super) const NOT_SYSTEM: &str = "n.nspname NOT IN ('pg_catalog', 'information_schema', 'pg_toast') \
      AND n.nspname NOT LIKE 'pg\\_temp\\_%' AND n.nspname NOT LIKE 'pg\\_toast\\_temp\\_%'";
 
 /// One live schema.

@@ -38,6 +38,7 @@ pub mod declaration;
 pub mod marker;
 pub mod plan;
 mod plugin;
+pub mod references;
 pub mod verdict;
 
 use std::str::FromStr;
@@ -361,6 +362,27 @@ impl PostgresLexicon {
         let snapshot = catalog::read(&mut tx).map_err(unreachable)?;
         tx.commit().map_err(unreachable)?;
         Ok((snapshot, address))
+    }
+
+    /// Reads the reference attributes of the live catalog ([`references::read_live_attrs`]), in
+    /// one read-only, repeatable-read transaction.
+    ///
+    /// # Errors
+    ///
+    /// As [`PostgresLexicon::read_snapshot`].
+    pub fn read_live_attrs(&self) -> Result<crate::lexicon::references::Attrs, PostgresError> {
+        let (mut client, address) = self.connect_or_error()?;
+        let unreachable =
+            |e: postgres::Error| PostgresError::Unreachable { address: address.clone(), detail: describe(&e) };
+        let mut tx = client
+            .build_transaction()
+            .isolation_level(IsolationLevel::RepeatableRead)
+            .read_only(true)
+            .start()
+            .map_err(unreachable)?;
+        let attrs = references::read_live_attrs(&mut tx).map_err(unreachable)?;
+        tx.commit().map_err(unreachable)?;
+        Ok(attrs)
     }
 
     /// Applies the declaration in one transaction under the env's advisory lock; see [`plan`].

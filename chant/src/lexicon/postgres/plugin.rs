@@ -3,7 +3,9 @@
 //! unset variable observes as `no-binding`), and [`PostgresLexicon`] applies and tears down, each
 //! returning the [`PostgresApplyRecord`] the core appends.
 
+use super::references;
 use super::{COMPONENT, DSN_VAR_KEY, PostgresApplyRecord, PostgresDeclaration, PostgresLexicon};
+use crate::lexicon::references::{Attrs, ReferenceCatalog};
 use crate::lexicon::{
     Applied, BindError, Binding, BindingKey, Declaration, DeleteMode, EnvLexicon, Hook, HookError, Registration,
 };
@@ -46,5 +48,19 @@ impl EnvLexicon for PostgresLexicon {
         let record = PostgresLexicon::teardown(self).map_err(|e| HookError::failed(COMPONENT, Hook::Teardown, e))?;
         let said = record.summary();
         Ok(Applied::new(record).say(said))
+    }
+
+    // --- reference catalog hooks ---
+
+    fn reference_catalog(&self) -> Option<&'static ReferenceCatalog> {
+        Some(&references::CATALOG)
+    }
+
+    fn enrich_live_attrs(&self) -> Result<Attrs, HookError> {
+        self.read_live_attrs().map_err(|e| HookError::failed(COMPONENT, Hook::EnrichLiveAttrs, e))
+    }
+
+    fn declared_attrs(&self) -> Result<Attrs, HookError> {
+        Ok(references::declared_attrs(self.declaration()))
     }
 }
