@@ -229,8 +229,15 @@ impl Cluster {
 
     /// Runs `pgbench -i` against `db` as the app role.
     pub fn pgbench_init(&self, db: &str) {
+        self.pgbench_init_with(db, &[]);
+    }
+
+    /// Runs `pgbench -i` with `extra` options (`--foreign-keys`) against `db` as the app role.
+    pub fn pgbench_init_with(&self, db: &str, extra: &[&str]) {
         let out = Command::new(self.bin.join("pgbench"))
-            .args(["-i", "-q", "-h", "127.0.0.1", "-p", &self.port.to_string(), "-U", APP_ROLE, db])
+            .args(["-i", "-q", "-h", "127.0.0.1", "-p", &self.port.to_string(), "-U", APP_ROLE])
+            .args(extra)
+            .arg(db)
             .env("PGPASSWORD", &self.app_password)
             .stdin(Stdio::null())
             .output()

@@ -14,6 +14,7 @@ mod behaviour_http;
 mod behaviour_screen;
 mod files;
 mod fuzz;
+mod graph_postgres;
 mod guard;
 mod honesty_props;
 mod layering;
