@@ -17,6 +17,8 @@
 //! condition into a refusal. [`predict()`] runs the whole sequence in chant's own wire version;
 //! [`compare_figures`] says on which axes two figures may not be differenced silently;
 //! [`render`] prints the outcome; [`conformance`] is the suite a lexicon author runs.
+//! [`estate`] builds the asks of an env from its declared or live [graph](crate::graph), and
+//! [`delta`] differences two reports, marked on every axis [`compare_figures`] reports.
 //!
 //! ```
 //! use chant::behaviour::{Ask, EnvVars, Request, RequestEntity, TrafficLevel, TransportOptions, predict};
@@ -33,7 +35,9 @@
 
 pub mod compare;
 pub mod conformance;
+pub mod delta;
 pub mod engine;
+pub mod estate;
 pub mod figure;
 pub mod files;
 pub mod predict;
@@ -46,7 +50,9 @@ pub mod transport;
 pub mod wire;
 
 pub use compare::{MISMATCHES, Mismatch, compare_figures, is_comparable};
+pub use delta::{EntityDelta, ReportDelta, render_deltas, report_delta};
 pub use engine::{EngineAddress, EnvVars, Resolved, Token, engine_from, token_from};
+pub use estate::{asks_from_graph, pointed_entity, withheld_reason};
 pub use figure::{
     Basis, Currency, EngineIdentity, FigureError, Figures, Headroom, PredictedRate, Provenance, Resilience,
     ResilienceVerdict,

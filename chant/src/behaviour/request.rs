@@ -166,12 +166,15 @@ pub struct Request {
     pub edges: Option<Vec<Edge>>,
     /// The level the prediction is for.
     pub traffic: TrafficLevel,
+    /// The failure a resilience verdict is asked for (`one zone lost`), when one is.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub failure: Option<String>,
 }
 
 impl Request {
     /// Creates a request with no entities and edges not computed.
     pub fn new(lexicon: impl Into<String>, traffic: TrafficLevel) -> Self {
-        Request { lexicon: lexicon.into(), entities: Vec::new(), edges: None, traffic }
+        Request { lexicon: lexicon.into(), entities: Vec::new(), edges: None, traffic, failure: None }
     }
 
     /// Adds an entity.
@@ -185,6 +188,13 @@ impl Request {
     #[must_use]
     pub fn edges(mut self, edges: Vec<Edge>) -> Self {
         self.edges = Some(edges);
+        self
+    }
+
+    /// Asks for a resilience verdict under the named failure.
+    #[must_use]
+    pub fn failure(mut self, failure: impl Into<String>) -> Self {
+        self.failure = Some(failure.into());
         self
     }
 }
@@ -279,6 +289,16 @@ mod tests {
         assert_eq!(e["edges"], serde_json::json!([]));
         assert_eq!(serde_json::from_value::<Request>(a).unwrap().edges, None);
         assert_eq!(serde_json::from_value::<Request>(e).unwrap().edges, Some(Vec::new()));
+    }
+
+    #[test]
+    fn a_failure_is_sent_only_when_asked_for() {
+        let plain = serde_json::to_value(Request::new("acme", level())).unwrap();
+        assert!(plain.get("failure").is_none());
+        let asked = Request::new("acme", level()).failure("one zone lost");
+        let json = serde_json::to_value(&asked).unwrap();
+        assert_eq!(json["failure"], "one zone lost");
+        assert_eq!(serde_json::from_value::<Request>(json).unwrap(), asked);
     }
 
     #[test]

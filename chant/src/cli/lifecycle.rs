@@ -41,6 +41,8 @@ pub struct LifecycleArgs {
 pub enum LifecycleCommand {
     /// Print the change set and status rows of an env
     Diff(DiffArgs),
+    /// Predict how an env's estate behaves at a traffic level, asked of the behaviour engine
+    Predict(super::predict::PredictArgs),
 }
 
 /// Print the change set and status rows of an env
@@ -213,12 +215,13 @@ pub fn render(diff: &Diff) -> Vec<String> {
 pub fn cmd_lifecycle(binary: Binary, args: &LifecycleArgs) -> Result<Exit, CommandError> {
     match &args.command {
         LifecycleCommand::Diff(d) => cmd_diff(binary, d),
+        LifecycleCommand::Predict(p) => super::predict::cmd_predict(binary, p),
     }
 }
 
 /// Refuses an env this binary declares nothing for: its diff would show nothing declared and
 /// call the env `reconciled`. The stock binary carries no declarations at all.
-fn check_declared(binary: Binary, env: &str) -> Result<(), CommandError> {
+pub(crate) fn check_declared(binary: Binary, env: &str) -> Result<(), CommandError> {
     if binary == Binary::Stock {
         return Err(CommandError::usage(format!(
             "the stock chant binary carries no env declarations, so it cannot tell how env `{env}` differs from one; use the project's own binary (`cargo run --bin <project-bin> -- lifecycle diff {env} --live`)"

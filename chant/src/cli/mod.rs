@@ -24,11 +24,13 @@ pub mod colour;
 pub mod delegate;
 pub mod error;
 pub mod explain;
+pub mod graph;
 pub mod init;
 pub mod lifecycle;
 pub mod operator;
 pub mod ops;
 pub mod plan;
+pub mod predict;
 pub mod replay;
 pub mod run;
 #[cfg(feature = "serve")]
@@ -121,6 +123,7 @@ impl Command {
             | Command::Replay(_)
             | Command::Explain(_)
             | Command::Lifecycle(_)
+            | Command::Graph(_)
             | Command::Workspace(_) => true,
             Command::Ops(a) => a.command.is_none(),
             Command::Ci(_) => true,
@@ -150,6 +153,8 @@ pub enum Command {
     Approve(approve::ApproveArgs),
     /// Show how an env differs from its declaration
     Lifecycle(lifecycle::LifecycleArgs),
+    /// Draw an env's estate as a graph: declared, or live with edges rebuilt from identifiers
+    Graph(graph::GraphArgs),
     /// Tick every ConvergeOp on its schedule under its lease, or show what the operator did
     Operator(operator::OperatorArgs),
     /// Show each workspace member's box services and its ConvergeOps' newest ticks
@@ -223,6 +228,7 @@ fn dispatch(binary: Binary, default: DefaultCommand) -> Exit {
         Some(Command::Explain(args)) => explain::cmd_explain(binary, &args),
         Some(Command::Approve(args)) => approve::cmd_approve(binary, &args),
         Some(Command::Lifecycle(args)) => lifecycle::cmd_lifecycle(binary, &args),
+        Some(Command::Graph(args)) => graph::cmd_graph(binary, &args),
         Some(Command::Operator(args)) => operator::cmd_operator(binary, &args),
         Some(Command::Workspace(args)) => workspace::cmd_workspace(binary, &args),
         #[cfg(feature = "serve")]

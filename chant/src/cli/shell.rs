@@ -51,10 +51,21 @@ const EXAMPLES: &[(&[&str], &str)] = &[
         &["approve"],
         "Examples:\n  chant approve prod-db-force force --actor you\n  chant approve prod-db-force force --expire\n\nExit codes: 0 recorded, 1 the ledger could not be written, 2 usage error.",
     ),
-    (&["lifecycle"], "Examples:\n  chant lifecycle diff staging --live\n\nExit codes: see `lifecycle diff --help`."),
+    (
+        &["lifecycle"],
+        "Examples:\n  chant lifecycle diff staging --live\n  chant lifecycle predict staging --traffic 100\n\nExit codes: see `lifecycle diff --help` and `lifecycle predict --help`.",
+    ),
     (
         &["lifecycle", "diff"],
         "Examples:\n  chant lifecycle diff staging --live\n  chant lifecycle diff staging --live --exit-code   # for CI\n\nExit codes: 0 diffed (with --exit-code: nothing differs), 1 failed (with --exit-code: something to create, update or delete), 2 usage error, 4 (with --exit-code) something could not be observed.",
+    ),
+    (
+        &["graph"],
+        "Examples:\n  chant graph staging                      # the declared graph\n  chant graph staging --live --dot | dot -Tsvg > staging.svg\n  chant graph staging --live --mermaid\n\nExit codes: 0 drawn, 1 the project or a declaration could not be read, 2 usage error (an env this binary does not declare).",
+    ),
+    (
+        &["lifecycle", "predict"],
+        "Examples:\n  chant lifecycle predict staging --traffic 100\n  chant lifecycle predict staging --traffic 100 --live --failure \"one zone lost\"\n  chant lifecycle predict staging --traffic 100 --compare declared,live --json\n\nThe engine is named by CHANT_BEHAVIOUR_ENGINE_<LEXICON>, CHANT_BEHAVIOUR_ENGINE or BEHAVIOUR_ENGINE (an http(s) URL, sent a bearer token from CHANT_BEHAVIOUR_TOKEN_<LEXICON>, CHANT_BEHAVIOUR_TOKEN or BEHAVIOUR_TOKEN, or a program on PATH).\n\nExit codes: 0 every lexicon answered (partial answers included), 1 a refusal, a request the screen refused, or a failure, 2 usage error.",
     ),
     (
         &["operator"],

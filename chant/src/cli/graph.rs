@@ -1,0 +1,71 @@
+//! `graph <env> [--live] [--json | --dot | --mermaid]`: the env's estate as a graph
+//! ([`crate::graph`]).
+//!
+//! With `--live` the nodes are what the env's lexicons observe and the edges are rebuilt through
+//! their reference catalogs; without it, the declared entities and the declared references, so
+//! the two can be drawn side by side. References whose target no node answers to are listed as
+//! dangling and never drawn. Output is text for a person, one JSON document on one line
+//! (`--json`), Graphviz DOT (`--dot`, containment as clusters) or a Mermaid flowchart
+//! (`--mermaid`, containment as subgraphs). Everything printed goes through the project's
+//! redactor.
+
+use clap::Args;
+
+use super::error::println;
+use super::lifecycle::{check_declared, member_of};
+use super::{Binary, CommandError, Exit};
+use crate::graph::{self, Graph};
+
+/// Draw an env's estate as a graph
+#[derive(Debug, Args)]
+pub struct GraphArgs {
+    /// The env.
+    pub env: String,
+    /// Draw the live estate (nodes observed, edges rebuilt from identifiers); without it, the
+    /// declared graph.
+    #[arg(long)]
+    pub live: bool,
+    /// Print one JSON document on one line.
+    #[arg(long, conflicts_with_all = ["dot", "mermaid"])]
+    pub json: bool,
+    /// Print Graphviz DOT (containment as clusters).
+    #[arg(long, conflicts_with = "mermaid")]
+    pub dot: bool,
+    /// Print a Mermaid flowchart (containment as subgraphs).
+    #[arg(long)]
+    pub mermaid: bool,
+}
+
+/// Builds the graph `args` asks for.
+///
+/// # Errors
+///
+/// A usage error for an env this binary does not declare; a failure when the project or a
+/// declaration cannot be read.
+pub fn build(binary: Binary, env: &str, live: bool) -> Result<(Graph, crate::project::Project), CommandError> {
+    crate::model::Name::parse("env name", env).map_err(CommandError::usage)?;
+    check_declared(binary, env)?;
+    let project = super::open_project()?;
+    let member = member_of(&project, env);
+    let failed = |e: &dyn std::error::Error| CommandError::failed(project.redactor.redact(&crate::error::chain(e)));
+    let lexicons = project.lexicons(member.as_deref(), env).map_err(|e| failed(&e))?;
+    let graph = if live { graph::live(env, &lexicons) } else { graph::declared(env, &lexicons) };
+    let graph = graph.map_err(|e| failed(&e))?;
+    Ok((graph, project))
+}
+
+/// Runs `graph`.
+pub fn cmd_graph(binary: Binary, args: &GraphArgs) -> Result<Exit, CommandError> {
+    let (graph, project) = build(binary, &args.env, args.live)?;
+    let text = if args.json {
+        serde_json::to_string(&graph).map_err(|e| CommandError::failed(format!("cannot render the graph: {e}")))?
+    } else if args.dot {
+        graph::render_dot(&graph).trim_end().to_owned()
+    } else if args.mermaid {
+        graph::render_mermaid(&graph).trim_end().to_owned()
+    } else {
+        graph::render_text(&graph).join("\n")
+    };
+    println(&project.redactor.redact(&text))?;
+    Ok(Exit::Done)
+}
