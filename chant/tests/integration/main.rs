@@ -27,6 +27,7 @@ mod postgres;
 mod postgres_cluster;
 mod postgres_conformance;
 mod postgres_lifecycle;
+mod predict_postgres;
 mod sprite_heal;
 mod sprite_lexicon;
 mod supervisor;
