@@ -21,6 +21,7 @@ mod fence;
 mod gate_remote;
 mod gates;
 mod golden;
+mod graph_predict;
 mod health;
 mod honesty;
 mod hostile;
