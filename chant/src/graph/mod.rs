@@ -4,7 +4,7 @@
 //! The live graph's nodes are the resources each lexicon's describe returned present; entities
 //! it could not observe are listed as such, never drawn. Each lexicon's enrichment hook
 //! (`enrich_live_attrs`) adds the reference attributes a thin describe does not carry, and
-//! [`reconstruct`] turns every identifier a catalog rule finds into an edge when exactly one
+//! [`reconstruct()`] turns every identifier a catalog rule finds into an edge when exactly one
 //! node of the target kind answers to it. An identifier no node answers to is [`Dangling`]
 //! (`not-observed`), one that several answer to is `ambiguous`: listed, never drawn as an edge,
 //! because a wrong edge is worse than a missing one. The declared graph is built the same way
