@@ -1,7 +1,15 @@
 //! The client side of the stand-in: finds the state directory, starts the daemon on first use
 //! (detached, its stdio on its own log, never the caller's), and sends it one request.
+//!
+//! A daemon that is dying (killed, or exiting after a shutdown) can still hold its listening
+//! socket while its last threads are torn down: a connection made then lands in a backlog nobody
+//! will accept, and is reset when the socket closes. A reset means the daemon never read the
+//! request (a Unix socket is reset only when closed with unread data, or never accepted), so the
+//! client connects again, starting a new daemon once the old one's socket refuses, until a live
+//! daemon answers or the start deadline passes ([`Error::NotRunning`]). An end of stream after the
+//! request was read is not retried: that request may have been acted on.
 
-use std::io::{BufRead, BufReader, Write};
+use std::io::{BufRead, BufReader, ErrorKind, Write};
 use std::os::unix::net::UnixStream;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
@@ -41,6 +49,16 @@ pub enum Error {
         /// The socket.
         socket: PathBuf,
         /// What went wrong.
+        #[source]
+        source: std::io::Error,
+    },
+    /// No live daemon could be reached: the socket kept being reset by a daemon that was going
+    /// away, or (for [`Client::watch`], which never starts one) no daemon listens.
+    #[error("the sprite-env daemon at {} is not running", socket.display())]
+    NotRunning {
+        /// The socket.
+        socket: PathBuf,
+        /// The last connection's error.
         #[source]
         source: std::io::Error,
     },
@@ -101,27 +119,39 @@ impl Client {
     ///
     /// # Errors
     ///
-    /// [`Error`] when the daemon cannot be reached or refuses the request.
+    /// [`Error::NotRunning`] when no live daemon could be reached in time, [`Error::Unreachable`]
+    /// when one read the request and ended before answering, [`Error::Refused`] with its words.
     pub fn send(&self, req: &Request) -> Result<Response, Error> {
         let socket = self.dir.join(SOCKET);
-        let stream = match UnixStream::connect(&socket) {
-            Ok(s) => s,
-            Err(_) => {
-                self.spawn_daemon()?;
-                self.connect_within(&socket, Duration::from_secs(10))?
+        let mut text = serde_json::to_string(req).map_err(Error::Encode)?;
+        text.push('\n');
+        let deadline = Instant::now() + START_WITHIN;
+        loop {
+            let stream = match UnixStream::connect(&socket) {
+                Ok(s) => s,
+                Err(_) => {
+                    self.spawn_daemon()?;
+                    self.connect_within(&socket, deadline)?
+                }
+            };
+            match exchange(stream, &text) {
+                Ok(line) => {
+                    let resp: Response = serde_json::from_str(&line)
+                        .map_err(|source| Error::Unreadable { socket: socket.clone(), source })?;
+                    return match resp.error {
+                        Some(e) => Err(Error::Refused(e)),
+                        None => Ok(resp),
+                    };
+                }
+                // Reset before the request was read: a dying daemon's backlog. Connect again.
+                Err(source) if never_read(&source) => {
+                    if Instant::now() >= deadline {
+                        return Err(Error::NotRunning { socket, source });
+                    }
+                    std::thread::sleep(RETRY_PAUSE);
+                }
+                Err(source) => return Err(Error::Unreachable { socket, source }),
             }
-        };
-        let unreachable = |source| Error::Unreachable { socket: socket.clone(), source };
-        let text = serde_json::to_string(req).map_err(Error::Encode)?;
-        let mut w = stream.try_clone().map_err(unreachable)?;
-        writeln!(w, "{text}").map_err(unreachable)?;
-        let mut line = String::new();
-        BufReader::new(stream).read_line(&mut line).map_err(unreachable)?;
-        let resp: Response =
-            serde_json::from_str(&line).map_err(|source| Error::Unreadable { socket: socket.clone(), source })?;
-        match resp.error {
-            Some(e) => Err(Error::Refused(e)),
-            None => Ok(resp),
         }
     }
 
@@ -130,11 +160,14 @@ impl Client {
     ///
     /// # Errors
     ///
-    /// [`Error::Unreachable`] when no daemon answers.
+    /// [`Error::NotRunning`] when no daemon listens, [`Error::Unreachable`] when it does not answer.
     pub fn watch(&self) -> Result<BufReader<UnixStream>, Error> {
         let socket = self.dir.join(SOCKET);
         let unreachable = |source| Error::Unreachable { socket: socket.clone(), source };
-        let mut stream = UnixStream::connect(&socket).map_err(unreachable)?;
+        let mut stream = UnixStream::connect(&socket).map_err(|source| match source.kind() {
+            ErrorKind::NotFound | ErrorKind::ConnectionRefused => Error::NotRunning { socket: socket.clone(), source },
+            _ => Error::Unreachable { socket: socket.clone(), source },
+        })?;
         let text = serde_json::to_string(&Request::Watch).map_err(Error::Encode)?;
         writeln!(stream, "{text}").map_err(unreachable)?;
         let mut reader = BufReader::new(stream);
@@ -166,16 +199,36 @@ impl Client {
         Ok(())
     }
 
-    fn connect_within(&self, socket: &Path, within: Duration) -> Result<UnixStream, Error> {
-        let deadline = Instant::now() + within;
+    fn connect_within(&self, socket: &Path, deadline: Instant) -> Result<UnixStream, Error> {
         loop {
             match UnixStream::connect(socket) {
                 Ok(s) => return Ok(s),
                 Err(source) if Instant::now() >= deadline => {
-                    return Err(Error::Unreachable { socket: socket.to_path_buf(), source });
+                    return Err(Error::NotRunning { socket: socket.to_path_buf(), source });
                 }
-                Err(_) => std::thread::sleep(Duration::from_millis(20)),
+                Err(_) => std::thread::sleep(RETRY_PAUSE),
             }
         }
     }
+}
+
+/// How long a request waits for a live daemon (one started by it, or one going away to be gone).
+const START_WITHIN: Duration = Duration::from_secs(10);
+/// The pause between two connection attempts.
+const RETRY_PAUSE: Duration = Duration::from_millis(20);
+
+/// Writes `request` (one line, in one write) and reads the answer line.
+fn exchange(stream: UnixStream, request: &str) -> std::io::Result<String> {
+    let mut w = stream.try_clone()?;
+    w.write_all(request.as_bytes())?;
+    let mut line = String::new();
+    BufReader::new(stream).read_line(&mut line)?;
+    Ok(line)
+}
+
+/// Whether a connection error means the daemon never read the request: a Unix stream socket is
+/// reset only when its peer closes it with data unread (or never accepted it), and a write meets
+/// a broken pipe only when the peer has closed before reading.
+fn never_read(e: &std::io::Error) -> bool {
+    matches!(e.kind(), ErrorKind::ConnectionReset | ErrorKind::BrokenPipe)
 }
