@@ -15,6 +15,7 @@ mod history;
 pub mod log;
 mod loose;
 pub mod porcelain;
+mod presence;
 mod repo;
 
 use std::path::PathBuf;

@@ -4,6 +4,7 @@
 
 use std::path::{Path, PathBuf};
 use std::rc::Rc;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, SystemTime};
 
@@ -32,6 +33,8 @@ pub struct SharedRepo {
     lock_timeout: Duration,
     /// Tells this repository's handles apart in each thread's handle cache.
     id: u64,
+    /// This process's liveness marker in the repository (`None`: it could not be written).
+    _presence: Option<Arc<super::presence::Presence>>,
 }
 
 /// How many fully decoded objects (by size) each thread's handle keeps: the trees and shards a
@@ -63,7 +66,8 @@ impl SharedRepo {
         let inner = gix::ThreadSafeRepository::discover_opts(dir, Default::default(), mapping)
             .map_err(|source| Error::Open { path: dir.to_owned(), source: Box::new(source) })?;
         static NEXT_ID: AtomicU64 = AtomicU64::new(0);
-        Ok(Self { inner, lock_timeout, id: NEXT_ID.fetch_add(1, Ordering::Relaxed) })
+        let presence = super::presence::register(inner.refs.common_dir_resolved());
+        Ok(Self { inner, lock_timeout, id: NEXT_ID.fetch_add(1, Ordering::Relaxed), _presence: presence })
     }
 
     /// A handle for the calling thread: the one this thread already has for this repository
@@ -279,6 +283,19 @@ impl Repo {
             return (packed_lock, Some(age));
         }
         (ref_lock, None)
+    }
+
+    /// The pids of the other chant processes of this repository that are alive (their liveness
+    /// markers, see the `presence` module): while any is, a lock file may still be its writer's,
+    /// however old, and is not reported as stale.
+    pub fn other_processes_alive(&self) -> Vec<u32> {
+        super::presence::others_alive(self.common_dir())
+    }
+
+    /// Whether a lock file of this age is provably abandoned: older than `threshold`, and no
+    /// other chant process of this repository is alive to be its writer.
+    pub fn lock_is_stale(&self, age: Duration, threshold: Duration) -> bool {
+        age > threshold && self.other_processes_alive().is_empty()
     }
 
     /// `<ref>.lock` of `name` and its age (`None`: it does not exist): the one lock an update of

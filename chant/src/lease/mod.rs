@@ -26,9 +26,11 @@
 //! operating system's random number generator ([`crate::id`]); when it fails, no lease is taken
 //! ([`Error::Random`]).
 //!
-//! A `<ref>.lock` that outlives the ref-lock timeout and is older than [`STALE_LOCK_AGE`] is
-//! stale: [`Error::StaleLock`] names the path and the `rm` that fixes it; removing it is a
-//! human's decision. A younger lock is a lost race, reported like any lost compare-and-swap.
+//! A `<ref>.lock` that outlives the ref-lock timeout, is older than [`STALE_LOCK_AGE`] and has no
+//! possible writer left (no other chant process of the repository is alive, by their liveness
+//! markers: [`Repo::other_processes_alive`]) is stale: [`Error::StaleLock`] names the path and the
+//! `rm` that fixes it; removing it is a human's decision. A younger lock, or one a live process
+//! may hold, is a lost race, reported like any lost compare-and-swap.
 //!
 //! With a remote configured (`[ledger] remote`), the remote arbitrates: an acquire or a renewal
 //! counts only when its `git push --force-with-lease` lands (each op's lease is pushed on its
@@ -522,7 +524,7 @@ impl LeaseStore {
             match repo.delete_ref(&local_ref, sha) {
                 Ok(()) => {}
                 Err(e) => {
-                    if let Some(err) = lock_error(&local_ref, &e) {
+                    if let Some(err) = lock_error(&repo, &local_ref, &e) {
                         return Err(err);
                     }
                     if !matches!(e, git::Error::RefConflict { .. } | git::Error::RefLocked { .. }) {
@@ -568,7 +570,7 @@ impl LeaseStore {
         match repo.update_ref(&local_ref, blob, before, "chant: lease") {
             Ok(()) => {}
             Err(e) => {
-                if let Some(err) = lock_error(&local_ref, &e) {
+                if let Some(err) = lock_error(&repo, &local_ref, &e) {
                     return Err(err);
                 }
                 return match e {
@@ -654,18 +656,19 @@ fn undo(repo: &Repo, name: &str, ours: ObjectId, before: Option<ObjectId>) {
     };
 }
 
-/// Turns a lock that outlived the stale-lock age into [`Error::StaleLock`]; `None` otherwise.
-fn lock_error(reference: &str, e: &git::Error) -> Option<Error> {
+/// Turns a lock that outlived the stale-lock age with no live writer into [`Error::StaleLock`];
+/// `None` otherwise.
+fn lock_error(repo: &Repo, reference: &str, e: &git::Error) -> Option<Error> {
     match e {
-        git::Error::RefLocked { lock_path, age: Some(age), .. } if *age > STALE_LOCK_AGE => {
+        git::Error::RefLocked { lock_path, age: Some(age), .. } if repo.lock_is_stale(*age, STALE_LOCK_AGE) => {
             Some(Error::StaleLock { reference: reference.to_owned(), path: lock_path.clone(), age: *age })
         }
         _ => None,
     }
 }
 
-/// Checks `<ref>.lock` of `reference` before updating it: one older than the stale-lock age is
-/// [`Error::StaleLock`]. A younger one is left to the writer's own lock wait. `packed-refs.lock`
+/// Checks `<ref>.lock` of `reference` before updating it: one older than the stale-lock age, with
+/// no other chant process of the repository alive, is [`Error::StaleLock`]. A younger one is left to the writer's own lock wait. `packed-refs.lock`
 /// is not checked: an update takes only `<ref>.lock` (a stale `packed-refs.lock` is shown by
 /// `operator status`).
 ///
@@ -675,7 +678,9 @@ fn lock_error(reference: &str, e: &git::Error) -> Option<Error> {
 pub fn check_stale_lock(repo: &Repo, reference: &str) -> Result<()> {
     let (path, age) = repo.ref_lock_file(reference);
     match age {
-        Some(age) if age > STALE_LOCK_AGE => Err(Error::StaleLock { reference: reference.to_owned(), path, age }),
+        Some(age) if repo.lock_is_stale(age, STALE_LOCK_AGE) => {
+            Err(Error::StaleLock { reference: reference.to_owned(), path, age })
+        }
         _ => Ok(()),
     }
 }

@@ -88,7 +88,7 @@ pub(super) fn cas_until_landed<T>(
         };
         match repo.update_ref(name, new, expected, "chant: ledger append") {
             Ok(()) => ControlFlow::Break(Ok(value)),
-            Err(git::Error::RefLocked { lock_path, age: Some(age), .. }) if age > STALE_LOCK_AGE => {
+            Err(git::Error::RefLocked { lock_path, age: Some(age), .. }) if repo.lock_is_stale(age, STALE_LOCK_AGE) => {
                 ControlFlow::Break(Err(Error::StaleLock { reference: name.to_owned(), path: lock_path, age }))
             }
             Err(git::Error::RefConflict { .. } | git::Error::RefLocked { .. }) => ControlFlow::Continue(()),

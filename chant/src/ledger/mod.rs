@@ -136,6 +136,21 @@ pub enum Error {
         #[source]
         source: Box<Error>,
     },
+    /// A record of something that already happened could not be appended, and could not be kept
+    /// locally either (a full disk): nothing holds it any more.
+    #[error(
+        "the record could not be written to the ledger, and keeping it in {} failed too ({keep}): it is lost",
+        dir.display()
+    )]
+    Lost {
+        /// The directory it could not be kept in.
+        dir: PathBuf,
+        /// Why it could not be kept.
+        keep: std::io::Error,
+        /// Why it could not be written.
+        #[source]
+        source: Box<Error>,
+    },
     /// A typed read asked a key for records of another kind.
     #[error("the key {key} does not hold {record} records")]
     WrongKind {
@@ -281,15 +296,16 @@ impl Ledger {
     ///
     /// # Errors
     ///
-    /// [`Error::Kept`] when the record was kept; the errors of [`Ledger::append`] when it could
-    /// not even be kept, or the record itself is invalid.
+    /// [`Error::Kept`] when the record was kept, [`Error::Lost`] when it could not even be kept;
+    /// the errors of [`Ledger::append`] when the record itself is invalid.
     pub fn append_or_keep(&self, key: &ShardKey, line: &str) -> Result<AppendReceipt, Error> {
         match self.append(key, line) {
             Err(err @ (Error::Git(_) | Error::StaleLock { .. } | Error::Contended { .. } | Error::Layout { .. })) => {
                 let kept = kept::Kept { dir: key.dir(), label: key.label(), line: line.to_owned() };
-                match kept::keep(self.repo.local().common_dir(), &kept) {
+                let common = self.repo.local().common_dir().to_owned();
+                match kept::keep(&common, &kept) {
                     Ok(path) => Err(Error::Kept { path, source: Box::new(err) }),
-                    Err(_) => Err(err),
+                    Err(keep) => Err(Error::Lost { dir: kept::dir(&common), keep, source: Box::new(err) }),
                 }
             }
             other => other,
@@ -306,7 +322,7 @@ impl Ledger {
     pub fn writable(&self) -> Result<(), Error> {
         let repo = self.repo.local();
         let (path, age) = repo.lock_file(BRANCH);
-        if let Some(age) = age.filter(|age| *age > STALE_LOCK_AGE) {
+        if let Some(age) = age.filter(|age| repo.lock_is_stale(*age, STALE_LOCK_AGE)) {
             return Err(Error::StaleLock { reference: BRANCH.to_owned(), path, age });
         }
         self.snapshot(&repo).map(|_| ())

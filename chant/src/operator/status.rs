@@ -81,14 +81,16 @@ pub struct StatusView {
     /// remote is configured.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub remote: Option<RemoteView>,
-    /// Lock files a killed writer left behind (older than [`STALE_LOCK_AGE`]) on `packed-refs`,
-    /// the ledger branch or a lease ref, each with its fix; absent when there is none.
+    /// Lock files a killed writer left behind (older than [`STALE_LOCK_AGE`], and no other chant
+    /// process of the repository alive) on `packed-refs`, the ledger branch or a lease ref, each
+    /// with its fix; absent when there is none.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub stale_locks: Vec<StaleLockView>,
 }
 
-/// A lock file older than [`STALE_LOCK_AGE`]: no write of chant holds a lock that long, so its
-/// writer was killed mid-write (a `kill -9`). Removing it is a human's decision.
+/// A lock file older than [`STALE_LOCK_AGE`] while no other chant process of the repository is
+/// alive: no write of chant holds a lock that long, so its writer was killed mid-write (a
+/// `kill -9`). Removing it is a human's decision.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct StaleLockView {
@@ -386,9 +388,13 @@ pub fn status(ledger: &Ledger, leases: &LeaseStore, ops: &[OpRef], now: Timestam
     Ok(StatusView { version: 1, ops: rows, pending_gates: standalone, malformed, remote, stale_locks })
 }
 
-/// The lock files older than [`STALE_LOCK_AGE`] chant's writes can meet.
+/// The lock files older than [`STALE_LOCK_AGE`] chant's writes can meet, when no other chant
+/// process of the repository is alive (one that is may still be writing them).
 fn stale_locks(ledger: &Ledger) -> Vec<StaleLockView> {
     let repo = ledger.repo().local();
+    if !repo.other_processes_alive().is_empty() {
+        return Vec::new();
+    }
     let common = repo.common_dir().to_owned();
     let lease_dir = crate::lease::REF_PREFIX.trim_end_matches('/');
     repo.lock_files_older_than(STALE_LOCK_AGE, &[crate::ledger::BRANCH, lease_dir])

@@ -1,8 +1,9 @@
-//! Reading a process's identity from `/proc`: whether a pid is alive, and its start time, which
-//! together tell a re-adopted service from an unrelated process that reused its pid.
+//! A process's identity: its pid and its start time (read from `/proc`), which together tell a
+//! live process from an unrelated one that reused its pid (a re-adopted service, a chant process
+//! named by a liveness marker).
 
 /// The state letter and start time (clock ticks since boot) of `pid`, when it exists.
-pub(crate) fn stat(pid: i32) -> Option<(char, u64)> {
+fn stat(pid: i32) -> Option<(char, u64)> {
     let text = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
     // The command name (field 2) may hold spaces and parentheses: fields resume after the last ')'.
     let rest = &text[text.rfind(')')? + 1..];
@@ -12,12 +13,14 @@ pub(crate) fn stat(pid: i32) -> Option<(char, u64)> {
     Some((state, start))
 }
 
-/// The start time of a live (not zombie) `pid`.
-pub(crate) fn start_time(pid: i32) -> Option<u64> {
+/// The start time (clock ticks since boot) of a live (not zombie) `pid`; `None` when there is no
+/// such process or `/proc` cannot say.
+pub fn start_time(pid: i32) -> Option<u64> {
     stat(pid).filter(|(s, _)| *s != 'Z' && *s != 'X').map(|(_, t)| t)
 }
 
-/// Whether `pid` is alive and started at `started`.
-pub(crate) fn same_process(pid: i32, started: u64) -> bool {
+/// Whether `pid` is alive (not a zombie) and started at `started`: a pid reused by another
+/// process has another start time.
+pub fn same_process(pid: i32, started: u64) -> bool {
     start_time(pid) == Some(started)
 }

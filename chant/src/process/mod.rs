@@ -13,6 +13,7 @@
 //!   background grandchild keeps open after the child itself exited.
 //! - [`Spec`] and [`run`] describe and run the children of steps, dispatches and engines.
 //! - [`die_with_parent_if_asked`] is the child's half of dying with the tick that dispatched it.
+//! - [`identity`] tells a live process from one that reused its pid (pid and start time).
 //!
 //! git (`git/cmd.rs`) adds its own arguments and environment to a [`Command`] and waits with
 //! [`capture`]; the supervisor keeps its own lifecycle for long-lived services (a reaper, not a
@@ -21,6 +22,7 @@
 mod capture;
 mod command;
 mod group;
+pub mod identity;
 mod parent;
 pub mod signals;
 mod spec;

@@ -15,10 +15,11 @@ use nix::errno::Errno;
 use nix::sys::wait::{WaitStatus, waitpid};
 use nix::unistd::Pid;
 
+use super::access;
 use super::watchers::Watchers;
 use super::{Event, Request, Response, Service, State, Status};
-use super::{access, proc};
 use crate::error::chain;
+use crate::process::identity as proc;
 use crate::process::{self, Group, Stopped};
 
 /// The socket's file name in the state directory.

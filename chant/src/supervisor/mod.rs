@@ -35,7 +35,6 @@ mod access;
 mod cli;
 mod client;
 mod daemon;
-mod proc;
 mod watchers;
 
 pub(crate) use cli::fuzz_args;

@@ -15,6 +15,7 @@ mod explain;
 mod faults;
 mod faults_concurrent;
 mod faults_disk;
+mod faults_liveness;
 mod faults_remote;
 mod faults_supervisor;
 mod fence;
