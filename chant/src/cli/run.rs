@@ -153,8 +153,10 @@ pub fn cmd_run(binary: Binary, args: &RunArgs) -> Result<Exit, CommandError> {
     };
     lease_warnings(&ran);
     // The record was printed under the lease; a closed stdout is reported once it is released.
-    let (status, printed) = ran.value;
+    let (status, printed, recorded) = ran.value;
     printed?;
+    // A run whose record is not on the ledger is not done, whatever its steps did.
+    recorded?;
     Ok(match status {
         Status::Ok | Status::Skipped => Exit::Done,
         Status::Failed => Exit::Failed,
@@ -162,14 +164,14 @@ pub fn cmd_run(binary: Binary, args: &RunArgs) -> Result<Exit, CommandError> {
     })
 }
 
+/// How a run went: its status, how printing its record went, and whether the record is on the
+/// ledger (the error names the record and says whether it is kept for the next write or lost).
+type RunOutcome = (Status, Result<(), CommandError>, Result<(), CommandError>);
+
 /// Runs `doc` once in `env`, records the run, and prints its record (`--json`: the one line a
-/// dispatching tick reads back) or its steps; how printing went comes back beside the status.
-fn run_once(
-    project: &Project,
-    doc: &OpDocument,
-    env: &str,
-    json: bool,
-) -> ((Status, Result<(), CommandError>), Landing) {
+/// dispatching tick reads back) or its steps; how printing and recording went come back beside
+/// the status.
+fn run_once(project: &Project, doc: &OpDocument, env: &str, json: bool) -> (RunOutcome, Landing) {
     let mut settings = RunSettings::new(env.to_owned());
     settings.resource = std::env::var(tick::RESOURCE_VAR).ok().filter(|r| !r.is_empty());
     settings.redactor = project.redactor.clone();
@@ -206,17 +208,18 @@ fn run_once(
         render_run(&record);
         Ok(())
     };
-    let landing = match appended {
+    let (landing, recorded) = match appended {
         Ok(receipt) => {
             receipt.warnings.iter().for_each(|w| eprintln!("warning: {w}"));
-            Landing::of(&receipt)
+            (Landing::of(&receipt), Ok(()))
         }
         Err(e) => {
-            eprintln!("error: the run record was not recorded on the ledger: {}", chain(&e));
-            Landing::Nothing
+            let message =
+                format!("the run record {} of {} was not recorded on the ledger: {}", record.id, record.op, chain(&e));
+            (Landing::Nothing, Err(CommandError::failed(message)))
         }
     };
-    ((record.status, printed), landing)
+    ((record.status, printed, recorded), landing)
 }
 
 fn render_run(r: &runner::RunRecord) {

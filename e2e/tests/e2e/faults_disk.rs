@@ -1,8 +1,10 @@
 //! A full disk during an append (issue #19, fault campaign): the project repository lives on a
 //! 1 MiB tmpfs, filled to the last block before a run appends its record. The append fails with
-//! the storage error named, the ledger branch is unchanged, nothing half-written is left (no lock,
-//! no temporary file of a kept record, `git fsck --strict` clean), and once space is freed the
-//! next run appends as before.
+//! the storage error named and the run exits 1 naming its record: kept for the next write while
+//! the kept records' directory (a tmpfs of its own) has room, lost once it is full too. The ledger
+//! branch is unchanged, nothing half-written is left (no lock, no temporary file of a kept record,
+//! `git fsck --strict` clean), and once space is freed the next run appends the kept record and
+//! its own.
 //!
 //! Mounting a tmpfs needs root (`mount -t tmpfs -o size=1m`); where it cannot be mounted the test
 //! says so on stderr and checks nothing.
@@ -80,19 +82,42 @@ fn a_full_disk_during_an_append_leaves_the_branch_unchanged_and_nothing_torn() {
     first.code(0);
     let before = sandbox.tip_of(&project).expect("the first run made the branch");
 
+    // The kept records' directory on a file system of its own, with room: the append fails, the
+    // record is kept, and the run says which record and where, and exits 1.
+    let git_dir = project.join(".git");
+    let pending = git_dir.join("chant/pending");
+    let Some(_pending_fs) = Tmpfs::mount(&pending) else { panic!("a second tmpfs cannot be mounted") };
     let filler = mount.join("filler");
     fill(&filler);
     let full = run(10);
-    assert!(
-        full.stderr.contains("was not recorded on the ledger") && full.stderr.contains("No space left on device"),
-        "the failed append is not reported with its cause:\n{}",
-        full.all()
-    );
+    full.code(1);
+    let kept_id = full.json()["id"].as_str().unwrap().to_owned();
+    for want in [
+        format!("the run record {kept_id} of site-ping was not recorded on the ledger"),
+        "it is kept in".to_owned(),
+        "No space left on device".to_owned(),
+    ] {
+        assert!(full.stderr.contains(&want), "the failed append does not say {want:?}:\n{}", full.all());
+    }
     assert_eq!(sandbox.tip_of(&project).as_deref(), Some(before.as_str()), "the branch moved on a full disk");
-    let git_dir = project.join(".git");
+    assert_eq!(files_ending(&pending, ".json").len(), 1, "the record is kept");
+
+    // Both full: the record cannot even be kept, and the run says it is lost.
+    let pending_filler = pending.join("filler");
+    fill(&pending_filler);
+    let lost = run(15);
+    lost.code(1);
+    let lost_id = lost.json()["id"].as_str().unwrap().to_owned();
+    for want in
+        [format!("the run record {lost_id} of site-ping was not recorded on the ledger"), "it is lost".to_owned()]
+    {
+        assert!(lost.stderr.contains(&want), "the lost record is not reported as {want:?}:\n{}", lost.all());
+    }
+    assert_eq!(sandbox.tip_of(&project).as_deref(), Some(before.as_str()), "the branch moved on a full disk");
     assert_eq!(files_ending(&git_dir, ".lock"), Vec::<PathBuf>::new(), "a lock was left");
     assert_eq!(files_ending(&git_dir.join("chant"), ".tmp"), Vec::<PathBuf>::new(), "a half-kept record was left");
     sandbox.git(&project, &["fsck", "--strict", "--no-dangling", "--no-progress"]);
+    std::fs::remove_file(&pending_filler).unwrap();
 
     std::fs::remove_file(&filler).unwrap();
     let next = run(20);
@@ -105,5 +130,7 @@ fn a_full_disk_during_an_append_leaves_the_branch_unchanged_and_nothing_torn() {
         assert!(parsed.is_object());
     }
     assert!(lines.iter().any(|(_, l)| l.contains(&id)), "the run after the disk was freed is not on the ledger");
+    assert!(lines.iter().any(|(_, l)| l.contains(&kept_id)), "the kept record was not appended");
+    assert!(!lines.iter().any(|(_, l)| l.contains(&lost_id)), "a record reported lost is on the ledger");
     sandbox.git(&project, &["fsck", "--strict", "--no-dangling", "--no-progress"]);
 }
