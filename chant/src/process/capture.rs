@@ -141,7 +141,8 @@ pub fn capture(cmd: &mut Command, input: Input, limits: Limits) -> Result<Output
         .stderr(Stdio::piped());
     let started = Instant::now();
     let deadline = started + limits.timeout;
-    let mut child = cmd.spawn().map_err(|source| Error::Spawn { program: program.clone(), source })?;
+    let (mut child, tracked) = super::live::spawn_tracked(|| cmd.spawn())
+        .map_err(|source| Error::Spawn { program: program.clone(), source })?;
     let group = Group::led_by(&child);
     let (tx, rx) = mpsc::channel();
     let holder = feed(child.stdin.take(), input);
@@ -156,6 +157,7 @@ pub fn capture(cmd: &mut Command, input: Input, limits: Limits) -> Result<Output
     }
     // Closes a held stdin: the child is over, or as over as it will get.
     drop(holder);
+    drop(tracked);
     let status = child.wait().map_err(|source| Error::Wait { program: program.clone(), source })?;
     if stdout.over() || stderr.over() {
         return Err(Error::TooMuchOutput { program, limit });

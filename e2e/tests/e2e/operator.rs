@@ -374,8 +374,25 @@ fn sigterm_releases_the_leases_and_a_restart_ticks_at_once() {
     assert!(!out.stderr.contains("lease-held"), "{}", out.all());
 }
 
+/// The command lines of the live processes whose command line mentions `needle`.
+pub(crate) fn processes_mentioning(needle: &str) -> Vec<String> {
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let path = entry.path();
+        let Ok(cmdline) = std::fs::read(path.join("cmdline")) else { continue };
+        let cmdline = String::from_utf8_lossy(&cmdline).replace('\0', " ");
+        let stat = std::fs::read_to_string(path.join("stat")).unwrap_or_default();
+        let zombie = stat.rfind(')').is_some_and(|at| stat[at + 1..].trim_start().starts_with('Z'));
+        if cmdline.contains(needle) && !zombie {
+            found.push(cmdline);
+        }
+    }
+    found
+}
+
 /// Starts a daemon (or `--once`) on `hold`, waits for its dispatch to block, stops it with
-/// SIGTERM, and returns how it ended. The dispatch is released afterwards.
+/// SIGTERM, and returns how it ended. The dispatch must end once the operator has exited: its
+/// shell step (a loop that waits for a release file) is checked before the file is written.
 fn stop_mid_tick(once: bool) -> (Sandbox, i32, Vec<String>) {
     let (sandbox, marks) = marks_sandbox();
     let vars = [("E2E_MARKS", marks.as_str())];
@@ -390,9 +407,20 @@ fn stop_mid_tick(once: bool) -> (Sandbox, i32, Vec<String>) {
         assert!(Instant::now() < deadline, "the dispatch never started");
         std::thread::sleep(Duration::from_millis(20));
     }
+    let needle = format!("{marks}/release");
+    assert!(!processes_mentioning(&needle).is_empty(), "the dispatch's loop is not found by its command line");
     daemon.signal(&sandbox, "TERM");
     let (code, lines) = daemon.finish();
+    // The dispatched run reads EOF once the operator is gone and stops its step's group (SIGTERM,
+    // a grace, SIGKILL) before it exits: the loop ends without its release file.
+    let deadline = Instant::now() + BOUND;
+    let mut left = processes_mentioning(&needle);
+    while !left.is_empty() && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(20));
+        left = processes_mentioning(&needle);
+    }
     std::fs::write(Path::new(&marks).join("release"), "").unwrap();
+    assert_eq!(left, Vec::<String>::new(), "once={once}: the dispatch outlived the operator\n{}", lines.join("\n"));
     (sandbox, code, lines)
 }
 
