@@ -570,7 +570,7 @@ impl LeaseStore {
         match repo.update_ref(&local_ref, blob, before, "chant: lease") {
             Ok(()) => {}
             Err(e) => {
-                if let Some(err) = lock_error(&repo, &local_ref, &e) {
+                if let Some(err) = lock_error(repo, &local_ref, &e) {
                     return Err(err);
                 }
                 return match e {
