@@ -344,7 +344,7 @@ fn sv_pid(env: &ChantEnv, name: &str) -> i32 {
     s["state"]["pid"].as_i64().unwrap_or_else(|| panic!("{name} has no pid: {s}")) as i32
 }
 
-/// The operator daemon, its stderr lines arriving on a channel.
+/// The operator daemon, its stdout and stderr lines arriving on one channel.
 struct Operator {
     child: Child,
     lines: mpsc::Receiver<String>,
@@ -354,20 +354,25 @@ struct Operator {
 impl Operator {
     fn start(env: &ChantEnv, interval: Option<&str>) -> Operator {
         let mut cmd = env.cmd(PROJECT);
-        cmd.arg("operator");
+        // `-v`: every round's line (the op lines on stdout, the notes on stderr).
+        cmd.args(["operator", "-v"]);
         if let Some(i) = interval {
             cmd.args(["--interval", i]);
         }
-        let mut child = cmd.stdout(Stdio::null()).stderr(Stdio::piped()).spawn().unwrap();
-        let stderr = child.stderr.take().unwrap();
+        let mut child = cmd.stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
         let (tx, lines) = mpsc::channel();
-        std::thread::spawn(move || {
-            for line in BufReader::new(stderr).lines().map_while(Result::ok) {
-                if tx.send(line).is_err() {
-                    break;
+        let stdout: Box<dyn std::io::Read + Send> = Box::new(child.stdout.take().unwrap());
+        let stderr: Box<dyn std::io::Read + Send> = Box::new(child.stderr.take().unwrap());
+        for stream in [stdout, stderr] {
+            let tx = tx.clone();
+            std::thread::spawn(move || {
+                for line in BufReader::new(stream).lines().map_while(Result::ok) {
+                    if tx.send(line).is_err() {
+                        break;
+                    }
                 }
-            }
-        });
+            });
+        }
         Operator { child, lines, seen: Vec::new() }
     }
 

@@ -14,7 +14,7 @@
 //!   operator's real work: lease acquisition (blob + compare-and-swap), the stale-lock check,
 //!   the due check from the newest record, the tick (assess, plan, append the tick record: one
 //!   commit), the renewer thread and the fence check. **Per round** is spawn to exit; **per op**
-//!   is the time between consecutive per-op lines read from the child's stderr as they arrive
+//!   is the time between consecutive per-op lines read from the child's stdout as they arrive
 //!   (the first op's line is left out: it carries the start-up).
 //! - **round in process, split**: the same 200 ops (`bench_ops.rs` is compiled into this bench
 //!   too) ticked by `RoundContext::run` in this process, in a project of their own, then
@@ -369,13 +369,13 @@ fn round(home: &Path, dir: &Path) -> Round {
     let start = Instant::now();
     let mut child = hermetic(BENCH_OPERATOR, home, dir)
         .args(["operator", "--once"])
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
         .spawn()
         .unwrap();
     let mut stamps = Vec::new();
     let mut lines = Vec::new();
-    for line in BufReader::new(child.stderr.take().unwrap()).lines() {
+    for line in BufReader::new(child.stdout.take().unwrap()).lines() {
         let line = line.unwrap();
         if line.starts_with("operator: opb-") {
             stamps.push(Instant::now());
@@ -384,7 +384,8 @@ fn round(home: &Path, dir: &Path) -> Round {
     }
     let status = child.wait().unwrap();
     let total = start.elapsed();
-    let ticked = lines.iter().filter(|l| l.starts_with("operator: opb-") && l.ends_with("ticked=1 status=ok")).count();
+    let ticked =
+        lines.iter().filter(|l| l.starts_with("operator: opb-") && l.ends_with("ticked=1 status=in-sync")).count();
     assert!(status.success() && ticked == ROUND_OPS, "{status}, {ticked} ticked:\n{}", lines.join("\n"));
     Round { total, first_line: stamps[0] - start, per_op: stamps.windows(2).map(|w| w[1] - w[0]).collect() }
 }
@@ -461,7 +462,7 @@ fn view_ledger(home: &Path, dir: &Path, template: &serde_json::Value, total: usi
     dir.to_owned()
 }
 
-/// The watching daemon, its stderr lines arriving on a channel with their arrival time.
+/// The watching daemon (`-v`), its stdout and stderr lines arriving on a channel with their arrival time.
 struct Daemon {
     child: Child,
     lines: mpsc::Receiver<(Instant, String)>,
@@ -471,20 +472,24 @@ struct Daemon {
 impl Daemon {
     fn start(home: &Path, dir: &Path) -> Daemon {
         let mut child = hermetic(PROJECT, home, dir)
-            .args(["operator", "--env", "site", "--interval", "300s"])
-            .stdout(Stdio::null())
+            .args(["operator", "-v", "--env", "site", "--interval", "300s"])
+            .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .spawn()
             .unwrap();
-        let stderr = child.stderr.take().unwrap();
         let (tx, lines) = mpsc::channel();
-        std::thread::spawn(move || {
-            for line in BufReader::new(stderr).lines().map_while(Result::ok) {
-                if tx.send((Instant::now(), line)).is_err() {
-                    break;
+        let stdout: Box<dyn std::io::Read + Send> = Box::new(child.stdout.take().unwrap());
+        let stderr: Box<dyn std::io::Read + Send> = Box::new(child.stderr.take().unwrap());
+        for stream in [stdout, stderr] {
+            let tx = tx.clone();
+            std::thread::spawn(move || {
+                for line in BufReader::new(stream).lines().map_while(Result::ok) {
+                    if tx.send((Instant::now(), line)).is_err() {
+                        break;
+                    }
                 }
-            }
-        });
+            });
+        }
         Daemon { child, lines, seen: Vec::new() }
     }
 

@@ -47,6 +47,29 @@ pub struct ApproveArgs {
     /// The workspace member whose ledger holds the gate, when the op name is ambiguous.
     #[arg(long)]
     pub member: Option<String>,
+    /// Print one JSON document on stdout: `{version, outcome, recorded, fact}`, the fact
+    /// recorded (or the standing resolution, or with --show the pending fact).
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// What `approve --json` prints.
+#[derive(Debug, serde::Serialize)]
+struct Answer<'a> {
+    /// The shape's version, 1.
+    version: u32,
+    /// `approved`, `cleared`, `already-approved` or `pending` (--show).
+    outcome: &'static str,
+    /// Whether a fact was appended to the ledger.
+    recorded: bool,
+    /// The fact appended, the resolution already standing, or the pending fact shown.
+    fact: &'a GateFact,
+}
+
+fn answer(outcome: &'static str, recorded: bool, fact: &GateFact) -> Result<(), CommandError> {
+    let line = serde_json::to_string(&Answer { version: 1, outcome, recorded, fact })
+        .map_err(|e| CommandError::failed(format!("cannot render the approval: {e}")))?;
+    println(&line)
 }
 
 /// Runs `approve`.
@@ -92,6 +115,9 @@ pub fn cmd_approve(binary: Binary, args: &ApproveArgs) -> Result<Exit, CommandEr
                 p(resolution.resolved_by.as_deref().unwrap_or("unknown")),
                 p(&resolution.timestamp)
             );
+            if args.json {
+                answer("already-approved", false, &resolution)?;
+            }
             return Ok(Exit::Done);
         }
         Decision::Ask => {
@@ -104,6 +130,10 @@ pub fn cmd_approve(binary: Binary, args: &ApproveArgs) -> Result<Exit, CommandEr
         }
     };
     if args.show {
+        if args.json {
+            answer("pending", false, &pending)?;
+            return Ok(Exit::Done);
+        }
         return show(args, &pending);
     }
     // Inside a pull- or merge-request job, that request is where the approval happens.
@@ -154,7 +184,9 @@ pub fn cmd_approve(binary: Binary, args: &ApproveArgs) -> Result<Exit, CommandEr
         eprintln!("warning: {w}");
     }
     let (gate, op, since) = (p(&args.gate), p(&args.op), p(&pending.timestamp));
-    if args.expire {
+    if args.json {
+        answer(if args.expire { "cleared" } else { "approved" }, true, &fact)?;
+    } else if args.expire {
         println(&format!("cleared gate \"{gate}\" of {op} (pending since {since}); the next run asks again"))?;
     } else {
         let at = url.as_deref().map(|u| format!(" ({})", p(u))).unwrap_or_default();

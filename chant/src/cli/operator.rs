@@ -8,6 +8,7 @@
 //! op is not a failure); 2 for a usage or configuration error (a malformed duration, a
 //! `--lease-ttl` past 24h, `--since` or `--limit`, no project, the stock binary asked to tick).
 
+use std::io::Write as _;
 use std::sync::Arc;
 
 use clap::{Args, Subcommand};
@@ -38,9 +39,18 @@ pub struct OperatorArgs {
     /// How long a running tick gets to finish after SIGINT or SIGTERM.
     #[arg(long, default_value = "10s")]
     pub grace: String,
-    /// Run one round, release the leases, and exit (for cron, systemd timers, CronJobs, CI).
+    /// Run one round, release the leases, and exit (for cron, systemd timers, CronJobs, CI); prints
+    /// every op's line.
     #[arg(long)]
     pub once: bool,
+    /// Print a heartbeat line after this long without a line (the daemon is quiet while nothing
+    /// happens).
+    #[arg(long, default_value = "10m")]
+    pub heartbeat: String,
+    /// Print every op's line of every round and the per-round notes, not only the rounds where
+    /// something happened.
+    #[arg(short, long)]
+    pub verbose: bool,
     /// Serve Prometheus metrics, /healthz and /readyz on this address (e.g. 127.0.0.1:9464).
     #[cfg(feature = "metrics")]
     #[arg(long, value_name = "ADDR")]
@@ -99,9 +109,13 @@ pub struct LogArgs {
     /// Only the newest N entries (still printed oldest first).
     #[arg(long)]
     pub limit: Option<String>,
-    /// Print one JSON document on stdout.
+    /// Print one JSON document on stdout (with --follow: one JSON entry per line).
     #[arg(long)]
     pub json: bool,
+    /// Keep running and print new entries as they land on the ledger, until SIGINT or SIGTERM
+    /// (or a closed stdout), then exit 0.
+    #[arg(short, long)]
+    pub follow: bool,
 }
 
 /// Runs `operator`.
@@ -131,6 +145,7 @@ fn cmd_daemon(binary: Binary, args: &OperatorArgs) -> Result<Exit, CommandError>
         return Err(CommandError::usage(format!("--lease-ttl {} is longer than the maximum of 24h", args.lease_ttl)));
     }
     let grace = duration("--grace", &args.grace)?;
+    let heartbeat = duration("--heartbeat", &args.heartbeat)?;
     if let Some(env) = args.env.as_deref().filter(|e| !operator::is_name(e)) {
         return Err(CommandError::usage(format!(
             "--env {env:?} is not an env name (lowercase letters, digits and -, starting with a letter)"
@@ -145,8 +160,16 @@ fn cmd_daemon(binary: Binary, args: &OperatorArgs) -> Result<Exit, CommandError>
     let project = Arc::new(open_project()?);
     let dispatcher = Dispatcher::current()
         .map_err(|e| CommandError::failed(format!("cannot find this binary to dispatch runs: {e}")))?;
-    let config =
-        OperatorConfig { env: args.env.clone(), interval, lease_ttl, grace, once: args.once, ..Default::default() };
+    let config = OperatorConfig {
+        env: args.env.clone(),
+        interval,
+        lease_ttl,
+        grace,
+        once: args.once,
+        verbose: args.verbose,
+        heartbeat,
+        ..Default::default()
+    };
     let mut hooks = operator::HookSet::default();
     #[cfg(feature = "metrics")]
     let mut metrics_handle = None;
@@ -167,8 +190,23 @@ fn cmd_daemon(binary: Binary, args: &OperatorArgs) -> Result<Exit, CommandError>
         hooks.0.push(Arc::new(notifier));
     }
     let daemon = Daemon::new(project, config, dispatcher).map_err(CommandError::failed)?.with_hooks(Arc::new(hooks));
+    let stopper = daemon.stopper();
     operator::forward_stop_signals(signals, daemon.stopper());
-    Ok(match daemon.run(&mut |line| eprintln!("{line}")) {
+    let mut stdout_closed = false;
+    let mut out = |line: operator::Line| {
+        if !line.is_primary() {
+            eprintln!("{}", line.text);
+        } else if !stdout_closed && let Err(e) = writeln!(std::io::stdout(), "{}", line.text) {
+            // A closed stdout (`operator | head -1`) stops the daemon cleanly, as a SIGTERM would.
+            stdout_closed = true;
+            if e.kind() == std::io::ErrorKind::BrokenPipe {
+                stopper.stop("stdout closed");
+            } else {
+                eprintln!("operator: warning: cannot write to stdout: {e}");
+            }
+        }
+    };
+    Ok(match daemon.run(&mut out) {
         Ending::Clean => Exit::Done,
         Ending::TickFailed if args.once => Exit::Failed,
         Ending::TickFailed => Exit::Done,
@@ -283,11 +321,17 @@ fn cmd_log(binary: Binary, args: &LogArgs) -> Result<Exit, CommandError> {
             return Err(CommandError::usage(format!("--limit must be a positive integer (got {got:?})")));
         }
     };
+    // Caught before the first read, so a stop while following ends the loop, never the process.
+    let stop = if args.follow { Some(follow_stop_flag()?) } else { None };
     let ledger = open_ledger()?;
+    let tip = ledger.tip().map_err(CommandError::failed)?;
     let ops =
         status::discover(&ledger, &carried(binary), args.env.as_deref(), args.op.as_deref()).map_err(discover_error)?;
     let timeline = operator::log::timeline(&ledger, &ops, &operator::log::Filter { since, limit })
         .map_err(CommandError::failed)?;
+    if let Some(stop) = stop {
+        return follow(binary, args, &ledger, since, timeline, tip, &stop);
+    }
     if timeline.entries.is_empty() {
         eprintln!("warning: no converge ticks or op runs recorded yet");
     }
@@ -300,6 +344,58 @@ fn cmd_log(binary: Binary, args: &LogArgs) -> Result<Exit, CommandError> {
     }
     if let Some(w) = timeline.malformed.warning("timeline") {
         eprintln!("warning: {w}");
+    }
+    Ok(Exit::Done)
+}
+
+/// A flag set by SIGINT or SIGTERM, which `operator log --follow` polls.
+fn follow_stop_flag() -> Result<Arc<std::sync::atomic::AtomicBool>, CommandError> {
+    let flag = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    for signal in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
+        signal_hook::flag::register(signal, Arc::clone(&flag))
+            .map_err(|e| CommandError::failed(format!("cannot install the SIGINT/SIGTERM handler: {e}")))?;
+    }
+    Ok(flag)
+}
+
+/// How often `operator log --follow` reads the ledger tip.
+const FOLLOW_POLL: std::time::Duration = std::time::Duration::from_millis(250);
+
+/// `operator log --follow`: prints `initial`, then every entry that lands, until stopped.
+fn follow(
+    binary: Binary,
+    args: &LogArgs,
+    ledger: &crate::ledger::Ledger,
+    since: Option<jiff::Timestamp>,
+    initial: operator::log::Timeline,
+    tip: Option<crate::git::ObjectId>,
+    stop: &std::sync::atomic::AtomicBool,
+) -> Result<Exit, CommandError> {
+    let show = |entries: Vec<operator::log::Entry>| -> Result<(), CommandError> {
+        if args.json {
+            for e in &entries {
+                let line = serde_json::to_string(e)
+                    .map_err(|e| CommandError::failed(format!("cannot render the log: {e}")))?;
+                println(&line)?;
+            }
+        } else if !entries.is_empty() {
+            let page = operator::log::Timeline { version: 1, entries, malformed: Default::default() };
+            print(&operator::log::render(&page))?;
+        }
+        Ok(())
+    };
+    if let Some(w) = initial.malformed.warning("timeline") {
+        eprintln!("warning: {w}");
+    }
+    let scope = operator::follow::Scope { carried: carried(binary), env: args.env.clone(), op: args.op.clone(), since };
+    let mut follower = operator::follow::Follower::new(scope, &initial, tip);
+    show(initial.entries)?;
+    while !stop.load(std::sync::atomic::Ordering::SeqCst) {
+        std::thread::sleep(FOLLOW_POLL);
+        match follower.poll(ledger) {
+            Ok(fresh) => show(fresh)?,
+            Err(e) => eprintln!("warning: the ledger could not be read, retrying: {}", chain(&e)),
+        }
     }
     Ok(Exit::Done)
 }

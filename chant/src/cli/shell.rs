@@ -49,7 +49,7 @@ const EXAMPLES: &[(&[&str], &str)] = &[
     ),
     (
         &["approve"],
-        "Examples:\n  chant approve prod-db-force force --actor you\n  chant approve prod-db-force force --expire\n\nExit codes: 0 recorded, 1 the ledger could not be written, 2 usage error.",
+        "Examples:\n  chant approve prod-db-force force --actor you\n  chant approve prod-db-force force --expire\n  chant approve prod-db-force force --json\n\nExit codes: 0 recorded, 1 the ledger could not be written, 2 usage error.",
     ),
     (
         &["lifecycle"],
@@ -69,7 +69,7 @@ const EXAMPLES: &[(&[&str], &str)] = &[
     ),
     (
         &["operator"],
-        "Examples:\n  chant operator --once\n  chant operator --interval 5m\n\nExit codes: 0 done (stopped by a signal), 1 a tick or a lease failed (--once), 2 usage error.",
+        "Examples:\n  chant operator --once\n  chant operator --interval 5m --heartbeat 1h   # quiet; -v prints every round\n\nExit codes: 0 done (stopped by a signal), 1 a tick or a lease failed (--once), 2 usage error.",
     ),
     (
         &["operator", "status"],
@@ -77,7 +77,7 @@ const EXAMPLES: &[(&[&str], &str)] = &[
     ),
     (
         &["operator", "log"],
-        "Examples:\n  chant operator log --limit 20\n  chant operator log --op staging-converge --json\n\nExit codes: 0 done, 1 the ledger could not be read, 2 usage error.",
+        "Examples:\n  chant operator log --limit 20\n  chant operator log --op staging-converge --json\n  chant operator log --follow                      # new entries as they land\n\nExit codes: 0 done, 1 the ledger could not be read, 2 usage error.",
     ),
     (
         &["operator", "audit"],

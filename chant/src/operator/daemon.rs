@@ -23,6 +23,7 @@ use crate::observe::{ChangeSink, Lexicon as _, SubscribeError};
 use crate::project::Project;
 use crate::tick::Dispatcher;
 
+use super::quiet::{Line, LineKind, Quiet};
 use super::round::{self, OpEvent, OpReport, RoundContext, Target};
 use super::signal::{Gate, Subscriptions, Wake, Woken};
 use super::{Ending, Error, OperatorConfig};
@@ -117,8 +118,10 @@ impl Daemon {
         &self.ctx.holder
     }
 
-    /// Runs rounds until stopped (or one round with `once`), passing every line to `out`.
-    pub fn run(self, out: &mut dyn FnMut(&str)) -> Ending {
+    /// Runs rounds until stopped (or one round with `once`), passing every line to be printed to
+    /// `out`: the op lines of the rounds where something happened and the heartbeats (every op
+    /// line when verbose or `once`), and the notes ([`super::quiet`]).
+    pub fn run(self, out: &mut dyn FnMut(Line)) -> Ending {
         let project = Arc::clone(&self.ctx.project);
         let mut failed = false;
         let mut targets: Vec<Target> = Vec::new();
@@ -127,33 +130,37 @@ impl Daemon {
                 Ok(t) => targets.push(t),
                 Err((op, env, error)) => {
                     failed = true;
-                    out(&format!("operator: {op}@{env} failed=1 error=\"{error}\""));
+                    out(Line {
+                        kind: LineKind::Report,
+                        text: format!("operator: {op}@{env} failed=1 error=\"{error}\""),
+                    });
                 }
             }
         }
         if targets.is_empty() {
             match &self.config.env {
-                Some(env) => out(&format!("operator: no ConvergeOp found for env \"{env}\"")),
-                None => out("operator: no ConvergeOp found in this binary"),
+                Some(env) => out(Line::note(format!("operator: no ConvergeOp found for env \"{env}\""))),
+                None => out(Line::note("operator: no ConvergeOp found in this binary")),
             }
             return if failed { Ending::TickFailed } else { Ending::Clean };
         }
         if project.ledger.config().remote.is_none() {
-            out(
+            out(Line::note(
                 "operator: no [ledger] remote is configured, so the ledger and the leases are local to this repository; \
                  operators on other machines are not coordinated",
-            );
+            ));
         }
         if !self.config.once {
-            out(&format!(
+            out(Line::note(format!(
                 "chant operator: watching {} ConvergeOp(s) every {} (Ctrl-C to stop)",
                 targets.len(),
                 crate::duration::format(self.config.interval)
-            ));
+            )));
         }
         let mut subscriptions = Subscriptions::new();
         let mut woken = Woken::default();
         let mut gate = Gate::new(self.config.signal_floor, Instant::now());
+        let mut quiet = Quiet::new(self.config.verbose || self.config.once, self.config.heartbeat, Instant::now());
         loop {
             let start = Instant::now();
             let due = woken.take(start, self.config.signal_floor);
@@ -162,10 +169,13 @@ impl Daemon {
             let mut stop = None;
             while let Ok(event) = self.rx.recv() {
                 match event {
-                    Event::Op(report) => failed |= print(out, &report),
+                    Event::Op(report) => failed |= print(out, &mut quiet, &report),
                     Event::RoundDone => {
                         for line in self.ctx.hooks.lines() {
-                            out(&line);
+                            out(Line::note(line));
+                        }
+                        if let Some(line) = quiet.round_done(Instant::now()) {
+                            out(line);
                         }
                         break;
                     }
@@ -180,16 +190,16 @@ impl Daemon {
                     }
                     Event::Lost(label, why) => {
                         if let Some(line) = subscriptions.lost(&label, &why) {
-                            out(&line);
+                            out(Line::note(line));
                         }
                     }
                 }
             }
             if let Some(line) = remote_line(&project) {
-                out(&line);
+                out(Line::note(line));
             }
             if let Some(why) = stop {
-                failed |= self.stop_mid_round(out, &why);
+                failed |= self.stop_mid_round(out, &mut quiet, &why);
                 return self.finish(out, &mut subscriptions, failed, true);
             }
             if self.config.once {
@@ -207,7 +217,7 @@ impl Daemon {
                     Err(RecvTimeoutError::Timeout) => break why,
                     Err(RecvTimeoutError::Disconnected) => break Wake::Timer,
                     Ok(Event::Stop(why)) => {
-                        out(&format!("operator: {why} — stopping"));
+                        out(Line::note(format!("operator: {why} — stopping")));
                         return self.finish(out, &mut subscriptions, failed, true);
                     }
                     Ok(Event::Changed(label)) => {
@@ -217,18 +227,18 @@ impl Daemon {
                     }
                     Ok(Event::Lost(label, why)) => {
                         if let Some(line) = subscriptions.lost(&label, &why) {
-                            out(&line);
+                            out(Line::note(line));
                         }
                     }
                     Ok(Event::Op(_) | Event::RoundDone) => {}
                 }
             };
-            if wake == Wake::Signal {
+            if wake == Wake::Signal && quiet.verbose() {
                 self.ctx.hooks.woken();
-                out(&format!(
+                out(Line::note(format!(
                     "operator: woken by a change signal after {}ms, running an ordinary round",
                     gate.round_start().elapsed().as_millis()
-                ));
+                )));
             }
         }
     }
@@ -249,19 +259,19 @@ impl Daemon {
     /// Handles a stop that arrived while a round runs: no new tick starts; the running one gets
     /// the grace period; if it does not finish, an interrupted tick is recorded. Returns true
     /// when a tick failed or was interrupted.
-    fn stop_mid_round(&self, out: &mut dyn FnMut(&str), why: &str) -> bool {
+    fn stop_mid_round(&self, out: &mut dyn FnMut(Line), quiet: &mut Quiet, why: &str) -> bool {
         self.ctx.stopping.store(true, Ordering::SeqCst);
-        out(&format!(
+        out(Line::note(format!(
             "operator: {why} — stopping: no new tick starts; a running tick gets {} to finish",
             crate::duration::format(self.config.grace)
-        ));
+        )));
         let deadline = Instant::now() + self.config.grace;
         let mut failed = false;
         loop {
             let now = Instant::now();
             let wait = deadline.saturating_duration_since(now);
             match self.rx.recv_timeout(wait) {
-                Ok(Event::Op(report)) => failed |= print(out, &report),
+                Ok(Event::Op(report)) => failed |= print(out, quiet, &report),
                 Ok(Event::RoundDone) => return failed,
                 Ok(_) => {}
                 Err(_) => break,
@@ -297,7 +307,7 @@ impl Daemon {
                     timings: super::round::OpTimings::default(),
                 },
             };
-            print(out, &report);
+            print(out, quiet, &report);
             failed = true;
         }
         failed
@@ -310,7 +320,7 @@ impl Daemon {
         targets: &[Target],
         subscriptions: &mut Subscriptions,
         woken: &mut Woken,
-        out: &mut dyn FnMut(&str),
+        out: &mut dyn FnMut(Line),
     ) {
         let mut envs: Vec<(Option<String>, String)> =
             targets.iter().map(|t| (t.doc.member.clone(), t.env.clone())).collect();
@@ -320,7 +330,10 @@ impl Daemon {
             let lexicons = match self.ctx.project.lexicons(member.as_deref(), &env) {
                 Ok(lexicons) => lexicons,
                 Err(e) => {
-                    out(&format!("operator: {env} change signals unavailable, polling on the timer ({})", e.chain()));
+                    out(Line::note(format!(
+                        "operator: {env} change signals unavailable, polling on the timer ({})",
+                        e.chain()
+                    )));
                     continue;
                 }
             };
@@ -334,7 +347,7 @@ impl Daemon {
                 }
                 let sink = self.sink(&label);
                 if let Some(line) = subscriptions.ensure(&label, lexicon.lexicon(), sink) {
-                    out(&line);
+                    out(Line::note(line));
                 }
             }
         }
@@ -360,7 +373,7 @@ impl Daemon {
                     lexicon.subscribe_changes(sink)
                 });
                 if let Some(line) = subscribed {
-                    out(&line);
+                    out(Line::note(line));
                 }
             }
         }
@@ -383,7 +396,7 @@ impl Daemon {
 
     fn finish(
         &self,
-        out: &mut dyn FnMut(&str),
+        out: &mut dyn FnMut(Line),
         subscriptions: &mut Subscriptions,
         failed: bool,
         stopped: bool,
@@ -392,14 +405,14 @@ impl Daemon {
         subscriptions.close();
         self.ctx.hooks.flush();
         for line in self.ctx.hooks.lines() {
-            out(&line);
+            out(Line::note(line));
         }
         let (released, warnings) = self.ctx.release_all();
         for w in warnings {
-            out(&format!("operator: warning: {w}"));
+            out(Line::note(format!("operator: warning: {w}")));
         }
         if stopped {
-            out(&format!("operator: stopped; released {released} lease(s)"));
+            out(Line::note(format!("operator: stopped; released {released} lease(s)")));
         }
         if failed { Ending::TickFailed } else { Ending::Clean }
     }
@@ -423,10 +436,12 @@ fn remote_line(project: &Project) -> Option<String> {
 }
 
 /// Prints a report and its warnings; returns true when it is a failure.
-fn print(out: &mut dyn FnMut(&str), report: &OpReport) -> bool {
-    out(&report.to_string());
+fn print(out: &mut dyn FnMut(Line), quiet: &mut Quiet, report: &OpReport) -> bool {
+    if let Some(line) = quiet.report(report, Instant::now()) {
+        out(line);
+    }
     for w in &report.warnings {
-        out(&format!("operator: {}@{} warning: {w}", report.op, report.env));
+        out(Line::note(format!("operator: {}@{} warning: {w}", report.op, report.env)));
     }
     report.event.is_failure()
 }

@@ -38,10 +38,12 @@
 
 pub mod audit;
 pub mod daemon;
+pub mod follow;
 pub mod hooks;
 pub mod log;
 #[cfg(feature = "metrics")]
 pub mod metrics;
+pub mod quiet;
 pub mod round;
 pub mod signal;
 pub mod status;
@@ -51,6 +53,7 @@ use std::time::Duration;
 
 pub use daemon::{Daemon, StopSignals, Stopper, catch_stop_signals, forward_stop_signals};
 pub use hooks::{HookSet, Hooks, NoHooks, TickStats};
+pub use quiet::{Line, LineKind};
 pub use round::{OpEvent, OpReport, RoundContext, Target};
 
 /// The default time between rounds.
@@ -73,6 +76,10 @@ pub struct OperatorConfig {
     pub signal_floor: Duration,
     /// One round, then stop (`--once`).
     pub once: bool,
+    /// Print every op's line of every round, and the per-round notes (`-v`).
+    pub verbose: bool,
+    /// Print a heartbeat after this long without a line (`--heartbeat`).
+    pub heartbeat: Duration,
 }
 
 impl Default for OperatorConfig {
@@ -84,6 +91,8 @@ impl Default for OperatorConfig {
             grace: DEFAULT_GRACE,
             signal_floor: signal::DEFAULT_FLOOR,
             once: false,
+            verbose: false,
+            heartbeat: quiet::DEFAULT_HEARTBEAT,
         }
     }
 }

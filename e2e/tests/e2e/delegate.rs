@@ -60,8 +60,8 @@ fn the_stock_binary_answers_exactly_as_the_project_binary() {
     let a = stock.stock(&["operator", "--once"], &via);
     let b = project.project(&["operator", "--once"], &direct);
     assert_eq!(a.code, b.code, "operator --once\n{}\n{}", a.all(), b.all());
-    let rounds = lines_with(&a.stderr, &["operator: "]);
-    assert_eq!(rounds, lines_with(&b.stderr, &["operator: "]), "operator --once\n{}\n{}", a.all(), b.all());
+    let rounds = lines_with(&a.all(), &["operator: "]);
+    assert_eq!(rounds, lines_with(&b.all(), &["operator: "]), "operator --once\n{}\n{}", a.all(), b.all());
     assert!(rounds.iter().any(|l| l.starts_with("operator: site-converge@site ticked=1")), "{}", a.all());
 
     let a = stock.stock(&["run", "site-release"], &via);
@@ -190,7 +190,7 @@ fn in_a_clone_chant_builds_the_project_binaries_once_and_drives_them() {
 
     // The workspace's operator: one child per project binary, lines prefixed by the member, and
     // SIGTERM reaches both daemons, which release their leases.
-    let mut cmd = cargo_command(&sandbox, STOCK, &clone, &["operator", "--interval", "1h"], Some(&target));
+    let mut cmd = cargo_command(&sandbox, STOCK, &clone, &["operator", "-v", "--interval", "1h"], Some(&target));
     cmd.stdout(Stdio::piped()).stderr(Stdio::piped());
     let mut child = cmd.spawn().unwrap();
     let (tx, rx) = mpsc::channel::<String>();

@@ -18,33 +18,40 @@ use crate::support::{PROJECT, Sandbox, config_with_roots, converge_key};
 /// The generous bound on anything that could hang.
 const BOUND: Duration = Duration::from_secs(120);
 
-/// A child whose stderr is read line by line as it runs.
+/// A child whose stdout and stderr are read line by line as it runs, into one sequence (the
+/// operator's op lines and heartbeats on stdout, its notes on stderr).
 pub(crate) struct Running {
     child: Child,
-    lines: Receiver<String>,
-    /// Every stderr line seen so far.
+    lines: Receiver<(bool, String)>,
+    /// Every line seen so far, of either stream.
     pub(crate) seen: Vec<String>,
+    /// The lines of `seen` that came on stdout.
+    pub(crate) stdout: Vec<String>,
 }
 
 impl Running {
     /// Starts `program` in `dir` with `args` and `vars`.
     pub(crate) fn start(sandbox: &Sandbox, program: &str, dir: &Path, args: &[&str], vars: &[(&str, &str)]) -> Running {
         let mut cmd = sandbox.command(program, dir, args, vars);
-        cmd.stdout(Stdio::null()).stderr(Stdio::piped());
+        cmd.stdout(Stdio::piped()).stderr(Stdio::piped());
         let mut child = cmd.spawn().unwrap();
-        let stderr = child.stderr.take().unwrap();
         let (tx, lines) = mpsc::channel();
-        std::thread::spawn(move || {
-            for line in BufReader::new(stderr).lines().map_while(Result::ok) {
-                if tx.send(line).is_err() {
-                    break;
+        let stdout: Box<dyn std::io::Read + Send> = Box::new(child.stdout.take().unwrap());
+        let stderr: Box<dyn std::io::Read + Send> = Box::new(child.stderr.take().unwrap());
+        for (is_stdout, stream) in [(true, stdout), (false, stderr)] {
+            let tx = tx.clone();
+            std::thread::spawn(move || {
+                for line in BufReader::new(stream).lines().map_while(Result::ok) {
+                    if tx.send((is_stdout, line)).is_err() {
+                        break;
+                    }
                 }
-            }
-        });
-        Running { child, lines, seen: Vec::new() }
+            });
+        }
+        Running { child, lines, seen: Vec::new(), stdout: Vec::new() }
     }
 
-    /// Waits (bounded) for a stderr line matching `want` and returns it.
+    /// Waits (bounded) for a line matching `want` and returns it.
     #[track_caller]
     pub(crate) fn wait_for(&mut self, what: &str, want: impl Fn(&str) -> bool) -> String {
         let deadline = Instant::now() + BOUND;
@@ -52,9 +59,11 @@ impl Running {
             let left = deadline.saturating_duration_since(Instant::now());
             match self.lines.recv_timeout(left) {
                 Ok(line) => {
-                    self.seen.push(line.clone());
-                    if want(&line) {
-                        return line;
+                    let hit = want(&line.1);
+                    let text = line.1.clone();
+                    self.keep(line);
+                    if hit {
+                        return text;
                     }
                 }
                 Err(_) => panic!("no line {what} within {BOUND:?}; seen:\n{}", self.seen.join("\n")),
@@ -77,7 +86,7 @@ impl Running {
         self.seen
     }
 
-    /// Waits (bounded) for the child to exit; returns its exit code and every stderr line.
+    /// Waits (bounded) for the child to exit; returns its exit code and every line.
     #[track_caller]
     pub(crate) fn finish(mut self) -> (i32, Vec<String>) {
         let deadline = Instant::now() + BOUND;
@@ -86,7 +95,7 @@ impl Running {
                 break status.code().unwrap_or(-1);
             }
             match self.lines.recv_timeout(Duration::from_millis(50)) {
-                Ok(line) => self.seen.push(line),
+                Ok(line) => self.keep(line),
                 Err(_) if Instant::now() > deadline => {
                     let _ = self.child.kill();
                     panic!("the child did not exit within {BOUND:?}; seen:\n{}", self.seen.join("\n"));
@@ -100,8 +109,15 @@ impl Running {
 
     fn drain(&mut self) {
         while let Ok(line) = self.lines.recv_timeout(Duration::from_secs(5)) {
-            self.seen.push(line);
+            self.keep(line);
         }
+    }
+
+    fn keep(&mut self, (is_stdout, line): (bool, String)) {
+        if is_stdout {
+            self.stdout.push(line.clone());
+        }
+        self.seen.push(line);
     }
 }
 
@@ -322,20 +338,20 @@ fn a_daemon_killed_at_random_moments_leaves_a_sound_repository_and_is_taken_over
             for lock in &locks {
                 let shown = lock.display().to_string();
                 assert!(
-                    out.stderr.contains(&format!("rm {shown}")),
+                    out.all().contains(&format!("rm {shown}")),
                     "trial {trial}: {shown} not reported:\n{}",
                     out.all()
                 );
                 std::fs::remove_file(lock).unwrap();
             }
-            lock_round = out.stderr.clone();
+            lock_round = out.stdout.clone();
         }
         let out = sandbox.project(&["operator", "--once", "--env", "marks"], &vars);
         out.code(0);
         for op in ["mark-sched", "mark-loop"] {
             let ticked = format!("operator: {op}@marks ticked=1 status=drifted(ran mark [r] -> {op}-hit)");
             assert!(
-                out.stderr.contains(&ticked) || lock_round.contains(&ticked),
+                out.stdout.contains(&ticked) || lock_round.contains(&ticked),
                 "trial {trial}: {op} not taken over:\n{lock_round}\n{}",
                 out.all()
             );
@@ -367,11 +383,11 @@ fn sigterm_releases_the_leases_and_a_restart_ticks_at_once() {
     let out = sandbox.project(&["operator", "--once", "--env", "marks"], &vars);
     out.code(0);
     assert!(
-        out.stderr.contains("operator: mark-loop@marks ticked=1 status=drifted(ran mark [r] -> mark-loop-hit)"),
+        out.stdout.contains("operator: mark-loop@marks ticked=1 status=drifted(ran mark [r] -> mark-loop-hit)"),
         "{}",
         out.all()
     );
-    assert!(!out.stderr.contains("lease-held"), "{}", out.all());
+    assert!(!out.all().contains("lease-held"), "{}", out.all());
 }
 
 /// The command lines of the live processes whose command line mentions `needle`.
@@ -460,11 +476,11 @@ fn a_leftover_lock_is_reported_by_path_while_the_other_ops_tick() {
     let out = run("2026-03-02T00:00:00Z");
     out.code(1);
     let shown = lock.display().to_string();
-    let line = out.stderr.lines().find(|l| l.starts_with("operator: mark-loop@marks ")).unwrap();
+    let line = out.stdout.lines().find(|l| l.starts_with("operator: mark-loop@marks ")).unwrap();
     assert!(line.starts_with("operator: mark-loop@marks error=1(lease acquire failed — "), "{line}");
     assert!(line.contains(&format!("stale lock file at {shown}")) && line.contains(&format!("rm {shown}")), "{line}");
     assert!(
-        out.stderr.contains("operator: mark-sched@marks ticked=1 status=drifted(ran mark [r] -> mark-sched-hit)"),
+        out.stdout.contains("operator: mark-sched@marks ticked=1 status=drifted(ran mark [r] -> mark-sched-hit)"),
         "{}",
         out.all()
     );
@@ -472,13 +488,13 @@ fn a_leftover_lock_is_reported_by_path_while_the_other_ops_tick() {
     // A young lock is a lost race, not a stale lock.
     std::fs::OpenOptions::new().write(true).open(&lock).unwrap().set_modified(SystemTime::now()).unwrap();
     let out = run("2026-03-02T00:10:00Z");
-    assert!(out.stderr.contains("operator: mark-loop@marks skipped=1(lease-held"), "{}", out.all());
+    assert!(out.stdout.contains("operator: mark-loop@marks skipped=1(lease-held"), "{}", out.all());
 
     // After the human's rm, the next round acquires normally.
     std::fs::remove_file(&lock).unwrap();
     let out = run("2026-03-02T00:20:00Z");
     assert!(
-        out.stderr.contains("operator: mark-loop@marks ticked=1 status=drifted(ran mark [r] -> mark-loop-hit)"),
+        out.stdout.contains("operator: mark-loop@marks ticked=1 status=drifted(ran mark [r] -> mark-loop-hit)"),
         "{}",
         out.all()
     );
@@ -489,8 +505,8 @@ fn a_leftover_lock_is_reported_by_path_while_the_other_ops_tick() {
     age(&ledger_lock);
     let out = run("2026-03-02T00:30:00Z");
     out.code(1);
-    assert!(out.stderr.contains(&format!("rm {}", ledger_lock.display())), "{}", out.all());
-    assert!(out.stderr.contains("operator: mark-loop@marks failed=1"), "{}", out.all());
+    assert!(out.all().contains(&format!("rm {}", ledger_lock.display())), "{}", out.all());
+    assert!(out.stdout.contains("operator: mark-loop@marks failed=1"), "{}", out.all());
     std::fs::remove_file(&ledger_lock).unwrap();
     run("2026-03-02T00:40:00Z").code(0);
 }
@@ -501,7 +517,7 @@ fn a_lease_stolen_mid_tick_is_fenced_and_the_record_still_written() {
     let out = sandbox.project(&["operator", "--once", "--env", "steal"], &[("E2E_MARKS", &marks)]);
     out.code(0);
     assert!(
-        out.stderr
+        out.stdout
             .contains("operator: steal-converge@steal fenced=1(lease lost mid-tick — ledger record still written)"),
         "{}",
         out.all()

@@ -22,7 +22,7 @@ fn an_unreachable_remote_fails_once_is_said_once_per_round_and_shown_by_status_u
     for now in [TEN, ELEVEN] {
         let out = sandbox.project(&["operator", "--once", "--env", "site"], &[("CHANT_NOW", now)]);
         out.code(1);
-        let op = lines(&out.stderr, "operator: site-converge@site ");
+        let op = lines(&out.stdout, "operator: site-converge@site ");
         assert_eq!(op.len(), 1, "{}", out.all());
         assert!(op[0].starts_with("operator: site-converge@site error=1(lease acquire failed — "), "{}", out.all());
         let said = lines(&out.stderr, "operator: remote origin: unreachable since ");
@@ -44,7 +44,7 @@ fn an_unreachable_remote_fails_once_is_said_once_per_round_and_shown_by_status_u
     let out = sandbox.project(&["operator", "--once", "--env", "site"], &[("CHANT_NOW", "2026-03-01T12:00:00.000Z")]);
     out.code(0);
     assert!(
-        out.stderr.contains("operator: site-converge@site ticked=1 status=drifted(ran first-apply -> site-apply)"),
+        out.stdout.contains("operator: site-converge@site ticked=1 status=drifted(ran first-apply -> site-apply)"),
         "{}",
         out.all()
     );

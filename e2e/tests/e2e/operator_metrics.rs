@@ -18,7 +18,7 @@ const BOUND: std::time::Duration = std::time::Duration::from_secs(120);
 /// Starts `operator --env <env> --interval <interval> --metrics-addr 127.0.0.1:0` and returns it
 /// with the base URL it printed.
 fn start(sandbox: &Sandbox, env: &str, interval: &str, vars: &[(&str, &str)]) -> (Running, String) {
-    let args = ["operator", "--env", env, "--interval", interval, "--metrics-addr", "127.0.0.1:0"];
+    let args = ["operator", "-v", "--env", env, "--interval", interval, "--metrics-addr", "127.0.0.1:0"];
     let mut daemon = Running::start(sandbox, PROJECT, &sandbox.dir, &args, vars);
     let line = daemon.wait_for("the metrics line", |l| l.starts_with("operator: metrics on http://"));
     assert!(line.ends_with("(loopback only)"), "{line}");

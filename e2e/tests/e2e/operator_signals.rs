@@ -12,8 +12,13 @@ use crate::support::{PROJECT, Sandbox, config_with_roots, converge_key};
 
 /// Starts `operator --env site` with `interval` and waits until it ticked once and subscribed.
 fn watching(sandbox: &Sandbox, interval: &str) -> Running {
-    let mut daemon =
-        Running::start(sandbox, PROJECT, &sandbox.dir, &["operator", "--env", "site", "--interval", interval], &[]);
+    let mut daemon = Running::start(
+        sandbox,
+        PROJECT,
+        &sandbox.dir,
+        &["operator", "-v", "--env", "site", "--interval", interval],
+        &[],
+    );
     daemon.wait_for("the first tick", |l| l.starts_with("operator: site-converge@site ticked=1"));
     daemon
         .wait_for("the subscription", |l| l == "operator: files(site) change signal subscribed (the timer still runs)");
@@ -113,7 +118,7 @@ const TEN_AM: &str = "2026-03-01T10:00:00.000Z";
 
 /// Starts `operator --env night` at 10:00 and waits until it ticked once and subscribed.
 fn watching_night(sandbox: &Sandbox, interval: &str) -> Running {
-    let args = ["operator", "--env", "night", "--interval", interval];
+    let args = ["operator", "-v", "--env", "night", "--interval", interval];
     let mut daemon = Running::start(sandbox, PROJECT, &sandbox.dir, &args, &[("CHANT_NOW", TEN_AM)]);
     daemon.wait_for("the first tick", |l| l.starts_with("operator: night-converge@night ticked=1"));
     daemon.wait_for("the subscription", |l| {
@@ -160,7 +165,7 @@ fn a_scheduled_op_woken_by_a_signal_reaches_the_verdict_its_timer_reaches_at_its
     let fired =
         by_timer.project(&["operator", "--once", "--env", "night"], &[("CHANT_NOW", "2026-03-02T03:00:01.000Z")]);
     fired.code(0);
-    assert!(fired.stderr.contains("operator: night-converge@night ticked=1"), "{}", fired.all());
+    assert!(fired.stdout.contains("operator: night-converge@night ticked=1"), "{}", fired.all());
     let key = converge_key("night", "night-converge");
     let (signal_tick, timer_tick) = (by_signal.values(&key)[1].clone(), by_timer.values(&key)[1].clone());
     assert_eq!(verdict(&signal_tick), verdict(&timer_tick));

@@ -54,6 +54,33 @@ fn json_everywhere_errors_as_one_json_object_colour_on_request_and_head_exits_0(
         out.code(0);
         let _ = out.json();
     }
+    // The record-writing approve: the pending fact (--show), the resolution recorded, then the
+    // standing one (nothing recorded), each one JSON document.
+    sandbox.project(&["run", "site-release"], &[]).code(3);
+    let approve = ["approve", "site-release", "release", "--actor", "erin", "--json"];
+    let shown = sandbox.stock(&[&approve[..], &["--show"]].concat(), &[]).code(0).json();
+    let pick = |v: &serde_json::Value, keys: &[&str]| -> Vec<serde_json::Value> {
+        keys.iter().map(|k| k.split('.').fold(v.clone(), |v, k| v[k].clone())).collect()
+    };
+    assert_eq!(
+        pick(&shown, &["outcome", "recorded", "fact.kind"]),
+        serde_json::json!(["pending", false, "pending"]).as_array().unwrap().clone(),
+        "{shown}"
+    );
+    let approved = sandbox.stock(&approve, &[]).code(0).json();
+    let want = serde_json::json!([1, "approved", true, "resolution", "erin"]);
+    assert_eq!(
+        pick(&approved, &["version", "outcome", "recorded", "fact.kind", "fact.resolvedBy"]),
+        want.as_array().unwrap().clone(),
+        "{approved}"
+    );
+    let again = sandbox.stock(&approve, &[]).code(0).json();
+    assert_eq!(
+        pick(&again, &["outcome", "recorded"]),
+        serde_json::json!(["already-approved", false]).as_array().unwrap().clone(),
+        "{again}"
+    );
+    assert_eq!(again["fact"], approved["fact"], "the standing resolution is the one recorded");
 
     let out = sandbox.project(&["tick", "no-such-op", "--json"], &[]);
     out.code(2);

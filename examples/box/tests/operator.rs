@@ -149,7 +149,7 @@ impl Operator {
 
     fn spawn(mut command: Command, interval: &str) -> Self {
         let mut child = command
-            .args(["operator", "--interval", interval])
+            .args(["operator", "-v", "--interval", interval])
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .spawn()
