@@ -10,14 +10,19 @@
 //!    "box": null | {"error": null | "...", "supervisor": {"error": null | "..."},
 //!                   "services": [{"name": "app",
 //!                                 "declared": {"cmd", "needs", "httpPort", "duration", "health", "optional"},
-//!                                 "listed": null | {"status", "cmd", "needs", "httpPort"}}]},
+//!                                 "listed": null | {"status", "cmd", "needs", "httpPort",
+//!                                                   "pid", "startedAt", "uptimeSeconds", "restarts"},
+//!                                 "probe": null | {"ok", "status", "latencyMs", "error"}}]},
 //!    "converge": [{"op": "converge", "env": "box", "health": {"state", "detail"?}, "lastTick": null | {tick record}, "error": null | "..."}]}]}
 //! ```
 //!
 //! `box` is `null` for a member without a box block; `box.error` says why a block is invalid (its
 //! `services` is then empty); `supervisor.error` says why the supervisor could not be listed (every
 //! `listed` is then `null`). The supervisor is listed once, only when some member has a valid box
-//! block. Exit codes: 0 shown, 2 no `chant.toml` or no readable workspace file.
+//! block. `pid`, `startedAt` and `restarts` are what the supervisor's JSON listing says (`null`
+//! when it does not; `pid` and `uptimeSeconds` only while running); `probe` is one GET of the
+//! declared health URL made now (2 s at most) for a running service, `ok` only on 200. Exit
+//! codes: 0 shown, 2 no `chant.toml` or no readable workspace file.
 
 use std::path::{Path, PathBuf};
 
@@ -184,18 +189,51 @@ fn box_view<E: std::error::Error>(
         .services()
         .iter()
         .map(|s| {
-            let seen = listed.iter().find(|l| l.name == s.name).map(
-                |l| json!({"status": l.status, "cmd": l.cmd, "needs": l.needs, "httpPort": l.http_port.flatten()}),
-            );
+            let found = listed.iter().find(|l| l.name == s.name);
+            let seen = found.map(|l| {
+                let running = l.status.as_deref() == Some("running");
+                let uptime = l
+                    .runtime
+                    .started_at
+                    .as_deref()
+                    .filter(|_| running)
+                    .and_then(crate::clock::parse)
+                    .map(|at| jiff::Timestamp::now().duration_since(at).as_secs().max(0));
+                json!({"status": l.status, "cmd": l.cmd, "needs": l.needs, "httpPort": l.http_port.flatten(),
+                       "pid": l.runtime.pid.filter(|_| running), "startedAt": l.runtime.started_at,
+                       "uptimeSeconds": uptime,
+                       // The stand-in omits a zero count; a start time says it counts.
+                       "restarts": l.runtime.restarts.or(l.runtime.started_at.as_ref().map(|_| 0))})
+            });
+            // The health URL is probed now, once, for a service the supervisor runs.
+            let probe = match (&s.health, found.and_then(|l| l.status.as_deref())) {
+                (Some(url), Some("running")) => probe(url),
+                _ => Value::Null,
+            };
             json!({
                 "name": s.name,
                 "declared": {"cmd": s.cmd, "needs": s.needs, "httpPort": s.http_port, "duration": s.duration,
                              "health": s.health, "optional": s.optional},
                 "listed": seen,
+                "probe": probe,
             })
         })
         .collect();
     json!({"error": Value::Null, "supervisor": {"error": sv_error}, "services": services})
+}
+
+/// How long `workspace status` waits for a health URL.
+const PROBE_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(2);
+
+/// One GET of a service's health URL: `{ok, status, latencyMs, error}` (`ok` only on 200).
+fn probe(url: &str) -> Value {
+    let start = std::time::Instant::now();
+    let answer = crate::http::check(url, PROBE_TIMEOUT);
+    let latency = u64::try_from(start.elapsed().as_millis()).unwrap_or(u64::MAX);
+    match answer {
+        Ok(code) => json!({"ok": code == 200, "status": code, "latencyMs": latency, "error": Value::Null}),
+        Err(e) => json!({"ok": false, "status": Value::Null, "latencyMs": latency, "error": chain(&e)}),
+    }
 }
 
 /// The human form of the document [`status`] builds. Every text in it (read from the ledger,
@@ -223,8 +261,28 @@ pub fn render(view: &Value) -> String {
                 };
                 let d = &svc["declared"];
                 let mut line = format!("  {:<12} {:<11} {}", s(&svc["name"]), status, s(&d["cmd"]));
+                let l = &svc["listed"];
+                if let Some(pid) = l["pid"].as_i64() {
+                    let _ = write!(line, "  pid {pid}");
+                }
+                if let Some(up) = l["uptimeSeconds"].as_u64() {
+                    let _ = write!(line, "  up {}", crate::duration::format(std::time::Duration::from_secs(up)));
+                }
+                if let Some(n) = l["restarts"].as_u64() {
+                    let _ = write!(line, "  restarts {n}");
+                }
                 if let Some(h) = d["health"].as_str() {
                     let _ = write!(line, "  health {}", p(h));
+                    let pr = &svc["probe"];
+                    if let Some(ms) = pr["latencyMs"].as_u64() {
+                        let verdict = match (pr["ok"].as_bool(), pr["status"].as_u64(), pr["error"].as_str()) {
+                            (Some(true), _, _) => "ok".to_owned(),
+                            (_, Some(code), _) => format!("HTTP {code}"),
+                            (_, _, Some(e)) => format!("failed: {}", p(e.lines().next().unwrap_or_default())),
+                            _ => "failed".to_owned(),
+                        };
+                        let _ = write!(line, " {verdict} in {ms}ms");
+                    }
                 }
                 if d["optional"] == Value::Bool(true) {
                     line.push_str("  (optional)");
@@ -318,6 +376,65 @@ mod tests {
         assert!(!text.contains('\u{1b}') && !text.contains('\u{7}'), "{text}");
         assert_eq!(text.lines().count(), 5, "a newline in ledger text forged a line: {text}");
         assert!(text.contains(r"box (x\u{1b}]0;pwned\u{7}\u{1b}[2J\u{a}forged)"), "{text}");
+    }
+
+    /// A one-request HTTP server on loopback answering `200 ok`; returns its health URL.
+    fn one_answer() -> String {
+        use std::io::{Read as _, Write as _};
+        let server = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let url = format!("http://{}/health", server.local_addr().unwrap());
+        std::thread::spawn(move || {
+            let (mut conn, _) = server.accept().unwrap();
+            let mut buf = [0u8; 1024];
+            let _ = conn.read(&mut buf);
+            let _ = conn.write_all(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok");
+        });
+        url
+    }
+
+    #[test]
+    fn each_service_shows_its_pid_uptime_restarts_and_a_health_probe_with_its_latency() {
+        let dir = tempfile::tempdir().unwrap();
+        let healthy = one_answer();
+        let closed = {
+            let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+            format!("http://{}/health", l.local_addr().unwrap())
+        };
+        let ws = json!({"members": [{"name": "box", "dir": ".", "box": {"services": [
+            {"name": "app", "cmd": "python3 app.py", "health": healthy},
+            {"name": "worker", "cmd": "python3 worker.py", "health": closed},
+            {"name": "site", "cmd": "python3 site.py"}
+        ]}}]});
+        std::fs::write(dir.path().join(WORKSPACE_FILE), ws.to_string()).unwrap();
+        let started =
+            crate::clock::format(jiff::Timestamp::now().checked_sub(jiff::SignedDuration::from_secs(90)).unwrap());
+        let listing = format!(
+            r#"[{{"name": "app", "cmd": "python3", "args": ["app.py"], "state": {{"name": "app", "status": "running", "pid": 4242, "started_at": "{started}", "restarts": 2}}}},
+                {{"name": "worker", "cmd": "python3", "state": {{"name": "worker", "status": "running", "pid": 4343, "started_at": "{started}"}}}},
+                {{"name": "site", "cmd": "python3", "state": {{"name": "site", "status": "failed", "started_at": "{started}", "restarts": 1}}}}]"#
+        );
+        let list = || crate::lexicon::sprite::parse_list(&listing);
+        let no_ledger = crate::ledger::Error::BranchClash;
+        let view = status(dir.path(), &[], Err(&no_ledger), &list).unwrap();
+        let svcs = view["members"][0]["box"]["services"].as_array().unwrap().clone();
+        let (app, worker, site) = (&svcs[0], &svcs[1], &svcs[2]);
+        assert_eq!((&app["listed"]["pid"], &app["listed"]["restarts"]), (&json!(4242), &json!(2)), "{app}");
+        let up = app["listed"]["uptimeSeconds"].as_u64().unwrap();
+        assert!((90..3600).contains(&up), "{app}");
+        assert_eq!((&app["probe"]["ok"], &app["probe"]["status"]), (&json!(true), &json!(200)), "{app}");
+        assert!(app["probe"]["latencyMs"].is_u64(), "{app}");
+        assert_eq!(worker["listed"]["restarts"], 0, "a start time without a count is no restart: {worker}");
+        assert_eq!((&worker["probe"]["ok"], &worker["probe"]["status"]), (&json!(false), &Value::Null), "{worker}");
+        assert!(worker["probe"]["error"].is_string(), "{worker}");
+        assert_eq!((&site["listed"]["pid"], &site["listed"]["uptimeSeconds"]), (&Value::Null, &Value::Null), "{site}");
+        assert_eq!(site["probe"], Value::Null, "nothing to probe: no health URL, not running");
+        let text = render(&view);
+        let line = |name: &str| text.lines().find(|l| l.trim_start().starts_with(name)).unwrap().to_owned();
+        let app_line = line("app ");
+        assert!(app_line.contains("  pid 4242  up 1m") && app_line.contains("  restarts 2  health http://"), "{text}");
+        assert!(app_line.contains(" ok in ") && app_line.ends_with("ms"), "{text}");
+        assert!(line("worker ").contains(" failed: "), "{text}");
+        assert!(line("site ").contains("failed") && line("site ").contains("restarts 1"), "{text}");
     }
 
     #[test]

@@ -416,8 +416,15 @@ fn answer(shared: &Shared, req: Request) -> Response {
             } else if let Some(n) = needs.iter().find(|n| !t.services.iter().any(|s| &s.name == *n)) {
                 Err(Error::Undefined { need: n.clone(), name })
             } else {
-                let state =
-                    State { name: name.clone(), status: Status::Stopped, pid: None, started: None, exit_status: None };
+                let state = State {
+                    name: name.clone(),
+                    status: Status::Stopped,
+                    pid: None,
+                    started: None,
+                    exit_status: None,
+                    started_at: None,
+                    restarts: 0,
+                };
                 t.services.push(Service { name: name.clone(), cmd, args, needs, http_port, dir, state });
                 persist(&shared.dir, &t.services);
                 drop(t);
@@ -489,6 +496,10 @@ fn start(shared: &Shared, name: &str, path: &mut BTreeSet<String>) -> Result<Vec
             st.pid = Some(pid);
             st.started = proc::start_time(pid);
             st.exit_status = None;
+            if st.started_at.is_some() {
+                st.restarts = st.restarts.saturating_add(1);
+            }
+            st.started_at = Some(crate::clock::format(jiff::Timestamp::now()));
             t.live_children += 1;
             shared.children.notify_all();
             publish(shared, "started", &t.services[idx]);

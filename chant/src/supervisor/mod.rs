@@ -109,6 +109,17 @@ pub struct State {
     /// How it last ended (`exit 1`, `killed by signal 9`), or why it could not start.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub exit_status: Option<String>,
+    /// When it was last started (RFC 3339, wall clock), kept after it ends.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub started_at: Option<String>,
+    /// How many times it was started again after its first start (a `start` or `restart` after
+    /// it ran, whoever asked), as Monit counts restarts.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub restarts: u32,
+}
+
+fn is_zero(n: &u32) -> bool {
+    *n == 0
 }
 
 /// One service: its definition and its state.

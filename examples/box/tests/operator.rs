@@ -235,6 +235,11 @@ fn a_killed_service_wakes_the_operator_which_restarts_it_long_before_the_interva
     let app = b.service("app");
     assert_eq!(app["state"]["status"], "running");
     assert_ne!(app["state"]["pid"].as_i64().unwrap() as i32, pid);
+    // The supervisor counted the restart, and `workspace status` shows it.
+    assert_eq!(app["state"]["restarts"], 1, "{app}");
+    let view = b.box_json(&["workspace", "status", "--json"]);
+    let shown = &view["members"][0]["box"]["services"][0];
+    assert_eq!((&shown["name"], &shown["listed"]["restarts"]), (&json!("app"), &json!(1)), "{view}");
     let lines = op.stop();
     assert_eq!(lines.iter().filter(|l| l.contains("sprite-env(box) change signal")).count(), 1, "{lines:#?}");
 
@@ -309,11 +314,20 @@ fn workspace_status_shows_the_declared_and_listed_services_and_the_newest_tick()
     );
     // The supervisor lists the expanded command line.
     let root = b.project.path().canonicalize().unwrap();
+    let listed = app["listed"].as_object().unwrap();
+    let known: serde_json::Map<String, Value> =
+        ["status", "cmd", "needs", "httpPort"].into_iter().map(|k| (k.to_owned(), listed[k].clone())).collect();
     assert_eq!(
-        app["listed"],
+        Value::Object(known),
         json!({"status": "running", "cmd": format!("python3 {}/app.py {}", root.display(), b.port),
                "needs": [], "httpPort": b.port})
     );
+    // The supervisor's process facts, and a health probe made now with its latency.
+    assert_eq!(app["listed"]["pid"], b.service("app")["state"]["pid"], "{app}");
+    assert!(app["listed"]["startedAt"].is_string() && app["listed"]["uptimeSeconds"].is_u64(), "{app}");
+    assert_eq!(app["listed"]["restarts"], 0, "{app}");
+    assert_eq!((&app["probe"]["ok"], &app["probe"]["status"]), (&json!(true), &json!(200)), "{app}");
+    assert!(app["probe"]["latencyMs"].is_u64(), "{app}");
     assert_eq!(services[1]["name"], "worker");
     assert_eq!(services[1]["declared"]["needs"], json!(["app"]));
     assert_eq!(services[1]["listed"]["needs"], json!(["app"]));
@@ -335,7 +349,14 @@ fn workspace_status_shows_the_declared_and_listed_services_and_the_newest_tick()
     assert!(text.status.success());
     let text = String::from_utf8(text.stdout).unwrap();
     assert!(text.starts_with("box (.)\n"), "{text}");
-    assert!(text.lines().any(|l| l.trim_start().starts_with("app") && l.contains("running")), "{text}");
+    assert!(
+        text.lines().any(|l| l.trim_start().starts_with("app")
+            && l.contains("running")
+            && l.contains("  pid ")
+            && l.contains("  restarts 0  health http://")
+            && l.contains(" ok in ")),
+        "{text}"
+    );
     assert!(text.contains("converge@box: in-sync, last tick "), "{text}");
     assert!(text.contains("in-sync 2 drifted 0 unknown 0  fired -"), "{text}");
 }

@@ -37,6 +37,20 @@ pub struct Listed {
     pub needs: Option<Vec<String>>,
     /// Its HTTP port (`Some(None)`: listed as none), when listed.
     pub http_port: Option<Option<u64>>,
+    /// What the supervisor says of its process, when its JSON listing says it (the table does
+    /// not): read leniently, a field of another type is absent.
+    pub runtime: Runtime,
+}
+
+/// A listed service's process, as the supervisor's JSON state gives it.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Runtime {
+    /// The pid of its process while it runs (`state.pid`).
+    pub pid: Option<i64>,
+    /// When it was last started, RFC 3339 (`state.started_at`).
+    pub started_at: Option<String>,
+    /// How many times it was started again after its first start (`state.restarts`).
+    pub restarts: Option<u64>,
 }
 
 /// Why a `services list` output is not a listing. Every text quoted from the output is shown
@@ -128,6 +142,12 @@ struct Entry {
 struct EntryState {
     #[serde(default)]
     status: Option<String>,
+    #[serde(default)]
+    pid: Option<Value>,
+    #[serde(default)]
+    started_at: Option<Value>,
+    #[serde(default)]
+    restarts: Option<Value>,
 }
 
 /// Tells a field that is present (even as `null`) from one that is absent.
@@ -185,11 +205,20 @@ fn parse_json(t: &str) -> Result<Vec<Listed>, ListingError> {
         .enumerate()
         .map(|(index, item)| {
             let e: Entry = serde_json::from_value(item).map_err(|source| ListingError::Entry { index, source })?;
+            let runtime = e
+                .state
+                .as_ref()
+                .map(|s| Runtime {
+                    pid: s.pid.as_ref().and_then(Value::as_i64),
+                    started_at: s.started_at.as_ref().and_then(Value::as_str).map(str::to_owned),
+                    restarts: s.restarts.as_ref().and_then(Value::as_u64),
+                })
+                .unwrap_or_default();
             let status = e.state.and_then(|s| s.status).or(e.status);
             let cmd = e.cmd.map(|c| std::iter::once(c).chain(e.args.unwrap_or_default()).collect::<Vec<_>>().join(" "));
             let needs = e.needs.map(Option::unwrap_or_default);
             let http_port = e.http_port.map(|p| p.filter(|p| *p > 0).map(u64::from));
-            Ok(Listed { name: e.name, status, cmd, needs, http_port })
+            Ok(Listed { name: e.name, status, cmd, needs, http_port, runtime })
         })
         .collect()
 }
@@ -220,6 +249,7 @@ fn parse_table(t: &str) -> Result<Vec<Listed>, ListingError> {
             http_port,
             cmd: wide.then(|| cols[4..].join(" ")),
             name,
+            runtime: Runtime::default(),
         });
     }
     Ok(listed)
