@@ -35,6 +35,7 @@ pub mod replay;
 pub mod run;
 #[cfg(feature = "serve")]
 pub mod serve;
+pub mod services;
 pub mod shell;
 pub mod textdiff;
 pub mod workspace;
@@ -130,6 +131,7 @@ impl Command {
             Command::Init(_) | Command::Completions(_) | Command::Man(_) => false,
             Command::Operator(a) => a.command.is_none(),
             Command::Approve(_) => false,
+            Command::Services(_) => false,
             #[cfg(feature = "serve")]
             Command::Serve(_) => true,
         }
@@ -159,6 +161,8 @@ pub enum Command {
     Operator(operator::OperatorArgs),
     /// Show each workspace member's box services and its ConvergeOps' newest ticks
     Workspace(workspace::WorkspaceArgs),
+    /// Start, stop or restart a declared box service through the supervisor
+    Services(services::ServicesArgs),
     /// Serve a read-only web dashboard of the ledger (estate, ops, pending gates)
     #[cfg(feature = "serve")]
     Serve(serve::ServeArgs),
@@ -231,6 +235,7 @@ fn dispatch(binary: Binary, default: DefaultCommand) -> Exit {
         Some(Command::Graph(args)) => graph::cmd_graph(binary, &args),
         Some(Command::Operator(args)) => operator::cmd_operator(binary, &args),
         Some(Command::Workspace(args)) => workspace::cmd_workspace(binary, &args),
+        Some(Command::Services(args)) => services::cmd_services(&args),
         #[cfg(feature = "serve")]
         Some(Command::Serve(args)) => serve::cmd_serve(binary, &args),
         Some(Command::Init(args)) => init::cmd_init(&args),

@@ -360,3 +360,38 @@ fn workspace_status_shows_the_declared_and_listed_services_and_the_newest_tick()
     assert!(text.contains("converge@box: in-sync, last tick "), "{text}");
     assert!(text.contains("in-sync 2 drifted 0 unknown 0  fired -"), "{text}");
 }
+
+#[test]
+fn services_start_stop_and_restart_a_declared_service_through_the_project_binary() {
+    let b = Box::new();
+    let applied = b.command(BOX).args(["run", "services"]).output().unwrap();
+    assert!(applied.status.success(), "{}", String::from_utf8_lossy(&applied.stderr));
+    eventually(Duration::from_secs(20), "app to answer", || answers(b.port));
+
+    let stopped = b.box_json(&["services", "stop", "worker", "--json"]);
+    assert_eq!(
+        (&stopped["member"], &stopped["name"], &stopped["action"], &stopped["healthy"]),
+        (&json!("box"), &json!("worker"), &json!("stop"), &Value::Null),
+        "{stopped}"
+    );
+    assert_eq!(stopped["listed"]["status"], "stopped", "{stopped}");
+    assert_eq!(b.service("worker")["state"]["status"], "stopped");
+
+    let before = b.service("app")["state"]["pid"].as_i64().unwrap();
+    let restarted = b.box_json(&["services", "restart", "app", "--json"]);
+    assert_eq!((&restarted["action"], &restarted["healthy"]), (&json!("restart"), &json!(true)), "{restarted}");
+    assert_eq!((&restarted["listed"]["status"], &restarted["listed"]["restarts"]), (&json!("running"), &json!(1)));
+    assert_ne!(restarted["listed"]["pid"].as_i64().unwrap(), before, "a new process");
+    assert!(answers(b.port), "a restart waits for the health URL");
+
+    let started = b.command(BOX).args(["services", "start", "worker"]).output().unwrap();
+    assert!(started.status.success(), "{}", String::from_utf8_lossy(&started.stderr));
+    let text = String::from_utf8(started.stdout).unwrap();
+    assert!(text.starts_with("started worker (box): running, pid "), "{text}");
+    assert_eq!(b.service("worker")["state"]["restarts"], 1, "started again after it ran");
+
+    let unknown = b.command(BOX).args(["services", "restart", "nope"]).output().unwrap();
+    assert_eq!(unknown.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&unknown.stderr);
+    assert!(err.contains("declares a service \"nope\" (declared: app, worker)"), "{err}");
+}

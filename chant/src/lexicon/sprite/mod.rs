@@ -16,6 +16,7 @@
 //! Every wait is a field of [`Settings`]; the steps read them from `CHANT_SPRITE_*` variables
 //! (see [`Settings::from_env`]) because the op's step arguments carry only what the DSL declares.
 
+pub mod control;
 pub mod declaration;
 mod error;
 mod lexicon;
