@@ -184,11 +184,19 @@ mod tests {
     use crate::operator::status::LastTickView;
 
     fn row(member: Option<&str>, env: &str, op: &str, log: Option<&str>) -> OpStatus {
+        use crate::tick::health::HealthState;
+        // The status row's roll-up, as `operator status` computes it from the tick.
+        let state = match log {
+            None => HealthState::NeverTicked,
+            Some(l) if !l.contains("unobserved=0") => HealthState::Unknown,
+            Some(l) if !l.contains("drifted=0") => HealthState::Drifted,
+            Some(_) => HealthState::InSync,
+        };
         OpStatus {
             op: op.into(),
             env: env.into(),
             member: member.map(str::to_owned),
-            health: crate::tick::health::Health::of_tick(None),
+            health: crate::tick::health::Health { state, detail: None },
             last_tick: log.map(|l| LastTickView {
                 id: "t".into(),
                 started_at: "2026-03-01T09:59:00.000Z".into(),
