@@ -89,19 +89,19 @@ const EXAMPLES: &[(&[&str], &str)] = &[
     ),
     (
         &["services"],
-        "Examples:\n  box services restart app\n  box services stop worker --json\n\nExit codes: 0 done, 1 the supervisor refused or the health URL never answered, 2 no such declared service.",
+        "Examples:\n  chant services restart app\n  chant services stop worker --json\n\nExit codes: 0 done, 1 the supervisor refused or the health URL never answered, 2 no such declared service.",
     ),
     (
         &["services", "start"],
-        "Examples:\n  box services start app\n  box services start app --member box --json\n\nExit codes: 0 started (and healthy), 1 the supervisor refused or the health URL never answered, 2 no such declared service.",
+        "Examples:\n  chant services start app\n  chant services start app --member box --json\n\nExit codes: 0 started (and healthy), 1 the supervisor refused or the health URL never answered, 2 no such declared service.",
     ),
     (
         &["services", "stop"],
-        "Examples:\n  box services stop worker\n  box services stop worker --json\n\nExit codes: 0 stopped, 1 the supervisor refused, 2 no such declared service.",
+        "Examples:\n  chant services stop worker\n  chant services stop worker --json\n\nExit codes: 0 stopped, 1 the supervisor refused, 2 no such declared service.",
     ),
     (
         &["services", "restart"],
-        "Examples:\n  box services restart app\n  box services restart app --json\n\nExit codes: 0 restarted (and healthy), 1 the supervisor refused or the health URL never answered, 2 no such declared service.",
+        "Examples:\n  chant services restart app\n  chant services restart app --json\n\nExit codes: 0 restarted (and healthy), 1 the supervisor refused or the health URL never answered, 2 no such declared service.",
     ),
     (
         &["workspace", "status"],
