@@ -71,6 +71,17 @@ impl Running {
         }
     }
 
+    /// Returns a line already seen that matches `want`, or waits (bounded) for one. For a line of
+    /// one stream awaited after a line of the other: the two pipes are read by two threads, so a
+    /// stderr note printed after a stdout line may be read before it.
+    #[track_caller]
+    pub(crate) fn seen_or_wait_for(&mut self, what: &str, want: impl Fn(&str) -> bool) -> String {
+        match self.seen.iter().find(|l| want(l)) {
+            Some(line) => line.clone(),
+            None => self.wait_for(what, want),
+        }
+    }
+
     /// Sends `signal` (`TERM`, `INT`) through the `kill` program.
     pub(crate) fn signal(&self, sandbox: &Sandbox, signal: &str) {
         let pid = self.child.id().to_string();

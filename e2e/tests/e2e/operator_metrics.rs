@@ -109,7 +109,7 @@ fn assert_conventions(samples: &Samples) {
 fn a_scrape_of_a_running_operator_matches_the_ledger() {
     let sandbox = Sandbox::new(&config_with_roots(&["site"]));
     let (mut daemon, base) = start(&sandbox, "site", "300s", &[]);
-    daemon.wait_for("the first tick", |l| l.starts_with("operator: site-converge@site ticked=1"));
+    daemon.seen_or_wait_for("the first tick", |l| l.starts_with("operator: site-converge@site ticked=1"));
     daemon
         .wait_for("the subscription", |l| l == "operator: files(site) change signal subscribed (the timer still runs)");
     assert_eq!(get(&base, "/healthz"), (200, "text/plain; charset=utf-8".into(), "ok\n".into()));
@@ -168,7 +168,7 @@ fn unobserved_entities_are_counted_by_reason() {
     // No `[env.blind]`: both declared files are unobserved with `no-binding`.
     let sandbox = Sandbox::new(&config_with_roots(&["site"]));
     let (mut daemon, base) = start(&sandbox, "blind", "300s", &[]);
-    daemon.wait_for("the tick", |l| l.starts_with("operator: blind-converge@blind ticked=1"));
+    daemon.seen_or_wait_for("the tick", |l| l.starts_with("operator: blind-converge@blind ticked=1"));
     let s = scrape_until(&base, "the round", |s| value(s, "chant_rounds_total", &[]) == Some(1.0));
     assert_conventions(&s);
     let labels = [("op", "blind-converge"), ("env", "blind"), ("reason", "no-binding")];
@@ -187,7 +187,7 @@ fn readyz_turns_unready_when_rounds_stop_and_ready_when_they_resume() {
     std::fs::write(&release, "").unwrap();
     let marks_var = marks.display().to_string();
     let (mut daemon, base) = start(&sandbox, "hold", "1s", &[("E2E_MARKS", &marks_var)]);
-    daemon.wait_for("the first tick", |l| l.starts_with("operator: hold-converge@hold ticked=1"));
+    daemon.seen_or_wait_for("the first tick", |l| l.starts_with("operator: hold-converge@hold ticked=1"));
     poll(&base, 200, "ready after a round");
     // The next round (a second later) dispatches again, and its dispatch blocks until the
     // release file exists again, so no round completes.

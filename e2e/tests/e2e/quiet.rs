@@ -18,11 +18,12 @@ fn a_quiet_operator_prints_only_heartbeats_while_idle_and_a_line_when_a_declared
     daemon
         .wait_for("the subscription", |l| l == "operator: files(site) change signal subscribed (the timer still runs)");
     // An idle period of three heartbeats: every round ticks the in-sync op, none says so.
-    for n in 1..=3 {
-        daemon.wait_for(&format!("heartbeat {n}"), is_heartbeat);
+    // (A heartbeat read while waiting for the stderr note above is kept in `stdout` too.)
+    while daemon.stdout.len() < 3 {
+        daemon.wait_for("a heartbeat", is_heartbeat);
     }
     let idle = daemon.stdout.clone();
-    assert_eq!(idle.len(), 3, "only heartbeats on stdout while idle:\n{}", idle.join("\n"));
+    assert!(idle.len() >= 3, "only heartbeats on stdout while idle:\n{}", idle.join("\n"));
     assert!(idle.iter().all(|l| is_heartbeat(l) && l.ends_with("; 1 op(s): in-sync=1")), "{}", idle.join("\n"));
     assert!(
         daemon.seen.iter().any(|l| l.starts_with("chant operator: watching 1 ConvergeOp(s) every 200ms")),
