@@ -23,9 +23,11 @@
 //! ([`Lexicon::substrate_written_paths`](super::Lexicon::substrate_written_paths)); a declared path
 //! is never pruned, even when a pattern of that table matches it.
 //!
-//! The accepted baseline ([`baseline`]) is subtracted after classifying, by core, above the reader.
+//! The accepted baseline ([`baseline`]) is subtracted after classifying, by core, above the reader;
+//! [`fold`] then turns what still drifts into `update` entries of the change set.
 
 pub mod baseline;
+pub mod fold;
 pub mod path;
 
 use std::collections::BTreeMap;
