@@ -106,6 +106,7 @@ impl FilesLexicon {
                     declared: Value::Object(want),
                     live: got,
                     field_owners: None,
+                    subentities: Default::default(),
                 },
             );
         }

@@ -8,10 +8,12 @@
 //! whole-entity delta of the same name (`mode`), so an accepted deviation stops alerting on both
 //! layers. Unclaimed paths never change an entry.
 
+use std::collections::BTreeSet;
+
 use serde_json::Value;
 
-use super::ComponentDeep;
-use crate::observe::change_set::{ChangeAction, ChangeSet, Delta, build_change_set};
+use super::{ComponentDeep, EntityDeep};
+use crate::observe::change_set::{ChangeAction, ChangeEntry, ChangeSet, Delta, build_change_set};
 use crate::observe::status::{ComponentInput, EnvAssessment, derive_symptom, status_row};
 
 /// Renders a tree value as a delta's text: a string as is, anything else as compact JSON.
@@ -22,30 +24,59 @@ pub fn text(value: &Value) -> String {
     }
 }
 
+/// Returns the entry and property a drifting path lands on: the sub-entity whose path covers
+/// it and the one key below (`columns.email.default` -> `app.users.email`, `default`), else the
+/// entity itself and the whole path.
+fn target<'a>(report: &'a EntityDeep, path: &'a str) -> (&'a str, &'a str) {
+    for (prefix, sub) in &report.subentities {
+        if let Some(rest) = path.strip_prefix(prefix.as_str()).and_then(|r| r.strip_prefix('.'))
+            && !rest.contains(['.', '['])
+        {
+            return (sub.as_str(), rest);
+        }
+    }
+    (report.entity.as_str(), path)
+}
+
 /// Folds one component's deep verdict into its change set.
 pub fn fold(change_set: &mut ChangeSet, deep: &ComponentDeep) {
+    let mut touched = BTreeSet::new();
     for report in &deep.entities {
-        let Some(entry) = change_set.entries.iter_mut().find(|e| e.name == report.entity) else { continue };
-        if !(entry.evidence.declared && entry.evidence.live)
-            || !matches!(entry.action, ChangeAction::Noop | ChangeAction::Update)
-        {
-            continue;
+        for accepted in report.baselined.iter().filter(|b| b.declared.is_some()) {
+            let (name, property) = target(report, &accepted.path);
+            if let Some(entry) = foldable(change_set, name) {
+                entry.deltas.retain(|d| d.property != property);
+                touched.insert(name.to_owned());
+            }
         }
-        let accepted: Vec<&str> =
-            report.baselined.iter().filter(|b| b.declared.is_some()).map(|b| b.path.as_str()).collect();
-        entry.deltas.retain(|d| !accepted.contains(&d.property.as_str()));
         for drift in &report.drift {
-            if entry.deltas.iter().any(|d| d.property == drift.path) {
+            let (name, property) = target(report, &drift.path);
+            let Some(entry) = foldable(change_set, name) else { continue };
+            touched.insert(name.to_owned());
+            if entry.deltas.iter().any(|d| d.property == property) {
                 continue;
             }
             entry.deltas.push(Delta {
-                property: drift.path.clone(),
+                property: property.to_owned(),
                 declared: text(&drift.declared),
                 live: drift.live.as_ref().map(text),
             });
         }
+    }
+    for entry in change_set.entries.iter_mut().filter(|e| touched.contains(&e.name)) {
         entry.action = if entry.deltas.is_empty() { ChangeAction::Noop } else { ChangeAction::Update };
     }
+}
+
+/// Returns the entry `name` when a deep verdict may change it: declared, present, `noop` or
+/// `update`.
+fn foldable<'a>(change_set: &'a mut ChangeSet, name: &str) -> Option<&'a mut ChangeEntry> {
+    change_set.entries.iter_mut().find(|e| {
+        e.name == name
+            && e.evidence.declared
+            && e.evidence.live
+            && matches!(e.action, ChangeAction::Noop | ChangeAction::Update)
+    })
 }
 
 /// Assesses an env as [`assess`](crate::observe::assess) does, with each component's deep

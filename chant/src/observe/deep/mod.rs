@@ -65,6 +65,11 @@ pub struct DeepEntity {
     /// itself and everything under it; the empty path `""` covers the whole entity.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub field_owners: Option<BTreeMap<String, String>>,
+    /// Path -> the declared entity of the whole-entity read whose properties sit under it
+    /// (`columns.email` -> `app.users.email`): a drift at `columns.email.default` is that
+    /// entity's `default`, and accepting it clears that entity's delta too.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub subentities: BTreeMap<String, String>,
 }
 
 /// Why a deep read gave no answer. Returned by
@@ -170,6 +175,9 @@ pub struct EntityDeep {
     /// Paths at their accepted value.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub baselined: Vec<BaselinedPath>,
+    /// The deep read's sub-entities (see [`DeepEntity::subentities`]), for folding.
+    #[serde(skip)]
+    pub subentities: BTreeMap<String, String>,
 }
 
 impl EntityDeep {
@@ -235,7 +243,14 @@ pub fn classify(name: &str, entity: &DeepEntity, prune: &[Pattern]) -> EntityDee
     }
     drift.sort_by(|a, b| a.path.cmp(&b.path));
     unclaimed.sort_by(|a, b| a.path.cmp(&b.path));
-    EntityDeep { entity: name.to_owned(), kind: entity.kind.clone(), drift, unclaimed, baselined: Vec::new() }
+    EntityDeep {
+        entity: name.to_owned(),
+        kind: entity.kind.clone(),
+        drift,
+        unclaimed,
+        baselined: Vec::new(),
+        subentities: entity.subentities.clone(),
+    }
 }
 
 /// Returns the manager of the longest field-owner path covering `rendered`.

@@ -7,7 +7,7 @@ use super::path::{Pattern, leaves, render};
 use super::*;
 
 fn entity(declared: Value, live: Value) -> DeepEntity {
-    DeepEntity { kind: Some("table".into()), declared, live, field_owners: None }
+    DeepEntity { kind: Some("table".into()), declared, live, field_owners: None, subentities: BTreeMap::new() }
 }
 
 #[test]
