@@ -1,7 +1,7 @@
 //! Deep observation of the files lexicon and the accepted baseline, through the project binary:
 //! a declared JSON key changed by hand is drift, a key added is unclaimed (never drift), a mode
-//! changed is drift; the tick decides on the same answer `lifecycle diff --deep` prints and
-//! applies it back; an accepted value stops alerting and a further change alerts again with all
+//! changed is drift; the tick decides on the same answer `lifecycle diff --deep` prints, keeps
+//! the drifted paths in its record (shown by `operator log`) and applies it back; an accepted value stops alerting and a further change alerts again with all
 //! three values; a `--path` naming nothing is a usage error; a baseline that does not parse is
 //! reported with its path and ignored for the run.
 
@@ -63,6 +63,17 @@ fn json_keys_drift_or_are_unclaimed_and_the_tick_agrees_and_converges() {
     assert_eq!(row["reconciliation"], "drifted", "{tick}");
     assert!(row["detail"].as_str().unwrap().contains("1 update (app.json)"), "{tick}");
     assert_eq!(tick["summary"]["remediated"], 1, "{tick}");
+    // The record keeps the drifted paths, and `operator log` shows them.
+    let kept: Vec<(String, String)> = tick["driftedPaths"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| (d["entity"].as_str().unwrap().to_owned(), d["path"].as_str().unwrap().to_owned()))
+        .collect();
+    assert!(kept.contains(&("app.json".into(), "document.port".into())), "{tick}");
+    assert!(kept.contains(&("app.json".into(), "mode".into())), "{tick}");
+    let log = sandbox.project(&["operator", "log"], &[DOC]).code(0).stdout.clone();
+    assert!(log.contains("    drifted  files/app.json document.port: 8080 -> 9090\n"), "{log}");
     assert_eq!(sandbox.mode("estates/site/app.json"), 0o644);
     let doc = deep_json(&sandbox);
     assert_eq!(doc["status"], "reconciled", "{doc}");
