@@ -12,6 +12,7 @@ mod behaviour_corpus;
 mod behaviour_engine;
 mod behaviour_http;
 mod behaviour_screen;
+mod deep_conformance;
 mod files;
 mod fuzz;
 mod graph_postgres;

@@ -27,6 +27,7 @@
 //! [`fold`] then turns what still drifts into `update` entries of the change set.
 
 pub mod baseline;
+pub mod conformance;
 pub mod fold;
 pub mod path;
 
