@@ -183,7 +183,7 @@ impl FilesDeclaration {
                 })?;
             }
         }
-        for path in self.owners.keys().filter(|p| !self.files.contains_key(p.as_str())) {
+        if let Some(path) = self.owners.keys().find(|p| !self.files.contains_key(p.as_str())) {
             return Err(FilesError::InvalidPath {
                 path: path.clone(),
                 reason: "an owner is declared for it, but the file is not declared".into(),

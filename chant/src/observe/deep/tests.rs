@@ -186,3 +186,46 @@ fn a_lexicon_without_the_hook_adds_nothing() {
     assert_eq!(observe_deep(&ThinOnly, &[DeclaredEntity::new("a")]), None);
     assert!(ThinOnly.substrate_written_paths().is_empty());
 }
+
+#[test]
+fn the_fold_puts_drift_on_the_sub_entity_and_an_accepted_drift_clears_both_layers() {
+    use crate::observe::{ChangeAction, LastApply, Observation, Ownership, PresentResource, build_change_set};
+    let declared = vec![
+        DeclaredEntity::new("t"),
+        DeclaredEntity::new("t.c").property("default", "0"),
+        DeclaredEntity::new("u").property("mode", "0644"),
+    ];
+    let mut observation = Observation::new();
+    observation.insert_present("t", PresentResource::new(Ownership::Owned));
+    observation.insert_present("t.c", PresentResource::new(Ownership::Unknown).property("default", "1"));
+    observation.insert_present("u", PresentResource::new(Ownership::Owned).property("mode", "0600"));
+    let mut t = entity(
+        json!({"columns": {"c": {"default": "0"}}, "comment": "x"}),
+        json!({"columns": {"c": {"default": "1"}}, "comment": "y"}),
+    );
+    t.subentities = BTreeMap::from([("columns.c".to_owned(), "t.c".to_owned())]);
+    let u = entity(json!({"mode": "0644"}), json!({"mode": "0600"}));
+    let deep = classify_all(
+        "x",
+        &DeepObservation { entities: BTreeMap::from([("t".to_owned(), t), ("u".to_owned(), u)]) },
+        &[],
+    );
+
+    let mut cs = build_change_set("x", &declared, &observation, &LastApply::recorded(["t"]));
+    fold::fold(&mut cs, &deep);
+    let column = cs.entry("t.c").unwrap();
+    assert_eq!((column.action, column.deltas.len()), (ChangeAction::Update, 1), "one delta, not two: {column:?}");
+    let table = cs.entry("t").unwrap();
+    assert_eq!(table.action, ChangeAction::Update);
+    assert_eq!(table.deltas[0].property, "comment");
+
+    let mut baseline = Baseline::new("e");
+    for (entity, path, value) in [("t", "columns.c.default", "1"), ("t", "comment", "y"), ("u", "mode", "0600")] {
+        baseline.accept(&Candidate { entity: entity.into(), path: path.into(), value: json!(value) }, "at", "me");
+    }
+    let mut accepted = deep.clone();
+    baseline.subtract_component(&mut accepted);
+    let mut cs = build_change_set("x", &declared, &observation, &LastApply::recorded(["t"]));
+    fold::fold(&mut cs, &accepted);
+    assert!(cs.entries.iter().all(|e| e.action == ChangeAction::Noop), "{cs:#?}");
+}
