@@ -14,6 +14,8 @@
 //! `--exit-code` lets CI gate on the answer, as `terraform plan -detailed-exitcode` and
 //! `kubectl diff` do: 0 when nothing differs, 1 when something is to be created, updated or
 //! deleted, 4 when anything is unobserved (the answer is incomplete, which outranks a change).
+//!
+//! `--deep`, `--update-baseline` and `lifecycle baseline` are in [`super::deep`].
 
 use std::collections::BTreeMap;
 

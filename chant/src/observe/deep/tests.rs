@@ -1,3 +1,6 @@
+//! Unit tests of the claimed-field classification, the path grammar, the prune table, the
+//! accepted baseline and the fold into the change set.
+
 use std::collections::BTreeMap;
 
 use serde_json::json;
