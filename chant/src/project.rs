@@ -14,9 +14,13 @@ use crate::gate::plan::{GatePlan, PlanVerb};
 use crate::ledger::{self, Ledger, LedgerConfig, ShardKey};
 use crate::lexicon::{AppliedRecord, BindError, Binding, BoundLexicon, DeclarationError, DeleteMode, HookError};
 use crate::model::OpDocument;
-use crate::observe::{ComponentInput, EnvAssessment, LexiconError, assess};
+use crate::observe::{ComponentInput, EnvAssessment, LexiconError};
 use crate::redact::Redactor;
 use crate::runner::{self, ServiceError};
+
+mod deep;
+
+pub use deep::DeepAssessment;
 
 /// Errors of opening a project and of its operations.
 #[derive(Debug, thiserror::Error)]
@@ -226,18 +230,31 @@ impl Project {
     ///
     /// Declaration, binding and ledger errors. Observation failures are not errors: they become
     /// unobserved entities.
+    ///
+    /// Lexicons with a deep read are read deep too, the env's accepted baseline subtracted, and
+    /// what still drifts folded into their change sets ([`Project::assess_deep`]); a baseline
+    /// that cannot be read is reported on stderr and ignored for this call.
     pub fn assess(&self, member: Option<&str>, env: &str) -> Result<EnvAssessment, Error> {
+        let deep = self.assess_deep(member, env)?;
+        if let Some(warning) = &deep.baseline_error {
+            eprintln!("warning: {warning}");
+        }
+        Ok(deep.assessment)
+    }
+
+    /// Observes every lexicon bound to `env` (thin and deep) and returns its component inputs.
+    fn component_inputs(&self, member: Option<&str>, env: &str) -> Result<Vec<(BoundLexicon, ComponentInput)>, Error> {
         let deletes_owned = self.deletes_owned(env);
-        let mut inputs: Vec<ComponentInput> = Vec::new();
+        let mut inputs = Vec::new();
         for lexicon in self.lexicons(member, env)? {
             let input = lexicon.component_input(deletes_owned).map_err(|e| Error::Declared {
                 env: env.to_owned(),
                 lexicon: lexicon.name().to_owned(),
                 source: Box::new(e),
             })?;
-            inputs.push(input);
+            inputs.push((lexicon, input));
         }
-        Ok(assess(env, &inputs))
+        Ok(inputs)
     }
 
     /// Applies every lexicon `env` declares, records each apply on the ledger, and says what

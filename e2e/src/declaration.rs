@@ -1,11 +1,19 @@
 //! What each fixture env contains. The roots are bound by the `chant.toml` each test writes.
 //!
-//! `site` reads one knob, `E2E_SITE_DROP`: when set, `old.conf` is no longer declared, which is
+//! `site` reads two knobs: `E2E_SITE_DROP`: when set, `old.conf` is no longer declared, which is
 //! how a test drops a file the last apply owned (a declaration is ordinary Rust, so it may read
-//! the environment like any other code).
+//! the environment like any other code); `E2E_SITE_DOC`: when set, `app.json` is declared as a
+//! JSON document, for the deep observation tests.
 
-use chant::lexicon::files::FilesDeclaration;
+use chant::lexicon::files::{DocumentFormat, FilesDeclaration};
 use chant::lexicon::{DeclaredEnv, EnvDeclaration};
+
+/// The variable that adds `app.json`, declared as a JSON document, to the `site` declaration
+/// (deep observation compares its keys as paths).
+pub const SITE_DOC_VAR: &str = "E2E_SITE_DOC";
+
+/// The content of `site`'s `app.json` when [`SITE_DOC_VAR`] is set.
+pub const SITE_APP_JSON: &str = "{\n  \"port\": 8080,\n  \"log\": {\"level\": \"info\"}\n}\n";
 
 /// The variable that drops `old.conf` from the `site` declaration.
 pub const SITE_DROP_VAR: &str = "E2E_SITE_DROP";
@@ -25,6 +33,9 @@ pub fn site() -> EnvDeclaration {
         .file("bin/start.sh", "#!/bin/sh\nexec echo started\n", 0o755);
     if std::env::var_os(SITE_DROP_VAR).is_none() {
         files = files.file("old.conf", "legacy = true\n", 0o644);
+    }
+    if std::env::var_os(SITE_DOC_VAR).is_some() {
+        files = files.document("app.json", DocumentFormat::Json, SITE_APP_JSON, 0o644);
     }
     EnvDeclaration::new().files(files)
 }

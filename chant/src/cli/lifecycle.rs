@@ -14,6 +14,8 @@
 //! `--exit-code` lets CI gate on the answer, as `terraform plan -detailed-exitcode` and
 //! `kubectl diff` do: 0 when nothing differs, 1 when something is to be created, updated or
 //! deleted, 4 when anything is unobserved (the answer is incomplete, which outranks a change).
+//!
+//! `--deep`, `--update-baseline` and `lifecycle baseline` are in [`super::deep`].
 
 use std::collections::BTreeMap;
 
@@ -43,6 +45,8 @@ pub enum LifecycleCommand {
     Diff(DiffArgs),
     /// Predict how an env's estate behaves at a traffic level, asked of the behaviour engine
     Predict(super::predict::PredictArgs),
+    /// Show or clear an env's accepted observation baseline
+    Baseline(super::deep::BaselineArgs),
 }
 
 /// Print the change set and status rows of an env
@@ -59,6 +63,9 @@ pub struct DiffArgs {
     /// Exit 1 when anything is to be created, updated or deleted, 4 when anything is unobserved.
     #[arg(long)]
     pub exit_code: bool,
+    /// The deep observation and baseline options.
+    #[command(flatten)]
+    pub deep_args: super::deep::DeepArgs,
 }
 
 /// The diff of one env: what `lifecycle diff` prints.
@@ -124,7 +131,20 @@ pub fn member_of(project: &Project, env: &str) -> Option<String> {
 ///
 /// Declaration and ledger errors.
 pub fn diff(project: &Project, member: Option<&str>, env: &str) -> Result<Diff, project::Error> {
-    let assessment = project.assess(member, env)?;
+    diff_of(project, member, env, project.assess(member, env)?)
+}
+
+/// Builds the diff of `env` from an assessment already made.
+///
+/// # Errors
+///
+/// Declaration and ledger errors binding the lexicons again for their texts.
+pub fn diff_of(
+    project: &Project,
+    member: Option<&str>,
+    env: &str,
+    assessment: crate::observe::EnvAssessment,
+) -> Result<Diff, project::Error> {
     let mut text_changes = Vec::new();
     let lexicons = project.lexicons(member, env)?;
     for cs in &assessment.change_sets {
@@ -216,6 +236,7 @@ pub fn cmd_lifecycle(binary: Binary, args: &LifecycleArgs) -> Result<Exit, Comma
     match &args.command {
         LifecycleCommand::Diff(d) => cmd_diff(binary, d),
         LifecycleCommand::Predict(p) => super::predict::cmd_predict(binary, p),
+        LifecycleCommand::Baseline(b) => super::deep::cmd_baseline(binary, b),
     }
 }
 
@@ -246,6 +267,9 @@ fn cmd_diff(binary: Binary, args: &DiffArgs) -> Result<Exit, CommandError> {
     }
     crate::model::Name::parse("env name", args.env.as_str()).map_err(CommandError::usage)?;
     check_declared(binary, &args.env)?;
+    if args.deep_args.any() {
+        return super::deep::cmd_diff_deep(args);
+    }
     let project = super::open_project()?;
     let member = member_of(&project, &args.env);
     let diff = diff(&project, member.as_deref(), &args.env)

@@ -21,6 +21,7 @@
 pub mod approve;
 pub mod ci;
 pub mod colour;
+pub mod deep;
 pub mod delegate;
 pub mod error;
 pub mod explain;

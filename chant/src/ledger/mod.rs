@@ -31,6 +31,7 @@
 //! ```
 
 mod append;
+mod document;
 pub(crate) mod fuzz;
 mod kept;
 mod key;
@@ -52,6 +53,7 @@ use crate::git::cmd::{self, Git};
 use crate::git::{self, ObjectId, SharedRepo};
 
 pub use append::STALE_LOCK_AGE;
+pub use document::{DocumentReceipt, env_document_path};
 pub use kept::DIR as KEPT_DIR;
 pub use key::{APPLY_DIR, HAND_RUNS_DIR, RecordKind, ShardKey};
 pub use read::{Latest, RawRecord, Records, Unreadable, Visit};

@@ -17,10 +17,13 @@
 //!
 //! # Planned extension points
 //!
-//! The observation issues add further optional hooks here, each with a not-implemented default so
-//! that existing lexicons keep compiling: a deep read (property trees with optional field owners,
-//! the `observeResourcesDeep` read path), dependencies (`referencedBy`), ambient resources (and
-//! their kinds), a teardown plan (with its holes), stack status, artifacts, export (a branded type
+//! The deep read is built: [`Lexicon::observe_resources_deep`] (declared and live property trees
+//! with optional field owners, the `observeResourcesDeep` read path) and
+//! [`Lexicon::substrate_written_paths`] (the lexicon's one prune table), both with defaults that
+//! leave a lexicon without them exactly as before; core classifies the trees
+//! ([`crate::observe::deep`]). The observation issues add further optional hooks here, each with a
+//! not-implemented default so that existing lexicons keep compiling: dependencies
+//! (`referencedBy`), ambient resources (and their kinds), a teardown plan (with its holes), stack status, artifacts, export (a branded type
 //! no lifecycle path can take, the `exportResources` read path).
 //!
 //! The reference catalog hooks exist: [`EnvLexicon::reference_catalog`] (how resources refer to

@@ -36,6 +36,7 @@
 
 pub mod change_set;
 pub mod conformance;
+pub mod deep;
 pub mod observation;
 pub mod status;
 

@@ -78,7 +78,7 @@ impl Marker {
 pub enum ReadPath {
     /// [`Lexicon::describe_resources`]: the declared estate, thin.
     DescribeResources,
-    /// Property-level observation (not in this version).
+    /// [`Lexicon::observe_resources_deep`]: property trees, with optional field owners.
     ObserveResourcesDeep,
     /// Live export of full configuration (not in this version).
     ExportResources,
@@ -553,6 +553,33 @@ pub trait Lexicon {
     fn texts(&self, name: &str) -> Option<EntityTexts> {
         let _ = name;
         None
+    }
+
+    // --- deep read hooks ---
+
+    /// Reads, per declared entity found present, its declared and normalised live property trees
+    /// and, where the substrate records writers, its field owners: the `observeResourcesDeep`
+    /// read path ([`crate::observe::deep`]). Read-only, like every observation; core classifies
+    /// the trees, so a lexicon only reads.
+    ///
+    /// # Errors
+    ///
+    /// [`DeepError::NotImplemented`](crate::observe::deep::DeepError) (the default): the lexicon
+    /// has whole-entity verdicts only, and behaves exactly as without the hook;
+    /// [`DeepError::Failed`](crate::observe::deep::DeepError) when the read failed as a whole.
+    fn observe_resources_deep(
+        &self,
+        declared: &[DeclaredEntity],
+    ) -> Result<crate::observe::deep::DeepObservation, crate::observe::deep::DeepError> {
+        let _ = declared;
+        Err(crate::observe::deep::DeepError::NotImplemented { lexicon: self.name().to_owned() })
+    }
+
+    /// Returns the paths the substrate writes on every object of a kind (server-minted
+    /// metadata, status), in the pattern form of [`crate::observe::deep::path`]: the only live
+    /// paths dropped before classifying, and never a declared one. Empty by default.
+    fn substrate_written_paths(&self) -> &'static [&'static str] {
+        &[]
     }
 }
 

@@ -244,6 +244,9 @@ pub fn render(timeline: &Timeline) -> String {
                 if let Some(err) = &tick.error {
                     let _ = writeln!(s, "    error  {}", p(err));
                 }
+                for path in tick.drifted_paths.iter().flatten() {
+                    let _ = writeln!(s, "    drifted  {}", p(&path.line()));
+                }
                 for o in &tick.outcomes {
                     let _ = writeln!(s, "    {}", outcome_line(o));
                 }

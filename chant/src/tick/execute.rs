@@ -118,7 +118,8 @@ pub fn execute_after(
     record.flap = previous.clone();
 
     let mut unobserved = std::collections::BTreeMap::new();
-    match observe_counting(project, spec, &env, member, &mut unobserved) {
+    let mut drifted = Vec::new();
+    match observe_counting(project, spec, &env, member, &mut unobserved, &mut drifted) {
         Err(e) => {
             record.error = Some(project.redactor.record(&e.to_string()));
             record.summary = Summary::default();
@@ -150,6 +151,16 @@ pub fn execute_after(
             record.summary = super::summarise(subject, &outcomes);
             record.outcomes = outcomes;
             observed_rows(&mut record, &symptom);
+            record.drifted_paths = (!drifted.is_empty()).then(|| {
+                drifted
+                    .into_iter()
+                    .map(|d| super::record::DriftedPath {
+                        live: d.live.map(|l| project.redactor.record(&l)),
+                        declared: project.redactor.record(&d.declared),
+                        ..d
+                    })
+                    .collect()
+            });
             record.symptom = Some(symptom);
         }
     }
@@ -255,7 +266,7 @@ pub fn observe(
     env: &str,
     member: Option<&str>,
 ) -> Result<PlannedSymptom, ObserveError> {
-    observe_counting(project, spec, env, member, &mut std::collections::BTreeMap::new())
+    observe_counting(project, spec, env, member, &mut std::collections::BTreeMap::new(), &mut Vec::new())
 }
 
 /// [`observe`], adding to `unobserved` how many entities went unobserved per reason (env mode:
@@ -267,9 +278,11 @@ fn observe_counting(
     env: &str,
     member: Option<&str>,
     unobserved: &mut std::collections::BTreeMap<String, u64>,
+    drifted: &mut Vec<super::record::DriftedPath>,
 ) -> Result<PlannedSymptom, ObserveError> {
     match &spec.observe {
         None => project.assess(member, env).map_err(ObserveError::Assess).map(|a| {
+            *drifted = super::record::DriftedPath::of(&a.change_sets);
             for reason in a.change_sets.iter().flat_map(|cs| cs.entries.iter()).filter_map(|e| e.unobserved_reason) {
                 *unobserved.entry(reason.as_str().to_owned()).or_insert(0) += 1;
             }

@@ -219,6 +219,59 @@ impl From<&LeaseRecord> for LeaseStamp {
     }
 }
 
+/// How many drifted paths a tick record keeps.
+pub const DRIFTED_PATHS: usize = 100;
+
+/// One drifted path a tick planned from: `<component>/<entity> <path>: <declared> -> <live>`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct DriftedPath {
+    /// The component (lexicon).
+    pub component: String,
+    /// The entity.
+    pub entity: String,
+    /// The property or deep path.
+    pub path: String,
+    /// The declared value.
+    pub declared: String,
+    /// The live value, when there is one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub live: Option<String>,
+}
+
+impl DriftedPath {
+    /// Returns every drifted path of an assessment's change sets, at most [`DRIFTED_PATHS`].
+    pub fn of(change_sets: &[crate::observe::ChangeSet]) -> Vec<DriftedPath> {
+        change_sets
+            .iter()
+            .flat_map(|cs| {
+                cs.entries.iter().filter(|e| e.action == crate::observe::ChangeAction::Update).flat_map(move |e| {
+                    e.deltas.iter().map(move |d| DriftedPath {
+                        component: cs.component.clone(),
+                        entity: e.name.clone(),
+                        path: d.property.clone(),
+                        declared: d.declared.clone(),
+                        live: d.live.clone(),
+                    })
+                })
+            })
+            .take(DRIFTED_PATHS)
+            .collect()
+    }
+
+    /// Renders the path in one line: `files/app.json document.port: 8080 -> 9090`.
+    pub fn line(&self) -> String {
+        format!(
+            "{}/{} {}: {} -> {}",
+            self.component,
+            self.entity,
+            self.path,
+            self.declared,
+            self.live.as_deref().unwrap_or("(none)")
+        )
+    }
+}
+
 /// One tick, as recorded on the ledger. Serialised with keys in byte order, on one line.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", default)]
@@ -253,6 +306,10 @@ pub struct TickRecord {
     /// records written before symptoms were recorded.
     #[serde(skip_serializing_if = "Option::is_none", default, deserialize_with = "lenient")]
     pub symptom: Option<PlannedSymptom>,
+    /// Env mode: the paths that drifted (each `update` entry's differing properties, deep
+    /// paths included), at most [`DRIFTED_PATHS`]; absent when nothing drifted.
+    #[serde(skip_serializing_if = "Option::is_none", default, deserialize_with = "lenient")]
+    pub drifted_paths: Option<Vec<DriftedPath>>,
     /// The counts.
     pub summary: Summary,
     /// The summary line.

@@ -23,6 +23,14 @@ pub mod property {
     pub const MODE: &str = "mode";
     /// The content digest, `sha1:<hex>`.
     pub const CONTENT: &str = "content";
+    /// The size in bytes (deep read).
+    pub const SIZE: &str = "size";
+    /// The owning user id (deep read).
+    pub const UID: &str = "uid";
+    /// The owning group id (deep read).
+    pub const GID: &str = "gid";
+    /// A document's own keys (deep read of a declared JSON or TOML document).
+    pub const DOCUMENT: &str = "document";
 }
 
 /// The largest mode a file may declare: permission bits plus setuid, setgid and sticky.
@@ -50,6 +58,43 @@ pub struct DeclaredFile {
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct FilesDeclaration {
     files: BTreeMap<String, DeclaredFile>,
+    documents: BTreeMap<String, DocumentFormat>,
+    owners: BTreeMap<String, (u32, u32)>,
+}
+
+/// The format of a declared file whose own keys are observed as paths (deep read): a key added
+/// by hand is unclaimed, a changed declared key is drift.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum DocumentFormat {
+    /// A JSON document.
+    Json,
+    /// A TOML document.
+    Toml,
+}
+
+impl DocumentFormat {
+    /// Returns the format's name (`json`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            DocumentFormat::Json => "json",
+            DocumentFormat::Toml => "toml",
+        }
+    }
+
+    /// Parses `bytes` as a document of this format into a JSON tree.
+    ///
+    /// # Errors
+    ///
+    /// Why it is not such a document, in one line.
+    pub fn parse(self, bytes: &[u8]) -> Result<serde_json::Value, String> {
+        let text = std::str::from_utf8(bytes).map_err(|e| format!("not UTF-8: {e}"))?;
+        match self {
+            DocumentFormat::Json => serde_json::from_str(text).map_err(|e| e.to_string()),
+            DocumentFormat::Toml => toml::from_str::<toml::Table>(text)
+                .map_err(|e| e.message().to_owned())
+                .and_then(|t| serde_json::to_value(t).map_err(|e| e.to_string())),
+        }
+    }
 }
 
 impl FilesDeclaration {
@@ -64,6 +109,39 @@ impl FilesDeclaration {
     pub fn file(mut self, path: impl Into<String>, content: impl Into<Vec<u8>>, mode: u32) -> Self {
         self.files.insert(path.into(), DeclaredFile { content: content.into(), mode });
         self
+    }
+
+    /// Declares one file whose content is a document of `format`: the deep read compares its
+    /// keys as paths instead of its digest (so a key added by hand is unclaimed, not drift), and
+    /// the whole-entity comparison keeps to its type and mode.
+    #[must_use]
+    pub fn document(
+        mut self,
+        path: impl Into<String>,
+        format: DocumentFormat,
+        content: impl Into<Vec<u8>>,
+        mode: u32,
+    ) -> Self {
+        let path = path.into();
+        self.documents.insert(path.clone(), format);
+        self.file(path, content, mode)
+    }
+
+    /// Declares the owner (uid, gid) of an already declared file, compared by the deep read.
+    #[must_use]
+    pub fn owner(mut self, path: impl Into<String>, uid: u32, gid: u32) -> Self {
+        self.owners.insert(path.into(), (uid, gid));
+        self
+    }
+
+    /// Returns the format of the declared document at `path`, if it is one.
+    pub fn document_format(&self, path: &str) -> Option<DocumentFormat> {
+        self.documents.get(path).copied()
+    }
+
+    /// Returns the declared owner (uid, gid) of `path`, if any.
+    pub fn declared_owner(&self, path: &str) -> Option<(u32, u32)> {
+        self.owners.get(path).copied()
     }
 
     /// Returns the declared files, sorted by path.
@@ -97,6 +175,19 @@ impl FilesDeclaration {
                     reason: format!("it is declared as a file and as the directory of {other}"),
                 });
             }
+            if let Some(format) = self.document_format(path) {
+                format.parse(&file.content).map_err(|detail| FilesError::InvalidDocument {
+                    path: path.clone(),
+                    format: format.as_str(),
+                    detail,
+                })?;
+            }
+        }
+        if let Some(path) = self.owners.keys().find(|p| !self.files.contains_key(p.as_str())) {
+            return Err(FilesError::InvalidPath {
+                path: path.clone(),
+                reason: "an owner is declared for it, but the file is not declared".into(),
+            });
         }
         Ok(())
     }
@@ -112,17 +203,15 @@ impl FilesDeclaration {
         self.files
             .iter()
             .map(|(path, file)| {
-                Ok(DeclaredEntity::new(path.clone())
+                let entity = DeclaredEntity::new(path.clone())
                     .kind(FILE_KIND)
                     .property(property::TYPE, FILE_KIND)
-                    .property(property::MODE, format_mode(file.mode))
-                    .property(
-                        property::CONTENT,
-                        content_digest(&file.content).map_err(|e| FilesError::Digest {
-                            what: format!("the declared content of {path}"),
-                            detail: e.to_string(),
-                        })?,
-                    ))
+                    .property(property::MODE, format_mode(file.mode));
+                if self.documents.contains_key(path) {
+                    // A document's keys are compared by the deep read, not its digest.
+                    return Ok(entity);
+                }
+                Ok(entity.property(property::CONTENT, declared_digest(path, &file.content)?))
             })
             .collect()
     }
@@ -145,6 +234,12 @@ impl FilesDeclaration {
         }
         finish(hasher).map_err(|e| FilesError::Digest { what: "the declaration".into(), detail: e.to_string() })
     }
+}
+
+/// Returns the digest of a declared file's content.
+pub(crate) fn declared_digest(path: &str, content: &[u8]) -> Result<String, FilesError> {
+    content_digest(content)
+        .map_err(|e| FilesError::Digest { what: format!("the declared content of {path}"), detail: e.to_string() })
 }
 
 /// Formats permission bits as four octal digits (`0644`).

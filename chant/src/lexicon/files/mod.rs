@@ -30,6 +30,7 @@
 mod apply;
 mod confine;
 pub mod declaration;
+mod deep;
 mod plugin;
 pub mod teardown;
 mod watch;
@@ -41,14 +42,15 @@ use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 
 pub use apply::ApplyRecord;
-pub use declaration::{DeclaredFile, FILE_KIND, FilesDeclaration, MAX_MODE, format_mode, property};
+pub use declaration::{DeclaredFile, DocumentFormat, FILE_KIND, FilesDeclaration, MAX_MODE, format_mode, property};
 pub use teardown::{Removal, TEARDOWN_DIGEST};
 
 use self::confine::{Parent, Target};
 use crate::model::UnobservedReason;
+use crate::observe::deep::{DeepError, DeepObservation};
 use crate::observe::{
     ChangeSink, ComponentInput, DeclaredEntity, EntityTexts, LastApply, Lexicon, LexiconError, Observation, Ownership,
-    PresentResource, SubscribeError, Subscription, Unobserved, observe_component,
+    PresentResource, ReadPath, SubscribeError, Subscription, Unobserved, observe_component,
 };
 
 /// The component name of the files lexicon, used in status rows and apply records.
@@ -111,6 +113,16 @@ pub enum FilesError {
         /// The underlying error.
         #[source]
         source: io::Error,
+    },
+    /// A file declared as a document does not parse as one.
+    #[error("declared file {path} is declared as a {format} document but does not parse: {detail}")]
+    InvalidDocument {
+        /// The path as declared.
+        path: String,
+        /// The declared format (`json`).
+        format: &'static str,
+        /// Why it does not parse.
+        detail: String,
     },
     /// A content digest could not be computed (a detected SHA-1 collision attack).
     #[error("cannot digest {what}: {detail}")]
@@ -370,6 +382,20 @@ impl Lexicon for FilesLexicon {
     fn texts(&self, name: &str) -> Option<EntityTexts> {
         let declared = self.declaration.files().get(name)?.content.clone();
         Some(EntityTexts { declared, live: self.read_live(name) })
+    }
+
+    fn read_paths(&self) -> &[ReadPath] {
+        &[ReadPath::DescribeResources, ReadPath::ObserveResourcesDeep]
+    }
+
+    // --- deep read hooks ---
+
+    fn observe_resources_deep(&self, declared: &[DeclaredEntity]) -> Result<DeepObservation, DeepError> {
+        Ok(self.deep(declared)?)
+    }
+
+    fn substrate_written_paths(&self) -> &'static [&'static str] {
+        deep::SUBSTRATE_WRITTEN
     }
 
     fn describe_resources(&self, declared: &[DeclaredEntity]) -> Result<Observation, LexiconError> {

@@ -52,12 +52,20 @@ pub struct Column {
     pub not_null: bool,
     /// Its default expression, if any.
     pub default: Option<String>,
+    /// Its comment, when declared (compared by the deep read; an undeclared comment is unclaimed).
+    pub comment: Option<String>,
 }
 
 impl Column {
     /// Creates a nullable column with no default.
     pub fn new(name: impl Into<String>, sql_type: impl AsRef<str>) -> Self {
-        Column { name: name.into(), sql_type: normalize_type(sql_type.as_ref()), not_null: false, default: None }
+        Column {
+            name: name.into(),
+            sql_type: normalize_type(sql_type.as_ref()),
+            not_null: false,
+            default: None,
+            comment: None,
+        }
     }
 
     /// Makes the column `NOT NULL`.
@@ -73,6 +81,58 @@ impl Column {
         self.default = Some(expression.into());
         self
     }
+
+    /// Declares the column's comment.
+    #[must_use]
+    pub fn comment(mut self, comment: impl Into<String>) -> Self {
+        self.comment = Some(comment.into());
+        self
+    }
+}
+
+/// One declared constraint of a table: its name and its definition as
+/// `pg_get_constraintdef` prints it (`PRIMARY KEY (id)`, `UNIQUE (email)`,
+/// `FOREIGN KEY (user_id) REFERENCES app.users(id)`, `CHECK ((id > 0))`). A missing or different
+/// one is drift, which apply reports and does not make.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Constraint {
+    /// Its name.
+    pub name: String,
+    /// Its definition.
+    pub definition: String,
+}
+
+impl Constraint {
+    /// Creates a declared constraint.
+    pub fn new(name: impl Into<String>, definition: impl Into<String>) -> Self {
+        Constraint { name: name.into(), definition: definition.into() }
+    }
+}
+
+/// One declared index of a table (not one backing a constraint): a missing one is drift, which
+/// apply creates; an undeclared one is unclaimed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Index {
+    /// Its name.
+    pub name: String,
+    /// Its columns, in order.
+    pub columns: Vec<String>,
+    /// Whether it is unique.
+    pub unique: bool,
+}
+
+impl Index {
+    /// Creates a non-unique index on `columns`.
+    pub fn new<S: Into<String>>(name: impl Into<String>, columns: impl IntoIterator<Item = S>) -> Self {
+        Index { name: name.into(), columns: columns.into_iter().map(Into::into).collect(), unique: false }
+    }
+
+    /// Makes the index unique.
+    #[must_use]
+    pub fn unique(mut self) -> Self {
+        self.unique = true;
+        self
+    }
 }
 
 /// One declared table.
@@ -86,12 +146,23 @@ pub struct Table {
     pub columns: Vec<Column>,
     /// Its comment (chant appends its marker after it).
     pub comment: String,
+    /// Its declared constraints (compared by the deep read).
+    pub constraints: Vec<Constraint>,
+    /// Its declared indexes (compared by the deep read).
+    pub indexes: Vec<Index>,
 }
 
 impl Table {
     /// Creates a table with no columns and no comment.
     pub fn new(schema: impl Into<String>, name: impl Into<String>) -> Self {
-        Table { schema: schema.into(), name: name.into(), columns: Vec::new(), comment: String::new() }
+        Table {
+            schema: schema.into(),
+            name: name.into(),
+            columns: Vec::new(),
+            comment: String::new(),
+            constraints: Vec::new(),
+            indexes: Vec::new(),
+        }
     }
 
     /// Adds a column.
@@ -105,6 +176,20 @@ impl Table {
     #[must_use]
     pub fn comment(mut self, comment: impl Into<String>) -> Self {
         self.comment = comment.into();
+        self
+    }
+
+    /// Declares a constraint.
+    #[must_use]
+    pub fn constraint(mut self, constraint: Constraint) -> Self {
+        self.constraints.push(constraint);
+        self
+    }
+
+    /// Declares an index.
+    #[must_use]
+    pub fn index(mut self, index: Index) -> Self {
+        self.indexes.push(index);
         self
     }
 
@@ -210,6 +295,26 @@ impl PostgresDeclaration {
                     && (default.trim().is_empty() || default.contains(';'))
                 {
                     return Err(invalid(&name, format!("invalid default {default:?}: a single non-empty expression")));
+                }
+            }
+            for constraint in &table.constraints {
+                let name = format!("{entity} constraint {}", constraint.name);
+                check_identifier(&constraint.name).map_err(|r| invalid(&name, r.to_string()))?;
+                if constraint.definition.trim().is_empty() || constraint.definition.contains(';') {
+                    return Err(invalid(
+                        &name,
+                        "a definition is one non-empty expression, as pg_get_constraintdef prints it".into(),
+                    ));
+                }
+            }
+            for index in &table.indexes {
+                let name = format!("{entity} index {}", index.name);
+                check_identifier(&index.name).map_err(|r| invalid(&name, r.to_string()))?;
+                if index.columns.is_empty() {
+                    return Err(invalid(&name, "an index needs at least one column".into()));
+                }
+                for column in &index.columns {
+                    check_identifier(column).map_err(|r| invalid(&name, r.to_string()))?;
                 }
             }
             if table.comment.contains("[chant ") {

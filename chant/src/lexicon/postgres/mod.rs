@@ -35,6 +35,7 @@
 
 pub mod catalog;
 pub mod declaration;
+pub mod deep;
 pub mod marker;
 pub mod plan;
 mod plugin;
@@ -49,15 +50,16 @@ use postgres::error::SqlState;
 use postgres::{Client, Config, IsolationLevel, NoTls};
 use serde::{Deserialize, Serialize};
 
-pub use declaration::{Column, PostgresDeclaration, Table};
+pub use declaration::{Column, Constraint, Index, PostgresDeclaration, Table};
 pub use marker::Identity;
 pub use plan::DeleteMode;
 
 use self::catalog::Snapshot;
 use crate::model::UnobservedReason;
+use crate::observe::deep::{DeepError, DeepObservation};
 use crate::observe::{
-    ComponentInput, DeclaredEntity, LastApply, Lexicon, LexiconError, Observation, OwnershipChannel, Unobserved,
-    observe_component,
+    ComponentInput, DeclaredEntity, LastApply, Lexicon, LexiconError, Observation, OwnershipChannel, ReadPath,
+    Unobserved, observe_component,
 };
 
 /// The component name of the postgres lexicon, used in status rows and apply records.
@@ -393,8 +395,21 @@ impl PostgresLexicon {
     /// [`LOCK_TIMEOUT`], or a failing statement (everything rolled back).
     pub fn apply(&self, mode: DeleteMode) -> Result<PostgresApplyRecord, PostgresError> {
         self.declaration.validate()?;
-        let (plan, address) =
-            self.in_locked_transaction(|snapshot| plan::apply(&self.declaration, snapshot, &self.identity, mode))?;
+        let (plan, address) = self.in_locked_transaction(|snapshot, deep_catalog| {
+            let mut plan = plan::apply(&self.declaration, snapshot, &self.identity, mode);
+            let created: Vec<String> = self
+                .declaration
+                .tables()
+                .iter()
+                .filter(|(entity, table)| {
+                    !snapshot.relations.contains_key(*entity)
+                        && snapshot.schemas.get(&table.schema).is_none_or(|s| s.usage)
+                })
+                .map(|(entity, _)| entity.clone())
+                .collect();
+            deep::plan(&mut plan, &self.declaration, deep_catalog, &self.identity, &created);
+            plan
+        })?;
         Ok(self.record("apply", mode, &plan, self.declaration.tables().keys().cloned().collect(), &address))
     }
 
@@ -405,7 +420,7 @@ impl PostgresLexicon {
     ///
     /// As [`PostgresLexicon::apply`].
     pub fn teardown(&self) -> Result<PostgresApplyRecord, PostgresError> {
-        let (plan, address) = self.in_locked_transaction(|snapshot| plan::teardown(snapshot, &self.identity))?;
+        let (plan, address) = self.in_locked_transaction(|snapshot, _| plan::teardown(snapshot, &self.identity))?;
         Ok(self.record("teardown", DeleteMode::OwnedOnly, &plan, Vec::new(), &address))
     }
 
@@ -436,7 +451,7 @@ impl PostgresLexicon {
     /// failed moved to `reported`).
     fn in_locked_transaction(
         &self,
-        make: impl FnOnce(&Snapshot) -> plan::Plan,
+        make: impl FnOnce(&Snapshot, &deep::DeepCatalog) -> plan::Plan,
     ) -> Result<(plan::Plan, String), PostgresError> {
         let (mut client, address) = self.connect_or_error()?;
         let failed = |statement: &str, e: &postgres::Error| PostgresError::Statement {
@@ -454,7 +469,9 @@ impl PostgresLexicon {
             return Err(failed("SELECT pg_advisory_xact_lock(...)", &e));
         }
         let snapshot = catalog::read(&mut tx).map_err(|e| failed("(catalog read)", &e))?;
-        let mut plan = make(&snapshot);
+        let tables: Vec<String> = self.declaration.tables().keys().cloned().collect();
+        let deep_catalog = deep::read(&mut tx, &tables).map_err(|e| failed("(deep catalog read)", &e))?;
+        let mut plan = make(&snapshot, &deep_catalog);
         let mut ran = Vec::new();
         for statement in std::mem::take(&mut plan.statements) {
             match &statement.tentative {
@@ -554,6 +571,43 @@ impl Lexicon for PostgresLexicon {
 
     fn ownership_channel(&self) -> Option<OwnershipChannel> {
         Some(marker::channel())
+    }
+
+    fn read_paths(&self) -> &[ReadPath] {
+        &[ReadPath::DescribeResources, ReadPath::ObserveResourcesDeep]
+    }
+
+    // --- deep read hooks ---
+
+    fn observe_resources_deep(&self, _declared: &[DeclaredEntity]) -> Result<DeepObservation, DeepError> {
+        Ok(self
+            .read_deep()
+            .map(|(catalog, _)| deep::observation(&self.declaration, &catalog))
+            .map_err(|e| LexiconError::read_failed(COMPONENT, "the deep catalog read failed", e))?)
+    }
+}
+
+impl PostgresLexicon {
+    /// Reads the deep catalog of the declared tables (in one read-only, repeatable-read
+    /// transaction, [`deep::QUERIES`] queries).
+    ///
+    /// # Errors
+    ///
+    /// As [`PostgresLexicon::read_snapshot`].
+    pub fn read_deep(&self) -> Result<(deep::DeepCatalog, String), PostgresError> {
+        let (mut client, address) = self.connect_or_error()?;
+        let unreachable =
+            |e: postgres::Error| PostgresError::Unreachable { address: address.clone(), detail: describe(&e) };
+        let mut tx = client
+            .build_transaction()
+            .isolation_level(IsolationLevel::RepeatableRead)
+            .read_only(true)
+            .start()
+            .map_err(unreachable)?;
+        let tables: Vec<String> = self.declaration.tables().keys().cloned().collect();
+        let catalog = deep::read(&mut tx, &tables).map_err(unreachable)?;
+        tx.commit().map_err(unreachable)?;
+        Ok((catalog, address))
     }
 }
 

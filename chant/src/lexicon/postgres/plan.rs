@@ -28,7 +28,7 @@ pub struct Statement {
 }
 
 impl Statement {
-    fn must(sql: String) -> Self {
+    pub(crate) fn must(sql: String) -> Self {
         Statement { sql, tentative: None }
     }
 }
