@@ -135,6 +135,8 @@ pub fn render_module(
             }
         }
     }
+    // rustfmt's order: a lexicon's path (`chant::lexicon::files::X`) before the brace group.
+    uses.sort();
     let uses: Vec<TokenStream> = uses.iter().filter_map(|u| u.parse().ok()).collect();
     let part_fns: Vec<proc_macro2::Ident> =
         parts.iter().map(|(t, _)| ident_for("lexicon", &format!("{env}_{}", t.lexicon()))).collect();
@@ -157,8 +159,8 @@ pub fn render_module(
     let tokens = quote! {
         #(#header)*
 
-        use chant::lexicon::{DeclaredEnv, EnvDeclaration};
         #(#uses)*
+        use chant::lexicon::{DeclaredEnv, EnvDeclaration};
 
         #[doc = #env_doc]
         pub fn #env_fn() -> EnvDeclaration {
@@ -173,7 +175,28 @@ pub fn render_module(
     };
     let file: syn::File = syn::parse2(tokens)
         .map_err(|e| ExportError::Generate { lexicon: "module".into(), detail: format!("not valid Rust: {e}") })?;
-    Ok(prettyplease::unparse(&file))
+    Ok(spaced(&prettyplease::unparse(&file)))
+}
+
+/// Puts one blank line between top-level items, after the header and after the `use` lines, as a
+/// person writes them (prettyplease puts none; rustfmt keeps what it finds).
+fn spaced(source: &str) -> String {
+    let mut out = String::with_capacity(source.len() + 256);
+    let mut previous: Option<&str> = None;
+    for line in source.lines() {
+        if let Some(p) = previous {
+            let top = !line.starts_with(' ') && !line.is_empty() && line != "}";
+            let ends_item = p == "}" || p.starts_with("use ") || (p.starts_with("//!") && !line.starts_with("//!"));
+            let same_group = p.starts_with("use ") && line.starts_with("use ");
+            if top && ends_item && !same_group {
+                out.push('\n');
+            }
+        }
+        out.push_str(line);
+        out.push('\n');
+        previous = Some(line);
+    }
+    out
 }
 
 #[cfg(test)]
@@ -222,5 +245,21 @@ mod tests {
         assert!(source.contains("/// The content of `db.env` held a credential"), "{source}");
         assert!(source.contains("std::env::var(\"CHANT_IMPORT_DB_ENV\").unwrap_or_default()"), "{source}");
         syn::parse_file(&source).unwrap();
+        assert!(source.contains("}\n\n/// The content of"), "items are spaced: {source}");
+        assert!(!source.contains("\n\n\n"), "{source}");
+        assert_rustfmt_clean(&source);
+    }
+
+    /// Holds `source` to rustfmt's own layout (its defaults: run outside any rustfmt.toml).
+    fn assert_rustfmt_clean(source: &str) {
+        let dir = tempfile::tempdir().unwrap();
+        let mut spec = crate::process::Spec::new("rustfmt");
+        spec.args = vec!["--edition".into(), "2024".into(), "--emit".into(), "stdout".into()];
+        spec.cwd = Some(dir.path().to_path_buf());
+        spec.stdin = Some(source.as_bytes().to_vec());
+        let out = crate::process::run(&spec).unwrap();
+        assert!(out.success(), "{}", out.stderr);
+        let formatted = &out.stdout;
+        assert_eq!(formatted.trim_start_matches("<stdin>:\n\n"), source, "rustfmt would change the generated source");
     }
 }

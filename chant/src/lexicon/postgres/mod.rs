@@ -34,7 +34,9 @@
 //! [`EnvLexicon`](crate::lexicon::EnvLexicon).
 
 pub mod catalog;
+pub mod codegen;
 pub mod declaration;
+pub mod export;
 pub mod marker;
 pub mod plan;
 mod plugin;
