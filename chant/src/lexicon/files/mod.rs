@@ -30,6 +30,7 @@
 mod apply;
 mod confine;
 pub mod declaration;
+pub mod export;
 mod plugin;
 pub mod teardown;
 mod watch;
