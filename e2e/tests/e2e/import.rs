@@ -11,7 +11,7 @@ use std::process::Command;
 use chant_testkit::postgres::cluster;
 use serde_json::Value;
 
-use super::support::{Out, PROJECT, Sandbox};
+use super::support::{Out, Sandbox};
 
 fn workspace() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap().to_path_buf()
