@@ -143,6 +143,10 @@ fn imported_schemas_and_files_compile_and_diff_in_sync() {
         db_import.stderr
     );
 
+    // Formatted as rustfmt would: rustfmt, run where the import ran it, changes nothing.
+    let fmt = sandbox.run_in("rustfmt", &sandbox.dir, &["--edition", "2024", "--check", "src/legacy_db.rs"], &[]);
+    fmt.code(0);
+
     let files_import = sandbox.project(&["import", "--from", "legacy-files", "--out", "src/legacy_files.rs"], &[]);
     files_import.code(0);
     let files_module = std::fs::read_to_string(sandbox.path("src/legacy_files.rs")).unwrap();

@@ -152,7 +152,7 @@ pub fn generate(template: &ExportedTemplate, redactor: &Redactor) -> Result<Gene
                 quote!(#lit)
             }
         };
-        body = quote!(#body.file(#path, #content, #mode));
+        body.extend(quote!(.file(#path, #content, #mode)));
     }
     g.uses.push(quote!(
         use chant::lexicon::files::FilesDeclaration;

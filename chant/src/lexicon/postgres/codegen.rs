@@ -67,20 +67,20 @@ impl Gen<'_> {
             let sql_type = c.text(attr::TYPE).unwrap_or_default();
             let mut col = quote!(Column::new(#column, #sql_type));
             if c.flag(attr::NOT_NULL) {
-                col = quote!(#col.not_null());
+                col.extend(quote!(.not_null()));
             }
             if let Some(d) = c.text(attr::DEFAULT) {
                 let v = self.value(&entity, "default", d);
-                col = quote!(#col.default(#v));
+                col.extend(quote!(.default(#v)));
             }
             if let Some(comment) = c.text(attr::COMMENT) {
                 self.generated.omitted.push(format!("column {entity}: comment {comment:?}"));
             }
-            chain = quote!(#chain.column(#col));
+            chain.extend(quote!(.column(#col)));
         }
         if let Some(comment) = table.text(attr::COMMENT) {
             let v = self.value(&table.name, "comment", comment);
-            chain = quote!(#chain.comment(#v));
+            chain.extend(quote!(.comment(#v)));
         }
         for child in table.children.iter().filter(|c| c.kind != "column") {
             let what = match (child.kind.as_str(), child.text(attr::CONSTRAINT)) {
@@ -113,13 +113,13 @@ pub fn generate(template: &ExportedTemplate, redactor: &Redactor) -> Result<Gene
         let implied = tables.iter().any(|t| t.name.split_once('.').is_some_and(|(s, _)| s == schema.name));
         if !implied {
             let name = &schema.name;
-            body = quote!(#body.schema(#name));
+            body.extend(quote!(.schema(#name)));
         }
     }
     let mut declared = 0usize;
     for table in &tables {
         if let Some(chain) = g.table(table) {
-            body = quote!(#body.table(#chain));
+            body.extend(quote!(.table(#chain)));
             declared += 1;
         }
     }
