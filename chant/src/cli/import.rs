@@ -157,6 +157,8 @@ fn rustfmt(source: &str, root: &std::path::Path) -> Option<String> {
     spec.args = vec!["--edition".into(), "2024".into(), "--emit".into(), "stdout".into()];
     spec.cwd = Some(root.to_path_buf());
     spec.stdin = Some(source.as_bytes().to_vec());
+    // rustup's proxy never installs a toolchain for this: no rustfmt is an answer, not a download.
+    spec.env = vec![("RUSTUP_AUTO_INSTALL".into(), "0".into())];
     spec.timeout = std::time::Duration::from_secs(60);
     let out = crate::process::run(&spec).ok()?;
     if !out.success() {

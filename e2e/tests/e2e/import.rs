@@ -69,6 +69,20 @@ const HAND_MADE: &str = "
 
 const PASSWORD: &str = "Sup3rSecretPw";
 
+/// The toolchain's homes, so the hermetic children find rustfmt (and never install one).
+fn toolchain() -> Vec<(String, String)> {
+    let home = std::env::var("HOME").unwrap_or_else(|_| "/root".into());
+    let mut vars = vec![
+        ("CARGO_HOME".to_owned(), std::env::var("CARGO_HOME").unwrap_or_else(|_| format!("{home}/.cargo"))),
+        ("RUSTUP_HOME".to_owned(), std::env::var("RUSTUP_HOME").unwrap_or_else(|_| format!("{home}/.rustup"))),
+        ("RUSTUP_AUTO_INSTALL".to_owned(), "0".to_owned()),
+    ];
+    if let Ok(t) = std::env::var("RUSTUP_TOOLCHAIN") {
+        vars.push(("RUSTUP_TOOLCHAIN".to_owned(), t));
+    }
+    vars
+}
+
 fn config(dsn_var: &str, root: &str) -> String {
     format!(
         "[project]\nname = \"imported\"\n\n[env.legacy-db]\npostgres_dsn_var = \"{dsn_var}\"\n\n[env.legacy-files]\nfiles_root = \"{root}\"\n"
@@ -96,7 +110,9 @@ fn imported_schemas_and_files_compile_and_diff_in_sync() {
     pg.pgbench_init(&db);
     pg.as_app(&db, HAND_MADE);
     let dsn = pg.dsn(&db);
-    let vars = [("E2E_IMPORT_DSN", dsn.as_str())];
+    let toolchain = toolchain();
+    let mut vars: Vec<(&str, &str)> = toolchain.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+    vars.push(("E2E_IMPORT_DSN", dsn.as_str()));
 
     let sandbox = Sandbox::new(&config("E2E_IMPORT_DSN", "estates/files"));
     let files = sandbox.path("estates/files");
@@ -110,6 +126,7 @@ fn imported_schemas_and_files_compile_and_diff_in_sync() {
     // lexicons; neither env is declared yet).
     let db_import = sandbox.project(&["import", "--from", "legacy-db", "--out", "src/legacy_db.rs"], &vars);
     db_import.code(0);
+    assert!(!db_import.stderr.contains("rustfmt did not run"), "{}", db_import.stderr);
     let module = std::fs::read_to_string(sandbox.path("src/legacy_db.rs")).unwrap();
     assert!(!module.contains(PASSWORD), "the password is written:\n{module}");
     assert!(!db_import.all().contains(PASSWORD), "{}", db_import.all());
@@ -144,7 +161,7 @@ fn imported_schemas_and_files_compile_and_diff_in_sync() {
     );
 
     // Formatted as rustfmt would: rustfmt, run where the import ran it, changes nothing.
-    let fmt = sandbox.run_in("rustfmt", &sandbox.dir, &["--edition", "2024", "--check", "src/legacy_db.rs"], &[]);
+    let fmt = sandbox.run_in("rustfmt", &sandbox.dir, &["--edition", "2024", "--check", "src/legacy_db.rs"], &vars);
     fmt.code(0);
 
     let files_import = sandbox.project(&["import", "--from", "legacy-files", "--out", "src/legacy_files.rs"], &[]);

@@ -30,7 +30,10 @@ impl Gen<'_> {
         if self.redactor.redact(text) == text {
             return quote!(#text);
         }
-        let secret = Secret { entity: entity.to_owned(), what: what.to_owned(), variable: secret_variable(entity) };
+        // A column's default is the entity's one secret; a comment gets a variable of its own.
+        let variable =
+            if what == "default" { secret_variable(entity) } else { secret_variable(&format!("{entity}_{what}")) };
+        let secret = Secret { entity: entity.to_owned(), what: what.to_owned(), variable };
         let (item, call) = secret_helper(&secret);
         self.generated.helpers.push(item);
         self.generated.secrets.push(secret);
@@ -212,6 +215,20 @@ mod tests {
         assert!(source.contains("/// - table app.users: primary key users_pkey: PRIMARY KEY (id)"), "{source}");
         assert!(source.contains("table app.Weird: invalid postgres declaration"), "{source}");
         assert!(!source.contains("Table::new(\"app\", \"Weird\")"), "{source}");
+    }
+
+    #[test]
+    fn a_secret_comment_gets_a_variable_of_its_own() {
+        let mut t = ExportedTemplate::new("postgres", "e", "a", "now");
+        t.push(
+            ExportedResource::new("table", "app.keys", ExportOwnership::Foreign)
+                .attr(attr::COMMENT, Attr::Text("token ghp_abcdefghijklmnopqrstuvwxyz0123456789".into()))
+                .child(column("k", "text", false, Some("'Bearer abcdefghijklmnop1234'::text"))),
+        );
+        let g = generate(&t, &Redactor::default()).unwrap();
+        let vars: Vec<&str> = g.secrets.iter().map(|s| s.variable.as_str()).collect();
+        assert_eq!(vars, ["CHANT_IMPORT_APP_KEYS_K", "CHANT_IMPORT_APP_KEYS_COMMENT"]);
+        assert!(!g.body.to_string().contains("ghp_"), "{}", g.body);
     }
 
     #[test]
