@@ -20,7 +20,8 @@
 //! The observation issues add further optional hooks here, each with a not-implemented default so
 //! that existing lexicons keep compiling: a deep read (property trees with optional field owners,
 //! the `observeResourcesDeep` read path), dependencies (`referencedBy`), ambient resources (and
-//! their kinds), a teardown plan (with its holes), stack status, artifacts. None of those exists in this version.
+//! their kinds), a teardown plan (with its holes), stack status and artifacts. None of those
+//! exists in this version.
 //!
 //! The reference catalog hooks exist: [`EnvLexicon::reference_catalog`] (how resources refer to
 //! each other, as data: [`ReferenceCatalog`]), [`EnvLexicon::enrich_live_attrs`] (the reference
