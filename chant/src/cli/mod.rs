@@ -26,6 +26,7 @@ pub mod delegate;
 pub mod error;
 pub mod explain;
 pub mod graph;
+pub mod import;
 pub mod init;
 pub mod lifecycle;
 pub mod operator;
@@ -114,7 +115,7 @@ pub struct Cli {
 
 impl Command {
     /// Returns true for the commands that need the project's ops, which the stock binary hands
-    /// to the project binary inside a project: `run`, `tick`, `replay`, `explain`, `lifecycle`,
+    /// to the project binary inside a project: `run`, `tick`, `replay`, `explain`, `lifecycle`, `import`,
     /// `workspace`, `ops` (the list, not `ops check`), `operator` (the daemon, not `status` or
     /// `log`) and `serve` (its rule whys and live diffs need the ops and declarations; with
     /// several project binaries the stock binary serves the ledger alone).
@@ -126,6 +127,7 @@ impl Command {
             | Command::Explain(_)
             | Command::Lifecycle(_)
             | Command::Graph(_)
+            | Command::Import(_)
             | Command::Workspace(_) => true,
             Command::Ops(a) => a.command.is_none(),
             Command::Ci(_) => true,
@@ -158,6 +160,8 @@ pub enum Command {
     Lifecycle(lifecycle::LifecycleArgs),
     /// Draw an env's estate as a graph: declared, or live with edges rebuilt from identifiers
     Graph(graph::GraphArgs),
+    /// Write a declaration module from an env's live estate
+    Import(import::ImportArgs),
     /// Tick every ConvergeOp on its schedule under its lease, or show what the operator did
     Operator(operator::OperatorArgs),
     /// Show each workspace member's box services and its ConvergeOps' newest ticks
@@ -234,6 +238,7 @@ fn dispatch(binary: Binary, default: DefaultCommand) -> Exit {
         Some(Command::Approve(args)) => approve::cmd_approve(binary, &args),
         Some(Command::Lifecycle(args)) => lifecycle::cmd_lifecycle(binary, &args),
         Some(Command::Graph(args)) => graph::cmd_graph(binary, &args),
+        Some(Command::Import(args)) => import::cmd_import(binary, &args),
         Some(Command::Operator(args)) => operator::cmd_operator(binary, &args),
         Some(Command::Workspace(args)) => workspace::cmd_workspace(binary, &args),
         Some(Command::Services(args)) => services::cmd_services(&args),

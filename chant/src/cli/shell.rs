@@ -52,6 +52,10 @@ const EXAMPLES: &[(&[&str], &str)] = &[
         "Examples:\n  chant approve prod-db-force force --actor you\n  chant approve prod-db-force force --expire\n  chant approve prod-db-force force --json\n\nExit codes: 0 recorded, 1 the ledger could not be written, 2 usage error.",
     ),
     (
+        &["import"],
+        "Examples:\n  chant import --from legacy --out src/legacy.rs\n  chant import --from legacy --owned --select type=table,name='app.*'\n\nExit codes: 0 written, 1 a read failed or the file could not be written, 2 usage error (a bad selector, an env that binds nothing to read).",
+    ),
+    (
         &["lifecycle"],
         "Examples:\n  chant lifecycle diff staging --live\n  chant lifecycle predict staging --traffic 100\n\nExit codes: see `lifecycle diff --help` and `lifecycle predict --help`.",
     ),

@@ -48,6 +48,7 @@
 pub mod binding;
 pub mod bound;
 pub mod env;
+pub mod export;
 pub mod files;
 pub mod plugin;
 #[cfg(feature = "postgres")]

@@ -21,15 +21,21 @@
 //! with optional field owners, the `observeResourcesDeep` read path) and
 //! [`Lexicon::substrate_written_paths`] (the lexicon's one prune table), both with defaults that
 //! leave a lexicon without them exactly as before; core classifies the trees
-//! ([`crate::observe::deep`]). The observation issues add further optional hooks here, each with a
-//! not-implemented default so that existing lexicons keep compiling: dependencies
-//! (`referencedBy`), ambient resources (and their kinds), a teardown plan (with its holes), stack status, artifacts, export (a branded type
-//! no lifecycle path can take, the `exportResources` read path).
+//! ([`crate::observe::deep`]). The observation issues add further optional hooks here, each
+//! with a not-implemented default so that existing lexicons keep compiling: dependencies
+//! (`referencedBy`), ambient resources (and their kinds), a teardown plan (with its holes), stack
+//! status and artifacts. None of those exists in this version.
 //!
 //! The reference catalog hooks exist: [`EnvLexicon::reference_catalog`] (how resources refer to
 //! each other, as data: [`ReferenceCatalog`]), [`EnvLexicon::enrich_live_attrs`] (the reference
 //! attributes a thin describe does not carry) and [`EnvLexicon::declared_attrs`] (the same for
 //! the declared entities); `graph` rebuilds edges from them ([`crate::graph`]).
+//!
+//! Export exists, deliberately not here: `export_resources` and `generate` are associated
+//! functions of the [`Declaration`](super::Declaration) (its `// --- export hooks ---` block),
+//! reached through the [`Registration`](super::Registration), and return the branded
+//! [`ExportedTemplate`](super::export::ExportedTemplate), so the bound lexicon the lifecycle paths
+//! hold has no export method at all ([`super::export`]).
 
 use std::fmt;
 

@@ -28,7 +28,9 @@ use std::collections::BTreeMap;
 use std::fmt;
 
 use super::binding::{Binding, BindingKey};
+use super::export::{ExportError, ExportOptions, ExportedTemplate, Generated};
 use super::plugin::EnvLexicon;
+use crate::redact::Redactor;
 
 /// The key every `[env.<name>]` accepts whatever lexicons are registered: variables to redact.
 pub const REDACT_KEY: &str = "redact";
@@ -63,7 +65,41 @@ pub trait Declaration: fmt::Debug + Clone + PartialEq + Send + Sync + 'static {
         binding: &Binding<'_>,
         last: Option<<Self::Lexicon as EnvLexicon>::Record>,
     ) -> Result<Self::Lexicon, BindError>;
+
+    // --- export hooks ---
+
+    /// Reads the full input configuration of the live resources `binding`'s env holds of this
+    /// substrate ([`crate::lexicon::export`]), whatever the env declares. An associated function,
+    /// not a method of the bound lexicon, so the lifecycle paths cannot reach it.
+    ///
+    /// # Errors
+    ///
+    /// [`ExportError::NotImplemented`] by default; [`ExportError::NotBound`] when the env binds
+    /// nothing to read; [`ExportError::Read`] when the read failed.
+    fn export_resources(binding: &Binding<'_>, options: &ExportOptions) -> Result<ExportedTemplate, ExportError> {
+        let _ = (binding, options);
+        Err(ExportError::not_implemented(Self::LEXICON))
+    }
+
+    /// Turns an export of this lexicon into the Rust that declares it with this lexicon's
+    /// builders (its template generator); values `redactor` recognises as credentials are left
+    /// out and read from variables instead.
+    ///
+    /// # Errors
+    ///
+    /// [`ExportError::NotImplemented`] by default; [`ExportError::Generate`] when the template
+    /// cannot be expressed.
+    fn generate(template: &ExportedTemplate, redactor: &Redactor) -> Result<Generated, ExportError> {
+        let _ = (template, redactor);
+        Err(ExportError::not_implemented(Self::LEXICON))
+    }
 }
+
+/// A lexicon's `export_resources`, as its registration holds it.
+pub type ExportFn = fn(&Binding<'_>, &ExportOptions) -> Result<ExportedTemplate, ExportError>;
+
+/// A lexicon's `generate`, as its registration holds it.
+pub type GenerateFn = fn(&ExportedTemplate, &Redactor) -> Result<Generated, ExportError>;
 
 /// The error of binding a declaration to an env.
 #[derive(Debug, thiserror::Error)]
@@ -127,6 +163,11 @@ pub struct Registration {
     pub binding_keys: &'static [BindingKey],
     declaration: fn() -> TypeId,
     type_name: fn() -> &'static str,
+    // --- export hooks ---
+    /// Its `export_resources` ([`Declaration::export_resources`]).
+    pub export: ExportFn,
+    /// Its template generator ([`Declaration::generate`]).
+    pub generate: GenerateFn,
 }
 
 impl Registration {
@@ -137,6 +178,8 @@ impl Registration {
             binding_keys: D::BINDING_KEYS,
             declaration: TypeId::of::<D>,
             type_name: std::any::type_name::<D>,
+            export: D::export_resources,
+            generate: D::generate,
         }
     }
 
@@ -287,7 +330,14 @@ mod tests {
     }
 
     fn fake<T: 'static>(lexicon: &'static str, keys: &'static [BindingKey]) -> Registration {
-        Registration { lexicon, binding_keys: keys, declaration: TypeId::of::<T>, type_name: std::any::type_name::<T> }
+        Registration {
+            lexicon,
+            binding_keys: keys,
+            declaration: TypeId::of::<T>,
+            type_name: std::any::type_name::<T>,
+            export: |_, _| Err(ExportError::not_implemented("fake")),
+            generate: |_, _| Err(ExportError::not_implemented("fake")),
+        }
     }
 
     #[test]

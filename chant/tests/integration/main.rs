@@ -28,6 +28,7 @@ mod postgres;
 mod postgres_cluster;
 mod postgres_conformance;
 mod postgres_deep;
+mod postgres_export;
 mod postgres_lifecycle;
 mod predict_postgres;
 mod sprite_heal;

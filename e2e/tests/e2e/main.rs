@@ -28,6 +28,7 @@ mod graph_predict;
 mod health;
 mod honesty;
 mod hostile;
+mod import;
 mod init;
 mod ledger;
 mod notify;

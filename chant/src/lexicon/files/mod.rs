@@ -31,6 +31,7 @@ mod apply;
 mod confine;
 pub mod declaration;
 mod deep;
+pub mod export;
 mod plugin;
 pub mod teardown;
 mod watch;

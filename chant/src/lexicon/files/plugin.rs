@@ -2,12 +2,14 @@
 //! its `files_root` key, and [`FilesLexicon`] applies (removing owned, undeclared files only under
 //! `owned-only`) and tears down, each returning the [`ApplyRecord`] the core appends.
 
-use super::{ApplyRecord, COMPONENT, FilesDeclaration, FilesLexicon, ROOT_KEY};
+use super::{ApplyRecord, COMPONENT, FilesDeclaration, FilesLexicon, ROOT_KEY, export};
+use crate::lexicon::export::{ExportError, ExportOptions, ExportedTemplate, Generated};
 use crate::lexicon::references::ReferenceCatalog;
 use crate::lexicon::{
     Applied, BindError, Binding, BindingKey, Declaration, DeleteMode, EnvLexicon, Hook, HookError, Registration,
 };
 use crate::observe::{DeclaredEntity, LastApply, LexiconError};
+use crate::redact::Redactor;
 
 impl Declaration for FilesDeclaration {
     const LEXICON: &'static str = COMPONENT;
@@ -22,6 +24,30 @@ impl Declaration for FilesDeclaration {
             lexicon = lexicon.with_binding(configured).with_last_apply(last);
         }
         Ok(lexicon)
+    }
+
+    // --- export hooks ---
+
+    fn export_resources(binding: &Binding<'_>, options: &ExportOptions) -> Result<ExportedTemplate, ExportError> {
+        let (Some(configured), Some(root)) = (binding.value(ROOT_KEY), binding.path(ROOT_KEY)) else {
+            return Err(ExportError::NotBound {
+                lexicon: COMPONENT.into(),
+                env: binding.env().into(),
+                key: ROOT_KEY.into(),
+            });
+        };
+        let failed = |e: Box<dyn std::error::Error + Send + Sync>| ExportError::Read {
+            lexicon: COMPONENT.into(),
+            env: binding.env().into(),
+            source: e,
+        };
+        let walk = export::read(&root).map_err(|e| failed(format!("cannot read {}: {e}", root.display()).into()))?;
+        let read_at = crate::clock::now().map(crate::clock::format).map_err(|e| failed(Box::new(e)))?;
+        Ok(export::template(&walk, binding.env(), configured, &read_at, options))
+    }
+
+    fn generate(template: &ExportedTemplate, redactor: &Redactor) -> Result<Generated, ExportError> {
+        export::generate(template, redactor)
     }
 }
 

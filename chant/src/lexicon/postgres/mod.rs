@@ -34,8 +34,10 @@
 //! [`EnvLexicon`](crate::lexicon::EnvLexicon).
 
 pub mod catalog;
+pub mod codegen;
 pub mod declaration;
 pub mod deep;
+pub mod export;
 pub mod marker;
 pub mod plan;
 mod plugin;

@@ -4,12 +4,16 @@
 //! returning the [`PostgresApplyRecord`] the core appends.
 
 use super::references;
-use super::{COMPONENT, DSN_VAR_KEY, PostgresApplyRecord, PostgresDeclaration, PostgresLexicon};
+use super::{
+    COMPONENT, DSN_VAR_KEY, PostgresApplyRecord, PostgresDeclaration, PostgresError, PostgresLexicon, codegen, export,
+};
+use crate::lexicon::export::{ExportError, ExportOptions, ExportedTemplate, Generated};
 use crate::lexicon::references::{Attrs, ReferenceCatalog};
 use crate::lexicon::{
     Applied, BindError, Binding, BindingKey, Declaration, DeleteMode, EnvLexicon, Hook, HookError, Registration,
 };
 use crate::observe::{DeclaredEntity, LastApply, LexiconError};
+use crate::redact::Redactor;
 
 impl Declaration for PostgresDeclaration {
     const LEXICON: &'static str = COMPONENT;
@@ -22,6 +26,42 @@ impl Declaration for PostgresDeclaration {
         let Some(var) = binding.value(DSN_VAR_KEY) else { return Ok(lexicon) };
         let last = last.map(|r| r.last_apply_for(var)).unwrap_or_else(LastApply::none);
         Ok(lexicon.with_var(var).with_last_apply(last))
+    }
+
+    // --- export hooks ---
+
+    fn export_resources(binding: &Binding<'_>, options: &ExportOptions) -> Result<ExportedTemplate, ExportError> {
+        let Some(var) = binding.value(DSN_VAR_KEY) else {
+            return Err(ExportError::NotBound {
+                lexicon: COMPONENT.into(),
+                env: binding.env().into(),
+                key: DSN_VAR_KEY.into(),
+            });
+        };
+        let lexicon = PostgresLexicon::new(binding.env(), binding.project(), PostgresDeclaration::new()).with_var(var);
+        let read_failed = |e: PostgresError| ExportError::Read {
+            lexicon: COMPONENT.into(),
+            env: binding.env().into(),
+            source: Box::new(e),
+        };
+        let (snapshot, address) = export::read(&lexicon).map_err(read_failed)?;
+        let read_at = crate::clock::now().map(crate::clock::format).map_err(|e| ExportError::Read {
+            lexicon: COMPONENT.into(),
+            env: binding.env().into(),
+            source: Box::new(e),
+        })?;
+        let ctx = export::TemplateContext {
+            env: binding.env(),
+            identity: lexicon.identity(),
+            address: &address,
+            read_at: &read_at,
+            options,
+        };
+        Ok(export::template(&snapshot, &ctx))
+    }
+
+    fn generate(template: &ExportedTemplate, redactor: &Redactor) -> Result<Generated, ExportError> {
+        codegen::generate(template, redactor)
     }
 }
 

@@ -1,0 +1,169 @@
+//! `import --from <env> [--owned] [--select type=table,name='app.*'] [--verbatim] [--out FILE]`:
+//! reads an env's live estate through every lexicon that can export it and writes the Rust
+//! declaration module a user commits ([`crate::lexicon::export`]).
+//!
+//! The env is read from its bindings in chant.toml (`[env.<name>]`), whether or not the binary
+//! declares it yet. Every registered lexicon whose export the env binds is asked; one that does
+//! not implement export, or that the env does not bind, is skipped. The module goes to `--out`
+//! (or stdout), formatted by rustfmt in the project root when rustfmt is on PATH (the project's
+//! own rustfmt.toml then applies), else as prettyplease lays it out. Everything worth knowing goes
+//! to stderr as `import:` lines: what was read from where, what the declaration cannot express,
+//! what was not exported, and each credential left out with the variable the module reads instead.
+
+use std::path::PathBuf;
+
+use clap::Args;
+
+use super::{Binary, CommandError, Exit, working_dir};
+use crate::lexicon::Binding;
+use crate::lexicon::export::{ExportOptions, ExportedTemplate, Generated, Selector, render_module};
+use crate::redact::Redactor;
+
+/// Write a declaration module from an env's live estate
+#[derive(Debug, Args)]
+pub struct ImportArgs {
+    /// The env to read, as bound under `[env.<name>]` in chant.toml.
+    #[arg(long = "from", value_name = "ENV")]
+    pub from: String,
+    /// Only what carries this project's and env's ownership marker.
+    #[arg(long)]
+    pub owned: bool,
+    /// Which resources: `type=<kind>` and `name=<glob>` pairs, comma-separated.
+    #[arg(long, value_name = "SELECTOR")]
+    pub select: Option<String>,
+    /// Keep what the server created or defaulted (stripped by default).
+    #[arg(long)]
+    pub verbatim: bool,
+    /// Write the module to FILE (relative to the working directory) instead of stdout.
+    #[arg(long, value_name = "FILE")]
+    pub out: Option<PathBuf>,
+}
+
+/// Runs `import`.
+///
+/// # Errors
+///
+/// A usage error for a bad selector, a missing chant.toml or an env that binds nothing an export
+/// can read; a failure when a read fails or the file cannot be written.
+pub fn cmd_import(binary: Binary, args: &ImportArgs) -> Result<Exit, CommandError> {
+    let _ = binary;
+    let selector = Selector::parse(args.select.as_deref().unwrap_or(""))
+        .map_err(|e| CommandError::usage(format!("--select: {e}")))?;
+    let cwd = working_dir()?;
+    let config = crate::config::Config::discover(&cwd).map_err(CommandError::usage)?;
+    let env = args.from.as_str();
+    let none = std::collections::BTreeMap::new();
+    let values = config.env(env).map(crate::config::EnvBinding::values).unwrap_or(&none);
+    let binding = Binding::new(env, &config.project.name, &config.root, values);
+    let redactor = Redactor::from_env_vars(config.secret_vars());
+    let options = ExportOptions { owned: args.owned, selector, verbatim: args.verbatim };
+
+    let registrations = crate::lexicon::registry::registrations().map_err(CommandError::usage)?;
+    let mut parts: Vec<(ExportedTemplate, Generated)> = Vec::new();
+    let mut keys = Vec::new();
+    for r in &registrations {
+        keys.extend(r.binding_keys.iter().map(|k| k.name));
+        match (r.export)(&binding, &options) {
+            Ok(template) => {
+                let generated = (r.generate)(&template, &redactor).map_err(CommandError::failed)?;
+                parts.push((template, generated));
+            }
+            Err(e) if e.is_nothing_to_export() => {}
+            Err(e) => return Err(CommandError::failed(redactor.redact(&crate::error::chain(&e)))),
+        }
+    }
+    if parts.is_empty() {
+        return Err(CommandError::usage(format!(
+            "env {env} binds nothing an export can read in {}",
+            config.root.join("chant.toml").display()
+        ))
+        .hint(format!("bind one of {} under [env.{env}]", keys.join(", "))));
+    }
+
+    let command = command_line(args);
+    let refs: Vec<(&ExportedTemplate, &Generated)> = parts.iter().map(|(t, g)| (t, g)).collect();
+    let source = render_module(env, &command, &refs).map_err(CommandError::failed)?;
+    let source = match rustfmt(&source, &config.root) {
+        Some(formatted) => formatted,
+        None => {
+            eprintln!("import: rustfmt did not run: the module is laid out by prettyplease");
+            source
+        }
+    };
+    for (t, g) in &parts {
+        report(t, g, &redactor);
+    }
+    match &args.out {
+        Some(path) => {
+            let path = cwd.join(path);
+            std::fs::write(&path, &source)
+                .map_err(|e| CommandError::failed(format!("cannot write {}: {e}", path.display())))?;
+            eprintln!("import: wrote {}", path.display());
+        }
+        None => super::error::print(&source)?,
+    }
+    Ok(Exit::Done)
+}
+
+/// The command as the header records it (the selector and flags, never a value read).
+fn command_line(args: &ImportArgs) -> String {
+    let mut c = format!("chant import --from {}", args.from);
+    if args.owned {
+        c.push_str(" --owned");
+    }
+    if let Some(s) = &args.select {
+        c.push_str(&format!(" --select {s}"));
+    }
+    if args.verbatim {
+        c.push_str(" --verbatim");
+    }
+    c
+}
+
+/// Says on stderr what one lexicon's part holds and leaves out.
+fn report(template: &ExportedTemplate, generated: &Generated, redactor: &Redactor) {
+    let lexicon = template.lexicon();
+    let mut counts: std::collections::BTreeMap<&str, usize> = std::collections::BTreeMap::new();
+    for r in template.resources() {
+        *counts.entry(r.kind.as_str()).or_default() += 1;
+    }
+    let counts: Vec<String> = counts.iter().map(|(k, n)| format!("{n} {k}(s)")).collect();
+    let read = if counts.is_empty() { "nothing".to_owned() } else { counts.join(", ") };
+    eprintln!("import: {lexicon}: read {read} from {}", template.source());
+    for note in template.notes() {
+        eprintln!("import: {lexicon}: {}", redactor.redact(note));
+    }
+    if !generated.omitted.is_empty() {
+        eprintln!(
+            "import: {lexicon}: {} item(s) read but not declared (the declaration cannot express them yet; listed in the module's docs):",
+            generated.omitted.len()
+        );
+        for o in &generated.omitted {
+            eprintln!("import: {lexicon}:   {}", redactor.redact(o));
+        }
+    }
+    for s in &generated.secrets {
+        eprintln!(
+            "import: {lexicon}: the {} of {} holds a credential and is not written; the module reads it from {}",
+            s.what, s.entity, s.variable
+        );
+    }
+}
+
+/// Formats `source` with rustfmt run in `root` (so the project's rustfmt.toml applies), or
+/// `None` when rustfmt is not there or refuses it.
+fn rustfmt(source: &str, root: &std::path::Path) -> Option<String> {
+    let mut spec = crate::process::Spec::new("rustfmt");
+    spec.args = vec!["--edition".into(), "2024".into(), "--emit".into(), "stdout".into()];
+    spec.cwd = Some(root.to_path_buf());
+    spec.stdin = Some(source.as_bytes().to_vec());
+    // rustup's proxy never installs a toolchain for this: no rustfmt is an answer, not a download.
+    spec.env = vec![("RUSTUP_AUTO_INSTALL".into(), "0".into())];
+    spec.timeout = std::time::Duration::from_secs(60);
+    let out = crate::process::run(&spec).ok()?;
+    if !out.success() {
+        return None;
+    }
+    let formatted = out.stdout.strip_prefix("<stdin>:\n\n").unwrap_or(&out.stdout);
+    Some(formatted.to_owned())
+}

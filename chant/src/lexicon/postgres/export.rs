@@ -1,0 +1,441 @@
+//! Live export of a PostgreSQL database: schemas, tables, columns (type, nullability, default,
+//! comment), constraints, indexes and chant's ownership markers, read in [`QUERIES`] queries
+//! whatever the size of the database, and cleaned into an [`ExportedTemplate`].
+//!
+//! [`read`] is the only I/O: the observation's catalog read ([`catalog::read`]) plus three
+//! queries (constraints with `pg_get_constraintdef`, indexes with `pg_get_indexdef`, column
+//! comments), all in one read-only repeatable-read transaction. [`template`] is pure: it applies
+//! the options and strips what the server created or implied unless `verbatim` is set:
+//!
+//! | stripped by default | kept under `verbatim` as |
+//! |---|---|
+//! | the `public` schema, when nothing exported lives in it and it carries no marker | a `schema` |
+//! | a sequence owned by a column (its default names it) | a `sequence` child of the table |
+//! | an index backing a primary key, unique or exclusion constraint | an `index` child |
+//! | chant's marker inside a comment (it is read as the ownership instead) | the `raw_comment` attribute |
+//!
+//! Views, materialized views, foreign tables and free-standing sequences are not exported (the
+//! lexicon declares tables); each is a note. A schema the role has no USAGE on is a note too.
+
+use std::collections::BTreeMap;
+
+use postgres::{GenericClient, IsolationLevel};
+
+use super::catalog::{self, NOT_SYSTEM, Snapshot};
+use super::marker::{self, Identity};
+use super::{PostgresError, PostgresLexicon, describe};
+use crate::lexicon::export::{Attr, ExportOptions, ExportOwnership, ExportedResource, ExportedTemplate};
+
+/// How many queries [`read`] issues, whatever the size of the database.
+pub const QUERIES: usize = catalog::QUERIES + 3;
+
+/// Attribute keys of exported resources.
+pub mod attr {
+    /// A comment, without chant's marker.
+    pub const COMMENT: &str = "comment";
+    /// The comment as stored, marker included (`verbatim` only).
+    pub const RAW_COMMENT: &str = "raw_comment";
+    /// A column's type, as `format_type` prints it.
+    pub const TYPE: &str = "type";
+    /// A column's nullability.
+    pub const NOT_NULL: &str = "not_null";
+    /// A column's default, as `pg_get_expr` prints it.
+    pub const DEFAULT: &str = "default";
+    /// A constraint's kind (`primary key`, `foreign key`, `unique`, `check`, `exclusion`).
+    pub const CONSTRAINT: &str = "constraint";
+    /// A constraint's or index's definition, as PostgreSQL prints it.
+    pub const DEFINITION: &str = "definition";
+}
+
+/// One live constraint.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LiveConstraint {
+    /// Its name.
+    pub name: String,
+    /// `pg_constraint.contype` (`p`, `u`, `f`, `c`, `x`).
+    pub contype: char,
+    /// `pg_get_constraintdef`.
+    pub definition: String,
+}
+
+/// One live index.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LiveIndex {
+    /// Its name.
+    pub name: String,
+    /// `pg_get_indexdef`.
+    pub definition: String,
+    /// Whether a primary key, unique or exclusion constraint owns it.
+    pub backs_constraint: bool,
+}
+
+/// Everything one export read found.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ExportSnapshot {
+    /// The observation's catalog read.
+    pub catalog: Snapshot,
+    /// Constraints by table entity name, by name.
+    pub constraints: BTreeMap<String, Vec<LiveConstraint>>,
+    /// Indexes by table entity name, by name.
+    pub indexes: BTreeMap<String, Vec<LiveIndex>>,
+    /// Column comments by table entity name, then column name.
+    pub column_comments: BTreeMap<String, BTreeMap<String, String>>,
+    /// How many queries the read issued.
+    pub queries: usize,
+}
+
+/// Reads everything an export needs through `lexicon`'s binding, in one read-only
+/// repeatable-read transaction, and returns it with the address asked (no password).
+///
+/// # Errors
+///
+/// [`PostgresError::NoBinding`], [`PostgresError::NoCredentials`] or
+/// [`PostgresError::Unreachable`].
+pub fn read(lexicon: &PostgresLexicon) -> Result<(ExportSnapshot, String), PostgresError> {
+    let (mut client, address) = lexicon.connect_or_error()?;
+    let unreachable =
+        |e: postgres::Error| PostgresError::Unreachable { address: address.clone(), detail: describe(&e) };
+    let mut tx = client
+        .build_transaction()
+        .isolation_level(IsolationLevel::RepeatableRead)
+        .read_only(true)
+        .start()
+        .map_err(unreachable)?;
+    let mut snapshot = ExportSnapshot { catalog: catalog::read(&mut tx).map_err(unreachable)?, ..Default::default() };
+    snapshot.queries = snapshot.catalog.queries;
+    read_rest(&mut tx, &mut snapshot).map_err(unreachable)?;
+    tx.commit().map_err(unreachable)?;
+    Ok((snapshot, address))
+}
+
+fn read_rest(client: &mut impl GenericClient, snapshot: &mut ExportSnapshot) -> Result<(), postgres::Error> {
+    let rows = client.query(
+        &format!(
+            "SELECT n.nspname::text, c.relname::text, con.conname::text, con.contype::text, \
+                    pg_catalog.pg_get_constraintdef(con.oid, true) \
+             FROM pg_catalog.pg_constraint con \
+             JOIN pg_catalog.pg_class c ON c.oid = con.conrelid \
+             JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace \
+             WHERE con.contype IN ('p', 'u', 'f', 'c', 'x') AND c.relkind IN ('r', 'p') AND {NOT_SYSTEM} \
+             ORDER BY n.nspname, c.relname, con.conname"
+        ),
+        &[],
+    )?;
+    snapshot.queries += 1;
+    for row in rows {
+        let (schema, table): (String, String) = (row.try_get(0)?, row.try_get(1)?);
+        let contype: String = row.try_get(3)?;
+        snapshot.constraints.entry(format!("{schema}.{table}")).or_default().push(LiveConstraint {
+            name: row.try_get(2)?,
+            contype: contype.chars().next().unwrap_or('?'),
+            definition: row.try_get(4)?,
+        });
+    }
+
+    let rows = client.query(
+        &format!(
+            "SELECT n.nspname::text, t.relname::text, ic.relname::text, pg_catalog.pg_get_indexdef(i.indexrelid), \
+                    EXISTS (SELECT 1 FROM pg_catalog.pg_constraint k WHERE k.conrelid = i.indrelid \
+                            AND k.conindid = i.indexrelid AND k.contype IN ('p', 'u', 'x')) \
+             FROM pg_catalog.pg_index i \
+             JOIN pg_catalog.pg_class ic ON ic.oid = i.indexrelid \
+             JOIN pg_catalog.pg_class t ON t.oid = i.indrelid \
+             JOIN pg_catalog.pg_namespace n ON n.oid = t.relnamespace \
+             WHERE t.relkind IN ('r', 'p') AND {NOT_SYSTEM} \
+             ORDER BY n.nspname, t.relname, ic.relname"
+        ),
+        &[],
+    )?;
+    snapshot.queries += 1;
+    for row in rows {
+        let (schema, table): (String, String) = (row.try_get(0)?, row.try_get(1)?);
+        snapshot.indexes.entry(format!("{schema}.{table}")).or_default().push(LiveIndex {
+            name: row.try_get(2)?,
+            definition: row.try_get(3)?,
+            backs_constraint: row.try_get(4)?,
+        });
+    }
+
+    let rows = client.query(
+        &format!(
+            "SELECT n.nspname::text, c.relname::text, a.attname::text, d.description \
+             FROM pg_catalog.pg_description d \
+             JOIN pg_catalog.pg_class c ON c.oid = d.objoid \
+                  AND d.classoid = 'pg_catalog.pg_class'::pg_catalog.regclass \
+             JOIN pg_catalog.pg_attribute a ON a.attrelid = c.oid AND a.attnum = d.objsubid \
+             JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace \
+             WHERE d.objsubid > 0 AND c.relkind IN ('r', 'p') AND {NOT_SYSTEM}"
+        ),
+        &[],
+    )?;
+    snapshot.queries += 1;
+    for row in rows {
+        let (schema, table): (String, String) = (row.try_get(0)?, row.try_get(1)?);
+        snapshot
+            .column_comments
+            .entry(format!("{schema}.{table}"))
+            .or_default()
+            .insert(row.try_get(2)?, row.try_get(3)?);
+    }
+    Ok(())
+}
+
+/// What [`template`] needs besides the snapshot.
+#[derive(Debug, Clone)]
+pub struct TemplateContext<'a> {
+    /// The env.
+    pub env: &'a str,
+    /// Whose marker counts as owned.
+    pub identity: &'a Identity,
+    /// The address read (no password).
+    pub address: &'a str,
+    /// When it was read (RFC 3339).
+    pub read_at: &'a str,
+    /// The export's options.
+    pub options: &'a ExportOptions,
+}
+
+fn ownership(comment: &str, identity: &Identity) -> ExportOwnership {
+    match marker::split(comment).1 {
+        Some(m) if identity.owns(&m) => ExportOwnership::Owned,
+        _ => ExportOwnership::Foreign,
+    }
+}
+
+fn with_comment(mut r: ExportedResource, comment: &str, verbatim: bool) -> ExportedResource {
+    let (declared, _) = marker::split(comment);
+    if !declared.is_empty() {
+        r = r.attr(attr::COMMENT, Attr::Text(declared));
+    }
+    if verbatim && !comment.is_empty() {
+        r = r.attr(attr::RAW_COMMENT, Attr::Text(comment.to_owned()));
+    }
+    r
+}
+
+fn constraint_word(contype: char) -> &'static str {
+    match contype {
+        'p' => "primary key",
+        'u' => "unique",
+        'f' => "foreign key",
+        'c' => "check",
+        'x' => "exclusion",
+        _ => "constraint",
+    }
+}
+
+/// Builds the template of `snapshot` under `ctx`'s options. Pure.
+pub fn template(snapshot: &ExportSnapshot, ctx: &TemplateContext<'_>) -> ExportedTemplate {
+    let options = ctx.options;
+    let mut out = ExportedTemplate::new(super::COMPONENT, ctx.env, ctx.address, ctx.read_at);
+    let catalog = &snapshot.catalog;
+    let mut tables: Vec<ExportedResource> = Vec::new();
+    let mut not_exported: BTreeMap<&'static str, Vec<String>> = BTreeMap::new();
+    for (entity, rel) in &catalog.relations {
+        if catalog.schemas.get(&rel.schema).is_some_and(|s| !s.usage) {
+            continue;
+        }
+        if !rel.is_table() {
+            if rel.owner.is_none() && !matches!(rel.relkind, 'i' | 'I') {
+                not_exported.entry(rel.kind_word()).or_default().push(entity.clone());
+            }
+            continue;
+        }
+        let owned = ownership(&rel.comment, ctx.identity);
+        if (options.owned && owned != ExportOwnership::Owned) || !options.selector.keeps("table", entity) {
+            continue;
+        }
+        let mut table =
+            with_comment(ExportedResource::new("table", entity.clone(), owned), &rel.comment, options.verbatim);
+        let comments = snapshot.column_comments.get(entity);
+        for (name, col) in catalog.columns_of(entity) {
+            let mut c = ExportedResource::new("column", name.clone(), ExportOwnership::Unknown)
+                .attr(attr::TYPE, Attr::Text(col.sql_type.clone()))
+                .attr(attr::NOT_NULL, Attr::Flag(col.not_null));
+            if !col.default.is_empty() {
+                c = c.attr(attr::DEFAULT, Attr::Text(col.default.clone()));
+            }
+            if let Some(comment) = comments.and_then(|m| m.get(name)) {
+                c = c.attr(attr::COMMENT, Attr::Text(comment.clone()));
+            }
+            table = table.child(c);
+        }
+        for con in snapshot.constraints.get(entity).into_iter().flatten() {
+            table = table.child(
+                ExportedResource::new("constraint", con.name.clone(), owned)
+                    .attr(attr::CONSTRAINT, Attr::Text(constraint_word(con.contype).to_owned()))
+                    .attr(attr::DEFINITION, Attr::Text(con.definition.clone())),
+            );
+        }
+        for index in snapshot.indexes.get(entity).into_iter().flatten() {
+            if index.backs_constraint && !options.verbatim {
+                continue;
+            }
+            table = table.child(
+                ExportedResource::new("index", index.name.clone(), owned)
+                    .attr(attr::DEFINITION, Attr::Text(index.definition.clone())),
+            );
+        }
+        if options.verbatim {
+            for seq in catalog.relations.values().filter(|r| r.relkind == 'S' && r.owner.as_ref() == Some(entity)) {
+                table = table.child(ExportedResource::new("sequence", seq.entity(), owned));
+            }
+        }
+        tables.push(table);
+    }
+
+    for (name, schema) in &catalog.schemas {
+        if !schema.usage {
+            out.note(format!("schema {name} not exported: the role has no USAGE on it"));
+            continue;
+        }
+        let owned = ownership(&schema.comment, ctx.identity);
+        let holds_tables = tables.iter().any(|t| t.name.split_once('.').is_some_and(|(s, _)| s == name));
+        let server_default = name == "public" && owned != ExportOwnership::Owned && !holds_tables;
+        if (options.owned && owned != ExportOwnership::Owned)
+            || !options.selector.keeps("schema", name)
+            || (server_default && !options.verbatim)
+        {
+            continue;
+        }
+        out.push(with_comment(ExportedResource::new("schema", name.clone(), owned), &schema.comment, options.verbatim));
+    }
+    for table in tables {
+        out.push(table);
+    }
+    for (kind, names) in not_exported {
+        let shown: Vec<&str> = names.iter().take(10).map(String::as_str).collect();
+        let more =
+            if names.len() > shown.len() { format!(" and {} more", names.len() - shown.len()) } else { String::new() };
+        out.note(format!(
+            "{} {kind}(s) not exported (the postgres lexicon declares tables): {}{more}",
+            names.len(),
+            shown.join(", ")
+        ));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::catalog::{LiveColumn, LiveRelation, LiveSchema};
+    use super::*;
+    use crate::lexicon::export::Selector;
+
+    fn relation(schema: &str, name: &str, relkind: char, comment: &str, owner: Option<&str>) -> LiveRelation {
+        LiveRelation {
+            schema: schema.into(),
+            name: name.into(),
+            relkind,
+            comment: comment.into(),
+            owner: owner.map(str::to_owned),
+            toast: None,
+        }
+    }
+
+    fn snapshot() -> ExportSnapshot {
+        let mut s = ExportSnapshot::default();
+        let marker = "Users [chant managed-by=chant stack=demo env=legacy]";
+        for (name, usage, comment) in
+            [("app", true, ""), ("public", true, "standard public schema"), ("secret", false, "")]
+        {
+            s.catalog.schemas.insert(name.into(), LiveSchema { usage, comment: comment.into() });
+        }
+        for r in [
+            relation("app", "users", 'r', marker, None),
+            relation("app", "jobs", 'r', "", None),
+            relation("app", "users_pkey", 'i', "", Some("app.users")),
+            relation("app", "users_id_seq", 'S', "", Some("app.users")),
+            relation("app", "stats", 'm', "", None),
+            relation("secret", "keys", 'r', "", None),
+        ] {
+            s.catalog.relations.insert(r.entity(), r);
+        }
+        let col = |t: &str, nn: bool, d: &str| LiveColumn { sql_type: t.into(), not_null: nn, default: d.into() };
+        s.catalog.columns.insert(
+            "app.users".into(),
+            vec![
+                ("id".into(), col("bigint", true, "nextval('app.users_id_seq'::regclass)")),
+                ("email".into(), col("text", false, "")),
+            ],
+        );
+        s.catalog.columns.insert("app.jobs".into(), vec![("id".into(), col("integer", true, ""))]);
+        s.constraints.insert(
+            "app.users".into(),
+            vec![LiveConstraint { name: "users_pkey".into(), contype: 'p', definition: "PRIMARY KEY (id)".into() }],
+        );
+        s.indexes.insert(
+            "app.users".into(),
+            vec![
+                LiveIndex {
+                    name: "users_pkey".into(),
+                    definition: "CREATE UNIQUE INDEX users_pkey ON app.users USING btree (id)".into(),
+                    backs_constraint: true,
+                },
+                LiveIndex {
+                    name: "users_email".into(),
+                    definition: "CREATE INDEX users_email ON app.users USING btree (email)".into(),
+                    backs_constraint: false,
+                },
+            ],
+        );
+        s.column_comments.insert("app.users".into(), BTreeMap::from([("email".into(), "Where to write".into())]));
+        s
+    }
+
+    fn export(options: &ExportOptions) -> ExportedTemplate {
+        let identity = Identity { stack: "demo".into(), env: "legacy".into() };
+        let ctx = TemplateContext {
+            env: "legacy",
+            identity: &identity,
+            address: "postgres://app@127.0.0.1:5432/app",
+            read_at: "2026-01-01T00:00:00.000Z",
+            options,
+        };
+        template(&snapshot(), &ctx)
+    }
+
+    fn names(t: &ExportedTemplate) -> Vec<String> {
+        t.resources().iter().map(|r| format!("{} {}", r.kind, r.name)).collect()
+    }
+
+    #[test]
+    fn by_default_what_the_server_implied_is_stripped() {
+        let t = export(&ExportOptions::default());
+        assert_eq!(names(&t), ["schema app", "table app.jobs", "table app.users"]);
+        let users = &t.resources()[2];
+        assert_eq!(users.ownership, ExportOwnership::Owned);
+        assert_eq!(users.text(attr::COMMENT), Some("Users"), "the marker is read as ownership, not kept as text");
+        assert_eq!(users.text(attr::RAW_COMMENT), None);
+        let children: Vec<String> = users.children.iter().map(|c| format!("{} {}", c.kind, c.name)).collect();
+        assert_eq!(children, ["column id", "column email", "constraint users_pkey", "index users_email"]);
+        assert_eq!(users.children[0].text(attr::DEFAULT), Some("nextval('app.users_id_seq'::regclass)"));
+        assert!(users.children[0].flag(attr::NOT_NULL));
+        assert_eq!(users.children[1].text(attr::COMMENT), Some("Where to write"));
+        assert_eq!(users.children[2].text(attr::CONSTRAINT), Some("primary key"));
+        assert_eq!(t.resources()[1].ownership, ExportOwnership::Foreign);
+        let notes = t.notes().join("\n");
+        assert!(notes.contains("schema secret not exported: the role has no USAGE"), "{notes}");
+        assert!(notes.contains("1 materialized view(s) not exported") && notes.contains("app.stats"), "{notes}");
+        assert!(!notes.contains("users_id_seq"), "an owned sequence is implied by its default: {notes}");
+    }
+
+    #[test]
+    fn verbatim_keeps_the_server_created_parts() {
+        let t = export(&ExportOptions { verbatim: true, ..ExportOptions::default() });
+        assert_eq!(names(&t), ["schema app", "schema public", "table app.jobs", "table app.users"]);
+        let users = &t.resources()[3];
+        assert!(users.text(attr::RAW_COMMENT).unwrap().contains("[chant managed-by=chant"));
+        let kinds: Vec<&str> = users.children.iter().map(|c| c.name.as_str()).collect();
+        assert_eq!(kinds, ["id", "email", "users_pkey", "users_pkey", "users_email", "app.users_id_seq"]);
+    }
+
+    #[test]
+    fn owned_and_the_selector_narrow_the_export() {
+        let t = export(&ExportOptions { owned: true, ..ExportOptions::default() });
+        assert_eq!(names(&t), ["table app.users"], "only the marked table; the schema carries no marker");
+        let selector = Selector::parse("type=table,name='app.j*'").unwrap();
+        let t = export(&ExportOptions { selector, ..ExportOptions::default() });
+        assert_eq!(names(&t), ["table app.jobs"]);
+    }
+}
