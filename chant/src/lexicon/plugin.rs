@@ -19,14 +19,21 @@
 //!
 //! The observation issues add further optional hooks here, each with a not-implemented default so
 //! that existing lexicons keep compiling: a deep read (property trees with optional field owners,
-//! the `observeResourcesDeep` read path), dependencies (`referencedBy`), ambient resources (and
-//! their kinds), a teardown plan (with its holes), stack status, artifacts, export (a branded type
-//! no lifecycle path can take, the `exportResources` read path).
+//! the `observeResourcesDeep` read path) and export (a branded type no lifecycle path can take,
+//! the `exportResources` read path).
 //!
 //! The reference catalog hooks exist: [`EnvLexicon::reference_catalog`] (how resources refer to
 //! each other, as data: [`ReferenceCatalog`]), [`EnvLexicon::enrich_live_attrs`] (the reference
 //! attributes a thin describe does not carry) and [`EnvLexicon::declared_attrs`] (the same for
 //! the declared entities); `graph` rebuilds edges from them ([`crate::graph`]).
+//!
+//! The estate readers exist: dependencies (`referencedBy`), ambient resources (and their kinds),
+//! the teardown plan (with its holes), stack status and artifacts are read-only hooks of
+//! [`Lexicon`] (`observe_dependencies`, `ambient_kinds` + `observe_ambient`, `teardown_owned`,
+//! `stack_units` + `describe_stack_status`, `list_artifacts`), each answering
+//! [`EstateError::NotImplemented`](crate::observe::EstateError) by default; their types and the
+//! core's checks (a dependency without a referrer refused, the teardown plan's fallback on the
+//! marker) are in [`crate::observe::estate`].
 
 use std::fmt;
 
