@@ -26,6 +26,7 @@ mod opcheck;
 mod postgres;
 mod postgres_cluster;
 mod postgres_conformance;
+mod postgres_estate;
 mod postgres_lifecycle;
 mod predict_postgres;
 mod sprite_heal;
