@@ -501,7 +501,7 @@ pub const STEPS: &[StepSpec] = &[
     StepSpec {
         name: "teardown",
         positional: None,
-        args: &[arg("env", ArgType::Str, true)],
+        args: &[arg("env", ArgType::Str, true), arg("allow_holes", ArgType::Bool, false)],
         class: ClassKind::Destructive,
     },
     StepSpec {

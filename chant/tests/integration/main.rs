@@ -12,6 +12,7 @@ mod behaviour_corpus;
 mod behaviour_engine;
 mod behaviour_http;
 mod behaviour_screen;
+mod estate_lifecycle;
 mod files;
 mod fuzz;
 mod graph_postgres;
