@@ -9,7 +9,8 @@
 //!   so the candidates are the owned paths observed present (through the same confinement
 //!   checks as an observation); an owned path that cannot be read is a hole; an unbound root is a
 //!   `no-binding` hole over every file.
-//! - **Artifacts**: every regular file under `artifacts_dir` with its content digest and size.
+//! - **Artifacts**: every regular file under `artifacts_dir` with its content digest and size;
+//!   an env that binds no `artifacts_dir` has no artifacts reader (not implemented, `null`).
 
 use std::fs;
 use std::io;
@@ -174,8 +175,9 @@ impl FilesLexicon {
     pub(super) fn artifacts(&self) -> Result<ArtifactListing, EstateError> {
         let failed =
             |e: Box<dyn std::error::Error + Send + Sync>| EstateError::failed(COMPONENT, EstateHook::Artifacts, e);
+        // Without an `artifacts_dir` the env has no artifacts to list: the reader does not apply.
         let Some(dir) = &self.artifacts_dir else {
-            return Err(failed(format!("env {} binds no {ARTIFACTS_KEY} in chant.toml", self.env).into()));
+            return Err(EstateError::not_implemented(COMPONENT, EstateHook::Artifacts));
         };
         let mut listing = ArtifactListing::default();
         let real_dir = match fs::canonicalize(dir) {
