@@ -135,15 +135,6 @@ impl BoundLexicon {
         self.inner.lexicon()
     }
 
-    /// Returns the entities the env declares for this lexicon.
-    ///
-    /// # Errors
-    ///
-    /// The declared entities cannot be listed.
-    pub fn declared_entities(&self) -> Result<Vec<DeclaredEntity>, LexiconError> {
-        self.inner.declared_entities()
-    }
-
     /// Returns the last recorded apply the lexicon was bound with.
     pub fn last_apply(&self) -> LastApply {
         self.inner.last_apply()
