@@ -94,6 +94,9 @@ pub const CONVERGE_FIELDS: &[FieldSpec] = &[
     field("unobserved_count", "unobservedCount", FieldType::Count),
     field("unobserved_reasons", "unobservedReasons", FieldType::List),
     field("total_count", "totalCount", FieldType::Count),
+    field("ambient_count", "ambientCount", FieldType::Count),
+    field("dependency_unobserved_count", "dependencyUnobservedCount", FieldType::Count),
+    field("artifact_changed_count", "artifactChangedCount", FieldType::Count),
 ];
 
 /// The fields of `ResourceSymptom`, in contract order.
@@ -110,6 +113,18 @@ const fn field(snake: &'static str, camel: &'static str, ty: FieldType) -> Field
 
 /// The field whose use forbids a mutating dispatch (adopt safety).
 pub const ADOPT_FIELD: &str = "adoptCount";
+
+/// The field of the ambient count, under the same adopt safety as [`ADOPT_FIELD`]: an ambient
+/// resource is reported, never claimed.
+pub const AMBIENT_FIELD: &str = "ambientCount";
+
+/// Every field whose use forbids a mutating dispatch, camelCase and snake_case.
+pub const ADOPT_SAFE_FIELDS: &[(&str, &str)] = &[(ADOPT_FIELD, "adopt_count"), (AMBIENT_FIELD, "ambient_count")];
+
+/// Returns the first adopt-safe field (camelCase) that `when` reads, if any.
+pub fn adopt_safe_field(when: &crate::rule::Predicate) -> Option<&'static str> {
+    ADOPT_SAFE_FIELDS.iter().map(|(camel, _)| *camel).find(|f| when.references(f))
+}
 
 /// Comparison operators of a `field-comparison` predicate.
 pub const COMPARISON_OPS: &[&str] = &["eq", "neq", "gt", "gte", "lt", "lte"];
@@ -437,6 +452,18 @@ pub fn permits(dial: DialKind, class: ClassKind) -> Result<(), DispatchRefusal> 
 
 /// The message for a rule that reads `adopt_count` and dispatches a mutating target.
 pub fn adopt_refusal(target: &str, snake: bool) -> String {
+    adopt_safe_refusal(target, ADOPT_FIELD, snake)
+}
+
+/// The message for a rule that reads the adopt-safe field `field` (camelCase, one of
+/// [`ADOPT_SAFE_FIELDS`]) and dispatches a mutating target.
+pub fn adopt_safe_refusal(target: &str, field: &str, snake: bool) -> String {
+    if field == AMBIENT_FIELD {
+        let f = if snake { "ambient_count" } else { AMBIENT_FIELD };
+        return format!(
+            "run(\"{target}\") targets a mutating Op, but the predicate reads `{f}`; an ambient resource (nothing declares it, nothing references it) is reported, never claimed: use report() or a read-only op for a rule that reads the ambient signal"
+        );
+    }
     let f = if snake { "adopt_count" } else { ADOPT_FIELD };
     format!(
         "run(\"{target}\") targets a mutating Op, but the predicate reads `{f}`; an unowned resource is reported, never auto-claimed: use report() for a rule that reads the adopt signal"
@@ -501,7 +528,7 @@ pub const STEPS: &[StepSpec] = &[
     StepSpec {
         name: "teardown",
         positional: None,
-        args: &[arg("env", ArgType::Str, true)],
+        args: &[arg("env", ArgType::Str, true), arg("allow_holes", ArgType::Bool, false)],
         class: ClassKind::Destructive,
     },
     StepSpec {

@@ -145,6 +145,10 @@ pub struct ApplyArgs {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct TeardownArgs {
+    /// Whether the teardown may run while its plan has holes (what it cannot see); absent when
+    /// false, so the op.json of a teardown without it is unchanged.
+    #[serde(skip_serializing_if = "std::ops::Not::not", default)]
+    pub allow_holes: bool,
     /// The env torn down (may hold `${VAR}`).
     pub env: String,
 }
@@ -386,9 +390,10 @@ impl Step {
                 class: *class,
                 args: ApplyArgs { delete_mode: args.delete_mode, env: x("env", &args.env)? },
             },
-            Step::Teardown { class, args } => {
-                Step::Teardown { class: *class, args: TeardownArgs { env: x("env", &args.env)? } }
-            }
+            Step::Teardown { class, args } => Step::Teardown {
+                class: *class,
+                args: TeardownArgs { allow_holes: args.allow_holes, env: x("env", &args.env)? },
+            },
             Step::HttpCheck { class, args } => {
                 // The scheme was checked as written; a variable that expands to another scheme is
                 // refused by the HTTP client when the check runs, naming the URL.
@@ -456,6 +461,7 @@ mod tests {
             r#"{"kind":"sprite_service_restart","class":"mutating","args":{"box":true}}"#,
             r#"{"kind":"step","name":"purge-cache","class":"destructive","args":{"what":"${X}"},"run":"purge"}"#,
             r#"{"kind":"teardown","class":"destructive","args":{"env":"staging"}}"#,
+            r#"{"kind":"teardown","class":"destructive","args":{"allow_holes":true,"env":"staging"}}"#,
         ] {
             let step: Step = serde_json::from_str(text).unwrap_or_else(|e| panic!("{text}: {e}"));
             assert_eq!(serde_json::to_string(&step).unwrap(), text);

@@ -136,6 +136,21 @@ pub struct ConvergeSymptom {
     pub unobserved_reasons: Vec<UnobservedReason>,
     /// Every change-set entry, `noop` included.
     pub total_count: u64,
+    /// Resources of the declared kinds that nothing declares and nothing references (read only
+    /// when a rule reads it; absent from records when zero, so older records read and re-encode
+    /// unchanged).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub ambient_count: u64,
+    /// Resources the estate references that could not be read (dependency holes).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub dependency_unobserved_count: u64,
+    /// Artifacts added, removed or changed since the last snapshot.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub artifact_changed_count: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 /// The verdict on one resource an observer reported.
@@ -195,6 +210,9 @@ impl Symptom for ConvergeSymptom {
             "unobservedCount" => count(self.unobserved_count),
             "unobservedReasons" => FieldValue::List(self.unobserved_reasons.len()),
             "totalCount" => count(self.total_count),
+            "ambientCount" => count(self.ambient_count),
+            "dependencyUnobservedCount" => count(self.dependency_unobserved_count),
+            "artifactChangedCount" => count(self.artifact_changed_count),
             _ => return None,
         })
     }

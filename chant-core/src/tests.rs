@@ -36,6 +36,9 @@ fn symptom() -> ConvergeSymptom {
         unobserved_count: 0,
         unobserved_reasons: vec![],
         total_count: 5,
+        ambient_count: 1,
+        dependency_unobserved_count: 1,
+        artifact_changed_count: 1,
     }
 }
 
@@ -287,4 +290,25 @@ fn literals_keep_integers_as_written() {
     );
     let Predicate::FieldComparison { value, .. } = p else { unreachable!() };
     assert!(matches!(value, Literal::Number(_)));
+}
+
+/// The estate counts are absent from a record when zero, so a symptom written before they existed
+/// reads and re-encodes to its own bytes; when set they are read like every count.
+#[test]
+fn estate_counts_are_optional_on_the_wire_and_adopt_safe() {
+    let mut s = symptom();
+    s.ambient_count = 0;
+    s.dependency_unobserved_count = 0;
+    s.artifact_changed_count = 0;
+    let line = serde_json::to_string(&s).unwrap();
+    assert!(!line.contains("ambientCount") && !line.contains("artifactChangedCount"), "{line}");
+    let back: ConvergeSymptom = serde_json::from_str(&line).unwrap();
+    assert_eq!(serde_json::to_string(&back).unwrap(), line);
+    s.ambient_count = 3;
+    assert!(evaluate(&cmp("ambientCount", ComparisonOp::Gt, json!(2)), &s));
+    assert!(!evaluate(&cmp("dependencyUnobservedCount", ComparisonOp::Gt, json!(0)), &s));
+    assert_eq!(contract::adopt_safe_field(&cmp("ambientCount", ComparisonOp::Gt, json!(0))), Some("ambientCount"));
+    assert_eq!(contract::adopt_safe_field(&cmp("artifactChangedCount", ComparisonOp::Gt, json!(0))), None);
+    assert!(contract::adopt_safe_refusal("x", "ambientCount", true).contains("reads `ambient_count`"));
+    assert_eq!(contract::adopt_safe_refusal("x", "adoptCount", false), contract::adopt_refusal("x", false));
 }

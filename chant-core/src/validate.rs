@@ -349,8 +349,10 @@ fn check_converge(
         if let Err(refusal) = contract::permits(spec.dial, *class) {
             p.push(rid, refusal.message(target));
         }
-        if *class == ClassKind::Mutating && rule.when.references(contract::ADOPT_FIELD) {
-            p.push(rid, contract::adopt_refusal(target, false));
+        if *class == ClassKind::Mutating
+            && let Some(field) = contract::adopt_safe_field(&rule.when)
+        {
+            p.push(rid, contract::adopt_safe_refusal(target, field, false));
         }
     }
 }

@@ -9,9 +9,7 @@
 
 use std::collections::BTreeMap;
 
-use chant_core::contract::{
-    self, ADOPT_FIELD, ClassKind, DEFAULT_BUDGET, DialKind, LeafProblem, LiteralKind, SymptomKind,
-};
+use chant_core::contract::{self, ClassKind, DEFAULT_BUDGET, DialKind, LeafProblem, LiteralKind, SymptomKind};
 use chant_core::cron;
 use chant_core::name::Name;
 use chant_core::op::{ConvergeSpec, OP_JSON_VERSION, OpDocument, Overlap, Phase, Schedule, Step};
@@ -267,10 +265,11 @@ fn rules(
         if let Some(ActionAst::Run { ident, group, target }) = &r.action
             && name_ok(target).is_some()
         {
-            let reads_adopt = checked
-                .as_ref()
-                .map(|c| c.0.when.references(ADOPT_FIELD))
-                .or_else(|| r.predicate.as_ref().map(|p| mentions(p, "adopt_count")));
+            let reads_adopt = checked.as_ref().map(|c| contract::adopt_safe_field(&c.0.when)).or_else(|| {
+                r.predicate.as_ref().map(|p| {
+                    contract::ADOPT_SAFE_FIELDS.iter().find(|(_, snake)| mentions(p, snake)).map(|(camel, _)| *camel)
+                })
+            });
             let prefix = format!(
                 "converge_op \"{}\", rule \"{}\": ",
                 op.unwrap_or("(unnamed)"),
@@ -340,7 +339,7 @@ fn unknown_target(target: &str, known: &KnownOps) -> String {
 
 /// The classes of target a rule must refuse: by the dial (`permits`), and a mutating target when
 /// the predicate reads `adopt_count`. Unknown inputs (a dial that failed to parse) add nothing.
-fn refusals(target: &str, dial: Option<DialKind>, reads_adopt: Option<bool>) -> Vec<(ClassKind, String)> {
+fn refusals(target: &str, dial: Option<DialKind>, reads_adopt: Option<Option<&str>>) -> Vec<(ClassKind, String)> {
     let mut out = Vec::new();
     for class in ClassKind::ALL {
         let mut msgs = Vec::new();
@@ -349,8 +348,10 @@ fn refusals(target: &str, dial: Option<DialKind>, reads_adopt: Option<bool>) -> 
         {
             msgs.push(r.message(target));
         }
-        if class == ClassKind::Mutating && reads_adopt == Some(true) {
-            msgs.push(contract::adopt_refusal(target, true));
+        if class == ClassKind::Mutating
+            && let Some(Some(field)) = reads_adopt
+        {
+            msgs.push(contract::adopt_safe_refusal(target, field, true));
         }
         if !msgs.is_empty() {
             out.push((class, msgs.join("; also, ")));

@@ -32,7 +32,7 @@ use proc_macro::TokenStream;
 /// }
 /// ```
 ///
-/// Steps are `name(arg = value, ...)`: `apply(env, delete_mode?)`, `teardown(env)`,
+/// Steps are `name(arg = value, ...)`: `apply(env, delete_mode?)`, `teardown(env, allow_holes?)`,
 /// `http_check(url, timeout?)`, `shell(cmd, class?, timeout?)`, `gate("name", description?,
 /// sealed?, timeout?)` (`sealed = true`: it opens only on a signed approval),
 /// `sprite_services_observe(box)`, `sprite_service_restart(box, name?)`,

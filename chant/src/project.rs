@@ -12,6 +12,7 @@ use crate::config::{self, Config};
 use crate::gate::GateFact;
 use crate::gate::plan::{GatePlan, PlanVerb};
 use crate::ledger::{self, Ledger, LedgerConfig, ShardKey};
+use crate::lexicon::estate::EnvTeardownPlan;
 use crate::lexicon::{AppliedRecord, BindError, Binding, BoundLexicon, DeclarationError, DeleteMode, HookError};
 use crate::model::OpDocument;
 use crate::observe::{ComponentInput, EnvAssessment, LexiconError};
@@ -100,6 +101,17 @@ pub enum Error {
         found: String,
         /// The env's apply key of the lexicon.
         expected: String,
+    },
+    /// The teardown plan has holes (what it cannot see) and the step does not allow them.
+    #[error(
+        "teardown of env {env} refused: its plan has {} hole(s) it cannot see into ({}); fix the access, or set `allow_holes = true` on the teardown step",
+        holes.len(), holes.join("; ")
+    )]
+    TeardownHoles {
+        /// The env.
+        env: String,
+        /// Each hole, in words.
+        holes: Vec<String>,
     },
     /// A record could not be serialised.
     #[error("cannot serialise a record")]
@@ -269,14 +281,37 @@ impl Project {
         self.change_env(member, env, |l| l.apply(mode), "apply")
     }
 
-    /// Tears down every lexicon `env` declares, each removing only what chant owns there (what its
-    /// last recorded apply or its ownership marker says), and records each teardown on the ledger.
+    /// Returns the teardown plan of `env`: every bound lexicon's candidates and holes
+    /// ([`crate::lexicon::estate::teardown_plans`]). Read-only.
     ///
     /// # Errors
     ///
-    /// The first lexicon that fails (the ones before it are torn down and recorded).
-    pub fn teardown_env(&self, member: Option<&str>, env: &str) -> Result<String, Error> {
-        self.change_env(member, env, BoundLexicon::teardown, "tear down")
+    /// Declaration, binding and ledger errors.
+    pub fn teardown_plan(&self, member: Option<&str>, env: &str) -> Result<EnvTeardownPlan, Error> {
+        let lexicons = self.lexicons(member, env)?;
+        crate::lexicon::estate::teardown_plans(env, &lexicons).map_err(|e| Error::Declared {
+            env: env.to_owned(),
+            lexicon: "teardown plan".to_owned(),
+            source: Box::new(e),
+        })
+    }
+
+    /// Tears down every lexicon `env` declares, each removing only what chant owns there (what its
+    /// last recorded apply or its ownership marker says: the candidates of its teardown plan),
+    /// and records each teardown on the ledger. Refused, before anything changes, while the plan
+    /// has holes, unless `allow_holes`.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::TeardownHoles`]; the first lexicon that fails (the ones before it are torn down
+    /// and recorded).
+    pub fn teardown_env(&self, member: Option<&str>, env: &str, allow_holes: bool) -> Result<String, Error> {
+        let plan = self.teardown_plan(member, env)?;
+        if !plan.is_complete() && !allow_holes {
+            return Err(Error::TeardownHoles { env: env.to_owned(), holes: plan.hole_lines() });
+        }
+        let said = self.change_env(member, env, BoundLexicon::teardown, "tear down")?;
+        Ok(if plan.is_complete() { said } else { format!("{said} (with {} hole(s) allowed)", plan.hole_count) })
     }
 
     fn change_env(
@@ -328,8 +363,8 @@ impl runner::Services for RunServices<'_> {
         self.project.apply_env(self.member, env, mode).map_err(ServiceError::failed)
     }
 
-    fn teardown(&self, env: &str) -> Result<String, ServiceError> {
-        self.project.teardown_env(self.member, env).map_err(ServiceError::failed)
+    fn teardown(&self, env: &str, allow_holes: bool) -> Result<String, ServiceError> {
+        self.project.teardown_env(self.member, env, allow_holes).map_err(ServiceError::failed)
     }
 
     fn gate_facts(&self, op: &str) -> Result<Vec<GateFact>, ServiceError> {

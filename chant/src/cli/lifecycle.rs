@@ -26,6 +26,7 @@ use super::error::println;
 use super::textdiff::{TextChange, text_change};
 use super::{Binary, CommandError, Exit};
 use crate::model::{ComponentRow, ConvergeSymptom, EnvStatus};
+use crate::observe::estate::{Ambient, ArtifactDiff, ArtifactListing, Dependencies, Reading};
 use crate::observe::{ChangeAction, ChangeSet, describe_unobserved};
 use crate::project::{self, Project};
 use crate::tick::health::HealthState;
@@ -47,6 +48,10 @@ pub enum LifecycleCommand {
     Predict(super::predict::PredictArgs),
     /// Show or clear an env's accepted observation baseline
     Baseline(super::deep::BaselineArgs),
+    /// Print what a teardown of an env would remove, and what it cannot see
+    Teardown(super::teardown::TeardownArgs),
+    /// List the deploy units of an env, each present, absent or unknown
+    Status(super::units::StatusArgs),
 }
 
 /// Print the change set and status rows of an env
@@ -66,6 +71,9 @@ pub struct DiffArgs {
     /// The deep observation and baseline options.
     #[command(flatten)]
     pub deep_args: super::deep::DeepArgs,
+    /// Record the artifacts listed now as the snapshot the next diff compares with.
+    #[arg(long)]
+    pub snapshot_artifacts: bool,
 }
 
 /// The diff of one env: what `lifecycle diff` prints.
@@ -93,6 +101,18 @@ pub struct Diff {
     /// The text diffs of created and updated entities whose lexicon keeps their content.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub text_changes: Vec<TextChange>,
+    /// Per lexicon, what the estate references and does not declare (`null`: the lexicon has no
+    /// such reader; `{"error": ...}`: it failed).
+    pub dependencies: BTreeMap<String, Reading<Dependencies>>,
+    /// Per lexicon, the resources nothing declares and nothing references.
+    pub ambient: BTreeMap<String, Reading<Ambient>>,
+    /// Per lexicon, the kinds of which ambient resources are possible.
+    pub ambient_kinds: BTreeMap<String, Vec<String>>,
+    /// Per lexicon, the artifacts against the last snapshot (never a create or a delete).
+    pub artifacts: BTreeMap<String, Reading<ArtifactDiff>>,
+    /// The artifact listings read now, per lexicon: what `--snapshot-artifacts` records.
+    #[serde(skip)]
+    pub artifact_listings: BTreeMap<String, ArtifactListing>,
 }
 
 /// What one lexicon's observation asked, in [`Diff::resources`].
@@ -165,7 +185,25 @@ pub fn diff_of(
             (cs.component.clone(), LexiconResources { queried })
         })
         .collect();
+    let estate = crate::lexicon::estate::env_estate(&project.ledger, member, env, &lexicons).map_err(|e| {
+        project::Error::Declared { env: env.to_owned(), lexicon: "estate".to_owned(), source: Box::new(e) }
+    })?;
+    let mut dependencies = BTreeMap::new();
+    let mut ambient = BTreeMap::new();
+    let mut ambient_kinds = BTreeMap::new();
+    let mut artifacts = BTreeMap::new();
+    for (name, lexicon) in &estate.lexicons {
+        dependencies.insert(name.clone(), lexicon.dependencies.clone());
+        ambient.insert(name.clone(), lexicon.ambient.clone());
+        ambient_kinds.insert(name.clone(), lexicon.ambient_kinds.clone());
+        artifacts.insert(name.clone(), lexicon.artifacts.clone());
+    }
     Ok(Diff {
+        artifact_listings: estate.listings,
+        dependencies,
+        ambient,
+        ambient_kinds,
+        artifacts,
         version: 1,
         env: env.to_owned(),
         status: assessment.symptom.status,
@@ -228,6 +266,73 @@ pub fn render(diff: &Diff) -> Vec<String> {
             }
         }
     }
+    out.extend(render_estate(diff));
+    out
+}
+
+/// The sections past the declared estate: dependencies, ambient resources, artifacts, each only
+/// for the lexicons that read it.
+fn render_estate(diff: &Diff) -> Vec<String> {
+    let mut out = Vec::new();
+    let failed = |out: &mut Vec<String>, what: &str, lexicon: &str, e: &str| {
+        out.push(format!("  {what} {lexicon}: could not be read: {e}"));
+    };
+    for (lexicon, reading) in &diff.dependencies {
+        match reading {
+            Reading::Read(d) => {
+                for (name, dep) in &d.resources {
+                    out.push(format!(
+                        "    dependency {lexicon}/{name} ({}) referenced by {}",
+                        dep.kind,
+                        dep.referenced_by.join(", ")
+                    ));
+                }
+                for (name, hole) in &d.holes {
+                    out.push(format!(
+                        "    dependency {lexicon}/{name} unobserved — {}{} (referenced by {})",
+                        hole.reason.text(),
+                        hole.detail.as_deref().map(|d| format!(": {d}")).unwrap_or_default(),
+                        hole.referenced_by.join(", ")
+                    ));
+                }
+            }
+            Reading::Failed(e) => failed(&mut out, "dependencies of", lexicon, e),
+            Reading::NotImplemented => {}
+        }
+    }
+    for (lexicon, reading) in &diff.ambient {
+        match reading {
+            Reading::Read(a) => {
+                for (name, r) in &a.resources {
+                    out.push(format!("    ambient {lexicon}/{name} ({})", r.kind));
+                }
+                for (scope, hole) in &a.holes {
+                    out.push(format!("    ambient {lexicon}/{} unscanned", hole.describe(scope)));
+                }
+            }
+            Reading::Failed(e) => failed(&mut out, "ambient resources of", lexicon, e),
+            Reading::NotImplemented => {}
+        }
+    }
+    for (lexicon, reading) in &diff.artifacts {
+        match reading {
+            Reading::Read(a) => {
+                let against = if a.snapshot { "against the last snapshot" } else { "no snapshot yet" };
+                out.push(format!(
+                    "  artifacts {lexicon} ({against}): {} added, {} removed, {} changed, {} unchanged",
+                    a.added.len(),
+                    a.removed.len(),
+                    a.changed.len(),
+                    a.unchanged.len()
+                ));
+                for (word, names) in [("added", &a.added), ("removed", &a.removed), ("changed", &a.changed)] {
+                    out.extend(names.iter().map(|n| format!("    {word} {lexicon}/{n}")));
+                }
+            }
+            Reading::Failed(e) => failed(&mut out, "artifacts of", lexicon, e),
+            Reading::NotImplemented => {}
+        }
+    }
     out
 }
 
@@ -237,6 +342,8 @@ pub fn cmd_lifecycle(binary: Binary, args: &LifecycleArgs) -> Result<Exit, Comma
         LifecycleCommand::Diff(d) => cmd_diff(binary, d),
         LifecycleCommand::Predict(p) => super::predict::cmd_predict(binary, p),
         LifecycleCommand::Baseline(b) => super::deep::cmd_baseline(binary, b),
+        LifecycleCommand::Teardown(t) => super::teardown::cmd_teardown(binary, t),
+        LifecycleCommand::Status(s) => super::units::cmd_status(binary, s),
     }
 }
 
@@ -274,6 +381,9 @@ fn cmd_diff(binary: Binary, args: &DiffArgs) -> Result<Exit, CommandError> {
     let member = member_of(&project, &args.env);
     let diff = diff(&project, member.as_deref(), &args.env)
         .map_err(|e| CommandError::failed(project.redactor.redact(&crate::error::chain(&e))))?;
+    if args.snapshot_artifacts {
+        take_snapshot(&project, member.as_deref(), &diff)?;
+    }
     if args.json {
         let line =
             serde_json::to_string(&diff).map_err(|e| CommandError::failed(format!("cannot render the diff: {e}")))?;
@@ -284,4 +394,17 @@ fn cmd_diff(binary: Binary, args: &DiffArgs) -> Result<Exit, CommandError> {
         }
     }
     Ok(if args.exit_code { diff.exit_code() } else { Exit::Done })
+}
+
+/// Records the artifacts the diff listed as each lexicon's snapshot (after the diff against the
+/// previous one was computed), saying so on stderr.
+fn take_snapshot(project: &Project, member: Option<&str>, diff: &Diff) -> Result<(), CommandError> {
+    let taken = crate::lexicon::estate::snapshot_artifacts(&project.ledger, member, &diff.env, &diff.artifact_listings)
+        .map_err(|e| {
+            CommandError::failed(
+                project.redactor.redact(&format!("cannot record the artifact snapshot: {}", crate::error::chain(&e))),
+            )
+        })?;
+    eprintln!("lifecycle diff {}: artifact snapshot recorded for {taken} lexicon(s)", diff.env);
+    Ok(())
 }

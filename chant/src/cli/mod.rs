@@ -39,7 +39,9 @@ pub mod run;
 pub mod serve;
 pub mod services;
 pub mod shell;
+pub mod teardown;
 pub mod textdiff;
+pub mod units;
 pub mod workspace;
 
 use std::process::ExitCode;

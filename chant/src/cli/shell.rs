@@ -76,6 +76,14 @@ const EXAMPLES: &[(&[&str], &str)] = &[
         "Examples:\n  chant lifecycle predict staging --traffic 100\n  chant lifecycle predict staging --traffic 100 --live --failure \"one zone lost\"\n  chant lifecycle predict staging --traffic 100 --compare declared,live --json\n\nThe engine is named by CHANT_BEHAVIOUR_ENGINE_<LEXICON>, CHANT_BEHAVIOUR_ENGINE or BEHAVIOUR_ENGINE (an http(s) URL, sent a bearer token from CHANT_BEHAVIOUR_TOKEN_<LEXICON>, CHANT_BEHAVIOUR_TOKEN or BEHAVIOUR_TOKEN, or a program on PATH).\n\nExit codes: 0 every lexicon answered (partial answers included), 1 a refusal, a request the screen refused, or a failure, 2 usage error.",
     ),
     (
+        &["lifecycle", "teardown"],
+        "Examples:\n  chant lifecycle teardown prod-db\n  chant lifecycle teardown prod-db --json\n\nIt changes nothing: it prints what the teardown step would remove and the holes it cannot see into.\n\nExit codes: 0 planned, 1 failed, 2 usage error.",
+    ),
+    (
+        &["lifecycle", "status"],
+        "Examples:\n  chant lifecycle status prod-db --live\n  chant lifecycle status prod-db --live --json\n\nExit codes: 0 listed, 1 failed, 2 usage error.",
+    ),
+    (
         &["operator"],
         "Examples:\n  chant operator --once\n  chant operator --interval 5m --heartbeat 1h   # quiet; -v prints every round\n\nExit codes: 0 done (stopped by a signal), 1 a tick or a lease failed (--once), 2 usage error.",
     ),

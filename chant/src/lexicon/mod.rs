@@ -45,9 +45,11 @@
 //! and `lifecycle diff`, applies and tears them down for the `apply` and `teardown` steps, appends
 //! their records to the ledger, and subscribes to their change streams in the operator.
 
+pub mod artifacts;
 pub mod binding;
 pub mod bound;
 pub mod env;
+pub mod estate;
 pub mod export;
 pub mod files;
 pub mod plugin;

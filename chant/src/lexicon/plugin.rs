@@ -21,10 +21,7 @@
 //! with optional field owners, the `observeResourcesDeep` read path) and
 //! [`Lexicon::substrate_written_paths`] (the lexicon's one prune table), both with defaults that
 //! leave a lexicon without them exactly as before; core classifies the trees
-//! ([`crate::observe::deep`]). The observation issues add further optional hooks here, each
-//! with a not-implemented default so that existing lexicons keep compiling: dependencies
-//! (`referencedBy`), ambient resources (and their kinds), a teardown plan (with its holes), stack
-//! status and artifacts. None of those exists in this version.
+//! ([`crate::observe::deep`]).
 //!
 //! The reference catalog hooks exist: [`EnvLexicon::reference_catalog`] (how resources refer to
 //! each other, as data: [`ReferenceCatalog`]), [`EnvLexicon::enrich_live_attrs`] (the reference
@@ -36,6 +33,14 @@
 //! reached through the [`Registration`](super::Registration), and return the branded
 //! [`ExportedTemplate`](super::export::ExportedTemplate), so the bound lexicon the lifecycle paths
 //! hold has no export method at all ([`super::export`]).
+//!
+//! The estate readers exist: dependencies (`referencedBy`), ambient resources (and their kinds),
+//! the teardown plan (with its holes), stack status and artifacts are read-only hooks of
+//! [`Lexicon`] (`observe_dependencies`, `ambient_kinds` + `observe_ambient`, `teardown_owned`,
+//! `stack_units` + `describe_stack_status`, `list_artifacts`), each answering
+//! [`EstateError::NotImplemented`](crate::observe::EstateError) by default; their types and the
+//! core's checks (a dependency without a referrer refused, the teardown plan's fallback on the
+//! marker) are in [`crate::observe::estate`].
 
 use std::fmt;
 

@@ -37,12 +37,14 @@
 pub mod change_set;
 pub mod conformance;
 pub mod deep;
+pub mod estate;
 pub mod observation;
 pub mod status;
 
 pub use change_set::{
     ActionCounts, ChangeAction, ChangeEntry, ChangeSet, Delta, Evidence, LastApply, build_change_set,
 };
+pub use estate::{EstateError, EstateHook};
 pub use observation::{
     ChangeSink, ChannelError, ChannelKeys, DeclaredEntity, EntityTexts, Lexicon, LexiconError, Marker, Observation,
     Ownership, OwnershipChannel, PresentResource, ReadPath, SubscribeError, Subscription, Unobserved, check_channel,

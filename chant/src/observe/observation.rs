@@ -581,6 +581,88 @@ pub trait Lexicon {
     fn substrate_written_paths(&self) -> &'static [&'static str] {
         &[]
     }
+
+    // --- estate hooks (beyond the declared estate: `observe::estate`) ---
+
+    /// Returns what the declared estate references and does not declare: depth one by
+    /// reference (plus the chains the lexicon's reference catalog marks as meaningful), each
+    /// resource naming the declared entities that pulled it in; an unreadable one is a hole.
+    /// Read-only. Checked by [`check_dependencies`](super::estate::check_dependencies).
+    ///
+    /// # Errors
+    ///
+    /// [`EstateError::NotImplemented`](super::estate::EstateError) by default; `Failed` when
+    /// nothing could be read.
+    fn observe_dependencies(
+        &self,
+        declared: &[DeclaredEntity],
+    ) -> Result<super::estate::Dependencies, super::estate::EstateError> {
+        let _ = declared;
+        Err(super::estate::EstateError::not_implemented(self.name(), super::estate::EstateHook::Dependencies))
+    }
+
+    /// Returns the kinds of which ambient resources are possible, without scanning (none by
+    /// default).
+    fn ambient_kinds(&self) -> Vec<String> {
+        Vec::new()
+    }
+
+    /// Returns the resources of [`Lexicon::ambient_kinds`] that nothing declares and nothing
+    /// references, excluding everything in `observed`. Read-only.
+    ///
+    /// # Errors
+    ///
+    /// As [`Lexicon::observe_dependencies`].
+    fn observe_ambient(
+        &self,
+        declared: &[DeclaredEntity],
+        observed: &Observation,
+    ) -> Result<super::estate::Ambient, super::estate::EstateError> {
+        let _ = (declared, observed);
+        Err(super::estate::EstateError::not_implemented(self.name(), super::estate::EstateHook::Ambient))
+    }
+
+    /// Returns the would-delete set (every candidate read carrying this project's marker on this
+    /// lexicon's channel) and its holes. Read-only. Without it the core plans from
+    /// `describe_resources` filtered on the marker ([`teardown_plan`](super::estate::teardown_plan)).
+    ///
+    /// # Errors
+    ///
+    /// As [`Lexicon::observe_dependencies`].
+    fn teardown_owned(
+        &self,
+        declared: &[DeclaredEntity],
+    ) -> Result<super::estate::TeardownPlan, super::estate::EstateError> {
+        let _ = declared;
+        Err(super::estate::EstateError::not_implemented(self.name(), super::estate::EstateHook::TeardownOwned))
+    }
+
+    /// Returns the deployed names of the env's deploy units (none by default).
+    fn stack_units(&self) -> Vec<String> {
+        Vec::new()
+    }
+
+    /// Returns the status of one deploy unit by its deployed name: present (and healthy),
+    /// [`StackStatus::Absent`](super::estate::StackStatus) when genuinely absent, `Unknown` when
+    /// the read failed for any other reason.
+    ///
+    /// # Errors
+    ///
+    /// As [`Lexicon::observe_dependencies`]; the core reads an error as unknown.
+    fn describe_stack_status(&self, unit: &str) -> Result<super::estate::StackStatus, super::estate::EstateError> {
+        let _ = unit;
+        Err(super::estate::EstateError::not_implemented(self.name(), super::estate::EstateHook::StackStatus))
+    }
+
+    /// Lists the runtime artifacts no declaration anchors (build outputs, uploads), for the
+    /// two-way diff against the last snapshot. Read-only.
+    ///
+    /// # Errors
+    ///
+    /// As [`Lexicon::observe_dependencies`].
+    fn list_artifacts(&self) -> Result<super::estate::ArtifactListing, super::estate::EstateError> {
+        Err(super::estate::EstateError::not_implemented(self.name(), super::estate::EstateHook::Artifacts))
+    }
 }
 
 /// An entity's declared and live content, returned by [`Lexicon::texts`].

@@ -112,6 +112,9 @@ pub fn derive_symptom(env: &str, rows: Vec<ComponentRow>, change_sets: &[ChangeS
         unobserved_count: counts.unobserved,
         unobserved_reasons: UnobservedReason::ALL.into_iter().filter(|r| reasons.contains(r)).collect(),
         total_count: counts.total(),
+        ambient_count: 0,
+        dependency_unobserved_count: 0,
+        artifact_changed_count: 0,
     }
 }
 

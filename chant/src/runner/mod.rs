@@ -66,13 +66,15 @@ pub trait Services {
     /// What failed, with its causes.
     fn apply(&self, env: &str, mode: DeleteMode) -> Result<String, ServiceError>;
 
-    /// Tears down what chant owns in `env` (destructive), records it, and returns one line
-    /// saying what was removed.
+    /// Tears down what chant owns in `env` (destructive): exactly its teardown plan, refused
+    /// while the plan has holes unless `allow_holes`; records it, and returns one line saying
+    /// what was removed.
     ///
     /// # Errors
     ///
     /// [`ServiceError::Unavailable`] by default; what failed, with its causes.
-    fn teardown(&self, env: &str) -> Result<String, ServiceError> {
+    fn teardown(&self, env: &str, allow_holes: bool) -> Result<String, ServiceError> {
+        let _ = allow_holes;
         Err(ServiceError::Unavailable { what: "teardown", env: env.to_owned() })
     }
 
@@ -377,7 +379,7 @@ impl Ctx<'_> {
             }
             Step::Teardown { args, .. } => {
                 let env = &args.env;
-                match self.services.teardown(env) {
+                match self.services.teardown(env, args.allow_holes) {
                     Ok(detail) => StepEnd::Ok { detail: Some(detail), approved_by: None, output: None },
                     Err(e) => StepEnd::Failed(format!("teardown {env}: {}", crate::error::chain(&e))),
                 }

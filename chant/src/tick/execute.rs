@@ -281,12 +281,14 @@ fn observe_counting(
     drifted: &mut Vec<super::record::DriftedPath>,
 ) -> Result<PlannedSymptom, ObserveError> {
     match &spec.observe {
-        None => project.assess(member, env).map_err(ObserveError::Assess).map(|a| {
+        None => project.assess(member, env).map_err(ObserveError::Assess).and_then(|a| {
             *drifted = super::record::DriftedPath::of(&a.change_sets);
             for reason in a.change_sets.iter().flat_map(|cs| cs.entries.iter()).filter_map(|e| e.unobserved_reason) {
                 *unobserved.entry(reason.as_str().to_owned()).or_insert(0) += 1;
             }
-            PlannedSymptom::Env(a.symptom)
+            let mut symptom = a.symptom;
+            super::estate::add_counts(project, spec, member, env, &mut symptom)?;
+            Ok(PlannedSymptom::Env(symptom))
         }),
         Some(step) => observe_resources(project, step, env, member).map(|rs| {
             let unknown = rs.iter().filter(|r| r.status == crate::model::ResourceStatus::Unknown).count() as u64;

@@ -33,6 +33,7 @@
 pub use crate::handoff::{ENV_VAR, RESOURCE_VAR};
 
 pub mod dispatch;
+mod estate;
 pub mod execute;
 pub mod explain;
 pub mod fence;

@@ -13,6 +13,9 @@ pub enum ObserveError {
     /// The env's lexicons could not be assessed (a declaration or ledger error).
     #[error("{}", .0.chain())]
     Assess(project::Error),
+    /// An estate reader a rule reads a count of failed (`ambientCount` and the like).
+    #[error("{0}")]
+    Estate(String),
     /// A `${VAR}` in the observer's command is unset or malformed.
     #[error("{0}")]
     Expand(#[from] crate::model::template::ExpandError),

@@ -174,8 +174,10 @@ fn step(
         out.outcomes.push(o);
         return;
     }
-    if class != ClassKind::ReadOnly && rule.when.references(contract::ADOPT_FIELD) {
-        o.reason = Some(format!("{REFUSAL}{}", contract::adopt_refusal(&target, false)));
+    if class != ClassKind::ReadOnly
+        && let Some(field) = contract::adopt_safe_field(&rule.when)
+    {
+        o.reason = Some(format!("{REFUSAL}{}", contract::adopt_safe_refusal(&target, field, false)));
         out.outcomes.push(o);
         return;
     }

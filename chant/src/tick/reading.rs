@@ -116,6 +116,9 @@ mod tests {
             unobserved_count: 0,
             unobserved_reasons: Vec::new(),
             total_count: 4,
+            ambient_count: 0,
+            dependency_unobserved_count: 0,
+            artifact_changed_count: 0,
         }
     }
 

@@ -38,6 +38,9 @@ fn sym(status: EnvStatus) -> ConvergeSymptom {
         unobserved_count: 0,
         unobserved_reasons: vec![],
         total_count: 4,
+        ambient_count: 0,
+        dependency_unobserved_count: 0,
+        artifact_changed_count: 0,
     }
 }
 
@@ -273,4 +276,18 @@ fn summary_line_and_counts() {
         sum.line("staging"),
         "converge(staging): drifted=2 remediated=1 reported=1 skipped-budget=0 skipped-flap=0 gated=0 unobserved=0 adopted=2"
     );
+}
+
+#[test]
+fn a_rule_reading_ambient_count_runs_only_a_read_only_op() {
+    let ambient = json!({"kind": "field-comparison", "field": "ambientCount", "op": "gt", "value": 0});
+    let rules = [rule("claim", ambient.clone(), run("apply")), rule("look", ambient, run("smoke"))];
+    let mut s = sym(EnvStatus::Reconciled);
+    s.ambient_count = 2;
+    let p = plan(&input(&rules, DialKind::Apply, 3, &s, &[]), &classes);
+    assert_eq!(actions(&p.outcomes), [Action::Reported, Action::Ran]);
+    let why = p.outcomes[0].reason.as_deref().unwrap();
+    assert!(why.contains("reads `ambientCount`") && why.contains("never claimed"), "{why}");
+    s.ambient_count = 0;
+    assert!(plan(&input(&rules, DialKind::Apply, 3, &s, &[]), &classes).outcomes.is_empty());
 }

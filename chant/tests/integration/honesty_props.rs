@@ -276,6 +276,9 @@ fn symptom() -> impl Strategy<Value = ConvergeSymptom> {
                 unobserved_count: counts[4],
                 unobserved_reasons: reasons,
                 total_count: counts.iter().sum(),
+                ambient_count: 0,
+                dependency_unobserved_count: 0,
+                artifact_changed_count: 0,
             }
         })
 }

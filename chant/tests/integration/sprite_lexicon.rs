@@ -1,7 +1,8 @@
 //! The box services lexicon through the plugin interface, against the `sprite-env` stand-in and a
 //! real HTTP service on 127.0.0.1: describe holds to the conformance suite before and after its
 //! own `apply` defines the services, a killed service reads as drifted (an `update`), and an
-//! unreachable supervisor is a whole-lexicon failure (every service `read-failed`).
+//! unreachable supervisor is a whole-lexicon failure (every service `read-failed`, its units
+//! unknown); the stack status of a running, a stopped and an undeclared service.
 
 use std::path::Path;
 use std::time::Duration;
@@ -10,6 +11,7 @@ use chant::lexicon::sprite::{BoxDeclaration, BoxLexicon, BoxService};
 use chant::lexicon::{DeleteMode, EnvLexicon};
 use chant::model::UnobservedReason;
 use chant::observe::conformance::{Scenario, Suite};
+use chant::observe::estate::{StackStatus, stack_status, teardown_plan};
 use chant::observe::{ChangeAction, ComponentInput, LastApply, Lexicon, assess};
 use nix::sys::signal::{Signal, kill};
 use nix::unistd::Pid;
@@ -111,6 +113,18 @@ fn the_box_lexicon_keeps_the_observation_contract_and_applies_through_the_interf
     assert_eq!(app.action, ChangeAction::Update, "{app:?}");
     assert_eq!(app.deltas[0].live.as_deref(), Some("drifted"));
 
+    // Stack status: the running service healthy, the stopped one present and unhealthy, an
+    // undeclared one absent; the teardown plan is empty and complete (the lexicon removes nothing).
+    let units = lexicon();
+    assert_eq!(units.stack_units(), ["app", "worker"]);
+    assert!(matches!(stack_status(&units, "worker").status, StackStatus::Present { healthy: true, .. }));
+    let stopped = stack_status(&units, "app");
+    assert!(matches!(stopped.status, StackStatus::Present { healthy: false, .. }), "{stopped:?}");
+    assert_eq!(stack_status(&units, "ghost").status, StackStatus::Absent);
+    assert_eq!(serde_json::to_string(&stack_status(&units, "ghost").status).unwrap(), r#"{"present":false}"#);
+    let plan = teardown_plan(&units, &units.declared_entities().unwrap());
+    assert!(plan.candidates.is_empty() && plan.is_complete());
+
     // No supervisor at all: every service read-failed, never absent.
     let nowhere = settings(Path::new("/nonexistent/sprite-env"));
     let blind = || BoxLexicon::new(sv.state(), Some("box"), decl.clone(), nowhere);
@@ -123,4 +137,6 @@ fn the_box_lexicon_keeps_the_observation_contract_and_applies_through_the_interf
         )
         .run()
         .unwrap();
+    let unknown = stack_status(&blind(), "app");
+    assert!(matches!(unknown.status, StackStatus::Unknown { .. }), "an unreadable supervisor is unknown, never absent");
 }

@@ -21,6 +21,10 @@
 //! [`FilesLexicon::apply`] writes atomically and never deletes; it returns an
 //! [`ApplyRecord`] that the caller appends to the ledger. The lexicon itself holds no storage.
 //!
+//! Beyond the declared estate ([`estate`]): the ambient files under the root (a scan, asked
+//! for only by `lifecycle diff --live`), the teardown plan of the owned paths, and the artifacts
+//! of the env's `artifacts_dir`.
+//!
 //! The files lexicon is a plugin like any other: [`FilesDeclaration`] implements
 //! [`Declaration`](crate::lexicon::Declaration) and is registered with the key `files_root`, and
 //! [`FilesLexicon`] implements [`EnvLexicon`](crate::lexicon::EnvLexicon) (apply with an
@@ -31,6 +35,7 @@ mod apply;
 mod confine;
 pub mod declaration;
 mod deep;
+pub mod estate;
 pub mod export;
 mod plugin;
 pub mod teardown;
@@ -44,14 +49,16 @@ use std::path::{Path, PathBuf};
 
 pub use apply::ApplyRecord;
 pub use declaration::{DeclaredFile, DocumentFormat, FILE_KIND, FilesDeclaration, MAX_MODE, format_mode, property};
+pub use estate::ARTIFACTS_KEY;
 pub use teardown::{Removal, TEARDOWN_DIGEST};
 
 use self::confine::{Parent, Target};
 use crate::model::UnobservedReason;
 use crate::observe::deep::{DeepError, DeepObservation};
+use crate::observe::estate::{Ambient, ArtifactListing, TeardownPlan};
 use crate::observe::{
-    ChangeSink, ComponentInput, DeclaredEntity, EntityTexts, LastApply, Lexicon, LexiconError, Observation, Ownership,
-    PresentResource, ReadPath, SubscribeError, Subscription, Unobserved, observe_component,
+    ChangeSink, ComponentInput, DeclaredEntity, EntityTexts, EstateError, LastApply, Lexicon, LexiconError,
+    Observation, Ownership, PresentResource, ReadPath, SubscribeError, Subscription, Unobserved, observe_component,
 };
 
 /// The component name of the files lexicon, used in status rows and apply records.
@@ -147,13 +154,21 @@ pub struct FilesLexicon {
     binding: Option<String>,
     declaration: FilesDeclaration,
     last_apply: LastApply,
+    artifacts_dir: Option<PathBuf>,
 }
 
 impl FilesLexicon {
     /// Creates the lexicon for `env` with its root binding (`None` when the env binds no root),
     /// its declaration, and no recorded apply.
     pub fn new(env: impl Into<String>, root: Option<PathBuf>, declaration: FilesDeclaration) -> Self {
-        FilesLexicon { env: env.into(), root, binding: None, last_apply: LastApply::none(), declaration }
+        FilesLexicon {
+            env: env.into(),
+            root,
+            binding: None,
+            last_apply: LastApply::none(),
+            declaration,
+            artifacts_dir: None,
+        }
     }
 
     /// Sets the binding as configured (`examples/estates/staging`), which apply records carry;
@@ -397,6 +412,24 @@ impl Lexicon for FilesLexicon {
 
     fn substrate_written_paths(&self) -> &'static [&'static str] {
         deep::SUBSTRATE_WRITTEN
+    }
+
+    // --- estate hooks (see `estate`) ---
+
+    fn ambient_kinds(&self) -> Vec<String> {
+        vec![FILE_KIND.to_owned()]
+    }
+
+    fn observe_ambient(&self, declared: &[DeclaredEntity], observed: &Observation) -> Result<Ambient, EstateError> {
+        self.ambient_files(declared, observed)
+    }
+
+    fn teardown_owned(&self, _: &[DeclaredEntity]) -> Result<TeardownPlan, EstateError> {
+        Ok(self.owned_plan())
+    }
+
+    fn list_artifacts(&self) -> Result<ArtifactListing, EstateError> {
+        self.artifacts()
     }
 
     fn describe_resources(&self, declared: &[DeclaredEntity]) -> Result<Observation, LexiconError> {

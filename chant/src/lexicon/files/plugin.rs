@@ -13,12 +13,18 @@ use crate::redact::Redactor;
 
 impl Declaration for FilesDeclaration {
     const LEXICON: &'static str = COMPONENT;
-    const BINDING_KEYS: &'static [BindingKey] =
-        &[BindingKey::path(ROOT_KEY, "the directory the env's declared files live under")];
+    const BINDING_KEYS: &'static [BindingKey] = &[
+        BindingKey::path(ROOT_KEY, "the directory the env's declared files live under"),
+        BindingKey::path(
+            super::estate::ARTIFACTS_KEY,
+            "the directory of the env's runtime artifacts (build outputs, uploads), diffed against the last snapshot",
+        ),
+    ];
     type Lexicon = FilesLexicon;
 
     fn bind(&self, binding: &Binding<'_>, last: Option<ApplyRecord>) -> Result<FilesLexicon, BindError> {
-        let mut lexicon = FilesLexicon::new(binding.env(), binding.path(ROOT_KEY), self.clone());
+        let mut lexicon = FilesLexicon::new(binding.env(), binding.path(ROOT_KEY), self.clone())
+            .with_artifacts_dir(binding.path(super::estate::ARTIFACTS_KEY));
         if let Some(configured) = binding.value(ROOT_KEY) {
             let last = last.map(|r| r.last_apply_for(configured)).unwrap_or_else(LastApply::none);
             lexicon = lexicon.with_binding(configured).with_last_apply(last);

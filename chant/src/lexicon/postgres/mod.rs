@@ -28,6 +28,11 @@
 //! [`PostgresLexicon::teardown`] drops only what carries this project's and env's marker. Both
 //! return a [`PostgresApplyRecord`] for the caller to append to the ledger.
 //!
+//! Beyond the declared estate ([`estate`], one catalog read plus one foreign-key query): the
+//! tables declared tables reference (and their schemas), the ambient views, tables and orphan
+//! sequences of the declared schemas, the teardown plan of the marked tables (a hole where the
+//! role lost USAGE) and each declared schema's status as a deploy unit.
+//!
 //! Like every lexicon it is a plugin: [`PostgresDeclaration`] implements
 //! [`Declaration`](crate::lexicon::Declaration), registered with the key `postgres_dsn_var` (a
 //! secret variable, so its value is redacted everywhere), and [`PostgresLexicon`] implements
@@ -37,6 +42,7 @@ pub mod catalog;
 pub mod codegen;
 pub mod declaration;
 pub mod deep;
+pub mod estate;
 pub mod export;
 pub mod marker;
 pub mod plan;
@@ -59,9 +65,10 @@ pub use plan::DeleteMode;
 use self::catalog::Snapshot;
 use crate::model::UnobservedReason;
 use crate::observe::deep::{DeepError, DeepObservation};
+use crate::observe::estate::{Ambient, Dependencies, StackStatus, TeardownPlan};
 use crate::observe::{
-    ComponentInput, DeclaredEntity, LastApply, Lexicon, LexiconError, Observation, OwnershipChannel, ReadPath,
-    Unobserved, observe_component,
+    ComponentInput, DeclaredEntity, EstateError, EstateHook, LastApply, Lexicon, LexiconError, Observation,
+    OwnershipChannel, ReadPath, Unobserved, observe_component,
 };
 
 /// The component name of the postgres lexicon, used in status rows and apply records.
@@ -389,6 +396,31 @@ impl PostgresLexicon {
         Ok(attrs)
     }
 
+    /// Reads the catalog and its foreign keys (in one read-only, repeatable-read transaction),
+    /// for the estate readers ([`estate`]).
+    ///
+    /// # Errors
+    ///
+    /// As [`PostgresLexicon::read_snapshot`].
+    pub fn read_estate(&self) -> Result<(estate::EstateSnapshot, String), PostgresError> {
+        let (mut client, address) = self.connect_or_error()?;
+        let unreachable =
+            |e: postgres::Error| PostgresError::Unreachable { address: address.clone(), detail: describe(&e) };
+        let mut tx = client
+            .build_transaction()
+            .isolation_level(IsolationLevel::RepeatableRead)
+            .read_only(true)
+            .start()
+            .map_err(unreachable)?;
+        let snapshot = estate::read(&mut tx).map_err(unreachable)?;
+        tx.commit().map_err(unreachable)?;
+        Ok((snapshot, address))
+    }
+
+    fn estate_or(&self, hook: EstateHook) -> Result<estate::EstateSnapshot, EstateError> {
+        self.read_estate().map(|(s, _)| s).map_err(|e| EstateError::failed(COMPONENT, hook, e))
+    }
+
     /// Applies the declaration in one transaction under the env's advisory lock; see [`plan`].
     ///
     /// # Errors
@@ -586,6 +618,36 @@ impl Lexicon for PostgresLexicon {
             .read_deep()
             .map(|(catalog, _)| deep::observation(&self.declaration, &catalog))
             .map_err(|e| LexiconError::read_failed(COMPONENT, "the deep catalog read failed", e))?)
+    }
+
+    // --- estate hooks ---
+
+    fn observe_dependencies(&self, _: &[DeclaredEntity]) -> Result<Dependencies, EstateError> {
+        Ok(estate::dependencies(&self.declaration, &self.estate_or(EstateHook::Dependencies)?))
+    }
+
+    fn ambient_kinds(&self) -> Vec<String> {
+        estate::AMBIENT_KINDS.iter().map(|k| (*k).to_owned()).collect()
+    }
+
+    fn observe_ambient(&self, _: &[DeclaredEntity], _: &Observation) -> Result<Ambient, EstateError> {
+        Ok(estate::ambient(&self.declaration, &self.estate_or(EstateHook::Ambient)?))
+    }
+
+    fn teardown_owned(&self, _: &[DeclaredEntity]) -> Result<TeardownPlan, EstateError> {
+        let (snapshot, _) =
+            self.read_snapshot().map_err(|e| EstateError::failed(COMPONENT, EstateHook::TeardownOwned, e))?;
+        Ok(estate::teardown_plan(&snapshot, &self.identity))
+    }
+
+    fn stack_units(&self) -> Vec<String> {
+        self.declaration.schemas().into_iter().collect()
+    }
+
+    fn describe_stack_status(&self, unit: &str) -> Result<StackStatus, EstateError> {
+        let (snapshot, _) =
+            self.read_snapshot().map_err(|e| EstateError::failed(COMPONENT, EstateHook::StackStatus, e))?;
+        Ok(estate::stack_status(&self.declaration, &snapshot, unit))
     }
 }
 

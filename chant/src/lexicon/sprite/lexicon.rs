@@ -25,9 +25,10 @@ use crate::lexicon::{
     Applied, BindError, Binding, BindingKey, Declaration, DeleteMode, EnvLexicon, Hook, HookError, Registration,
 };
 use crate::model::UnobservedReason;
+use crate::observe::estate::{StackStatus, TeardownPlan};
 use crate::observe::{
-    ChangeSink, DeclaredEntity, LastApply, Lexicon, LexiconError, Observation, Ownership, PresentResource,
-    SubscribeError, Subscription, Unobserved,
+    ChangeSink, DeclaredEntity, EstateError, EstateHook, LastApply, Lexicon, LexiconError, Observation, Ownership,
+    PresentResource, SubscribeError, Subscription, Unobserved,
 };
 
 /// The lexicon's name: its status rows' component and its ledger path segment.
@@ -171,6 +172,38 @@ impl Lexicon for BoxLexicon<'_> {
 
     fn subscribe_changes(&self, sink: ChangeSink) -> Result<Subscription, SubscribeError> {
         super::subscribe_changes(sink).map_err(|e| SubscribeError::Unavailable(Box::new(e)))
+    }
+
+    // --- estate hooks ---
+
+    /// The lexicon removes nothing (it has no teardown), so its plan is empty and complete.
+    fn teardown_owned(&self, _: &[DeclaredEntity]) -> Result<TeardownPlan, EstateError> {
+        Ok(TeardownPlan::new())
+    }
+
+    fn stack_units(&self) -> Vec<String> {
+        self.declaration.services().iter().map(|s| s.name.clone()).collect()
+    }
+
+    /// A service by name: absent when the supervisor does not list it; present and healthy when
+    /// it is judged in sync (running, its health URL answering); present and unhealthy otherwise;
+    /// unknown when the supervisor cannot be read. An undeclared listed service is healthy when
+    /// running.
+    fn describe_stack_status(&self, unit: &str) -> Result<StackStatus, EstateError> {
+        let listed =
+            super::list(&self.settings).map_err(|e| EstateError::failed(LEXICON, EstateHook::StackStatus, e))?;
+        let Some(l) = listed.iter().find(|l| l.name == unit) else { return Ok(StackStatus::Absent) };
+        let (healthy, detail) = match self.declaration.get(unit) {
+            Some(service) => {
+                let (state, detail) = super::judge(service, l, &self.settings);
+                (state == "in-sync", detail)
+            }
+            None => {
+                let state = l.status.clone().unwrap_or_else(|| "listed".into());
+                (state == "running", format!("{state} (not declared)"))
+            }
+        };
+        Ok(StackStatus::Present { healthy, detail: Some(detail) })
     }
 }
 

@@ -39,6 +39,9 @@ fn sym(status: EnvStatus) -> ConvergeSymptom {
         unobserved_count: 0,
         unobserved_reasons: vec![],
         total_count: 1,
+        ambient_count: 0,
+        dependency_unobserved_count: 0,
+        artifact_changed_count: 0,
     }
 }
 
