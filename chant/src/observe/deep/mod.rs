@@ -2,7 +2,7 @@
 //! whole-entity verdicts of [`describe_resources`](super::Lexicon::describe_resources).
 //!
 //! A lexicon that implements the optional deep-read hook
-//! ([`Lexicon::observe_resources_deep`](super::Lexicon::observe_resources_deep)) returns, per
+//! ([`Lexicon::observe_resources_deep`]) returns, per
 //! declared entity it found present, the declared property tree (the declaration as that lexicon
 //! maps it), the **normalised live tree**, and optionally **field owners**: a map from path to
 //! the manager that wrote it. A lexicon that does not implement it behaves exactly as before.
@@ -20,7 +20,7 @@
 //!
 //! Field owners label; they never filter. The only paths dropped before classifying are those the
 //! substrate writes on every object of a kind, named by the lexicon in one table
-//! ([`Lexicon::substrate_written_paths`](super::Lexicon::substrate_written_paths)); a declared path
+//! ([`Lexicon::substrate_written_paths`]); a declared path
 //! is never pruned, even when a pattern of that table matches it.
 //!
 //! The accepted baseline ([`baseline`]) is subtracted after classifying, by core, above the reader;
@@ -74,7 +74,7 @@ pub struct DeepEntity {
 }
 
 /// Why a deep read gave no answer. Returned by
-/// [`Lexicon::observe_resources_deep`](super::Lexicon::observe_resources_deep).
+/// [`Lexicon::observe_resources_deep`].
 #[derive(Debug, thiserror::Error)]
 pub enum DeepError {
     /// The lexicon has no deep read (the default): only whole-entity verdicts exist for it.
