@@ -19,11 +19,11 @@
 
 use std::collections::BTreeMap;
 
-use postgres::{GenericClient, IsolationLevel};
+use postgres::GenericClient;
 
 use super::catalog::{self, NOT_SYSTEM, Snapshot};
 use super::marker::{self, Identity};
-use super::{PostgresError, PostgresLexicon, describe};
+use super::{PostgresError, PostgresLexicon};
 use crate::lexicon::export::{Attr, ExportOptions, ExportOwnership, ExportedResource, ExportedTemplate};
 
 /// How many queries [`read`] issues, whatever the size of the database.
@@ -92,20 +92,12 @@ pub struct ExportSnapshot {
 /// [`PostgresError::NoBinding`], [`PostgresError::NoCredentials`] or
 /// [`PostgresError::Unreachable`].
 pub fn read(lexicon: &PostgresLexicon) -> Result<(ExportSnapshot, String), PostgresError> {
-    let (mut client, address) = lexicon.connect_or_error()?;
-    let unreachable =
-        |e: postgres::Error| PostgresError::Unreachable { address: address.clone(), detail: describe(&e) };
-    let mut tx = client
-        .build_transaction()
-        .isolation_level(IsolationLevel::RepeatableRead)
-        .read_only(true)
-        .start()
-        .map_err(unreachable)?;
-    let mut snapshot = ExportSnapshot { catalog: catalog::read(&mut tx).map_err(unreachable)?, ..Default::default() };
-    snapshot.queries = snapshot.catalog.queries;
-    read_rest(&mut tx, &mut snapshot).map_err(unreachable)?;
-    tx.commit().map_err(unreachable)?;
-    Ok((snapshot, address))
+    lexicon.read_in_snapshot(|tx| {
+        let mut snapshot = ExportSnapshot { catalog: catalog::read(tx)?, ..Default::default() };
+        snapshot.queries = snapshot.catalog.queries;
+        read_rest(tx, &mut snapshot)?;
+        Ok(snapshot)
+    })
 }
 
 fn read_rest(client: &mut impl GenericClient, snapshot: &mut ExportSnapshot) -> Result<(), postgres::Error> {

@@ -354,6 +354,33 @@ impl PostgresLexicon {
         })
     }
 
+    /// Connects through the binding and runs `read` in one read-only, repeatable-read
+    /// transaction (one consistent snapshot of the catalog), returning its answer with the
+    /// address asked (no password).
+    ///
+    /// # Errors
+    ///
+    /// [`PostgresError::NoBinding`], [`PostgresError::NoCredentials`] or
+    /// [`PostgresError::Unreachable`] (the connection, the read or the commit failed).
+    pub(crate) fn read_in_snapshot<T>(
+        &self,
+        read: impl FnOnce(&mut postgres::Transaction<'_>) -> Result<T, postgres::Error>,
+    ) -> Result<(T, String), PostgresError> {
+        let (mut client, address) = self.connect_or_error()?;
+        let answer = client
+            .build_transaction()
+            .isolation_level(IsolationLevel::RepeatableRead)
+            .read_only(true)
+            .start()
+            .and_then(|mut tx| {
+                let answer = read(&mut tx)?;
+                tx.commit()?;
+                Ok(answer)
+            })
+            .map_err(|e| PostgresError::Unreachable { address: address.clone(), detail: describe(&e) })?;
+        Ok((answer, address))
+    }
+
     /// Reads the live catalog (in one read-only, repeatable-read transaction).
     ///
     /// # Errors
@@ -361,18 +388,7 @@ impl PostgresLexicon {
     /// [`PostgresError::NoBinding`], [`PostgresError::NoCredentials`] or
     /// [`PostgresError::Unreachable`].
     pub fn read_snapshot(&self) -> Result<(Snapshot, String), PostgresError> {
-        let (mut client, address) = self.connect_or_error()?;
-        let unreachable =
-            |e: postgres::Error| PostgresError::Unreachable { address: address.clone(), detail: describe(&e) };
-        let mut tx = client
-            .build_transaction()
-            .isolation_level(IsolationLevel::RepeatableRead)
-            .read_only(true)
-            .start()
-            .map_err(unreachable)?;
-        let snapshot = catalog::read(&mut tx).map_err(unreachable)?;
-        tx.commit().map_err(unreachable)?;
-        Ok((snapshot, address))
+        self.read_in_snapshot(|tx| catalog::read(tx))
     }
 
     /// Reads the reference attributes of the live catalog ([`references::read_live_attrs`]), in
@@ -382,18 +398,7 @@ impl PostgresLexicon {
     ///
     /// As [`PostgresLexicon::read_snapshot`].
     pub fn read_live_attrs(&self) -> Result<crate::lexicon::references::Attrs, PostgresError> {
-        let (mut client, address) = self.connect_or_error()?;
-        let unreachable =
-            |e: postgres::Error| PostgresError::Unreachable { address: address.clone(), detail: describe(&e) };
-        let mut tx = client
-            .build_transaction()
-            .isolation_level(IsolationLevel::RepeatableRead)
-            .read_only(true)
-            .start()
-            .map_err(unreachable)?;
-        let attrs = references::read_live_attrs(&mut tx).map_err(unreachable)?;
-        tx.commit().map_err(unreachable)?;
-        Ok(attrs)
+        self.read_in_snapshot(|tx| references::read_live_attrs(tx)).map(|(attrs, _)| attrs)
     }
 
     /// Reads the catalog and its foreign keys (in one read-only, repeatable-read transaction),
@@ -403,18 +408,7 @@ impl PostgresLexicon {
     ///
     /// As [`PostgresLexicon::read_snapshot`].
     pub fn read_estate(&self) -> Result<(estate::EstateSnapshot, String), PostgresError> {
-        let (mut client, address) = self.connect_or_error()?;
-        let unreachable =
-            |e: postgres::Error| PostgresError::Unreachable { address: address.clone(), detail: describe(&e) };
-        let mut tx = client
-            .build_transaction()
-            .isolation_level(IsolationLevel::RepeatableRead)
-            .read_only(true)
-            .start()
-            .map_err(unreachable)?;
-        let snapshot = estate::read(&mut tx).map_err(unreachable)?;
-        tx.commit().map_err(unreachable)?;
-        Ok((snapshot, address))
+        self.read_in_snapshot(|tx| estate::read(tx))
     }
 
     fn estate_or(&self, hook: EstateHook) -> Result<estate::EstateSnapshot, EstateError> {
@@ -659,19 +653,8 @@ impl PostgresLexicon {
     ///
     /// As [`PostgresLexicon::read_snapshot`].
     pub fn read_deep(&self) -> Result<(deep::DeepCatalog, String), PostgresError> {
-        let (mut client, address) = self.connect_or_error()?;
-        let unreachable =
-            |e: postgres::Error| PostgresError::Unreachable { address: address.clone(), detail: describe(&e) };
-        let mut tx = client
-            .build_transaction()
-            .isolation_level(IsolationLevel::RepeatableRead)
-            .read_only(true)
-            .start()
-            .map_err(unreachable)?;
         let tables: Vec<String> = self.declaration.tables().keys().cloned().collect();
-        let catalog = deep::read(&mut tx, &tables).map_err(unreachable)?;
-        tx.commit().map_err(unreachable)?;
-        Ok((catalog, address))
+        self.read_in_snapshot(|tx| deep::read(tx, &tables))
     }
 }
 
