@@ -70,19 +70,29 @@ pub struct Schedule {
 /// The cron of a schedule for ops that declare none: the operator ticks them every round.
 pub const UNSCHEDULED_CRON: &str = "*/15 * * * *";
 
+/// `--op` names no ConvergeOp of the project.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("--op {name}: no ConvergeOp of that name (ConvergeOps: {known})")]
+pub struct UnknownOp {
+    /// The name given.
+    pub name: String,
+    /// The project's ConvergeOps, comma-separated.
+    pub known: String,
+}
+
 impl Schedule {
     /// The schedule of `ops` (one op when `op` is given) run by `bin`.
     ///
     /// # Errors
     ///
-    /// A message when `op` names no ConvergeOp among `ops`.
-    pub fn of(bin: &str, ops: &[&OpDocument], op: Option<&str>) -> Result<Schedule, String> {
+    /// [`UnknownOp`] when `op` names no ConvergeOp among `ops`.
+    pub fn of(bin: &str, ops: &[&OpDocument], op: Option<&str>) -> Result<Schedule, UnknownOp> {
         let chosen: Vec<&&OpDocument> = match op {
             Some(name) => {
                 let found: Vec<_> = ops.iter().filter(|o| o.name.as_str() == name).collect();
                 if found.is_empty() {
                     let names: Vec<&str> = ops.iter().map(|o| o.name.as_str()).collect();
-                    return Err(format!("--op {name}: no ConvergeOp of that name (ConvergeOps: {})", names.join(", ")));
+                    return Err(UnknownOp { name: name.to_owned(), known: names.join(", ") });
                 }
                 found
             }

@@ -53,16 +53,30 @@ pub enum ChantSource {
     },
 }
 
+/// Why a `--chant` value is not a chant source.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ChantSourceError {
+    /// `path:` with nothing after it.
+    #[error("--chant path: needs a directory (`--chant path:../chant`)")]
+    NoDirectory,
+    /// `git:` with no URL.
+    #[error("--chant git: needs a URL (`--chant git:https://host/chant.git#v0.1.0`)")]
+    NoUrl,
+    /// Neither form nor a version requirement.
+    #[error("--chant `{0}` is neither a version, `path:DIR` nor `git:URL[#REV]`")]
+    Unrecognised(String),
+}
+
 impl ChantSource {
     /// Parses `--chant`: `path:DIR`, `git:URL[#REV]`, or a version.
     ///
     /// # Errors
     ///
-    /// A message naming the flag when the value is empty or not one of the three forms.
-    pub fn parse(text: &str) -> Result<Self, String> {
+    /// A [`ChantSourceError`] naming the flag when the value is empty or not one of the three forms.
+    pub fn parse(text: &str) -> Result<Self, ChantSourceError> {
         if let Some(dir) = text.strip_prefix("path:") {
             if dir.is_empty() {
-                return Err("--chant path: needs a directory (`--chant path:../chant`)".into());
+                return Err(ChantSourceError::NoDirectory);
             }
             return Ok(ChantSource::Path(PathBuf::from(dir)));
         }
@@ -72,7 +86,7 @@ impl ChantSource {
                 None => (url, None),
             };
             if url.is_empty() {
-                return Err("--chant git: needs a URL (`--chant git:https://host/chant.git#v0.1.0`)".into());
+                return Err(ChantSourceError::NoUrl);
             }
             return Ok(ChantSource::Git { url: url.to_owned(), rev });
         }
@@ -81,7 +95,7 @@ impl ChantSource {
         if version_like {
             Ok(ChantSource::Version(text.to_owned()))
         } else {
-            Err(format!("--chant `{text}` is neither a version, `path:DIR` nor `git:URL[#REV]`"))
+            Err(ChantSourceError::Unrecognised(text.to_owned()))
         }
     }
 

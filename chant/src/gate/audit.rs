@@ -311,32 +311,47 @@ pub fn derive(input: &Input<'_>) -> Audit {
     st.audit
 }
 
+impl Entry {
+    /// An entry of `kind` for `op`'s `gate` at `at`, every other field empty (its id is given
+    /// when it is pushed).
+    fn new(kind: EntryKind, op: String, gate: String, at: String) -> Entry {
+        Entry {
+            id: String::new(),
+            kind,
+            op,
+            gate,
+            at,
+            env: None,
+            resource: None,
+            approver: None,
+            relayed_by: None,
+            committed_by: None,
+            seal: None,
+            sealed: false,
+            signer: None,
+            review: None,
+            note: None,
+            url: None,
+            plan_digest: None,
+            under: None,
+            applied: None,
+            carried_from: None,
+            hook: None,
+            wave: None,
+            reference: None,
+            source: None,
+        }
+    }
+}
+
 fn blank(kind: EntryKind, fact: &GateFact) -> Entry {
     Entry {
-        id: String::new(),
-        kind,
-        op: fact.op.clone(),
-        gate: fact.gate.clone(),
-        at: fact.timestamp.clone(),
         env: Some(fact.env.clone()).filter(|e| !e.is_empty()),
         resource: fact.resource.clone(),
-        approver: None,
-        relayed_by: None,
-        committed_by: None,
-        seal: None,
-        sealed: false,
-        signer: None,
-        review: None,
         note: fact.note.clone(),
         url: fact.url.clone(),
         plan_digest: fact.plan_digest.clone(),
-        under: None,
-        applied: None,
-        carried_from: None,
-        hook: None,
-        wave: None,
-        reference: None,
-        source: None,
+        ..Entry::new(kind, fact.op.clone(), fact.gate.clone(), fact.timestamp.clone())
     }
 }
 
@@ -602,31 +617,12 @@ fn applied(input: &Input<'_>, st: &mut State, apply: &Apply) {
     }
     .unwrap_or_default();
     let over = (input.is_override)(&op, &apply.gate);
+    let kind = if over { EntryKind::OverrideSpent } else { EntryKind::Applied };
     let entry = Entry {
-        id: String::new(),
-        kind: if over { EntryKind::OverrideSpent } else { EntryKind::Applied },
-        op: op.clone(),
-        gate: apply.gate.clone(),
-        at: apply.at.clone(),
-        env: None,
-        resource: None,
-        approver: None,
-        relayed_by: None,
-        committed_by: None,
-        seal: None,
-        sealed: false,
-        signer: None,
-        review: None,
-        note: None,
-        url: None,
         plan_digest: apply.digest.clone(),
         under: under.clone(),
-        applied: None,
-        carried_from: None,
-        hook: None,
-        wave: None,
         reference: Some(apply.reference.clone()),
-        source: None,
+        ..Entry::new(kind, op.clone(), apply.gate.clone(), apply.at.clone())
     };
     let record = serde_json::json!({ "at": apply.at, "digest": apply.digest, "gate": apply.gate, "op": apply.op });
     let id = push(input, &mut st.audit, entry, &Value::from(apply.reference.clone()), &record);

@@ -56,14 +56,25 @@ struct Record {
 
 const OUTCOMES: &[&str] = &["passed", "failed", "held", "skipped"];
 
-fn read(record: &Value) -> Result<Record, String> {
+/// Why a decision record is not one the audit can read.
+#[derive(Debug, thiserror::Error)]
+enum RecordError {
+    #[error("not JSON: {0}")]
+    NotJson(#[source] serde_json::Error),
+    #[error("not a decision record: {0}")]
+    NotDecision(#[source] serde_json::Error),
+    #[error("hook {name:?} has outcome {outcome:?}, not one of {}", OUTCOMES.join(", "))]
+    Outcome { name: String, outcome: String },
+}
+
+fn read(record: &Value) -> Result<Record, RecordError> {
     let value = match record {
-        Value::String(text) => serde_json::from_str::<Value>(text).map_err(|e| format!("not JSON: {e}"))?,
+        Value::String(text) => serde_json::from_str::<Value>(text).map_err(RecordError::NotJson)?,
         other => other.clone(),
     };
-    let r: Record = serde_json::from_value(value).map_err(|e| format!("not a decision record: {e}"))?;
+    let r: Record = serde_json::from_value(value).map_err(RecordError::NotDecision)?;
     if let Some(bad) = r.outcomes.iter().find(|h| !OUTCOMES.contains(&h.outcome.as_str())) {
-        return Err(format!("hook {:?} has outcome {:?}, not one of {}", bad.name, bad.outcome, OUTCOMES.join(", ")));
+        return Err(RecordError::Outcome { name: bad.name.clone(), outcome: bad.outcome.clone() });
     }
     Ok(r)
 }
@@ -101,31 +112,15 @@ pub(super) fn derive(input: &Input<'_>, audit: &mut Audit) {
             .find(|e| matches(e, &[EntryKind::Applied, EntryKind::OverrideSpent]))
             .map(|e| e.id.clone());
         for (i, hook) in r.outcomes.iter().enumerate() {
+            let op = under.as_ref().map(|(_, op)| op.clone()).unwrap_or_default();
             let entry = Entry {
-                id: String::new(),
-                kind: EntryKind::Hook,
-                op: under.as_ref().map(|(_, op)| op.clone()).unwrap_or_default(),
-                gate: r.gate.clone(),
-                at: d.at.clone(),
-                env: None,
-                resource: None,
-                approver: None,
-                relayed_by: None,
-                committed_by: None,
-                seal: None,
-                sealed: false,
-                signer: None,
-                review: None,
-                note: None,
-                url: None,
                 plan_digest: r.digest.clone(),
                 under: under.as_ref().map(|(id, _)| id.clone()),
                 applied: applied.clone(),
-                carried_from: None,
                 hook: Some(hook.clone()),
                 wave: Some(r.wave.clone().unwrap_or_else(|| r.gate.clone())),
                 reference: Some(d.reference.clone()),
-                source: None,
+                ..Entry::new(EntryKind::Hook, op, r.gate.clone(), d.at.clone())
             };
             let what = serde_json::json!({ "index": i, "ref": d.reference });
             let record = serde_json::to_value(hook).unwrap_or(Value::Null);

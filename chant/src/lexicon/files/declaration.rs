@@ -85,16 +85,30 @@ impl DocumentFormat {
     ///
     /// # Errors
     ///
-    /// Why it is not such a document, in one line.
-    pub fn parse(self, bytes: &[u8]) -> Result<serde_json::Value, String> {
-        let text = std::str::from_utf8(bytes).map_err(|e| format!("not UTF-8: {e}"))?;
+    /// A [`DocumentError`] saying why it is not such a document.
+    pub fn parse(self, bytes: &[u8]) -> Result<serde_json::Value, DocumentError> {
+        let text = std::str::from_utf8(bytes).map_err(DocumentError::NotUtf8)?;
         match self {
-            DocumentFormat::Json => serde_json::from_str(text).map_err(|e| e.to_string()),
+            DocumentFormat::Json => serde_json::from_str(text).map_err(DocumentError::Json),
             DocumentFormat::Toml => toml::from_str::<toml::Table>(text)
-                .map_err(|e| e.message().to_owned())
-                .and_then(|t| serde_json::to_value(t).map_err(|e| e.to_string())),
+                .map_err(|e| DocumentError::Toml(e.message().to_owned()))
+                .and_then(|t| serde_json::to_value(t).map_err(DocumentError::Json)),
         }
     }
+}
+
+/// Why bytes are not a document of a [`DocumentFormat`].
+#[derive(Debug, thiserror::Error)]
+pub enum DocumentError {
+    /// The bytes are not UTF-8 text.
+    #[error("not UTF-8: {0}")]
+    NotUtf8(#[source] std::str::Utf8Error),
+    /// The text is not JSON (or a TOML table that JSON cannot hold).
+    #[error("{0}")]
+    Json(#[source] serde_json::Error),
+    /// The text is not TOML; the parser's message, without its source excerpt.
+    #[error("{0}")]
+    Toml(String),
 }
 
 impl FilesDeclaration {
@@ -179,7 +193,7 @@ impl FilesDeclaration {
                 format.parse(&file.content).map_err(|detail| FilesError::InvalidDocument {
                     path: path.clone(),
                     format: format.as_str(),
-                    detail,
+                    detail: detail.to_string(),
                 })?;
             }
         }

@@ -48,7 +48,9 @@ use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 
 pub use apply::ApplyRecord;
-pub use declaration::{DeclaredFile, DocumentFormat, FILE_KIND, FilesDeclaration, MAX_MODE, format_mode, property};
+pub use declaration::{
+    DeclaredFile, DocumentError, DocumentFormat, FILE_KIND, FilesDeclaration, MAX_MODE, format_mode, property,
+};
 pub use estate::ARTIFACTS_KEY;
 pub use teardown::{Removal, TEARDOWN_DIGEST};
 
