@@ -19,7 +19,9 @@ use std::time::Instant;
 use signal_hook::consts::{SIGINT, SIGTERM};
 use signal_hook::iterator::Signals;
 
-use crate::observe::{ChangeSink, Lexicon as _, SubscribeError};
+use crate::observe::ChangeSink;
+#[cfg(feature = "box")]
+use crate::observe::{Lexicon as _, SubscribeError};
 use crate::project::Project;
 use crate::tick::Dispatcher;
 
@@ -351,6 +353,7 @@ impl Daemon {
                 }
             }
         }
+        #[cfg(feature = "box")]
         {
             let mut boxes: Vec<Option<String>> =
                 targets.iter().filter(|t| observes_box_services(t)).map(|t| t.doc.member.clone()).collect();
@@ -420,6 +423,7 @@ impl Daemon {
 
 /// Whether `target` is a resource-mode ConvergeOp observing its member's box services
 /// (`sprite_services_observe(box = true)`), whose supervisor's change stream can wake a round.
+#[cfg(feature = "box")]
 fn observes_box_services(target: &Target) -> bool {
     target
         .doc

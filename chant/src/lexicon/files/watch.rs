@@ -9,13 +9,18 @@
 //! directory is refused: every ledger append would be an event there. The root's own removal
 //! ends the stream (reported once through [`ChangeSink::lost`]).
 
+#[cfg(feature = "watch")]
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+#[cfg(feature = "watch")]
+use std::path::Path;
+use std::path::PathBuf;
 
 use crate::observe::LexiconError;
 use crate::observe::observation::{ChangeSink, Subscription};
 
-use super::{COMPONENT, DeclaredFile, FilesLexicon};
+#[cfg(feature = "watch")]
+use super::DeclaredFile;
+use super::{COMPONENT, FilesLexicon};
 
 fn refused(detail: String) -> LexiconError {
     LexiconError::ReadFailed { lexicon: COMPONENT.to_owned(), detail, source: None }
@@ -46,6 +51,7 @@ fn watched_root(lexicon: &FilesLexicon) -> Result<PathBuf, LexiconError> {
 
 /// Whether the file at `path` is what `declared` says: a regular file with that mode and
 /// content.
+#[cfg(feature = "watch")]
 fn matches(path: &Path, declared: &DeclaredFile) -> bool {
     use std::os::unix::fs::PermissionsExt;
     let Ok(meta) = std::fs::symlink_metadata(path) else { return false };
@@ -56,6 +62,7 @@ fn matches(path: &Path, declared: &DeclaredFile) -> bool {
 }
 
 /// Whether any declared file at or below `rel` differs from its declaration.
+#[cfg(feature = "watch")]
 fn drifted(root: &Path, rel: &str, declared: &BTreeMap<String, DeclaredFile>) -> bool {
     if let Some(file) = declared.get(rel) {
         return !matches(&root.join(rel), file);
@@ -126,7 +133,7 @@ pub(super) fn subscribe(lexicon: &FilesLexicon, _sink: ChangeSink) -> Result<Sub
     Err(refused("chant was built without its `watch` feature, so the files root is not watched".to_owned()))
 }
 
-#[cfg(test)]
+#[cfg(all(test, feature = "watch"))]
 mod tests {
     use super::*;
 
