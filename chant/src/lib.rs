@@ -15,6 +15,7 @@ pub mod catalog;
 pub mod cli;
 pub mod clock;
 pub mod config;
+pub mod diff;
 pub mod duration;
 pub mod error;
 pub mod gate;

@@ -17,7 +17,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 use super::error::println;
-use super::lifecycle::{Diff, diff_of, member_of, render};
+use super::lifecycle::{Diff, diff_of, exit_code, member_of, render};
 use super::{Binary, CommandError, Exit};
 use crate::observe::deep::ComponentDeep;
 use crate::observe::deep::baseline::{Baseline, Candidate, candidates, split_target};
@@ -146,7 +146,7 @@ pub fn cmd_diff_deep(args: &super::lifecycle::DiffArgs) -> Result<Exit, CommandE
         accepted: assessed.baseline.accepted.len(),
         error: assessed.baseline_error.clone(),
     };
-    let exit = if args.exit_code { diff.exit_code() } else { Exit::Done };
+    let exit = if args.exit_code { exit_code(&diff) } else { Exit::Done };
     let document = DeepDiff { diff, deep: assessed.deep, baseline: state };
     if args.json {
         let line = serde_json::to_string(&document)

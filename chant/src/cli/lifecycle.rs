@@ -8,8 +8,8 @@
 //! Without `--json` it prints one line per status row, then every entry that is not `noop`
 //! (unobserved ones in words, with the address asked and never a password), and under a created
 //! or updated entity whose lexicon keeps its content, a unified diff from live to declared
-//! ([`super::textdiff`]); with `--json` one document on one line: `{version, env, status,
-//! components, changeSets, symptom, resources: {<lexicon>: {queried}}, textChanges?}`.
+//! ([`crate::diff::text`]); with `--json` one document on one line, the library's
+//! [`crate::diff::Diff`] (the document the dashboard serves too).
 //!
 //! `--exit-code` lets CI gate on the answer, as `terraform plan -detailed-exitcode` and
 //! `kubectl diff` do: 0 when nothing differs, 1 when something is to be created, updated or
@@ -17,18 +17,16 @@
 //!
 //! `--deep`, `--update-baseline` and `lifecycle baseline` are in [`super::deep`].
 
-use std::collections::BTreeMap;
-
 use clap::{Args, Subcommand};
-use serde::Serialize;
 
 use super::error::println;
-use super::textdiff::{TextChange, text_change};
 use super::{Binary, CommandError, Exit};
-use crate::model::{ComponentRow, ConvergeSymptom, EnvStatus};
-use crate::observe::estate::{Ambient, ArtifactDiff, ArtifactListing, Dependencies, Reading};
-use crate::observe::{ChangeAction, ChangeSet, describe_unobserved};
-use crate::project::{self, Project};
+use crate::diff::Verdict;
+pub use crate::diff::{Diff, LexiconResources, diff, diff_of, member_of};
+use crate::model::ComponentRow;
+use crate::observe::estate::Reading;
+use crate::observe::{ChangeAction, describe_unobserved};
+use crate::project::Project;
 use crate::tick::health::HealthState;
 
 /// Show how an env differs from its declaration
@@ -76,144 +74,15 @@ pub struct DiffArgs {
     pub snapshot_artifacts: bool,
 }
 
-/// The diff of one env: what `lifecycle diff` prints.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct Diff {
-    /// The document's version.
-    pub version: u32,
-    /// The env.
-    pub env: String,
-    /// The env's status (the worst row), in the rules' words.
-    pub status: EnvStatus,
-    /// The same, in the health vocabulary (`in-sync` for `reconciled`).
-    pub health: HealthState,
-    /// The status rows: exactly what a tick records as `components`.
-    pub components: Vec<ComponentRow>,
-    /// One change set per component, in the order of `components`.
-    pub change_sets: Vec<ChangeSet>,
-    /// The symptom a tick's rules would read.
-    pub symptom: ConvergeSymptom,
-    /// Per lexicon, what the observation asked: `{<lexicon>: {queried: {<entity>: <address>}}}`
-    /// (the seed's `resources.queried`); each change-set row, unobserved ones included, carries
-    /// its own address as `queried` too.
-    pub resources: BTreeMap<String, LexiconResources>,
-    /// The text diffs of created and updated entities whose lexicon keeps their content.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub text_changes: Vec<TextChange>,
-    /// Per lexicon, what the estate references and does not declare (`null`: the lexicon has no
-    /// such reader; `{"error": ...}`: it failed).
-    pub dependencies: BTreeMap<String, Reading<Dependencies>>,
-    /// Per lexicon, the resources nothing declares and nothing references.
-    pub ambient: BTreeMap<String, Reading<Ambient>>,
-    /// Per lexicon, the kinds of which ambient resources are possible.
-    pub ambient_kinds: BTreeMap<String, Vec<String>>,
-    /// Per lexicon, the artifacts against the last snapshot (never a create or a delete).
-    pub artifacts: BTreeMap<String, Reading<ArtifactDiff>>,
-    /// The artifact listings read now, per lexicon: what `--snapshot-artifacts` records.
-    #[serde(skip)]
-    pub artifact_listings: BTreeMap<String, ArtifactListing>,
-}
-
-/// What one lexicon's observation asked, in [`Diff::resources`].
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct LexiconResources {
-    /// Entity name -> the address actually asked (a path, a DSN without its password).
-    pub queried: BTreeMap<String, String>,
-}
-
-impl Diff {
-    /// The answer `--exit-code` gives: [`Exit::Unobserved`] when anything is unobserved, else
-    /// [`Exit::Differs`] when anything is to be created, updated or deleted, else [`Exit::Done`].
-    pub fn exit_code(&self) -> Exit {
-        let entries = || self.change_sets.iter().flat_map(|cs| cs.entries.iter());
-        if entries().any(|e| e.action == ChangeAction::Unobserved) {
-            Exit::Unobserved
-        } else if entries()
-            .any(|e| matches!(e.action, ChangeAction::Create | ChangeAction::Update | ChangeAction::Delete))
-        {
-            Exit::Differs
-        } else {
-            Exit::Done
-        }
+/// Returns the exit `--exit-code` gives for `diff`: [`Exit::Unobserved`] when anything is
+/// unobserved, else [`Exit::Differs`] when anything is to be created, updated or deleted, else
+/// [`Exit::Done`].
+pub fn exit_code(diff: &Diff) -> Exit {
+    match diff.verdict() {
+        Verdict::Unobserved => Exit::Unobserved,
+        Verdict::Differs => Exit::Differs,
+        Verdict::Same => Exit::Done,
     }
-}
-
-/// Returns the member whose ledger paths hold `env`'s records: that of the first op in this
-/// binary bound to `env` (none in a flat layout or the stock binary).
-pub fn member_of(project: &Project, env: &str) -> Option<String> {
-    project.catalog.ops().find(|o| o.env.as_deref() == Some(env)).and_then(|o| o.member.clone())
-}
-
-/// Computes the live diff of `env`, through [`Project::assess`] (what a tick uses).
-///
-/// # Errors
-///
-/// Declaration and ledger errors.
-pub fn diff(project: &Project, member: Option<&str>, env: &str) -> Result<Diff, project::Error> {
-    diff_of(project, member, env, project.assess(member, env)?)
-}
-
-/// Builds the diff of `env` from an assessment already made.
-///
-/// # Errors
-///
-/// Declaration and ledger errors binding the lexicons again for their texts.
-pub fn diff_of(
-    project: &Project,
-    member: Option<&str>,
-    env: &str,
-    assessment: crate::observe::EnvAssessment,
-) -> Result<Diff, project::Error> {
-    let mut text_changes = Vec::new();
-    let lexicons = project.lexicons(member, env)?;
-    for cs in &assessment.change_sets {
-        let Some(lexicon) = lexicons.iter().find(|l| l.name() == cs.component) else { continue };
-        for entry in cs.entries.iter().filter(|e| matches!(e.action, ChangeAction::Create | ChangeAction::Update)) {
-            if let Some(change) =
-                lexicon.lexicon().texts(&entry.name).and_then(|t| text_change(&cs.component, &entry.name, &t))
-            {
-                text_changes.push(change);
-            }
-        }
-    }
-    let resources = assessment
-        .change_sets
-        .iter()
-        .map(|cs| {
-            let queried = cs.entries.iter().filter_map(|e| e.queried.clone().map(|q| (e.name.clone(), q))).collect();
-            (cs.component.clone(), LexiconResources { queried })
-        })
-        .collect();
-    let estate = crate::lexicon::estate::env_estate(&project.ledger, member, env, &lexicons).map_err(|e| {
-        project::Error::Declared { env: env.to_owned(), lexicon: "estate".to_owned(), source: Box::new(e) }
-    })?;
-    let mut dependencies = BTreeMap::new();
-    let mut ambient = BTreeMap::new();
-    let mut ambient_kinds = BTreeMap::new();
-    let mut artifacts = BTreeMap::new();
-    for (name, lexicon) in &estate.lexicons {
-        dependencies.insert(name.clone(), lexicon.dependencies.clone());
-        ambient.insert(name.clone(), lexicon.ambient.clone());
-        ambient_kinds.insert(name.clone(), lexicon.ambient_kinds.clone());
-        artifacts.insert(name.clone(), lexicon.artifacts.clone());
-    }
-    Ok(Diff {
-        artifact_listings: estate.listings,
-        dependencies,
-        ambient,
-        ambient_kinds,
-        artifacts,
-        version: 1,
-        env: env.to_owned(),
-        status: assessment.symptom.status,
-        health: HealthState::of_env_status(assessment.symptom.status),
-        components: assessment.symptom.components.clone(),
-        change_sets: assessment.change_sets,
-        symptom: assessment.symptom,
-        resources,
-        text_changes,
-    })
 }
 
 /// One status row for a person: `files drifted: 1 update (app.conf)`, without repeating the
@@ -393,7 +262,7 @@ fn cmd_diff(binary: Binary, args: &DiffArgs) -> Result<Exit, CommandError> {
             println(&project.redactor.redact(&line))?;
         }
     }
-    Ok(if args.exit_code { diff.exit_code() } else { Exit::Done })
+    Ok(if args.exit_code { exit_code(&diff) } else { Exit::Done })
 }
 
 /// Records the artifacts the diff listed as each lexicon's snapshot (after the diff against the

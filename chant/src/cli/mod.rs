@@ -40,7 +40,6 @@ pub mod serve;
 pub mod services;
 pub mod shell;
 pub mod teardown;
-pub mod textdiff;
 pub mod units;
 pub mod workspace;
 

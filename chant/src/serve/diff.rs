@@ -2,16 +2,15 @@
 //! [`Project::assess`], the same code a tick derives its symptom from and `lifecycle diff --live`
 //! prints, and the page shows the status rows and every entry that is not `noop`.
 //!
-//! The document has the shape of `lifecycle diff <env> --live --json` (`version, env, status,
-//! components, changeSets, symptom`), redacted with the project's redactor exactly as that
-//! command redacts its line. Only the project binary carries declarations; the stock binary
-//! answers that it cannot.
+//! The document is `lifecycle diff <env> --live --json`'s, built by the same library code
+//! ([`crate::diff`]: health, resources, text changes and the estate sections included), redacted
+//! with the project's redactor exactly as that command redacts its line. Only the project binary
+//! carries declarations; the stock binary answers that it cannot.
 
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::model::ComponentRow;
-use crate::observe::{ChangeAction, ChangeSet, describe_unobserved};
+use crate::observe::{ChangeAction, describe_unobserved};
 use crate::project::{self, Project};
 
 /// The diff page's document, as `lifecycle diff --live --json` prints it, after redaction.
@@ -29,50 +28,25 @@ pub struct DiffLine {
     pub text: String,
 }
 
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-struct Document<'a> {
-    version: u32,
-    env: &'a str,
-    status: crate::model::EnvStatus,
-    components: &'a [ComponentRow],
-    change_sets: &'a [ChangeSet],
-    symptom: &'a crate::model::ConvergeSymptom,
-}
-
-/// Returns the member whose ledger paths hold `env`'s records: that of the first op in this
-/// binary bound to `env` (none in a flat layout).
-pub fn member_of(project: &Project, env: &str) -> Option<String> {
-    project.catalog.ops().find(|o| o.env.as_deref() == Some(env)).and_then(|o| o.member.clone())
-}
-
 /// Observes `env` live and returns its document and its lines for a person, both redacted.
 ///
 /// # Errors
 ///
 /// Declaration and ledger errors, and a document that cannot be serialised.
 pub fn live(project: &Project, env: &str) -> Result<(DiffView, Vec<DiffLine>), project::Error> {
-    let member = member_of(project, env);
-    let assessment = project.assess(member.as_deref(), env)?;
-    let doc = Document {
-        version: 1,
-        env,
-        status: assessment.symptom.status,
-        components: &assessment.symptom.components,
-        change_sets: &assessment.change_sets,
-        symptom: &assessment.symptom,
-    };
+    let member = crate::diff::member_of(project, env);
+    let doc = crate::diff::diff(project, member.as_deref(), env)?;
     let redacted = project.redactor.redact(&serde_json::to_string(&doc)?);
     let value: Value = serde_json::from_str(&redacted)?;
     let mut lines = Vec::new();
-    for row in &assessment.symptom.components {
+    for row in &doc.components {
         lines.push(DiffLine {
             kind: "row".into(),
             component: row.component.clone(),
             text: project.redactor.redact(&format!("{}: {}", row.reconciliation.as_str(), row.detail)),
         });
     }
-    for cs in &assessment.change_sets {
+    for cs in &doc.change_sets {
         for entry in cs.entries.iter().filter(|e| e.action != ChangeAction::Noop) {
             let text = if entry.action == ChangeAction::Unobserved {
                 describe_unobserved(entry)

@@ -45,6 +45,9 @@ const LAYERS: &[&[&str]] = &[
     &["runner"],
     &["project"],
     &["tick"],
+    // The diff of an env (the assessment, its health word, its estate), for `lifecycle diff`
+    // and the dashboard alike.
+    &["diff"],
     &["operator"],
     // The operator's notifications (an operator hook), and the read-only dashboard (which
     // shows the approve command notifications send).

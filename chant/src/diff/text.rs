@@ -1,6 +1,7 @@
-//! A person's view of how an entity's live content differs from its declaration: a unified
-//! text diff (through `similar`) when both sides are text, a size note otherwise, capped so a
-//! large file never floods a terminal; what `lifecycle diff --live` prints under an update.
+//! The text change of an entity: how its live content differs from its declaration, for a
+//! person — a unified text diff (through `similar`) when both sides are text, a size note
+//! otherwise, capped so a large file never floods a terminal or a page; what `lifecycle diff
+//! --live` prints under an update and the dashboard's diff document carries as `textChanges`.
 
 use serde::Serialize;
 
