@@ -183,6 +183,7 @@ mod tests {
             reason: None,
             url: None,
             dispatch_failed: None,
+            entities: Vec::new(),
         }
     }
 

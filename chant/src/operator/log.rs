@@ -283,6 +283,10 @@ fn outcome_line(o: &Outcome) -> String {
     if let Some(res) = &o.resource {
         let _ = write!(line, " [{}]", p(res));
     }
+    if !o.entities.is_empty() {
+        let names: Vec<String> = o.entities.iter().map(|n| p(n).to_string()).collect();
+        let _ = write!(line, " [{}]", names.join(", "));
+    }
     if let Some(op) = &o.op {
         let _ = write!(line, " → {}", p(op));
     }

@@ -97,7 +97,7 @@ impl Quiet {
         let eventful = eventful(seen, report);
         if eventful || self.verbose {
             self.last_line = now;
-            Some(Line { kind: LineKind::Report, text: report.to_string() })
+            Some(Line { kind: LineKind::Report, text: format!("{report}{}", reported(report)) })
         } else {
             None
         }
@@ -132,6 +132,33 @@ impl Quiet {
         self.rounds = 0;
         Some(Line { kind: LineKind::Heartbeat, text })
     }
+}
+
+/// How many entity names an operator line shows of one outcome before it counts the rest.
+const NAMES_SHOWN: usize = 5;
+
+/// What the tick reported, for the end of its line: `; reported adopt-report [files/stray.conf]`,
+/// one entry per `reported` outcome (a dispatch that failed is named by the health word already,
+/// as a `ran` is), naming the resource or the entities it is about. Empty when nothing was.
+fn reported(report: &OpReport) -> String {
+    let Some(record) = report.record.as_ref().filter(|_| matches!(report.event, OpEvent::Ticked { .. })) else {
+        return String::new();
+    };
+    let said: Vec<String> = record
+        .outcomes
+        .iter()
+        .filter(|o| o.action == Action::Reported && o.dispatch_failed != Some(true))
+        .map(|o| {
+            let p = |n: &String| crate::terminal::printable(n).to_string();
+            let mut names: Vec<String> = o.resource.iter().map(p).collect();
+            names.extend(o.entities.iter().take(NAMES_SHOWN).map(p));
+            let more = o.entities.len().saturating_sub(NAMES_SHOWN);
+            let more = if more > 0 { format!(", +{more} more") } else { String::new() };
+            let names = if names.is_empty() { String::new() } else { format!(" [{}{more}]", names.join(", ")) };
+            format!("reported {}{names}", crate::terminal::printable(&o.rule_id))
+        })
+        .collect();
+    if said.is_empty() { String::new() } else { format!("; {}", said.join(", ")) }
 }
 
 /// Updates what is remembered of an op from its report; returns true when something happened.
@@ -232,6 +259,37 @@ mod tests {
         assert_eq!(q.report(&held(), t0), None, "still theirs: nothing new");
         assert!(q.report(&not_due(), t0).is_some(), "taken back");
         assert!(q.report(&report(OpEvent::Failed { error: "boom".into() }, None), t0).is_some());
+    }
+
+    #[test]
+    fn the_line_names_the_reported_rules_and_the_adopted_entities_they_are_about() {
+        let t0 = Instant::now();
+        let mut q = Quiet::new(false, Duration::from_secs(600), t0);
+        let mut adopt = symptom("reconciled");
+        let strays: Vec<String> = (1..=7).map(|i| format!("files/stray-{i}.conf")).collect();
+        adopt["outcomes"] = serde_json::json!([
+            {"ruleId": "adopt-report", "action": "reported", "reason": "unowned", "entities": strays[..1]},
+            {"ruleId": "drift-apply", "action": "reported", "op": "x", "dispatchFailed": true},
+        ]);
+        let line = q.report(&report(OpEvent::Ticked { gate: None }, Some(adopt.clone())), t0).unwrap();
+        assert_eq!(
+            line.text,
+            "operator: site-converge@site ticked=1 status=failing(drift-apply -> x failed); reported adopt-report [files/stray-1.conf]"
+        );
+        adopt["outcomes"] = serde_json::json!([
+            {"ruleId": "adopt-report", "action": "reported", "entities": strays},
+            {"ruleId": "watch", "action": "reported", "resource": "app"},
+            {"ruleId": "quiet", "action": "skipped-budget"},
+        ]);
+        let line = q.report(&report(OpEvent::Ticked { gate: None }, Some(adopt)), t0).unwrap();
+        assert!(
+            line.text.ends_with(
+                "; reported adopt-report [files/stray-1.conf, files/stray-2.conf, files/stray-3.conf, files/stray-4.conf, files/stray-5.conf, +2 more], reported watch [app]"
+            ),
+            "{}",
+            line.text
+        );
+        assert_eq!(q.report(&ticked("reconciled"), t0), None, "still in sync, nothing reported: nothing said");
     }
 
     #[test]

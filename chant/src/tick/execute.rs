@@ -119,7 +119,8 @@ pub fn execute_after(
 
     let mut unobserved = std::collections::BTreeMap::new();
     let mut drifted = Vec::new();
-    match observe_counting(project, spec, &env, member, &mut unobserved, &mut drifted) {
+    let mut adopted = Vec::new();
+    match observe_counting(project, spec, &env, member, &mut unobserved, &mut drifted, &mut adopted) {
         Err(e) => {
             record.error = Some(project.redactor.record(&e.to_string()));
             record.summary = Summary::default();
@@ -128,6 +129,7 @@ pub fn execute_after(
             let subject = symptom.subject();
             let p = plan_with(project, spec, subject, &previous);
             let mut outcomes = p.outcomes.clone();
+            name_adopted(&mut outcomes, spec, &adopted);
             // Nothing acts that could not be recorded: the ledger must take an append before the
             // first dispatch (its record, and the run's, go there).
             let unwritable = outcomes
@@ -266,7 +268,15 @@ pub fn observe(
     env: &str,
     member: Option<&str>,
 ) -> Result<PlannedSymptom, ObserveError> {
-    observe_counting(project, spec, env, member, &mut std::collections::BTreeMap::new(), &mut Vec::new())
+    observe_counting(
+        project,
+        spec,
+        env,
+        member,
+        &mut std::collections::BTreeMap::new(),
+        &mut Vec::new(),
+        &mut Vec::new(),
+    )
 }
 
 /// [`observe`], adding to `unobserved` how many entities went unobserved per reason (env mode:
@@ -279,10 +289,12 @@ fn observe_counting(
     member: Option<&str>,
     unobserved: &mut std::collections::BTreeMap<String, u64>,
     drifted: &mut Vec<super::record::DriftedPath>,
+    adopted: &mut Vec<String>,
 ) -> Result<PlannedSymptom, ObserveError> {
     match &spec.observe {
         None => project.assess(member, env).map_err(ObserveError::Assess).and_then(|a| {
             *drifted = super::record::DriftedPath::of(&a.change_sets);
+            *adopted = adopted_entities(&a.change_sets);
             for reason in a.change_sets.iter().flat_map(|cs| cs.entries.iter()).filter_map(|e| e.unobserved_reason) {
                 *unobserved.entry(reason.as_str().to_owned()).or_insert(0) += 1;
             }
@@ -297,6 +309,35 @@ fn observe_counting(
             }
             PlannedSymptom::Resources(rs)
         }),
+    }
+}
+
+/// Returns the names (`<component>/<name>`) of the change sets' `adopt` entries, at most
+/// [`super::ENTITIES`]: what a rule reading the adopt signal reports.
+fn adopted_entities(change_sets: &[crate::observe::ChangeSet]) -> Vec<String> {
+    change_sets
+        .iter()
+        .flat_map(|cs| {
+            cs.with_action(crate::observe::ChangeAction::Adopt).map(move |e| format!("{}/{}", cs.component, e.name))
+        })
+        .take(super::ENTITIES)
+        .collect()
+}
+
+/// Names on each outcome of a rule that reads the adopt signal the unowned entities it is about,
+/// so the record (and the operator's line) says which ones, not only how many.
+fn name_adopted(outcomes: &mut [super::Outcome], spec: &ConvergeSpec, adopted: &[String]) {
+    if adopted.is_empty() {
+        return;
+    }
+    for o in outcomes {
+        let reads = spec
+            .rules
+            .iter()
+            .any(|r| r.id.as_str() == o.rule_id && r.when.references(crate::model::contract::ADOPT_FIELD));
+        if reads {
+            o.entities = adopted.to_vec();
+        }
     }
 }
 

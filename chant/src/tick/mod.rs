@@ -59,8 +59,8 @@ pub use observer::{ObserveError, parse_observation};
 pub use plan::{DispatchResult, Plan, PlanInput, Subject, is_refusal, next_flap, plan, record_dispatch};
 pub use preview::{Preview, RuleVerdict, preview};
 pub use record::{
-    Action, DRIFTED_PATHS, DriftedPath, Fired, FlapEntry, LeaseStamp, ObservedResource, Outcome, PlannedSymptom,
-    Summary, TickRecord,
+    Action, DRIFTED_PATHS, DriftedPath, ENTITIES, Fired, FlapEntry, LeaseStamp, ObservedResource, Outcome,
+    PlannedSymptom, Summary, TickRecord,
 };
 
 /// Computes the summary counts of a tick from its subject and final outcomes.

@@ -141,6 +141,7 @@ fn step(
         reason: None,
         url: None,
         dispatch_failed: None,
+        entities: Vec::new(),
     };
     let run_length = out.previous.get(&key).copied().unwrap_or(0);
     let threshold = rule.flap_threshold();

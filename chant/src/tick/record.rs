@@ -77,7 +77,15 @@ pub struct Outcome {
     /// Set on a `reported` outcome whose dispatch failed (it counts toward flap damping).
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub dispatch_failed: Option<bool>,
+    /// The entities the outcome is about, `<component>/<name>`: for a rule that reads the adopt
+    /// signal, the unowned entities it reported (at most [`ENTITIES`]). Absent when empty, so
+    /// records without it keep their bytes; older chant ignores it.
+    #[serde(skip_serializing_if = "Vec::is_empty", default)]
+    pub entities: Vec<String>,
 }
+
+/// How many entity names an outcome keeps.
+pub const ENTITIES: usize = 100;
 
 impl Outcome {
     /// Returns true when this outcome counts toward a flap run: a dispatch that ran, or one that
@@ -379,6 +387,30 @@ mod tests {
         let line = record.to_line().unwrap();
         assert!(line.contains(r#""fenced":true"#), "{line}");
         assert_eq!(record.shard_key(Some("web")).unwrap().dir(), "_members/web/e/o/converge");
+    }
+
+    #[test]
+    fn an_outcomes_entities_are_written_only_when_there_are_some_and_old_lines_read_without_them() {
+        let line = r#"{"action":"reported","reason":"unowned resources present","ruleId":"adopt-report"}"#;
+        let mut o: Outcome = serde_json::from_str(line).unwrap();
+        assert!(o.entities.is_empty());
+        assert_eq!(crate::canonical::to_string(&o).unwrap(), line, "an outcome without names keeps its bytes");
+        o.entities = vec!["files/stray.conf".into()];
+        let named = crate::canonical::to_string(&o).unwrap();
+        assert_eq!(
+            named,
+            r#"{"action":"reported","entities":["files/stray.conf"],"reason":"unowned resources present","ruleId":"adopt-report"}"#
+        );
+        // What an older chant reads: the same outcome, the names ignored as an unknown key.
+        #[derive(Deserialize)]
+        #[serde(rename_all = "camelCase")]
+        struct Older {
+            rule_id: String,
+            action: Action,
+        }
+        let older: Older = serde_json::from_str(&named).unwrap();
+        assert_eq!((older.rule_id.as_str(), older.action), ("adopt-report", Action::Reported));
+        assert_eq!(serde_json::from_str::<Outcome>(&named).unwrap(), o);
     }
 
     #[test]

@@ -209,6 +209,7 @@ fn record_dispatch_marks_failures_and_gates() {
         reason: None,
         url: None,
         dispatch_failed: None,
+        entities: Vec::new(),
     };
     let mut g = o.clone();
     record_dispatch(&mut o, DispatchResult::Failed { error: "exit 1: boom".into() });
