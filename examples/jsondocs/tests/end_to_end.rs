@@ -188,3 +188,26 @@ fn an_unknown_binding_key_is_refused_naming_the_lexicons_keys() {
     assert!(err.contains("unknown key `jsondoc_root`"), "{err}");
     assert!(err.contains("jsondocs_root (jsondocs)") && err.contains("files_root (files)"), "{err}");
 }
+
+#[test]
+fn an_adopt_report_names_the_unowned_documents_in_the_record_the_operators_line_and_the_log() {
+    let p = Project::new();
+    let first = p.tick();
+    assert_eq!(first["outcomes"][0]["ruleId"], "first-apply");
+    assert!(first["outcomes"][0].get("entities").is_none(), "nothing to name, no key: {first}");
+    std::fs::write(p.estate().join("notes.json"), "{\"owner\": \"someone else\"}\n").unwrap();
+    let tick = p.tick();
+    let report = tick["outcomes"].as_array().unwrap().iter().find(|o| o["ruleId"] == "adopt-report").unwrap();
+    assert_eq!(report["action"], "reported", "{tick}");
+    assert_eq!(report["entities"], serde_json::json!(["jsondocs/notes"]), "the record names them: {tick}");
+    let once = p.docs(&["operator", "--once", "--env", "docs"]);
+    let stdout = String::from_utf8_lossy(&once.stdout);
+    assert!(once.status.success(), "{}", String::from_utf8_lossy(&once.stderr));
+    assert!(
+        stdout.contains("operator: docs-converge@docs ticked=1 status=in-sync; reported adopt-report [jsondocs/notes]"),
+        "{stdout}"
+    );
+    let log = p.docs(&["operator", "log", "--op", "docs-converge"]);
+    let log = String::from_utf8_lossy(&log.stdout);
+    assert!(log.contains("reported  adopt-report [jsondocs/notes]: unowned documents present"), "{log}");
+}
