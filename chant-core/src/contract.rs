@@ -487,6 +487,8 @@ pub enum ArgType {
     Url,
     /// `never` or `owned-only`: [`crate::step::DeleteMode`].
     DeleteMode,
+    /// A non-empty list of names in brackets (`["app", "hud"]`), each following the name rule.
+    Names,
 }
 
 /// One argument a step accepts.
@@ -561,13 +563,23 @@ pub const STEPS: &[StepSpec] = &[
     StepSpec {
         name: "sprite_services_observe",
         positional: None,
-        args: &[arg("box", ArgType::Bool, true)],
+        // One of `box`, `services` and `services_file` is required: [`crate::step::service_source`].
+        args: &[
+            arg("box", ArgType::Bool, false),
+            arg("services", ArgType::Names, false),
+            arg("services_file", ArgType::Str, false),
+        ],
         class: ClassKind::ReadOnly,
     },
     StepSpec {
         name: "sprite_service_restart",
         positional: None,
-        args: &[arg("box", ArgType::Bool, true), arg("name", ArgType::Str, false)],
+        args: &[
+            arg("box", ArgType::Bool, false),
+            arg("name", ArgType::Str, false),
+            arg("services", ArgType::Names, false),
+            arg("services_file", ArgType::Str, false),
+        ],
         class: ClassKind::Mutating,
     },
     StepSpec {

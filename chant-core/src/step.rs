@@ -200,25 +200,136 @@ impl GateArgs {
     }
 }
 
+/// Where a box services step (the observer, the restart) reads its list of services from:
+/// exactly one of `box = true`, `services = [...]` and `services_file = "..."`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ServiceSource<'a> {
+    /// `box = true`: the box block of the op's member in `chant.workspace.json`.
+    Box,
+    /// `services = ["app", ...]`: the services named inline (no command or health URL).
+    Inline(&'a [Name]),
+    /// `services_file = "..."`: a JSON file holding a box block (`{"services": [...]}`), relative
+    /// to the project root (may hold `${VAR}`).
+    File(&'a str),
+}
+
+/// A box services step given no list of services, more than one, or an empty one. Returned by
+/// [`service_source`] (and so by the macros and the op.json loader).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ServiceSourceError {
+    /// More than one source.
+    #[error(
+        "`{step}` reads its services from one place, and it was given {given}; keep one of box = true, services = [...] and services_file = \"...\""
+    )]
+    Several {
+        /// The step kind.
+        step: String,
+        /// The sources given, in words (`box = true and services`).
+        given: String,
+    },
+    /// No source.
+    #[error(
+        "`{step}` needs its services: box = true (the member's box block), services = [\"app\", ...] or services_file = \"services.json\""
+    )]
+    Missing {
+        /// The step kind.
+        step: String,
+    },
+    /// An empty inline list.
+    #[error("`services` of `{step}` is an empty list; name at least one service, such as services = [\"app\"]")]
+    Empty {
+        /// The step kind.
+        step: String,
+    },
+}
+
+/// Returns where `step` reads its services from, given its `box`, `services` and
+/// `services_file` arguments: the one rule the macros and the loader share.
+///
+/// # Errors
+///
+/// [`ServiceSourceError`] for no source, several, or an empty list.
+pub fn service_source<'a>(
+    step: &str,
+    from_box: bool,
+    services: Option<&'a [Name]>,
+    services_file: Option<&'a str>,
+) -> Result<ServiceSource<'a>, ServiceSourceError> {
+    let given: Vec<&str> =
+        [(from_box, "box = true"), (services.is_some(), "services"), (services_file.is_some(), "services_file")]
+            .into_iter()
+            .filter_map(|(given, name)| given.then_some(name))
+            .collect();
+    if given.len() > 1 {
+        return Err(ServiceSourceError::Several { step: step.to_owned(), given: given.join(" and ") });
+    }
+    match (from_box, services, services_file) {
+        (true, _, _) => Ok(ServiceSource::Box),
+        (_, Some([]), _) => Err(ServiceSourceError::Empty { step: step.to_owned() }),
+        (_, Some(names), _) => Ok(ServiceSource::Inline(names)),
+        (_, _, Some(file)) => Ok(ServiceSource::File(file)),
+        _ => Err(ServiceSourceError::Missing { step: step.to_owned() }),
+    }
+}
+
 /// The arguments of `sprite_services_observe`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ObserveServicesArgs {
-    /// Read the services from the member's box block (must be `true`).
-    #[serde(rename = "box")]
+    /// Read the services from the member's box block; absent when false.
+    #[serde(rename = "box", skip_serializing_if = "std::ops::Not::not", default)]
     pub from_box: bool,
+    /// The services, named inline.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub services: Option<Vec<Name>>,
+    /// A JSON file holding a box block, relative to the project root (may hold `${VAR}`).
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub services_file: Option<String>,
+}
+
+impl ObserveServicesArgs {
+    /// Returns where the services are read from.
+    ///
+    /// # Errors
+    ///
+    /// As [`service_source`].
+    pub fn source(&self) -> Result<ServiceSource<'_>, ServiceSourceError> {
+        service_source(
+            "sprite_services_observe",
+            self.from_box,
+            self.services.as_deref(),
+            self.services_file.as_deref(),
+        )
+    }
 }
 
 /// The arguments of `sprite_service_restart`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct RestartServiceArgs {
-    /// Read the services from the member's box block (must be `true`).
-    #[serde(rename = "box")]
+    /// Read the services from the member's box block; absent when false.
+    #[serde(rename = "box", skip_serializing_if = "std::ops::Not::not", default)]
     pub from_box: bool,
     /// The service; the dispatching rule's resource when absent (may hold `${VAR}`).
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub name: Option<String>,
+    /// The services, named inline.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub services: Option<Vec<Name>>,
+    /// A JSON file holding a box block, relative to the project root (may hold `${VAR}`).
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub services_file: Option<String>,
+}
+
+impl RestartServiceArgs {
+    /// Returns where the services are read from.
+    ///
+    /// # Errors
+    ///
+    /// As [`service_source`].
+    pub fn source(&self) -> Result<ServiceSource<'_>, ServiceSourceError> {
+        service_source("sprite_service_restart", self.from_box, self.services.as_deref(), self.services_file.as_deref())
+    }
 }
 
 /// The arguments of `sprite_apply_services`.
@@ -375,6 +486,16 @@ impl Step {
         }
     }
 
+    /// Returns where a box services step that takes a list of services (the observer, the
+    /// restart) reads it from; `None` for every other step.
+    pub fn service_source(&self) -> Option<Result<ServiceSource<'_>, ServiceSourceError>> {
+        match self {
+            Step::SpriteServicesObserve { args, .. } => Some(args.source()),
+            Step::SpriteServiceRestart { args, .. } => Some(args.source()),
+            _ => None,
+        }
+    }
+
     /// Returns a copy with every `${VAR}` in its string arguments expanded through `lookup`.
     ///
     /// # Errors
@@ -413,10 +534,20 @@ impl Step {
                     timeout: args.timeout.clone(),
                 },
             },
-            Step::SpriteServicesObserve { .. } => self.clone(),
+            Step::SpriteServicesObserve { class, args } => Step::SpriteServicesObserve {
+                class: *class,
+                args: ObserveServicesArgs {
+                    services_file: x_opt("services_file", &args.services_file)?,
+                    ..args.clone()
+                },
+            },
             Step::SpriteServiceRestart { class, args } => Step::SpriteServiceRestart {
                 class: *class,
-                args: RestartServiceArgs { from_box: args.from_box, name: x_opt("name", &args.name)? },
+                args: RestartServiceArgs {
+                    name: x_opt("name", &args.name)?,
+                    services_file: x_opt("services_file", &args.services_file)?,
+                    ..args.clone()
+                },
             },
             Step::SpriteApplyServices { class, args } => Step::SpriteApplyServices {
                 class: *class,
@@ -459,6 +590,9 @@ mod tests {
             r#"{"kind":"gate","name":"g","class":"read-only"}"#,
             r#"{"kind":"sprite_apply_services","class":"mutating","args":{"box":true,"start":true}}"#,
             r#"{"kind":"sprite_service_restart","class":"mutating","args":{"box":true}}"#,
+            r#"{"kind":"sprite_service_restart","class":"mutating","args":{"name":"app","services":["app","hud"]}}"#,
+            r#"{"kind":"sprite_services_observe","class":"read-only","args":{"box":true}}"#,
+            r#"{"kind":"sprite_services_observe","class":"read-only","args":{"services_file":"${BOX}/services.json"}}"#,
             r#"{"kind":"step","name":"purge-cache","class":"destructive","args":{"what":"${X}"},"run":"purge"}"#,
             r#"{"kind":"teardown","class":"destructive","args":{"env":"staging"}}"#,
             r#"{"kind":"teardown","class":"destructive","args":{"allow_holes":true,"env":"staging"}}"#,
@@ -484,6 +618,34 @@ mod tests {
         for v in bad {
             assert!(parse(v.clone()).is_err(), "{v}");
         }
+    }
+
+    #[test]
+    fn a_box_services_step_reads_its_services_from_exactly_one_place() {
+        let source = |v: serde_json::Value| {
+            let step = parse(json!({"kind": "sprite_services_observe", "class": "read-only", "args": v})).unwrap();
+            step.service_source().unwrap().map(|s| format!("{s:?}")).map_err(|e| e.to_string())
+        };
+        assert_eq!(source(json!({"box": true})).unwrap(), "Box");
+        assert_eq!(source(json!({"services": ["app"]})).unwrap(), r#"Inline([Name("app")])"#);
+        assert_eq!(source(json!({"services_file": "s.json"})).unwrap(), r#"File("s.json")"#);
+        assert_eq!(
+            source(json!({"box": true, "services_file": "s.json"})).unwrap_err(),
+            "`sprite_services_observe` reads its services from one place, and it was given box = true and services_file; keep one of box = true, services = [...] and services_file = \"...\""
+        );
+        assert!(source(json!({"services": []})).unwrap_err().contains("is an empty list"));
+        assert!(source(json!({"box": false})).unwrap_err().contains("needs its services"));
+        assert!(source(json!({})).unwrap_err().contains("needs its services"));
+        let bad = json!({"kind": "sprite_services_observe", "class": "read-only", "args": {"services": ["App"]}});
+        assert!(parse(bad).is_err(), "a bad service name does not parse");
+        let apply = parse(json!({"kind": "sprite_apply_services", "class": "mutating", "args": {"box": true}}));
+        assert_eq!(apply.unwrap().service_source(), None, "apply reads the box block only");
+        let vars = |n: &str| (n == "BOX").then(|| "/srv/box".to_owned());
+        let file = parse(json!({"kind": "sprite_service_restart", "class": "mutating",
+            "args": {"services_file": "${BOX}/s.json"}}))
+        .unwrap();
+        let Step::SpriteServiceRestart { args, .. } = file.expanded(&vars).unwrap() else { unreachable!() };
+        assert_eq!(args.services_file.as_deref(), Some("/srv/box/s.json"));
     }
 
     #[test]
@@ -530,6 +692,7 @@ mod tests {
                     ArgType::Duration => json!("5m"),
                     ArgType::Url => json!("http://127.0.0.1/"),
                     ArgType::DeleteMode => json!("never"),
+                    ArgType::Names => json!(["x"]),
                 };
                 match (Some(a.name) == spec.positional, a.ty) {
                     (true, _) => drop(top.insert(a.name.into(), json!("n"))),

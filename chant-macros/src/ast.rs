@@ -57,6 +57,8 @@ pub(crate) enum ArgValue {
     Bool(LitBool),
     /// A path (`read_only`, `crate::steps::purge`).
     Path(syn::Path),
+    /// A list in brackets (`["app", "hud"]`), its elements checked by the step's argument type.
+    List(proc_macro2::Group),
     /// Anything else.
     Other(TokenStream),
 }

@@ -369,6 +369,11 @@ fn arg_value(value: &[TokenTree]) -> ArgValue {
     if let Some(l) = single_lit_str(&ts) {
         return ArgValue::Str(l);
     }
+    if let [TokenTree::Group(g)] = value
+        && g.delimiter() == Delimiter::Bracket
+    {
+        return ArgValue::List(g.clone());
+    }
     match syn::parse2::<syn::Path>(ts.clone()) {
         Ok(p) => ArgValue::Path(p),
         Err(_) => ArgValue::Other(ts),

@@ -8,7 +8,7 @@ use chant_core::duration::Timeout;
 use chant_core::name::Name;
 use chant_core::op::Step;
 use chant_core::step::{DeleteMode, HttpUrl};
-use proc_macro2::Span;
+use proc_macro2::{Ident, Span};
 use quote::quote;
 
 use crate::ast::{ArgValue, StepAst};
@@ -156,11 +156,20 @@ pub(crate) fn step(ast: &StepAst, cx: &Ctxt) -> Option<(Step, Option<syn::Path>)
             (ArgType::Path, ArgValue::Path(p)) => {
                 run = Some(p.clone());
             }
+            (ArgType::Names, ArgValue::List(g)) => match names(arg, &kind, g, cx) {
+                Some(list) => {
+                    args.insert(arg.to_owned(), serde_json::Value::Array(list));
+                }
+                None => ok = false,
+            },
             (ty, other) => {
                 cx.error(span_of(other, span), format!("`{arg}` of `{kind}` takes {}", describe(ty)));
                 ok = false;
             }
         }
+    }
+    if ok && !sources(ast, &kind, &args, cx) {
+        ok = false;
     }
     if !ok {
         return None;
@@ -191,11 +200,87 @@ pub(crate) fn step(ast: &StepAst, cx: &Ctxt) -> Option<(Step, Option<syn::Path>)
     }
 }
 
+/// Checks a list of names (`services = ["app", "hud"]`): string literals, each following the
+/// name rule, at least one; every problem at its token.
+fn names(arg: &str, kind: &str, list: &proc_macro2::Group, cx: &Ctxt) -> Option<Vec<serde_json::Value>> {
+    let mut out = Vec::new();
+    let mut ok = true;
+    let mut element: Vec<proc_macro2::TokenTree> = Vec::new();
+    let mut elements = Vec::new();
+    for t in list.stream() {
+        match &t {
+            proc_macro2::TokenTree::Punct(p) if p.as_char() == ',' => elements.push(std::mem::take(&mut element)),
+            _ => element.push(t),
+        }
+    }
+    if !element.is_empty() {
+        elements.push(element);
+    }
+    for e in elements {
+        let tokens: proc_macro2::TokenStream = e.into_iter().collect();
+        match syn::parse2::<syn::LitStr>(tokens.clone()) {
+            Ok(l) => match Name::parse(&format!("service name in `{arg}` of `{kind}`"), l.value()) {
+                Ok(n) => out.push(serde_json::Value::String(n.as_str().to_owned())),
+                Err(e) => {
+                    cx.error(l.span(), e);
+                    ok = false;
+                }
+            },
+            Err(_) => {
+                cx.error_spanned(
+                    tokens,
+                    format!("`{arg}` of `{kind}` lists service names as strings, such as [\"app\", \"hud\"]"),
+                );
+                ok = false;
+            }
+        }
+    }
+    if ok
+        && out.is_empty()
+        && let Err(e) = chant_core::step::service_source(kind, false, Some(&[]), None)
+    {
+        cx.error(list.span(), e);
+        return None;
+    }
+    ok.then_some(out)
+}
+
+/// Checks that a box services step that takes a list of services names exactly one source
+/// (`box = true`, `services` or `services_file`), through the rule the loader applies too
+/// ([`chant_core::step::service_source`]); the refusal of several is spanned at the second one
+/// given, that of none at the call.
+fn sources(ast: &StepAst, kind: &str, args: &serde_json::Map<String, serde_json::Value>, cx: &Ctxt) -> bool {
+    if !matches!(kind, "sprite_services_observe" | "sprite_service_restart") {
+        return true;
+    }
+    let from_box = args.get("box").and_then(serde_json::Value::as_bool).unwrap_or(false);
+    let listed: Option<Vec<Name>> = args.get("services").and_then(serde_json::Value::as_array).map(|list| {
+        list.iter().filter_map(serde_json::Value::as_str).filter_map(|n| Name::parse("service name", n).ok()).collect()
+    });
+    let file = args.get("services_file").and_then(serde_json::Value::as_str);
+    let Err(e) = chant_core::step::service_source(kind, from_box, listed.as_deref(), file) else { return true };
+    let given: Vec<&Ident> = ast
+        .args
+        .iter()
+        .map(|a| &a.name)
+        .filter(|n| (*n == "box" && from_box) || *n == "services" || *n == "services_file")
+        .collect();
+    match given.get(1) {
+        Some(second) => cx.error(second.span(), e),
+        None => {
+            let (k, g) = (&ast.kind, &ast.group);
+            cx.error_spanned(quote!(#k #g), e);
+        }
+    }
+    false
+}
+
 fn span_of(value: &ArgValue, fallback: Span) -> Span {
     match value {
         ArgValue::Str(s) => s.span(),
         ArgValue::Bool(b) => b.span,
         ArgValue::Path(p) => p.segments.first().map_or(fallback, |s| s.ident.span()),
+        ArgValue::List(g) => g.span(),
         ArgValue::Other(ts) => ts.clone().into_iter().next().map_or(fallback, |t| t.span()),
     }
 }
@@ -209,6 +294,7 @@ fn placeholder(ty: ArgType) -> &'static str {
         ArgType::Duration => "\"5m\"",
         ArgType::Url => "\"http://127.0.0.1:8080/health\"",
         ArgType::DeleteMode => "\"owned-only\"",
+        ArgType::Names => "[\"app\"]",
     }
 }
 
@@ -221,6 +307,7 @@ fn describe(ty: ArgType) -> &'static str {
         ArgType::Duration => "a duration string, such as \"90s\", \"5m\" or \"48h\"",
         ArgType::Url => "an http:// or https:// URL string (`${VAR}` is expanded when the step runs)",
         ArgType::DeleteMode => "a string, \"never\" or \"owned-only\"",
+        ArgType::Names => "a list of names in brackets, such as [\"app\", \"hud\"]",
     }
 }
 

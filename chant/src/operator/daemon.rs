@@ -422,7 +422,7 @@ impl Daemon {
 }
 
 /// Whether `target` is a resource-mode ConvergeOp observing its member's box services
-/// (`sprite_services_observe(box = true)`), whose supervisor's change stream can wake a round.
+/// (`sprite_services_observe`, whatever its list), whose supervisor's change stream can wake a round.
 #[cfg(feature = "box")]
 fn observes_box_services(target: &Target) -> bool {
     target
@@ -430,7 +430,7 @@ fn observes_box_services(target: &Target) -> bool {
         .converge
         .as_ref()
         .and_then(|c| c.observe.as_ref())
-        .is_some_and(|o| matches!(o, crate::model::Step::SpriteServicesObserve { args, .. } if args.from_box))
+        .is_some_and(|o| matches!(o, crate::model::Step::SpriteServicesObserve { .. }))
 }
 
 /// The line a round prints once when the configured remote did not answer.

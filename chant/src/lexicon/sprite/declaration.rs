@@ -63,6 +63,18 @@ pub enum Error {
     /// The block breaks a rule.
     #[error("declaration-invalid: {0}")]
     Invalid(String),
+    /// A step's `services_file` cannot be read or is not a valid box block.
+    #[error("services_file `{file}` of {step} ({path}) {message}")]
+    ServicesFile {
+        /// The step kind.
+        step: String,
+        /// The file as the step names it.
+        file: String,
+        /// Where it was looked for.
+        path: String,
+        /// What is wrong.
+        message: String,
+    },
     /// A `cmd` names an unset variable.
     #[error("service {service}'s cmd names ${{{var}}}, which is not set in this process's environment")]
     Unset {

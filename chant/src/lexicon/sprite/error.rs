@@ -49,11 +49,24 @@ pub enum SpriteError {
     /// The box block cannot be read or used.
     #[error(transparent)]
     Declaration(#[from] declaration::Error),
+    /// A box step names no list of services, or several.
+    #[error(transparent)]
+    Source(crate::model::step::ServiceSourceError),
     /// A box step was not told to read the box block.
     #[error("{step} reads the services from the box block: pass box = true")]
     NoBoxArgument {
         /// The step kind.
         step: String,
+    },
+    /// A restart step names a service its list does not hold.
+    #[error("{step} was asked to restart {name}, which its services list does not hold; listed: {listed}")]
+    NotListed {
+        /// The step kind.
+        step: String,
+        /// The service asked for.
+        name: String,
+        /// The listed services, comma-separated.
+        listed: String,
     },
     /// A restart step names no service.
     #[error("{step} names no service: pass name, or run it from a converge rule (which sets {var})")]

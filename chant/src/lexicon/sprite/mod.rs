@@ -2,13 +2,14 @@
 //! by `sprite-env` (a sprite's own, or chant's stand-in), observed through the supervisor's list
 //! and each service's health URL, restarted and applied through the supervisor's command line.
 //!
-//! The three steps:
+//! The three steps, each reading its list of services on every run from where its arguments
+//! say ([`source`]: the member's box block, an inline list, or a services file):
 //! - [`observe`] (`sprite_services_observe`): one verdict per declared service. An unreadable
 //!   supervisor, or output that is not a listing of the known shape ([`listing`]: read whole or
 //!   not at all), makes every service `unknown` (never `drifted`: a hole in the reading is not a
 //!   reason to act); an optional service is skipped until the supervisor lists it.
 //! - [`restart`] (`sprite_service_restart`): restarts the service named by the step or by
-//!   `CHANT_CONVERGE_RESOURCE`, then waits for its health URL.
+//!   `CHANT_CONVERGE_RESOURCE` (one its list holds), then waits for its health URL.
 //! - [`apply`] (`sprite_apply_services`): creates, replaces, restarts or starts the declared
 //!   services in dependency order, never deleting one the block does not declare, and expands
 //!   every command before changing anything.
@@ -21,6 +22,7 @@ pub mod declaration;
 mod error;
 mod lexicon;
 pub mod listing;
+pub mod source;
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -381,7 +383,8 @@ fn create(s: &BoxService, argv: &[String], settings: &Settings) -> Result<(), Sp
 
 /// Runs a box services step (`sprite_services_observe`, `sprite_service_restart` or
 /// `sprite_apply_services`) with its arguments already expanded, through the box services
-/// lexicon of `member` in `root` ([`BoxLexicon`], which reads the box block on every call).
+/// lexicon over the services the step names ([`source::resolve`]: the box block of `member` in
+/// `root`, an inline list or a services file, read on every call).
 /// `resource` is the resource of a converge dispatch; `var` looks variables up (settings,
 /// `${VAR}` in commands, `CHANT_CONVERGE_RESOURCE`).
 ///
@@ -396,16 +399,7 @@ pub fn run_step(
     var: &dyn Fn(&str) -> Option<String>,
 ) -> Result<Value, SpriteError> {
     let kind = step.kind();
-    let from_box = match step {
-        Step::SpriteServicesObserve { args, .. } => args.from_box,
-        Step::SpriteServiceRestart { args, .. } => args.from_box,
-        Step::SpriteApplyServices { args, .. } => args.from_box,
-        _ => return Err(SpriteError::NotABoxStep(kind.to_owned())),
-    };
-    if !from_box {
-        return Err(SpriteError::NoBoxArgument { step: kind.to_owned() });
-    }
-    let lexicon = BoxLexicon::open(root, member, var)?;
+    let lexicon = BoxLexicon::new(root, member, source::resolve(step, root, member)?, var);
     match step {
         Step::SpriteServiceRestart { args, .. } => {
             let name = args
@@ -415,6 +409,11 @@ pub fn run_step(
                 .or_else(|| var(crate::handoff::RESOURCE_VAR))
                 .filter(|n| !n.is_empty())
                 .ok_or_else(|| SpriteError::NoService { step: kind.to_owned(), var: crate::handoff::RESOURCE_VAR })?;
+            let listed = lexicon.declaration().services();
+            if !listed.iter().any(|s| s.name == name) {
+                let declared: Vec<&str> = listed.iter().map(|s| s.name.as_str()).collect();
+                return Err(SpriteError::NotListed { step: kind.to_owned(), name, listed: declared.join(", ") });
+            }
             lexicon.restart(&name)
         }
         Step::SpriteApplyServices { args, .. } => {
