@@ -35,3 +35,5 @@ op! {
     overview: "Create or replace the box's declared services through sprite-env, and start them.",
     phases: [ phase("Apply", [ sprite_apply_services(box = true, start = true) ]) ],
 }
+
+mod listed;

@@ -395,3 +395,48 @@ fn services_start_stop_and_restart_a_declared_service_through_the_project_binary
     let err = String::from_utf8_lossy(&unknown.stderr);
     assert!(err.contains("declares a service \"nope\" (declared: app, worker)"), "{err}");
 }
+
+#[test]
+fn the_observer_and_the_restart_read_their_services_inline_and_from_a_file() {
+    let b = Box::new();
+    let applied = b.command(BOX).args(["run", "services"]).output().unwrap();
+    assert!(applied.status.success(), "{}", String::from_utf8_lossy(&applied.stderr));
+    eventually(Duration::from_secs(20), "app to answer", || answers(b.port));
+
+    // Inline names: judged by the supervisor's state alone (no health URL to probe).
+    let checked = b.box_json(&["run", "check-listed", "--json"]);
+    assert_eq!(checked["status"], "ok", "{checked}");
+    assert_eq!(checked["outcomes"][0]["detail"], "2 in-sync, 0 drifted, 0 unknown", "{checked}");
+    b.box_json(&["services", "stop", "worker", "--json"]);
+    let checked = b.box_json(&["run", "check-listed", "--json"]);
+    assert_eq!(checked["outcomes"][0]["detail"], "1 in-sync, 1 drifted, 0 unknown", "{checked}");
+
+    // A services file relative to the project root: its health URL is what the restart waits for.
+    let missing = b.command(BOX).args(["run", "restart-app", "--json"]).output().unwrap();
+    assert_eq!(missing.status.code(), Some(1), "{}", String::from_utf8_lossy(&missing.stderr));
+    let record: Value = serde_json::from_slice(&missing.stdout).unwrap();
+    let why = record.to_string();
+    assert!(
+        why.contains("services_file `examples/box/services.json` of sprite_service_restart (")
+            && why.contains("cannot be read"),
+        "names the file and the field: {why}"
+    );
+    let before = b.service("app")["state"]["pid"].as_i64().unwrap();
+    let list = json!({"services": [{"name": "app", "cmd": "unused", "health": format!("http://127.0.0.1:{}/health", b.port)}]});
+    std::fs::create_dir_all(b.project.path().join("examples/box")).unwrap();
+    std::fs::write(b.project.path().join("examples/box/services.json"), list.to_string()).unwrap();
+    let restarted = b.box_json(&["run", "restart-app", "--json"]);
+    assert_eq!(restarted["status"], "ok", "{restarted}");
+    assert_eq!(restarted["outcomes"][0]["detail"], "restarted: app", "{restarted}");
+    assert!(answers(b.port), "the restart waited for the file's health URL");
+    assert_ne!(b.service("app")["state"]["pid"].as_i64().unwrap(), before, "a new process");
+    assert_eq!(b.service("app")["state"]["restarts"], 1);
+
+    // A file that is not a box block is refused the same way, and nothing is restarted.
+    std::fs::write(b.project.path().join("examples/box/services.json"), r#"{"services": [{"name": "App"}]}"#).unwrap();
+    let invalid = b.command(BOX).args(["run", "restart-app", "--json"]).output().unwrap();
+    assert_eq!(invalid.status.code(), Some(1));
+    let why = String::from_utf8_lossy(&invalid.stdout);
+    assert!(why.contains("examples/box/services.json") && why.contains("is not a valid box block"), "{why}");
+    assert_eq!(b.service("app")["state"]["restarts"], 1);
+}
