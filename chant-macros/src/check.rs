@@ -561,6 +561,43 @@ mod tests {
     }
 
     #[test]
+    fn the_box_observer_takes_one_list_of_services_and_refuses_two_an_empty_one_and_a_bad_name() {
+        let observer = |step: TokenStream| {
+            converge_op(quote! {
+                name: "c",
+                env: "box",
+                observe: #step,
+                rules: [ when!(eq(status, "drifted") => report("r"), id = "r", why = "w") ],
+            })
+        };
+        for (step, args) in [
+            (quote!(sprite_services_observe(box = true)), serde_json::json!({"box": true})),
+            (
+                quote!(sprite_services_observe(services = ["app", "hud"])),
+                serde_json::json!({"services": ["app", "hud"]}),
+            ),
+            (quote!(sprite_services_observe(services_file = "s.json")), serde_json::json!({"services_file": "s.json"})),
+        ] {
+            let (c, errors) = observer(step);
+            assert!(errors.is_empty(), "{errors:?}");
+            let observe = c.doc.unwrap().converge.unwrap().observe.unwrap();
+            assert_eq!(serde_json::to_value(&observe).unwrap()["args"], args);
+        }
+        let refused = |step: TokenStream| observer(step).1;
+        let two = refused(quote!(sprite_services_observe(services = ["app"], services_file = "s.json")));
+        assert_eq!(two.len(), 1, "{two:?}");
+        assert!(two[0].contains("it was given services and services_file"), "{two:?}");
+        let empty = refused(quote!(sprite_services_observe(services = [])));
+        assert!(empty.len() == 1 && empty[0].contains("is an empty list"), "{empty:?}");
+        let bad = refused(quote!(sprite_services_observe(services = ["app", "Hud", 3])));
+        assert_eq!(bad.len(), 2, "each bad element at its token: {bad:?}");
+        assert!(bad[0].contains("service name in `services` of `sprite_services_observe`"), "{bad:?}");
+        assert!(bad[1].contains("lists service names as strings"), "{bad:?}");
+        let none = refused(quote!(sprite_services_observe()));
+        assert!(none.len() == 1 && none[0].contains("needs its services"), "{none:?}");
+    }
+
+    #[test]
     fn every_error_of_one_invocation_is_reported() {
         let (c, errors) = converge_op(quote! {
             name: "c",
