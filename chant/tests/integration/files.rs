@@ -433,3 +433,39 @@ fn the_apply_record_carries_the_configured_binding_and_round_trips() {
     assert_eq!(back.last_apply_for("examples/estates/staging"), record.last_apply());
     assert_eq!(back.last_apply_for("elsewhere"), LastApply::none(), "a re-bound root is not recorded");
 }
+
+#[test]
+fn the_deep_read_after_a_thin_read_reports_that_read_and_the_next_one_reads_again() {
+    use chant::observe::Lexicon;
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("estate");
+    let lex = applied(&root);
+    let declared = lex.declared().unwrap();
+    let content = |deep: &chant::observe::deep::DeepObservation, name: &str| {
+        deep.entities[name].live["content"].as_str().unwrap().to_owned()
+    };
+    let alone = lex.observe_resources_deep(&declared).unwrap();
+    let in_sync = content(&alone, "app.conf");
+    assert_eq!(in_sync, alone.entities["app.conf"].declared["content"].as_str().unwrap());
+
+    // The thin read sees the file in sync; an edit lands between it and the deep read, which
+    // reports what the thin read saw: one reading of the estate, each file opened once.
+    let thin = lex.describe_resources(&declared).unwrap();
+    assert_eq!(thin.resources["app.conf"].properties["content"], in_sync);
+    fs::write(root.join("app.conf"), "port = 1\n").unwrap();
+    fs::remove_file(root.join("conf.d/extra.conf")).unwrap();
+    let after_thin = lex.observe_resources_deep(&declared).unwrap();
+    assert_eq!(content(&after_thin, "app.conf"), in_sync);
+    assert!(after_thin.entities.contains_key("conf.d/extra.conf"));
+    assert_eq!(after_thin.entities["bin/deep/start.sh"].live["mode"], "0775");
+
+    // What the thin read kept is taken once: the next deep read looks at the files again.
+    let again = lex.observe_resources_deep(&declared).unwrap();
+    assert_ne!(content(&again, "app.conf"), in_sync);
+    assert!(!again.entities.contains_key("conf.d/extra.conf"), "removed: not present");
+    // A fresh thin read sees the edit too, and so does the deep read after it.
+    let thin = lex.describe_resources(&declared).unwrap();
+    assert_eq!(thin.resources["app.conf"].properties["content"], content(&again, "app.conf"));
+    assert!(!thin.resources.contains_key("conf.d/extra.conf"));
+    assert_eq!(content(&lex.observe_resources_deep(&declared).unwrap(), "app.conf"), content(&again, "app.conf"));
+}

@@ -22,7 +22,7 @@ use std::path::{Path, PathBuf};
 pub(crate) struct Unreadable(pub(crate) String);
 
 /// Where a declared path's parent directory is, if it exists.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub(crate) enum Parent {
     /// The real directory (inside the root) that holds the last component.
     Dir(PathBuf),

@@ -9,12 +9,12 @@
 //! parse has no `document` tree, so each of its declared keys drifts with no live value.
 
 use std::fs;
-use std::os::unix::fs::MetadataExt;
 
 use serde_json::{Map, Value, json};
 
 use super::confine::{self, Parent, Target};
 use super::declaration::{self, FILE_KIND, format_mode, property};
+use super::reading::{Live, LiveFile};
 use super::{COMPONENT, FilesLexicon, read_regular};
 use crate::observe::deep::{DeepEntity, DeepObservation};
 use crate::observe::{DeclaredEntity, LexiconError};
@@ -22,36 +22,37 @@ use crate::observe::{DeclaredEntity, LexiconError};
 /// The paths the filesystem writes on every file: pruned unless declared.
 pub(super) const SUBSTRATE_WRITTEN: &[&str] = &[property::UID, property::GID];
 
-/// What the live side of one declared file is.
-enum Live {
-    File(Vec<u8>, fs::Metadata),
-    Symlink,
-}
-
 impl FilesLexicon {
-    fn live_entry(&self, real_root: &std::path::Path, name: &str) -> Option<Live> {
+    fn live_entry(&self, real_root: &std::path::Path, name: &str, document: bool) -> Option<Live> {
         declaration::check_path(name).ok()?;
         let Ok(Parent::Dir(dir)) = confine::parent(real_root, name, false) else { return None };
         let file_name = confine::file_name(name);
         match confine::inspect(real_root, &dir, file_name, name) {
             Ok(Target::File(checked)) => {
                 let (content, _) = read_regular(&dir.join(file_name), &checked).ok()?;
-                Some(Live::File(content, checked))
+                let digest = declaration::content_digest(&content).ok();
+                Some(Live::File(LiveFile::new(&checked, &content, digest, document)))
             }
             Ok(Target::Symlink) => Some(Live::Symlink),
             _ => None,
         }
     }
 
-    /// Reads the deep trees of every declared file present.
+    /// Reads the deep trees of every declared file present: from what the thin read just before
+    /// kept ([`super::reading`]), else from the filesystem.
     pub(super) fn deep(&self, declared: &[DeclaredEntity]) -> Result<DeepObservation, LexiconError> {
         let mut out = DeepObservation::default();
+        let mut kept = self.readings.take();
         let Some(root) = &self.root else { return Ok(out) };
         let Ok(real_root) = fs::canonicalize(root) else { return Ok(out) };
         for entity in declared {
             let Some(file) = self.declaration.files().get(&entity.name) else { continue };
-            let Some(live) = self.live_entry(&real_root, &entity.name) else { continue };
             let format = self.declaration.document_format(&entity.name);
+            let live = match kept.as_mut().and_then(|k| k.remove(&entity.name)) {
+                Some(live) => live,
+                None => self.live_entry(&real_root, &entity.name, format.is_some()),
+            };
+            let Some(live) = live else { continue };
             let owner = self.declaration.declared_owner(&entity.name);
             let mut want = Map::new();
             want.insert(property::TYPE.into(), json!(FILE_KIND));
@@ -77,21 +78,21 @@ impl FilesLexicon {
             }
             let got = match live {
                 Live::Symlink => json!({ property::TYPE: "symlink" }),
-                Live::File(content, meta) => {
+                Live::File(live) => {
                     let mut got = Map::new();
                     got.insert(property::TYPE.into(), json!(FILE_KIND));
-                    got.insert(property::MODE.into(), json!(format_mode(meta.mode() & super::MAX_MODE)));
-                    got.insert(property::UID.into(), json!(meta.uid()));
-                    got.insert(property::GID.into(), json!(meta.gid()));
+                    got.insert(property::MODE.into(), json!(format_mode(live.mode)));
+                    got.insert(property::UID.into(), json!(live.uid));
+                    got.insert(property::GID.into(), json!(live.gid));
                     match format {
                         Some(format) => {
-                            if let Ok(document) = format.parse(&content) {
+                            if let Some(Ok(document)) = live.document.as_deref().map(|c| format.parse(c)) {
                                 got.insert(property::DOCUMENT.into(), document);
                             }
                         }
                         None => {
-                            got.insert(property::SIZE.into(), json!(content.len()));
-                            if let Ok(digest) = declaration::content_digest(&content) {
+                            got.insert(property::SIZE.into(), json!(live.size));
+                            if let Some(digest) = live.digest {
                                 got.insert(property::CONTENT.into(), json!(digest));
                             }
                         }

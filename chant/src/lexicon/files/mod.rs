@@ -38,10 +38,11 @@ mod deep;
 pub mod estate;
 pub mod export;
 mod plugin;
+mod reading;
 pub mod teardown;
 mod watch;
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, HashMap};
 use std::fs::{self, File};
 use std::io::{self, Read};
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
@@ -54,7 +55,8 @@ pub use declaration::{
 pub use estate::ARTIFACTS_KEY;
 pub use teardown::{Removal, TEARDOWN_DIGEST};
 
-use self::confine::{Parent, Target};
+use self::confine::{Parent, Target, Unreadable};
+use self::reading::{Kept, Live, LiveFile, Readings};
 use crate::model::UnobservedReason;
 use crate::observe::deep::{DeepError, DeepObservation};
 use crate::observe::estate::{Ambient, ArtifactListing, TeardownPlan};
@@ -157,6 +159,7 @@ pub struct FilesLexicon {
     declaration: FilesDeclaration,
     last_apply: LastApply,
     artifacts_dir: Option<PathBuf>,
+    readings: Readings,
 }
 
 impl FilesLexicon {
@@ -170,6 +173,7 @@ impl FilesLexicon {
             last_apply: LastApply::none(),
             declaration,
             artifacts_dir: None,
+            readings: Readings::default(),
         }
     }
 
@@ -309,7 +313,10 @@ impl FilesLexicon {
         }
     }
 
-    fn observe_one(&self, real_root: &Path, name: &str, kind: Option<&str>, out: &mut Observation) {
+    /// Observes the path `name` into `out`, keeping in `read` what it found for the deep read
+    /// (and the directories it resolved, for the next paths of this read).
+    fn observe_one(&self, real_root: &Path, name: &str, kind: Option<&str>, read: &mut OneRead, out: &mut Observation) {
+        read.kept.insert(name.to_owned(), None);
         let unobserved = |detail: String| {
             let mut verdict = Unobserved::new(UnobservedReason::ReadFailed).detail(detail);
             verdict.kind = kind.map(str::to_owned);
@@ -320,7 +327,7 @@ impl FilesLexicon {
             return;
         }
         let mut address = real_root.join(name);
-        let dir = match confine::parent(real_root, name, false) {
+        let dir = match read.parent(real_root, name) {
             Ok(Parent::Missing) => {
                 out.insert_queried(name, address.display().to_string());
                 return;
@@ -340,19 +347,28 @@ impl FilesLexicon {
         };
         match confine::inspect(real_root, &dir, file_name, name) {
             Ok(Target::Absent) => {}
-            Ok(Target::Symlink) => out.insert_present(name, resource("symlink")),
+            Ok(Target::Symlink) => {
+                read.kept.insert(name.to_owned(), Some(Live::Symlink));
+                out.insert_present(name, resource("symlink"));
+            }
             Ok(Target::File(checked)) => match read_regular(&address, &checked) {
-                Ok((content, mode)) => match declaration::content_digest(&content) {
-                    Ok(digest) => out.insert_present(
-                        name,
-                        resource(FILE_KIND)
-                            .property(property::MODE, format_mode(mode))
-                            .property(property::CONTENT, digest),
-                    ),
-                    Err(e) => {
-                        out.insert_unobserved(name, unobserved(format!("cannot digest {name}: {e}")).queried(shown))
+                Ok((content, mode)) => {
+                    let digest = declaration::content_digest(&content);
+                    let document = self.declaration.document_format(name).is_some();
+                    let live = LiveFile::new(&checked, &content, digest.as_ref().ok().cloned(), document);
+                    read.kept.insert(name.to_owned(), Some(Live::File(live)));
+                    match digest {
+                        Ok(digest) => out.insert_present(
+                            name,
+                            resource(FILE_KIND)
+                                .property(property::MODE, format_mode(mode))
+                                .property(property::CONTENT, digest),
+                        ),
+                        Err(e) => {
+                            out.insert_unobserved(name, unobserved(format!("cannot digest {name}: {e}")).queried(shown))
+                        }
                     }
-                },
+                }
                 Err(e) => out.insert_unobserved(name, unobserved(format!("cannot read {name}: {e}")).queried(shown)),
             },
             Err(why) => out.insert_unobserved(name, unobserved(why.0).queried(shown)),
@@ -372,6 +388,27 @@ impl FilesLexicon {
             Ok(Target::File(checked)) => read_regular(&dir.join(file_name), &checked).ok().map(|(content, _)| content),
             _ => None,
         }
+    }
+}
+
+/// One thin read in progress: what it found per path (kept for the deep read) and the parent
+/// directories it resolved, so the files of one directory resolve it once.
+#[derive(Default)]
+struct OneRead {
+    kept: Kept,
+    parents: HashMap<String, Result<Parent, Unreadable>>,
+}
+
+impl OneRead {
+    /// [`confine::parent`] of the confined path `name`, resolved once per directory.
+    fn parent(&mut self, real_root: &Path, name: &str) -> Result<Parent, Unreadable> {
+        let dir = name.rsplit_once('/').map_or("", |(dir, _)| dir);
+        if let Some(found) = self.parents.get(dir) {
+            return found.clone();
+        }
+        let found = confine::parent(real_root, name, false);
+        self.parents.insert(dir.to_owned(), found.clone());
+        found
     }
 }
 
@@ -476,9 +513,11 @@ impl Lexicon for FilesLexicon {
         };
 
         let mut observation = Observation::new();
+        let mut read = OneRead::default();
         for (name, kind) in names {
-            self.observe_one(&real_root, name, kind, &mut observation);
+            self.observe_one(&real_root, name, kind, &mut read, &mut observation);
         }
+        self.readings.keep(read.kept);
         Ok(observation)
     }
 }

@@ -1,0 +1,109 @@
+//! One read of the live files per assessment: the thin observation
+//! ([`FilesLexicon::describe_resources`](super::FilesLexicon)) keeps what it read of each path
+//! (its type, mode, owner, size and content digest; a document's bytes), and the deep read that
+//! follows on the same lexicon takes it instead of opening every file a second time.
+//!
+//! What is kept is taken once: a deep read with nothing kept (no thin read before it, or a
+//! second deep read) reads the files itself. The thin read and the deep read of one assessment
+//! so describe one reading of the filesystem, not two moments of it. A clone of the lexicon
+//! starts with nothing kept.
+
+use std::collections::BTreeMap;
+use std::fs::Metadata;
+use std::os::unix::fs::MetadataExt;
+use std::sync::Mutex;
+
+use super::MAX_MODE;
+
+/// What one read found at a path that was a regular file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) struct LiveFile {
+    /// Its permission bits.
+    pub(super) mode: u32,
+    /// Its owner.
+    pub(super) uid: u32,
+    /// Its group.
+    pub(super) gid: u32,
+    /// Its size in bytes, as read.
+    pub(super) size: usize,
+    /// The digest of its content (`None` when it could not be computed).
+    pub(super) digest: Option<String>,
+    /// Its content, kept only for a file declared as a document (the deep read parses it).
+    pub(super) document: Option<Vec<u8>>,
+}
+
+impl LiveFile {
+    /// What was read of a file: its metadata (from the open handle) and its content.
+    pub(super) fn new(meta: &Metadata, content: &[u8], digest: Option<String>, document: bool) -> LiveFile {
+        LiveFile {
+            mode: meta.mode() & MAX_MODE,
+            uid: meta.uid(),
+            gid: meta.gid(),
+            size: content.len(),
+            digest,
+            document: document.then(|| content.to_vec()),
+        }
+    }
+}
+
+/// What one read found at a declared path, as the deep read needs it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) enum Live {
+    /// A regular file.
+    File(LiveFile),
+    /// A replaceable symlink.
+    Symlink,
+}
+
+/// Per path, what the last thin read found (`None`: nothing the deep read reports — absent,
+/// unreadable or not confined).
+pub(super) type Kept = BTreeMap<String, Option<Live>>;
+
+/// The readings a thin read keeps for the deep read after it.
+#[derive(Default)]
+pub(super) struct Readings(Mutex<Option<Kept>>);
+
+impl Readings {
+    /// Keeps `kept`, replacing anything kept before.
+    pub(super) fn keep(&self, kept: Kept) {
+        if let Ok(mut slot) = self.0.lock() {
+            *slot = Some(kept);
+        }
+    }
+
+    /// Takes what was kept, leaving nothing.
+    pub(super) fn take(&self) -> Option<Kept> {
+        self.0.lock().ok().and_then(|mut slot| slot.take())
+    }
+}
+
+impl Clone for Readings {
+    fn clone(&self) -> Self {
+        Readings::default()
+    }
+}
+
+impl std::fmt::Debug for Readings {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let kept = self.0.lock().map(|k| k.as_ref().map(BTreeMap::len)).unwrap_or(None);
+        f.debug_struct("Readings").field("kept", &kept).finish()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn what_is_kept_is_taken_once_and_a_clone_starts_empty() {
+        let readings = Readings::default();
+        assert_eq!(readings.take(), None);
+        let mut kept = Kept::new();
+        kept.insert("a".into(), Some(Live::Symlink));
+        kept.insert("b".into(), None);
+        readings.keep(kept.clone());
+        assert_eq!(readings.clone().take(), None);
+        assert_eq!(readings.take(), Some(kept));
+        assert_eq!(readings.take(), None);
+    }
+}
