@@ -72,7 +72,8 @@ pub struct OperatorConfig {
     pub lease_ttl: Duration,
     /// How long a running tick gets to finish after a stop (`--grace`).
     pub grace: Duration,
-    /// The earliest a change signal wakes the next round, measured from the last round's start.
+    /// The earliest a change signal wakes the next round, measured from the start of the last
+    /// round that consumed signals (a signal wakes at once when that is longer ago).
     pub signal_floor: Duration,
     /// One round, then stop (`--once`).
     pub once: bool,

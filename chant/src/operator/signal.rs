@@ -4,11 +4,13 @@
 //! daemon subscribes for every env it ticks. A signal carries no data: it makes the next
 //! ordinary round run earlier and the signalling lexicon's ops due in it (a scheduled op
 //! whatever its cron; ops whose lexicons did not signal keep their schedules), and that round
-//! re-observes everything. Signals are coalesced
-//! behind a floor measured from the last round's *start* ([`DEFAULT_FLOOR`], 5 s): a storm
-//! inside one window costs exactly one early round, and a substrate that never stops sending
-//! settles into ticking on the floor. The timer always stays; a lost or refused subscription is
-//! printed once and retried at the next round.
+//! re-observes everything. A signal wakes the daemon at once, whatever its interval, unless a
+//! round that consumed signals started less than a floor ago ([`DEFAULT_FLOOR`], 5 s): then it
+//! waits for the floor. A storm inside one window costs at most one early round per floor, and
+//! a substrate that never stops sending settles into ticking on the floor; rounds the timer
+//! starts with no signal pending do not move the floor, so a short timer never delays a signal
+//! past the round it would have woken. The timer always stays; a lost or refused subscription
+//! is printed once and retried at the next round.
 //!
 //! [`Gate`] (when to wake) and [`Woken`] (which ops a signal makes due) are the pure parts,
 //! tested without sleeping; [`Subscriptions`] holds the live subscriptions and says which lines
@@ -19,7 +21,7 @@ use std::time::{Duration, Instant};
 
 use crate::observe::{ChangeSink, Lexicon, SubscribeError, Subscription};
 
-/// The earliest a signal wakes a round, after the last round started.
+/// The earliest a signal wakes a round after the last round that consumed signals started.
 pub const DEFAULT_FLOOR: Duration = Duration::from_secs(5);
 
 /// Why the daemon woke.
@@ -31,24 +33,30 @@ pub enum Wake {
     Signal,
 }
 
-/// When to wake: the timer, or a pending signal no earlier than the floor after the round start.
+/// When to wake: the timer, or a pending signal at once, but no earlier than the floor after
+/// the start of the last round that consumed signals.
 #[derive(Debug, Clone)]
 pub struct Gate {
     floor: Duration,
     round_start: Instant,
+    consumed: Option<Instant>,
     pending: bool,
     signals: u64,
 }
 
 impl Gate {
-    /// Creates a gate with `floor`, as if a round started at `now`.
+    /// Creates a gate with `floor`, as if a round started at `now` with no signal pending.
     pub fn new(floor: Duration, now: Instant) -> Gate {
-        Gate { floor, round_start: now, pending: false, signals: 0 }
+        Gate { floor, round_start: now, consumed: None, pending: false, signals: 0 }
     }
 
-    /// Records that a round started at `now`: pending signals are consumed by it.
+    /// Records that a round started at `now`: pending signals are consumed by it (and the floor
+    /// runs from it).
     pub fn round_started(&mut self, now: Instant) {
         self.round_start = now;
+        if self.pending {
+            self.consumed = Some(now);
+        }
         self.pending = false;
         self.signals = 0;
     }
@@ -70,14 +78,14 @@ impl Gate {
     }
 
     /// Returns when to wake after a round that ended at `round_end`, and why: the timer at
-    /// `round_end + interval`, or, with a signal pending, the floor after the round's start if
-    /// that is earlier.
+    /// `round_end + interval`, or, with a signal pending, at once (`round_end`), or the floor
+    /// after the last round that consumed signals started, if that is earlier.
     pub fn next_wake(&self, round_end: Instant, interval: Duration) -> (Instant, Wake) {
         let timer = round_end + interval;
         if self.pending {
-            let floor = self.round_start + self.floor;
-            if floor < timer {
-                return (floor, Wake::Signal);
+            let at = self.consumed.map_or(round_end, |consumed| (consumed + self.floor).max(round_end));
+            if at < timer {
+                return (at, Wake::Signal);
             }
         }
         (timer, Wake::Timer)
@@ -200,31 +208,55 @@ mod tests {
     }
 
     #[test]
-    fn a_signal_wakes_no_earlier_than_the_floor_after_the_round_start() {
+    fn a_signal_wakes_at_once_then_no_earlier_than_the_floor_after_the_round_that_consumed_it() {
         let t0 = Instant::now();
         let mut gate = Gate::new(DEFAULT_FLOOR, t0);
         gate.signal();
         let end = t0 + Duration::from_secs(1);
-        assert_eq!(gate.next_wake(end, Duration::from_secs(300)), (t0 + DEFAULT_FLOOR, Wake::Signal));
+        // No round consumed a signal yet: at once, under a long timer or a short one.
+        assert_eq!(gate.next_wake(end, Duration::from_secs(300)), (end, Wake::Signal));
+        assert_eq!(gate.next_wake(end, Duration::from_secs(1)), (end, Wake::Signal));
+        gate.round_started(end);
+        gate.signal();
+        let end2 = end + Duration::from_millis(300);
+        assert_eq!(gate.next_wake(end2, Duration::from_secs(300)), (end + DEFAULT_FLOOR, Wake::Signal));
         // A round that ran past the floor: the signal wakes at once (a deadline already passed).
-        let late = t0 + Duration::from_secs(9);
-        assert_eq!(gate.next_wake(late, Duration::from_secs(300)).1, Wake::Signal);
+        let late = end + Duration::from_secs(9);
+        assert_eq!(gate.next_wake(late, Duration::from_secs(300)), (late, Wake::Signal));
     }
 
     #[test]
-    fn a_storm_costs_one_early_round() {
+    fn timer_rounds_without_signals_do_not_move_the_floor() {
+        let t0 = Instant::now();
+        let mut gate = Gate::new(DEFAULT_FLOOR, t0);
+        for n in 1..=3 {
+            gate.round_started(t0 + Duration::from_secs(n));
+        }
+        gate.signal();
+        let end = t0 + Duration::from_millis(3100);
+        assert_eq!(gate.next_wake(end, Duration::from_secs(1)), (end, Wake::Signal));
+    }
+
+    #[test]
+    fn a_storm_costs_one_early_round_per_floor() {
         let t0 = Instant::now();
         let mut gate = Gate::new(DEFAULT_FLOOR, t0);
         for _ in 0..100 {
             gate.signal();
         }
         assert_eq!(gate.signals(), 100);
-        let (at, why) = gate.next_wake(t0 + Duration::from_millis(200), Duration::from_secs(300));
-        assert_eq!((at, why), (t0 + DEFAULT_FLOOR, Wake::Signal));
-        // The early round consumes every pending signal: the next wake is the timer again.
+        let end = t0 + Duration::from_millis(200);
+        let (at, why) = gate.next_wake(end, Duration::from_secs(300));
+        assert_eq!((at, why), (end, Wake::Signal));
+        // The early round consumes every pending signal: the next wake is the timer again...
         gate.round_started(at);
         let end = at + Duration::from_millis(200);
         assert_eq!(gate.next_wake(end, Duration::from_secs(300)), (end + Duration::from_secs(300), Wake::Timer));
+        // ...and the storm going on waits for the floor after that round's start.
+        for _ in 0..100 {
+            gate.signal();
+        }
+        assert_eq!(gate.next_wake(end, Duration::from_secs(300)), (at + DEFAULT_FLOOR, Wake::Signal));
     }
 
     #[test]
@@ -254,6 +286,8 @@ mod tests {
     fn the_timer_wins_when_it_is_sooner_than_the_floor() {
         let t0 = Instant::now();
         let mut gate = Gate::new(DEFAULT_FLOOR, t0);
+        gate.signal();
+        gate.round_started(t0);
         gate.signal();
         let end = t0 + Duration::from_millis(100);
         assert_eq!(gate.next_wake(end, Duration::from_secs(1)), (end + Duration::from_secs(1), Wake::Timer));

@@ -4,8 +4,8 @@
 //!
 //! - `converge` observes each declared service (resource mode: one ResourceSymptom per service)
 //!   and restarts a drifted one. It is unscheduled, so `chant operator` ticks it every round: at
-//!   `--interval`, and early (after the 5 s floor) when the supervisor's change stream reports a
-//!   service that exited, started or stopped;
+//!   `--interval`, and at once (at most once per 5 s floor) when the supervisor's change stream
+//!   reports a service that exited, started or stopped;
 //! - `restart-service` restarts the service the rule fired for (`CHANT_CONVERGE_RESOURCE`);
 //! - `services` defines the declared services and starts them, when the box is provisioned.
 
