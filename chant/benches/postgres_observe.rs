@@ -1,6 +1,7 @@
 //! Observing a 2,000-table schema with the postgres lexicon: wall time and queries issued,
 //! against `pg_dump --schema-only` and one catalog query through `psql` on the same database in
-//! the same run. Starts its own throw-away cluster (the integration tests' harness).
+//! the same run, with the ratios of the medians. Starts its own throw-away cluster (the
+//! integration tests' harness).
 //!
 //! Run: `cargo bench -p chant --bench postgres_observe` (server binaries from `.ci/postgres.sh`).
 
@@ -90,4 +91,10 @@ fn main() {
     );
     println!("  pg_dump --schema-only:  {:?} (min {:?})", median(dump.clone()), dump.iter().min().unwrap());
     println!("  psql, one catalog query: {:?} (min {:?})", median(psql.clone()), psql.iter().min().unwrap());
+    let ratio = |a: &[Duration], b: &[Duration]| median(a.to_vec()).as_secs_f64() / median(b.to_vec()).as_secs_f64();
+    println!(
+        "  ratios of medians: chant / psql query {:.2}x (goal <= 2), chant / pg_dump {:.2}x (goal <= 0.2)",
+        ratio(&observe, &psql),
+        ratio(&observe, &dump)
+    );
 }

@@ -27,6 +27,9 @@
 //!   is measured only if the operator prints `sprite-env(box) change signal subscribed` within
 //!   20 s. The operator coalesces signals behind a 5 s floor from the last round's start, so a
 //!   crash soon after a round waits for the floor; kills are `CHANT_BENCH_GAP_SECS` apart.
+//! - **The restart floor**, measured in the same run before mode b with no operator running:
+//!   `kill -9`, then `sprite-env services restart app` issued the instant the process is gone,
+//!   timed like a heal (kill to the first `200`). Mode b prints its ratio to it.
 //! - **CPU while healthy**: utime+stime+cutime+cstime from `/proc/<pid>/stat` over the window,
 //!   of the operator (its reaped children: `sprite-env services list` and the like) plus the
 //!   stand-in's daemon, against tini plus monit; the services themselves are left out on both
@@ -125,6 +128,14 @@ fn main() {
         println!("mode (b): not run (CHANT_BENCH_MODES={modes})");
         return;
     }
+    // The restart floor, with no operator running: kill -9, and the restart issued through the
+    // supervisor the instant the process is gone. Nothing that reacts to a crash can beat it.
+    let floor: Vec<Duration> = (0..kills)
+        .map(|_| {
+            std::thread::sleep(Duration::from_millis(500));
+            restart_floor(&chant_env, port)
+        })
+        .collect();
     let mut op = Operator::start(&chant_env, None);
 
     let subscribed =
@@ -141,6 +152,8 @@ fn main() {
         }
         println!("mode (b): operator at its default interval, woken by the supervisor's change signal");
         row("chant operator (default interval + signal)", &chant_b);
+        row("restart floor (restart issued at the death)", &floor);
+        ratios("chant (b) / restart floor", &chant_b, &floor);
         if !monit_a.is_empty() {
             ratios("chant (b) / monit (a)", &chant_b, &monit_a);
         }
@@ -286,6 +299,38 @@ fn kill_and_time(pid: i32, port: u16) -> Duration {
         assert!(start.elapsed() < Duration::from_secs(120), "port {port} never answered again");
         std::thread::sleep(POLL.saturating_sub(poll.elapsed()));
     }
+}
+
+/// The restart floor: kill -9 the app, issue `sprite-env services restart app` the instant the
+/// process is gone, and time (from just before the kill, as a heal) until the health URL answers.
+fn restart_floor(env: &ChantEnv, port: u16) -> Duration {
+    let pid = sv_pid(env, "app");
+    let start = Instant::now();
+    let st = Command::new("kill").args(["-KILL", &pid.to_string()]).status().unwrap();
+    assert!(st.success(), "kill -9 {pid}");
+    while alive(pid) {
+        std::thread::sleep(Duration::from_millis(1));
+        assert!(start.elapsed() < Duration::from_secs(10), "{pid} did not die");
+    }
+    let restart = env
+        .cmd(SPRITE_ENV)
+        .args(["services", "restart", "app"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let took = loop {
+        let poll = Instant::now();
+        if health(port) {
+            break start.elapsed();
+        }
+        assert!(start.elapsed() < Duration::from_secs(120), "port {port} never answered again");
+        std::thread::sleep(POLL.saturating_sub(poll.elapsed()));
+    };
+    let out = restart.wait_with_output().unwrap();
+    assert!(out.status.success(), "sprite-env services restart app: {}", String::from_utf8_lossy(&out.stderr));
+    assert_ne!(sv_pid(env, "app"), pid);
+    took
 }
 
 /// Not gone and not a zombie.
