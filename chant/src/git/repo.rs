@@ -171,8 +171,21 @@ impl Repo {
     }
 
     /// The object a direct reference points at, or `None` when the reference does not exist.
+    ///
+    /// A shared reference is read as git reads a full name: its loose file in the common
+    /// directory, else its `packed-refs` entry (gix's lookup would also try the name under
+    /// `refs/tags/`, `refs/heads/` and `refs/remotes/` first, four more files for a missing ref).
     pub fn read_ref(&self, name: &str) -> Result<Option<ObjectId>> {
         let full = full_name(name)?;
+        if !is_per_worktree(name) {
+            return match loose::read_loose(name, &self.common_dir().join(name)) {
+                Ok(Some(id)) => Ok(Some(id)),
+                Ok(None) => self.packed_target(name),
+                // A directory of references under that name is no reference of it.
+                Err(Error::RefFile { .. }) if self.common_dir().join(name).is_dir() => self.packed_target(name),
+                Err(e) => Err(e),
+            };
+        }
         let found = self
             .inner
             .refs
@@ -551,6 +564,11 @@ fn full_name(name: &str) -> Result<FullName> {
     FullName::try_from(name).map_err(|_| Error::RefName { name: name.to_owned() })
 }
 
+/// Whether reference `name` lives in a work tree's own git directory rather than the common one.
+fn is_per_worktree(name: &str) -> bool {
+    ["refs/worktree/", "refs/bisect/", "refs/rewritten/"].iter().any(|p| name.starts_with(p))
+}
+
 fn tree_path(path: &str) -> Result<Vec<&str>> {
     let components: Vec<&str> = path.split('/').collect();
     if path.is_empty() || components.iter().any(|c| c.is_empty() || *c == "." || *c == "..") {
@@ -638,6 +656,30 @@ mod tests {
         assert_eq!(fresh.read_blob(entry.id).unwrap(), repo.read_blob(entry.id).unwrap());
         assert_eq!(repo.tree_entries(root).unwrap(), fresh.tree_entries(root).unwrap());
         assert!(matches!(repo.read_blob(root), Err(Error::ObjectKind { .. })), "a kept tree is no blob");
+    }
+
+    /// A full name is read as git reads it: the loose file, which shadows a packed entry, else the
+    /// packed entry; a missing name, or one that is a directory of references, is no reference.
+    #[test]
+    fn a_reference_is_its_loose_file_else_its_packed_entry() {
+        let dir = tempfile::tempdir().unwrap();
+        gix::init_bare(dir.path()).unwrap();
+        let repo = SharedRepo::discover(dir.path(), Duration::from_secs(1)).unwrap().local();
+        let (a, b) = (repo.write_blob(b"a").unwrap(), repo.write_blob(b"b").unwrap());
+        let name = "refs/chant/lease/op";
+        assert_eq!(repo.read_ref(name).unwrap(), None);
+        repo.update_ref(name, a, None, "t").unwrap();
+        repo.update_ref("refs/chant/lease/_members/m/op", b, None, "t").unwrap();
+        assert_eq!(repo.read_ref(name).unwrap(), Some(a));
+        let git = super::super::cmd::Git::new(dir.path(), Duration::from_secs(60));
+        assert_eq!(git.run("pack-refs", &["pack-refs", "--all"]).unwrap().code, Some(0));
+        assert!(!dir.path().join(name).exists(), "packed and pruned");
+        assert_eq!(repo.read_ref(name).unwrap(), Some(a), "the packed entry");
+        repo.update_ref(name, b, Some(a), "t").unwrap();
+        assert_eq!(repo.read_ref(name).unwrap(), Some(b), "the loose file shadows the packed entry");
+        assert_eq!(repo.read_ref("refs/chant/lease/_members").unwrap(), None, "a directory");
+        assert_eq!(repo.read_ref("refs/chant/lease/_members/m/op").unwrap(), Some(b));
+        assert_eq!(repo.read_ref("refs/chant/lease/other").unwrap(), None);
     }
 
     #[test]
