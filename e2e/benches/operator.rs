@@ -40,9 +40,9 @@
 //! - **peak memory**: the maximum resident set of `operator status`, `operator log --limit 50`,
 //!   an `e2e-bench-operator operator --once` round over the 200 ops, `e2e-bench-box workspace
 //!   status --json` (the member's op's newest tick) and a daemon's round (`e2e-bench-operator
-//!   operator --interval 300s`, sent SIGTERM once all 200 op lines are out), each run in both view
-//!   ledgers as the only child of a measuring process (this bench re-executed), which reads
-//!   `getrusage(RUSAGE_CHILDREN)`.
+//!   operator -v --interval 300s`, sent SIGTERM once all 200 op lines are out; without `-v` a
+//!   daemon prints only changes), each run in both view ledgers as the only child of a measuring
+//!   process (this bench re-executed), which reads `getrusage(RUSAGE_CHILDREN)`.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, missing_docs)]
 
@@ -175,7 +175,7 @@ fn main() {
         }
         // A daemon's first round over the 200 ops, stopped by SIGTERM once every op's line is out.
         for (slot, dir) in [(8, &big), (9, &small)] {
-            let args = ["operator", "--interval", "300s"];
+            let args = ["operator", "-v", "--interval", "300s"];
             peaks[slot].push(measured_until(&home, dir, BENCH_OPERATOR, &args, "operator: opb-", ROUND_OPS).1);
         }
         let r = round(&home, &round_dir);
