@@ -30,24 +30,26 @@
 //!   and times the `woken by a change signal` line (the watcher's latency) and the
 //!   `site-converge ticked=1` line (the woken round's remediating tick, recorded).
 //! - **status / log**: the stock binary's `operator status` and `operator log --limit 50`, as
-//!   child processes, on two ledgers of ten ConvergeOps each, holding 100,000 and 1,000 tick
-//!   records (a copy of a real tick record of the round's ledger, with its id, op and times
-//!   changed). The ledgers are written with one `git fast-import` in chant's shard layout (64
+//!   child processes, on two ledgers of ten ConvergeOps and one workspace member's op
+//!   (`box-heal` of member `box`) each, holding 100,000 and 1,000 tick records split evenly (a
+//!   copy of a real tick record of the round's ledger, with its id, op and times changed). The ledgers are written with one `git fast-import` in chant's shard layout (64
 //!   records a shard, 64 shards a bucket), not by 100,000 appends (a commit each, far too slow
 //!   for the time budget); the views read the branch tip's tree, not the history, and the
 //!   layout is checked by reading every key back through `Ledger::read` and by one real
 //!   `Ledger::append` on top.
-//! - **peak memory**: the maximum resident set of `operator status`, `operator log --limit 50`
-//!   and an `e2e-bench-operator operator --once` round over the 200 ops, each run in both view
-//!   ledgers as the only child of a measuring process (this bench re-executed), which reads
-//!   `getrusage(RUSAGE_CHILDREN)`.
+//! - **peak memory**: the maximum resident set of `operator status`, `operator log --limit 50`,
+//!   an `e2e-bench-operator operator --once` round over the 200 ops, `e2e-bench-box workspace
+//!   status --json` (the member's op's newest tick) and a daemon's round (`e2e-bench-operator
+//!   operator -v --interval 300s`, sent SIGTERM once all 200 op lines are out; without `-v` a
+//!   daemon prints only changes), each run in both view ledgers as the only child of a measuring
+//!   process (this bench re-executed), which reads `getrusage(RUSAGE_CHILDREN)`.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, missing_docs)]
 
 #[path = "../src/bench_ops.rs"]
 mod bench_ops;
 mod support;
-use support::{git, hermetic, measure_if_asked, measured, project, stamp};
+use support::{git, hermetic, measure_if_asked, measured, measured_until, project, stamp};
 
 use std::collections::BTreeSet;
 use std::sync::Arc;
@@ -68,6 +70,8 @@ use chant::ledger::{Ledger, LedgerConfig, ShardKey};
 const BENCH_OPERATOR: &str = env!("CARGO_BIN_EXE_e2e-bench-operator");
 const PROJECT: &str = env!("CARGO_BIN_EXE_e2e-project");
 const STOCK: &str = env!("CARGO_BIN_EXE_e2e-stock-chant");
+/// The box bench's binary: its `box-heal` ConvergeOp belongs to the workspace member `box`.
+const BENCH_BOX: &str = env!("CARGO_BIN_EXE_e2e-bench-box");
 
 /// The ConvergeOps of `bench_ops.rs`.
 const ROUND_OPS: usize = 200;
@@ -152,7 +156,7 @@ fn main() {
     let mut wake = Vec::new();
     let mut ticked = Vec::new();
     let mut splits: Vec<Split> = Vec::new();
-    let mut peaks: [Vec<u64>; 6] = Default::default();
+    let mut peaks: [Vec<u64>; 10] = Default::default();
     for rep in 0..reps {
         splits.push(inproc.round());
         let peak_cases: [(&str, &[&str], &Path); 6] = [
@@ -165,6 +169,14 @@ fn main() {
         ];
         for (slot, (program, args, dir)) in peak_cases.iter().enumerate() {
             peaks[slot].push(measured(&home, dir, program, args).1);
+        }
+        for (slot, dir) in [(6, &big), (7, &small)] {
+            peaks[slot].push(measured(&home, dir, BENCH_BOX, &["workspace", "status", "--json"]).1);
+        }
+        // A daemon's first round over the 200 ops, stopped by SIGTERM once every op's line is out.
+        for (slot, dir) in [(8, &big), (9, &small)] {
+            let args = ["operator", "-v", "--interval", "300s"];
+            peaks[slot].push(measured_until(&home, dir, BENCH_OPERATOR, &args, "operator: opb-", ROUND_OPS).1);
         }
         let r = round(&home, &round_dir);
         rounds.push(r.total);
@@ -288,7 +300,10 @@ fn main() {
     row("edit to `woken by a change signal` line", &wake);
     row("edit to the woken tick's `ticked=1` line", &ticked);
     println!();
-    println!("views of the stock binary, {VIEW_OPS} ConvergeOps, tick records only (child processes):");
+    println!(
+        "views of the stock binary, {VIEW_OPS} ConvergeOps and a member's (the records split evenly), tick records \
+         only (child processes):"
+    );
     row("operator status, 100k records", &views[0]);
     row("operator status, 1k records", &views[1]);
     row("operator log --limit 50, 100k records", &views[2]);
@@ -301,7 +316,13 @@ fn main() {
     println!("  {:<44} median {:>8.1}x", "log 100k / 1k, per repetition", ratio(&views[2], &views[3]));
     println!();
     println!("peak resident memory (child of a measuring process), 100k vs 1k tick records:");
-    let names = ["operator status", "operator log --limit 50", "round (operator --once, 200 ops)"];
+    let names = [
+        "operator status",
+        "operator log --limit 50",
+        "round (operator --once, 200 ops)",
+        "workspace status (a member's op)",
+        "daemon round (operator --interval, SIGTERM)",
+    ];
     for (i, name) in names.iter().enumerate() {
         let (b, s) = (imedian(&peaks[2 * i]), imedian(&peaks[2 * i + 1]));
         println!("  {name:<44} 100k {:>7} KiB   1k {:>7} KiB   {:.2}x", b, s, b as f64 / s as f64);
@@ -406,12 +427,20 @@ fn write_blobs(home: &Path, dir: &Path, n: usize) -> Vec<String> {
     String::from_utf8(out.stdout).unwrap().lines().map(str::to_owned).collect()
 }
 
-/// A repository (no `chant.toml`) whose ledger holds `total` tick records of [`VIEW_OPS`] ops,
-/// written by one `git fast-import` in chant's shard layout, then checked through the ledger API.
+/// A repository (no `chant.toml`) whose ledger holds `total` tick records of [`VIEW_OPS`] ops
+/// and one workspace member's op (with a `chant.workspace.json` naming the member), written by one
+/// `git fast-import` in chant's shard layout, then checked through the ledger API.
 fn view_ledger(home: &Path, dir: &Path, template: &serde_json::Value, total: usize) -> PathBuf {
     std::fs::create_dir_all(dir).unwrap();
     git(home, dir, &["-c", "init.defaultBranch=main", "init", "-q"]);
-    let per_op = total / VIEW_OPS;
+    // The ten ops of the views, and the one ConvergeOp of a workspace member (`box-heal` of
+    // e2e-bench-box, member `box`), which `workspace status` reads.
+    let mut keys: Vec<(ShardKey, &str, &str)> = (0..VIEW_OPS)
+        .map(|o| (ShardKey::converge(None, "opbench", &format!("opb-{o:03}")).unwrap(), "opbench", ""))
+        .collect();
+    keys.push((ShardKey::converge(Some("box"), "box", "box-heal").unwrap(), "box", "box-heal"));
+    let n_keys = keys.len();
+    let per_op = total / n_keys;
     let base: i64 = 1_764_000_000; // 2025-11-24
     let mut stream = Vec::new();
     let msg = "chant: bench fill\n";
@@ -422,17 +451,18 @@ fn view_ledger(home: &Path, dir: &Path, template: &serde_json::Value, total: usi
         msg.len()
     )
     .unwrap();
-    for o in 0..VIEW_OPS {
-        let op = format!("opb-{o:03}");
-        let key_dir = ShardKey::converge(None, "opbench", &op).unwrap().dir();
+    for (o, (key, env, name)) in keys.iter().enumerate() {
+        let op = if name.is_empty() { format!("opb-{o:03}") } else { (*name).to_owned() };
+        let key_dir = key.dir();
         for shard in 0..per_op.div_ceil(64) {
             let mut content = String::new();
             for n in shard * 64..((shard + 1) * 64).min(per_op) {
                 // Ticks of the ops interleave in time, one a minute per op.
-                let at = base + ((n * VIEW_OPS + o) as i64) * 60 / VIEW_OPS as i64;
+                let at = base + ((n * n_keys + o) as i64) * 60 / n_keys as i64;
                 let mut record = template.clone();
-                record["id"] = format!("00000000-0000-4000-8000-{:012}", n * VIEW_OPS + o).into();
+                record["id"] = format!("00000000-0000-4000-8000-{:012}", n * n_keys + o).into();
                 record["op"] = op.clone().into();
+                record["env"] = (*env).into();
                 record["startedAt"] = stamp(at).into();
                 record["timestamp"] = stamp(at).into();
                 content.push_str(&serde_json::to_string(&record).unwrap());
@@ -447,16 +477,21 @@ fn view_ledger(home: &Path, dir: &Path, template: &serde_json::Value, total: usi
     assert!(child.wait().unwrap().success());
 
     let ledger = Ledger::open(dir, LedgerConfig { gc_every: 0, ..LedgerConfig::default() }).unwrap();
-    for o in 0..VIEW_OPS {
-        let key = ShardKey::converge(None, "opbench", &format!("opb-{o:03}")).unwrap();
-        let read = ledger.read(&key).unwrap();
+    for (key, _, _) in &keys {
+        let read = ledger.read(key).unwrap();
         assert_eq!((read.records.len(), read.unreadable.len()), (per_op, 0), "{key:?}");
     }
+    // `workspace status` lists the member `box` (no box block: no supervisor is asked).
+    std::fs::write(
+        dir.join("chant.workspace.json"),
+        r#"{"members": [{"name": "box", "dir": ".", "kind": "other", "because": "the bench's member op"}]}"#,
+    )
+    .unwrap();
     // One real append lands after the imported records (and moves the tip by an ordinary commit).
     let key = ShardKey::converge(None, "opbench", "opb-000").unwrap();
     let mut last = template.clone();
     last["op"] = "opb-000".into();
-    last["timestamp"] = stamp(base + (total as i64) * 60 / VIEW_OPS as i64 + 60).into();
+    last["timestamp"] = stamp(base + (total as i64) * 60 / n_keys as i64 + 60).into();
     ledger.append(&key, &serde_json::to_string(&last).unwrap()).unwrap();
     assert_eq!(ledger.read(&key).unwrap().records.len(), per_op + 1);
     dir.to_owned()

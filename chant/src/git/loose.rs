@@ -99,7 +99,7 @@ pub(super) fn cas(
 }
 
 /// The object a loose reference file holds; `None` when there is no such file.
-fn read_loose(name: &str, path: &Path) -> Result<Option<ObjectId>> {
+pub(super) fn read_loose(name: &str, path: &Path) -> Result<Option<ObjectId>> {
     let bytes = match std::fs::read(path) {
         Ok(bytes) => bytes,
         Err(e) if matches!(e.kind(), std::io::ErrorKind::NotFound | std::io::ErrorKind::NotADirectory) => {

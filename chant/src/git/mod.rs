@@ -17,6 +17,7 @@ mod loose;
 pub mod porcelain;
 mod presence;
 mod repo;
+mod written;
 
 use std::path::PathBuf;
 use std::time::Duration;

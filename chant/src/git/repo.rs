@@ -2,6 +2,7 @@
 //! ignored, so only the repository's own config applies; reflogs are not written for chant's
 //! references; commits are written under chant's fixed identity.
 
+use std::cell::RefCell;
 use std::path::{Path, PathBuf};
 use std::rc::Rc;
 use std::sync::Arc;
@@ -13,6 +14,7 @@ use gix::refs::transaction::{PreviousValue, RefEdit};
 use gix::refs::{FullName, Target};
 
 use super::loose::{self, Cas, LooseStore};
+use super::written::{Kind, Written};
 use super::{Error, ObjectId, Result};
 
 /// How many pack indices an open repository can track. gix fixes this when the repository is
@@ -46,7 +48,7 @@ const HANDLES_PER_THREAD: usize = 4;
 thread_local! {
     /// This thread's handles, newest last: opening a handle allocates its caches, which cost
     /// more than a small read, so one is kept per repository and thread.
-    static HANDLES: std::cell::RefCell<Vec<(u64, Rc<gix::Repository>)>> = const { std::cell::RefCell::new(Vec::new()) };
+    static HANDLES: RefCell<Vec<(u64, Rc<Handle>)>> = const { RefCell::new(Vec::new()) };
 }
 
 impl SharedRepo {
@@ -73,7 +75,7 @@ impl SharedRepo {
     /// A handle for the calling thread: the one this thread already has for this repository
     /// (with its object cache), or a new one.
     pub fn local(&self) -> Repo {
-        let inner = HANDLES.with(|handles| {
+        let handle = HANDLES.with(|handles| {
             let mut handles = handles.borrow_mut();
             if let Some(at) = handles.iter().position(|(id, _)| *id == self.id) {
                 let entry = handles.remove(at);
@@ -83,20 +85,34 @@ impl SharedRepo {
             }
             let mut repo = self.inner.to_thread_local();
             repo.object_cache_size_if_unset(OBJECT_CACHE_BYTES);
-            let handle = Rc::new(repo);
+            let handle = Rc::new(Handle { repo, written: RefCell::default() });
             if handles.len() >= HANDLES_PER_THREAD {
                 handles.remove(0);
             }
             handles.push((self.id, Rc::clone(&handle)));
             handle
         });
-        Repo { inner, lock_timeout: self.lock_timeout }
+        Repo { inner: handle, lock_timeout: self.lock_timeout }
+    }
+}
+
+/// One thread's gix handle of a repository and the objects written through it.
+struct Handle {
+    repo: gix::Repository,
+    written: RefCell<Written>,
+}
+
+impl std::ops::Deref for Handle {
+    type Target = gix::Repository;
+
+    fn deref(&self) -> &gix::Repository {
+        &self.repo
     }
 }
 
 /// A repository handle for one thread.
 pub struct Repo {
-    inner: Rc<gix::Repository>,
+    inner: Rc<Handle>,
     lock_timeout: Duration,
 }
 
@@ -155,8 +171,21 @@ impl Repo {
     }
 
     /// The object a direct reference points at, or `None` when the reference does not exist.
+    ///
+    /// A shared reference is read as git reads a full name: its loose file in the common
+    /// directory, else its `packed-refs` entry (gix's lookup would also try the name under
+    /// `refs/tags/`, `refs/heads/` and `refs/remotes/` first, four more files for a missing ref).
     pub fn read_ref(&self, name: &str) -> Result<Option<ObjectId>> {
         let full = full_name(name)?;
+        if !is_per_worktree(name) {
+            return match loose::read_loose(name, &self.common_dir().join(name)) {
+                Ok(Some(id)) => Ok(Some(id)),
+                Ok(None) => self.packed_target(name),
+                // A directory of references under that name is no reference of it.
+                Err(Error::RefFile { .. }) if self.common_dir().join(name).is_dir() => self.packed_target(name),
+                Err(e) => Err(e),
+            };
+        }
         let found = self
             .inner
             .refs
@@ -340,14 +369,20 @@ impl Repo {
 
     /// Writes `bytes` as a blob.
     pub fn write_blob(&self, bytes: &[u8]) -> Result<ObjectId> {
-        self.inner
+        let id = self
+            .inner
             .write_blob(bytes)
             .map(gix::Id::detach)
-            .map_err(|source| Error::WriteObject { kind: "blob", source: Box::new(source) })
+            .map_err(|source| Error::WriteObject { kind: "blob", source: Box::new(source) })?;
+        self.inner.written.borrow_mut().put(id, Kind::Blob, bytes);
+        Ok(id)
     }
 
     /// The content of blob `id`.
     pub fn read_blob(&self, id: ObjectId) -> Result<Vec<u8>> {
+        if let Some(data) = self.inner.written.borrow().get(id, Kind::Blob) {
+            return Ok(data.to_vec());
+        }
         let object = self.find(id)?;
         if object.kind != gix::object::Kind::Blob {
             return Err(Error::ObjectKind { id, expected: "blob", actual: object.kind.to_string() });
@@ -357,21 +392,34 @@ impl Repo {
 
     /// The entries of tree `id`, in git's order.
     pub fn tree_entries(&self, id: ObjectId) -> Result<Vec<TreeEntry>> {
+        self.with_tree(id, |tree| {
+            tree.entries
+                .iter()
+                .map(|entry| TreeEntry {
+                    name: entry.filename.to_str_lossy().into_owned(),
+                    kind: entry_kind(entry.mode),
+                    id: entry.oid.to_owned(),
+                })
+                .collect()
+        })
+    }
+
+    /// Calls `f` with tree `id` decoded: the one this handle wrote, else read.
+    fn with_tree<T>(&self, id: ObjectId, f: impl FnOnce(gix::objs::TreeRef<'_>) -> T) -> Result<T> {
+        let decode = |data: &[u8]| {
+            gix::objs::TreeRef::from_bytes(data, self.inner.object_hash())
+                .map(f)
+                .map_err(|source| Error::ReadObject { id, source: Box::new(source) })
+        };
+        let kept = self.inner.written.borrow().get(id, Kind::Tree);
+        if let Some(data) = kept {
+            return decode(&data);
+        }
         let object = self.find(id)?;
         if object.kind != gix::object::Kind::Tree {
             return Err(Error::ObjectKind { id, expected: "tree", actual: object.kind.to_string() });
         }
-        let tree = object.into_tree();
-        let decoded = tree.decode().map_err(|source| Error::ReadObject { id, source: Box::new(source) })?;
-        Ok(decoded
-            .entries
-            .iter()
-            .map(|entry| TreeEntry {
-                name: entry.filename.to_str_lossy().into_owned(),
-                kind: entry_kind(entry.mode),
-                id: entry.oid.to_owned(),
-            })
-            .collect())
+        decode(&object.data)
     }
 
     /// The entry at `path` (components separated by `/`) below tree `id`, if there is one.
@@ -398,6 +446,10 @@ impl Repo {
     /// `blobs` inserted or replaced as a regular file. Only the trees along those paths are
     /// rewritten; sibling subtrees are reused by id.
     pub fn edit_tree(&self, base: Option<ObjectId>, blobs: &[(String, ObjectId)]) -> Result<ObjectId> {
+        if let [(path, blob)] = blobs {
+            // One path (every append): written here, so each tree along it is kept as written.
+            return self.upsert(base, &tree_path(path)?, *blob);
+        }
         let base = base.unwrap_or_else(|| ObjectId::empty_tree(self.inner.object_hash()));
         let write_err = |source| Error::WriteObject { kind: "tree", source: Box::new(source) };
         let mut editor =
@@ -407,6 +459,32 @@ impl Repo {
             editor.upsert(path.as_str(), gix::object::tree::EntryKind::Blob, *blob).map_err(write_err)?;
         }
         editor.write().map(gix::Id::detach).map_err(write_err)
+    }
+
+    /// Writes the tree that is `base` (`None`: empty) with `blob` at the path `components` below
+    /// it, as a regular file: whatever stood at a component of that path is replaced. Returns
+    /// the new tree; each tree written is kept by the handle.
+    fn upsert(&self, base: Option<ObjectId>, components: &[&str], blob: ObjectId) -> Result<ObjectId> {
+        use gix::objs::tree::{Entry, EntryKind as Mode};
+        let Some((name, rest)) = components.split_first() else { return Ok(blob) };
+        let mut entries: Vec<Entry> = match base {
+            Some(id) => self.with_tree(id, |tree| gix::objs::Tree::from(tree).entries)?,
+            None => Vec::new(),
+        };
+        let (child, mode) = if rest.is_empty() {
+            (blob, Mode::Blob)
+        } else {
+            let below = entries.iter().find(|e| e.filename == *name && e.mode.is_tree()).map(|e| e.oid);
+            (self.upsert(below, rest, blob)?, Mode::Tree)
+        };
+        entries.retain(|e| e.filename != *name);
+        entries.push(Entry { mode: mode.into(), filename: (*name).into(), oid: child });
+        entries.sort();
+        let tree = gix::objs::Tree { entries };
+        let write_err = |source| Error::WriteObject { kind: "tree", source: Box::new(source) };
+        let id = self.inner.write_object(&tree).map(gix::Id::detach).map_err(write_err)?;
+        self.keep(id, Kind::Tree, &tree);
+        Ok(id)
     }
 
     /// Writes a commit of `tree` with `parents` and `message`, authored and committed by chant
@@ -429,25 +507,44 @@ impl Repo {
             message: message.into(),
             extra_headers: Vec::new(),
         };
-        self.inner
-            .write_object(commit)
+        let id = self
+            .inner
+            .write_object(&commit)
             .map(gix::Id::detach)
-            .map_err(|source| Error::WriteObject { kind: "commit", source: Box::new(source) })
+            .map_err(|source| Error::WriteObject { kind: "commit", source: Box::new(source) })?;
+        self.keep(id, Kind::Commit, &commit);
+        Ok(id)
+    }
+
+    /// Keeps `object`, just written as `id`, in this handle's written objects (encoding it into
+    /// memory cannot fail; if it did, the object is simply read back when needed).
+    fn keep(&self, id: ObjectId, kind: Kind, object: &dyn gix::objs::WriteTo) {
+        let mut bytes = Vec::new();
+        if object.write_to(&mut bytes).is_ok() {
+            self.inner.written.borrow_mut().put(id, kind, &bytes);
+        }
     }
 
     /// The tree, parents and message of commit `id`.
     pub fn commit_info(&self, id: ObjectId) -> Result<CommitInfo> {
+        let decode = |data: &[u8]| {
+            let decoded = gix::objs::CommitRef::from_bytes(data, self.inner.object_hash())
+                .map_err(|source| Error::ReadObject { id, source: Box::new(source) })?;
+            Ok(CommitInfo {
+                tree: decoded.tree(),
+                parents: decoded.parents().collect(),
+                message: decoded.message.to_str_lossy().into_owned(),
+            })
+        };
+        let kept = self.inner.written.borrow().get(id, Kind::Commit);
+        if let Some(data) = kept {
+            return decode(&data);
+        }
         let object = self.find(id)?;
         if object.kind != gix::object::Kind::Commit {
             return Err(Error::ObjectKind { id, expected: "commit", actual: object.kind.to_string() });
         }
-        let commit = object.into_commit();
-        let decoded = commit.decode().map_err(|source| Error::ReadObject { id, source: Box::new(source) })?;
-        Ok(CommitInfo {
-            tree: decoded.tree(),
-            parents: decoded.parents().collect(),
-            message: decoded.message.to_str_lossy().into_owned(),
-        })
+        decode(&object.data)
     }
 
     /// The first parent of commit `id`, if it has one.
@@ -465,6 +562,11 @@ fn full_name(name: &str) -> Result<FullName> {
         return Err(Error::RefName { name: name.to_owned() });
     }
     FullName::try_from(name).map_err(|_| Error::RefName { name: name.to_owned() })
+}
+
+/// Whether reference `name` lives in a work tree's own git directory rather than the common one.
+fn is_per_worktree(name: &str) -> bool {
+    ["refs/worktree/", "refs/bisect/", "refs/rewritten/"].iter().any(|p| name.starts_with(p))
 }
 
 fn tree_path(path: &str) -> Result<Vec<&str>> {
@@ -508,6 +610,76 @@ mod tests {
         for bad in ["", "/a", "a//b", "a/./b", "../a", "a/"] {
             assert!(matches!(tree_path(bad), Err(Error::TreePath { .. })), "{bad}");
         }
+    }
+
+    /// The single-path tree edit of an append writes byte for byte the trees gix's editor writes
+    /// (git's entry order, modes, a blob in the way of a directory replaced), and what it wrote is
+    /// read back by a fresh handle (from disk) exactly as by the writing one (kept).
+    #[test]
+    fn a_single_path_edit_writes_the_trees_gix_writes() {
+        let dir = tempfile::tempdir().unwrap();
+        gix::init_bare(dir.path()).unwrap();
+        let shared = SharedRepo::discover(dir.path(), Duration::from_secs(1)).unwrap();
+        let repo = shared.local();
+        let blob = repo.write_blob(b"line\n").unwrap();
+        let other = repo.write_blob(b"other\n").unwrap();
+        let gix_edit = |base: Option<ObjectId>, path: &str, blob: ObjectId| {
+            // Two entries take gix's editor.
+            repo.edit_tree(base, &[(path.to_owned(), blob), (path.to_owned(), blob)]).unwrap()
+        };
+        let mut base = None;
+        for (path, b) in [
+            ("e/op/converge/0/0.jsonl", blob),
+            ("e/op/converge/0/1.jsonl", other),
+            ("e/op/converge/0/0.jsonl", other),
+            ("e/op.x/converge/0/0.jsonl", blob),
+            ("e/op-a/converge/0/0.jsonl", blob),
+            ("e/op/converge/0", blob),
+            ("e/op/converge/0/0.jsonl", blob),
+            ("_gates/g/0/0.jsonl", blob),
+            ("e.jsonl", other),
+        ] {
+            let ours = repo.edit_tree(base, &[(path.to_owned(), b)]).unwrap();
+            assert_eq!(ours, gix_edit(base, path, b), "{path}");
+            base = Some(ours);
+        }
+        let root = base.unwrap();
+        let fsck = super::super::cmd::Git::new(dir.path(), Duration::from_secs(60)).run("fsck", &["fsck", "--strict"]);
+        let fsck = fsck.unwrap();
+        assert_eq!(fsck.code, Some(0), "{}", fsck.stderr);
+        let commit = repo.write_commit(root, &[], "m", jiff::Timestamp::UNIX_EPOCH).unwrap();
+        let fresh = SharedRepo::discover(dir.path(), Duration::from_secs(1)).unwrap().local();
+        assert_eq!(fresh.commit_info(commit).unwrap().tree, repo.commit_info(commit).unwrap().tree);
+        let path = "e/op/converge/0/0.jsonl";
+        let entry = repo.tree_entry(root, path).unwrap().unwrap();
+        assert_eq!(fresh.tree_entry(root, path).unwrap(), Some(entry.clone()));
+        assert_eq!(fresh.read_blob(entry.id).unwrap(), repo.read_blob(entry.id).unwrap());
+        assert_eq!(repo.tree_entries(root).unwrap(), fresh.tree_entries(root).unwrap());
+        assert!(matches!(repo.read_blob(root), Err(Error::ObjectKind { .. })), "a kept tree is no blob");
+    }
+
+    /// A full name is read as git reads it: the loose file, which shadows a packed entry, else the
+    /// packed entry; a missing name, or one that is a directory of references, is no reference.
+    #[test]
+    fn a_reference_is_its_loose_file_else_its_packed_entry() {
+        let dir = tempfile::tempdir().unwrap();
+        gix::init_bare(dir.path()).unwrap();
+        let repo = SharedRepo::discover(dir.path(), Duration::from_secs(1)).unwrap().local();
+        let (a, b) = (repo.write_blob(b"a").unwrap(), repo.write_blob(b"b").unwrap());
+        let name = "refs/chant/lease/op";
+        assert_eq!(repo.read_ref(name).unwrap(), None);
+        repo.update_ref(name, a, None, "t").unwrap();
+        repo.update_ref("refs/chant/lease/_members/m/op", b, None, "t").unwrap();
+        assert_eq!(repo.read_ref(name).unwrap(), Some(a));
+        let git = super::super::cmd::Git::new(dir.path(), Duration::from_secs(60));
+        assert_eq!(git.run("pack-refs", &["pack-refs", "--all"]).unwrap().code, Some(0));
+        assert!(!dir.path().join(name).exists(), "packed and pruned");
+        assert_eq!(repo.read_ref(name).unwrap(), Some(a), "the packed entry");
+        repo.update_ref(name, b, Some(a), "t").unwrap();
+        assert_eq!(repo.read_ref(name).unwrap(), Some(b), "the loose file shadows the packed entry");
+        assert_eq!(repo.read_ref("refs/chant/lease/_members").unwrap(), None, "a directory");
+        assert_eq!(repo.read_ref("refs/chant/lease/_members/m/op").unwrap(), Some(b));
+        assert_eq!(repo.read_ref("refs/chant/lease/other").unwrap(), None);
     }
 
     #[test]

@@ -38,11 +38,11 @@
 //! `refs/chant/lease-remote/<member-prefix><op>`, never over the local ref. Without a remote the
 //! lease is local to the repository: two machines sharing no remote are not coordinated at all.
 
+mod memo;
 mod remote;
 
-use std::collections::HashMap;
 use std::ops::ControlFlow;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
 use jiff::Timestamp;
@@ -324,14 +324,10 @@ pub struct LeaseStore {
     git: Git,
     remote: Option<String>,
     clock: Clock,
-    /// The records of the blobs this store wrote, by blob id: a blob is named by its content, so
-    /// a ref found pointing at one of them holds exactly that record and need not be read back
-    /// (a renewal, a fence check and a release read the ref alone).
-    written: Arc<Mutex<HashMap<ObjectId, LeaseRecord>>>,
+    /// What this store wrote (the `memo` module): its records are never read back, and its
+    /// own renewals and releases swap against the value it last set.
+    written: Arc<memo::Memo>,
 }
-
-/// How many written records a store remembers before it starts over.
-const WRITTEN_MEMO: usize = 1024;
 
 impl LeaseStore {
     /// Returns the lease store of the ledger's repository, with the ledger's remote and clock.
@@ -392,6 +388,9 @@ impl LeaseStore {
     pub fn acquire(&self, key: &LeaseKey, holder: &str, ttl: Duration, now: Timestamp) -> Result<Acquisition> {
         check_ttl(ttl)?;
         let repo = self.repo.local();
+        if let Some(held) = self.renew_in_place(&repo, key, holder, ttl, now)? {
+            return Ok(Acquisition::Acquired { held, renewed: true, stale: None });
+        }
         let local_ref = key.ref_name();
         // The compare-and-swap is against the local value this decision was made from.
         let local_sha = repo.read_ref(&local_ref)?;
@@ -502,6 +501,29 @@ impl LeaseStore {
         let repo = self.repo.local();
         let local_ref = held.key.ref_name();
         let is_ours = |r: &LeaseRecord| r.holder == held.record.holder && r.token == held.record.token;
+        // Without a remote, a lease this store set last is deleted by a compare-and-swap against
+        // that value, unread: the swap reads the ref under its lock; one that finds another value
+        // falls back to reading it.
+        if self.remote.is_none()
+            && let Some((blob, record)) = self.written.last_set(&local_ref)
+            && is_ours(&record)
+        {
+            match repo.delete_ref(&local_ref, blob) {
+                Ok(()) => {
+                    self.written.set(&local_ref, None);
+                    return Ok(true);
+                }
+                Err(e) => {
+                    if let Some(err) = lock_error(&repo, &local_ref, &e) {
+                        return Err(err);
+                    }
+                    if !matches!(e, git::Error::RefConflict { .. } | git::Error::RefLocked { .. }) {
+                        return Err(e.into());
+                    }
+                    self.written.set(&local_ref, None);
+                }
+            }
+        }
         // Read once: without a remote the local record is the authoritative one, and the
         // deletion below is a compare-and-swap against the very value read here.
         let local = self.record(&repo, &local_ref)?;
@@ -522,7 +544,7 @@ impl LeaseStore {
             && is_ours(&record)
         {
             match repo.delete_ref(&local_ref, sha) {
-                Ok(()) => {}
+                Ok(()) => self.written.set(&local_ref, None),
                 Err(e) => {
                     if let Some(err) = lock_error(&repo, &local_ref, &e) {
                         return Err(err);
@@ -566,15 +588,20 @@ impl LeaseStore {
     ) -> Result<Option<ObjectId>> {
         let local_ref = key.ref_name();
         let blob = repo.write_blob(&record.to_bytes()?)?;
-        self.remember(blob, record);
+        self.written.wrote(blob, record);
         match repo.update_ref(&local_ref, blob, before, "chant: lease") {
-            Ok(()) => {}
+            Ok(()) => self.written.set(&local_ref, Some(blob)),
             Err(e) => {
                 if let Some(err) = lock_error(repo, &local_ref, &e) {
                     return Err(err);
                 }
                 return match e {
-                    git::Error::RefConflict { .. } | git::Error::RefLocked { .. } => Ok(None),
+                    git::Error::RefConflict { .. } => {
+                        // The ref holds another value than the one this store last set.
+                        self.written.set(&local_ref, None);
+                        Ok(None)
+                    }
+                    git::Error::RefLocked { .. } => Ok(None),
                     other => Err(other.into()),
                 };
             }
@@ -584,11 +611,11 @@ impl LeaseStore {
         match landed {
             Ok(true) => Ok(Some(blob)),
             Ok(false) => {
-                undo(repo, &local_ref, blob, before);
+                self.undo(repo, &local_ref, blob, before);
                 Ok(None)
             }
             Err(e) => {
-                undo(repo, &local_ref, blob, before);
+                self.undo(repo, &local_ref, blob, before);
                 Err(e)
             }
         }
@@ -647,15 +674,6 @@ impl Renewer {
     }
 }
 
-/// Puts the local ref back where it was after a push that did not land; best effort, since a
-/// local ref that claims a lease the remote refused is corrected by the next read of the remote.
-fn undo(repo: &Repo, name: &str, ours: ObjectId, before: Option<ObjectId>) {
-    let _ = match before {
-        Some(previous) => repo.update_ref(name, previous, Some(ours), "chant: lease push refused"),
-        None => repo.delete_ref(name, ours),
-    };
-}
-
 /// Turns a lock that outlived the stale-lock age with no live writer into [`Error::StaleLock`];
 /// `None` otherwise.
 fn lock_error(repo: &Repo, reference: &str, e: &git::Error) -> Option<Error> {
@@ -686,6 +704,16 @@ pub fn check_stale_lock(repo: &Repo, reference: &str) -> Result<()> {
 }
 
 impl LeaseStore {
+    /// Puts the local ref back where it was after a push that did not land; best effort, since a
+    /// local ref that claims a lease the remote refused is corrected by the next read of the remote.
+    fn undo(&self, repo: &Repo, name: &str, ours: ObjectId, before: Option<ObjectId>) {
+        self.written.set(name, None);
+        let _ = match before {
+            Some(previous) => repo.update_ref(name, previous, Some(ours), "chant: lease push refused"),
+            None => repo.delete_ref(name, ours),
+        };
+    }
+
     /// The ref `name` and the record it points at.
     fn record(&self, repo: &Repo, name: &str) -> Result<Option<(ObjectId, LeaseRecord)>> {
         let Some(sha) = repo.read_ref(name)? else { return Ok(None) };
@@ -694,22 +722,34 @@ impl LeaseStore {
 
     /// The record of blob `sha`: remembered when this store wrote it, else read.
     fn record_at(&self, repo: &Repo, sha: ObjectId) -> Result<Option<LeaseRecord>> {
-        if let Some(record) = self.written_map().get(&sha) {
-            return Ok(Some(record.clone()));
+        if let Some(record) = self.written.record(sha) {
+            return Ok(Some(record));
         }
         read_record_at(repo, sha)
     }
 
-    fn remember(&self, blob: ObjectId, record: &LeaseRecord) {
-        let mut written = self.written_map();
-        if written.len() >= WRITTEN_MEMO {
-            written.clear();
+    /// Renews `key` for `holder` without reading the ref first, when this store set it last to
+    /// a record of `holder` that is not stale: the compare-and-swap expects that value, and it
+    /// reads the ref under its lock anyway. `Ok(None)` when there is no such value or the swap
+    /// found another (the caller reads and decides afresh). Local leases only: with a remote,
+    /// the remote's value decides.
+    fn renew_in_place(
+        &self,
+        repo: &Repo,
+        key: &LeaseKey,
+        holder: &str,
+        ttl: Duration,
+        now: Timestamp,
+    ) -> Result<Option<Held>> {
+        if self.remote.is_some() {
+            return Ok(None);
         }
-        written.insert(blob, record.clone());
-    }
-
-    fn written_map(&self) -> std::sync::MutexGuard<'_, HashMap<ObjectId, LeaseRecord>> {
-        self.written.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+        let Some((blob, ours)) = self.written.last_set(&key.ref_name()) else { return Ok(None) };
+        if ours.holder != holder || ours.is_stale(now) {
+            return Ok(None);
+        }
+        let record = extend(&ours, ttl, now);
+        Ok(self.write(repo, key, &record, Some(blob), None)?.map(|blob| Held { key: key.clone(), record, blob }))
     }
 }
 

@@ -224,6 +224,70 @@ fn acquire_renew_hand_over_and_release_on_a_fixed_clock() {
     assert_eq!(world.git_out(&dir, &["fsck", "--strict"]).status.code(), Some(0));
 }
 
+/// A renewal or release by the store that set the lease last swaps against the value it set,
+/// without reading the ref first; a ref moved behind its back (here by git processes) makes the
+/// swap fail, and the store then reads and decides afresh: a live foreign lease is refused and
+/// never released, a foreign lease of the same holder id is renewed with its own token.
+#[test]
+fn a_lease_moved_behind_the_stores_back_is_read_and_decided_afresh() {
+    let world = World::new();
+    let dir = world.project("p");
+    let store = world.store(&dir, None);
+    let k = key("moved");
+    let (mine, _) = acquired(store.acquire(&k, "host:1:aaaaaaaa", TTL, at(0)).unwrap());
+    let (renewed, was) = acquired(store.acquire(&k, "host:1:aaaaaaaa", TTL, at(1)).unwrap());
+    assert!(
+        was && renewed.record.token == mine.record.token && renewed.record.expires_at == "2026-08-25T10:06:00.000Z"
+    );
+    assert_eq!(world.lease_ref(&dir, "moved").as_deref(), Some(renewed.blob.to_string().as_str()));
+
+    let foreign = |holder: &str, token: &str| {
+        let file = world.tmp.path().join("foreign.json");
+        let record = format!(
+            r#"{{"op":"moved","holder":"{holder}","token":"{token}","acquiredAt":"2026-08-25T10:01:00.000Z","expiresAt":"2026-08-25T10:30:00.000Z"}}"#
+        );
+        std::fs::write(&file, record).unwrap();
+        let blob = world.git(&dir, &["hash-object", "-w", file.to_str().unwrap()]);
+        world.git(&dir, &["update-ref", "refs/chant/lease/moved", blob.trim()]);
+        blob.trim().to_owned()
+    };
+    // Another holder took it (a hand edit; a real one would wait for expiry): refused.
+    let theirs = foreign("host:2:bbbbbbbb", "theirs");
+    match store.acquire(&k, "host:1:aaaaaaaa", TTL, at(2)).unwrap() {
+        Acquisition::Refused { held_by: Some(r), reason: Refusal::Held } => assert_eq!(r.holder, "host:2:bbbbbbbb"),
+        other => panic!("{other:?}"),
+    }
+    assert!(!store.release(&renewed).unwrap(), "not ours to release");
+    assert_eq!(world.lease_ref(&dir, "moved"), Some(theirs), "the foreign lease is untouched");
+
+    // The same holder id with another token (another store of this process): renewed, its token kept.
+    foreign("host:1:aaaaaaaa", "other-token");
+    let (again, was) = acquired(store.acquire(&k, "host:1:aaaaaaaa", TTL, at(3)).unwrap());
+    assert!(was);
+    assert_eq!(
+        (again.record.token.as_str(), again.record.expires_at.as_str()),
+        ("other-token", "2026-08-25T10:08:00.000Z")
+    );
+    // Released by the swap against what this store set; then gone for git too.
+    assert!(store.release(&again).unwrap());
+    assert_eq!(world.lease_ref(&dir, "moved"), None);
+    // A renewal after the release is a fresh lease, not an extension of the released one.
+    let (fresh, was) = acquired(store.acquire(&k, "host:1:aaaaaaaa", TTL, at(4)).unwrap());
+    assert!(!was && fresh.record.token != "other-token");
+
+    // A stale lock on the ref is reported by the renewal, as by any acquisition.
+    let lock = dir.join(".git/refs/chant/lease/moved.lock");
+    std::fs::write(&lock, "").unwrap();
+    let file = std::fs::OpenOptions::new().write(true).open(&lock).unwrap();
+    file.set_modified(SystemTime::now() - Duration::from_secs(60)).unwrap();
+    let err = store.acquire(&k, "host:1:aaaaaaaa", TTL, at(5)).unwrap_err();
+    assert!(matches!(&err, Error::StaleLock { path, .. } if *path == lock), "{err:?}");
+    std::fs::remove_file(&lock).unwrap();
+    let (after, was) = acquired(store.acquire(&k, "host:1:aaaaaaaa", TTL, at(6)).unwrap());
+    assert!(was && after.record.token == fresh.record.token);
+    assert_eq!(world.git_out(&dir, &["fsck", "--strict"]).status.code(), Some(0));
+}
+
 #[test]
 fn of_eight_concurrent_acquirers_exactly_one_wins() {
     let world = World::new();

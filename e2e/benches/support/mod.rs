@@ -138,21 +138,71 @@ pub(crate) fn measured(home: &Path, dir: &Path, program: &str, args: &[&str]) ->
     (std::time::Duration::from_micros(parts.next().unwrap()), parts.next().unwrap())
 }
 
-/// In a measuring process (started by [`measured`]): runs the arguments as its only child
-/// (stdout and stderr to /dev/null), prints `<microseconds> <peak KiB>` and returns true.
+/// The variable that makes a measuring process stop its child: `<n>:<prefix>`, SIGTERM once the
+/// child printed `n` lines starting with `prefix` ([`measured_until`]).
+const MEASURE_STOP_VAR: &str = "CHANT_BENCH_MEASURE_STOP";
+
+/// Like [`measured`] for a daemon: the measuring process sends `program` SIGTERM once it printed
+/// `lines` lines starting with `prefix` on stdout (one round of an operator), and waits for its
+/// clean exit.
+pub(crate) fn measured_until(
+    home: &Path,
+    dir: &Path,
+    program: &str,
+    args: &[&str],
+    prefix: &str,
+    lines: usize,
+) -> (std::time::Duration, u64) {
+    let me = std::env::current_exe().unwrap();
+    let out = hermetic(me.to_str().unwrap(), home, dir)
+        .env(MEASURE_VAR, "1")
+        .env(MEASURE_STOP_VAR, format!("{lines}:{prefix}"))
+        .arg(program)
+        .args(args)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    let text = String::from_utf8(out.stdout).unwrap();
+    let mut parts = text.split_whitespace().map(|p| p.parse::<u64>().unwrap());
+    (std::time::Duration::from_micros(parts.next().unwrap()), parts.next().unwrap())
+}
+
+/// In a measuring process (started by [`measured`] or [`measured_until`]): runs the arguments as
+/// its only child (stdout and stderr to /dev/null, or stdout read until the stop line), prints
+/// `<microseconds> <peak KiB>` and returns true.
 pub(crate) fn measure_if_asked() -> bool {
+    use std::io::BufRead;
     if std::env::var_os(MEASURE_VAR).is_none() {
         return false;
     }
     let args: Vec<String> = std::env::args().skip(1).filter(|a| a != "--bench").collect();
+    let stop = std::env::var(MEASURE_STOP_VAR).ok().map(|v| {
+        let (n, prefix) = v.split_once(':').unwrap();
+        (n.parse::<usize>().unwrap(), prefix.to_owned())
+    });
     let t = std::time::Instant::now();
-    let status = Command::new(&args[0])
+    let mut child = Command::new(&args[0])
         .args(&args[1..])
         .env_remove(MEASURE_VAR)
-        .stdout(Stdio::null())
+        .env_remove(MEASURE_STOP_VAR)
+        .stdout(if stop.is_some() { Stdio::piped() } else { Stdio::null() })
         .stderr(Stdio::null())
-        .status()
+        .spawn()
         .unwrap();
+    if let Some((n, prefix)) = stop {
+        let mut seen = 0;
+        for line in std::io::BufReader::new(child.stdout.take().unwrap()).lines() {
+            if line.unwrap().starts_with(&prefix) {
+                seen += 1;
+                if seen == n {
+                    let pid = nix::unistd::Pid::from_raw(child.id() as i32);
+                    nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGTERM).unwrap();
+                }
+            }
+        }
+        assert!(seen >= n, "{args:?}: {seen} of {n} lines");
+    }
+    let status = child.wait().unwrap();
     let elapsed = t.elapsed();
     assert!(status.success(), "{args:?}");
     let usage = nix::sys::resource::getrusage(nix::sys::resource::UsageWho::RUSAGE_CHILDREN).unwrap();
