@@ -1,8 +1,8 @@
 //! The estate readers through a real project (chant.toml, a git repository, an env declaring
 //! files and PostgreSQL tables on a throw-away database): `lifecycle diff`'s `dependencies`,
 //! `ambient` and `artifacts` sections, artifact snapshots on the ledger across two diffs (and a
-//! snapshot that does not parse, reported with its path), the teardown plan, and the teardown
-//! refused while its plan has a hole unless holes are allowed.
+//! snapshot that does not parse, reported with its path), the teardown plan, and the teardown refused while its plan has a hole
+//! unless holes are allowed, or when it is not the plan a gate approved.
 //!
 //! The DSN reaches the project through the variable chant.toml names, so the checks run in a
 //! worker process (this test binary, re-run with that variable set).
@@ -149,17 +149,26 @@ fn worker_checks_the_estate_when_asked() {
     assert_eq!(names, ["files/app.conf", "postgres/shop", "postgres/shop.orders"]);
     assert!(plan.is_complete());
     assert!(dir.join("estate/app.conf").exists());
+    // Behind a gate, the step executes only the plan approved: another digest is refused.
+    let gated = project::teardown_gate_plan(&plan);
+    assert_eq!(gated.changes, ["drop files/app.conf", "drop postgres/shop", "drop postgres/shop.orders"]);
+    let other = chant::gate::plan::sha256(b"another plan");
+    let err = project.teardown_env(None, ENV, false, Some(&other)).unwrap_err();
+    assert!(matches!(err, project::Error::TeardownPlanChanged { .. }), "{err}");
+    assert!(err.to_string().contains("not the plan the gate approved"), "{err}");
+    assert!(dir.join("estate/app.conf").exists(), "nothing was torn down");
 
     // The schema loses USAGE: a hole, and the teardown refuses before changing anything.
     sql(&admin, "ALTER SCHEMA shop OWNER TO postgres; REVOKE ALL ON SCHEMA shop FROM chant_app, PUBLIC");
     let plan = project.teardown_plan(None, ENV).unwrap();
     assert_eq!(plan.hole_count, 2, "{plan:#?}");
-    let err = project.teardown_env(None, ENV, false).unwrap_err();
+    let err = project.teardown_env(None, ENV, false, None).unwrap_err();
     assert!(matches!(err, project::Error::TeardownHoles { .. }), "{err}");
     assert!(err.to_string().contains("allow_holes = true"), "{err}");
     assert!(dir.join("estate/app.conf").exists(), "nothing was torn down");
     // Allowed: what can be seen is torn down; the hole stays.
-    let said = project.teardown_env(None, ENV, true).unwrap();
+    let approved = project::teardown_gate_plan(&plan).digest();
+    let said = project.teardown_env(None, ENV, true, Some(&approved)).unwrap();
     assert!(said.contains("hole(s) allowed"), "{said}");
     assert!(!dir.join("estate/app.conf").exists());
     assert_eq!(count(&admin, "SELECT count(*) FROM pg_tables WHERE schemaname = 'shop'"), 1);

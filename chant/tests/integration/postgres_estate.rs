@@ -173,6 +173,38 @@ fn the_teardown_plan_lists_exactly_chants_marked_tables_and_a_lost_usage_is_a_ho
 }
 
 #[test]
+fn the_teardown_executes_its_plan_and_nothing_the_live_set_gained_since() {
+    let c = cluster();
+    let db = c.database("tdexec");
+    let lex = lexicon(&db, prod_db());
+    lex.apply(DeleteMode::Never).unwrap();
+    let plan = teardown_plan(&lex, &lex.declared());
+    assert_eq!(plan.candidates.keys().collect::<Vec<_>>(), ["app", "app.audit_log", "app.users"]);
+
+    // Between the plan and its execution, the live set changes: a table carrying this env's
+    // marker appears (a later apply of this env) and a planned one goes.
+    lexicon(&db, prod_db().table(Table::new("app", "late").column(Column::new("id", "int"))))
+        .apply(DeleteMode::Never)
+        .unwrap();
+    c.as_app(&db, "DROP TABLE app.audit_log");
+    let fresh = teardown_plan(&lex, &lex.declared());
+    assert!(fresh.candidates.contains_key("app.late"), "a fresh plan would list it: {fresh:#?}");
+
+    let torn = lex.teardown(&plan).unwrap();
+    assert_eq!(torn.executed, ["DROP TABLE \"app\".\"users\""], "{torn:#?}");
+    let tables = c.strings(&db, "SELECT schemaname || '.' || tablename FROM pg_tables WHERE schemaname = 'app'");
+    assert_eq!(tables, ["app.late"], "what the plan did not list is not dropped");
+    for said in [
+        "table app.audit_log is in the plan and already gone",
+        "table app.late carries this env's marker and is not in the plan: left",
+        "schema app kept: it still holds objects that are not chant's",
+    ] {
+        assert!(torn.reported.iter().any(|r| r == said), "{said:?} not in {:#?}", torn.reported);
+    }
+    assert!(torn.summary().contains("not in the plan: left"), "{}", torn.summary());
+}
+
+#[test]
 fn a_schema_is_a_deploy_unit_present_absent_or_unknown() {
     let c = cluster();
     let db = c.database("unit");

@@ -25,8 +25,9 @@
 //! [`PostgresLexicon::apply`] runs in one transaction under an advisory lock keyed by project and
 //! env (a second apply waits for the first, up to [`LOCK_TIMEOUT`], then finds nothing left to
 //! do), converging only what is safe and reporting the rest ([`plan`]);
-//! [`PostgresLexicon::teardown`] drops only what carries this project's and env's marker. Both
-//! return a [`PostgresApplyRecord`] for the caller to append to the ledger.
+//! [`PostgresLexicon::teardown`] drops only what its teardown plan lists and still carries this
+//! project's and env's marker. Both return a [`PostgresApplyRecord`] for the caller to append to
+//! the ledger.
 //!
 //! Beyond the declared estate ([`estate`], one catalog read plus one foreign-key query): the
 //! tables declared tables reference (and their schemas), the ambient views, tables and orphan
@@ -441,14 +442,17 @@ impl PostgresLexicon {
         Ok(self.record("apply", mode, &plan, self.declaration.tables().keys().cloned().collect(), &address))
     }
 
-    /// Drops every table (then schema) that carries this project's and env's marker, in one
-    /// transaction under the env's advisory lock; nothing else is touched.
+    /// Executes the teardown plan `planned` (what [`Lexicon::teardown_owned`] answered, and
+    /// `lifecycle teardown <env>` printed) in one transaction under the env's advisory lock: drops
+    /// each table it lists that still carries this project's and env's marker, then each schema
+    /// it lists; nothing it does not list is touched, and the record reports what was left.
     ///
     /// # Errors
     ///
     /// As [`PostgresLexicon::apply`].
-    pub fn teardown(&self) -> Result<PostgresApplyRecord, PostgresError> {
-        let (plan, address) = self.in_locked_transaction(|snapshot, _| plan::teardown(snapshot, &self.identity))?;
+    pub fn teardown(&self, planned: &TeardownPlan) -> Result<PostgresApplyRecord, PostgresError> {
+        let (plan, address) =
+            self.in_locked_transaction(|snapshot, _| plan::teardown(snapshot, &self.identity, planned))?;
         Ok(self.record("teardown", DeleteMode::OwnedOnly, &plan, Vec::new(), &address))
     }
 
