@@ -223,7 +223,10 @@ mod tests {
     fn a_snapshot_is_a_document_of_its_own_and_round_trips() {
         let (listing, snapshot) = snapshot();
         assert_eq!(snapshot_path(None, "staging", "files").unwrap(), "staging/artifacts/files.json");
-        assert_eq!(snapshot_path(Some("web"), "staging", "files").unwrap(), "_members/web/staging/artifacts/files.json");
+        assert_eq!(
+            snapshot_path(Some("web"), "staging", "files").unwrap(),
+            "_members/web/staging/artifacts/files.json"
+        );
         assert!(snapshot_path(None, "staging", "../x").is_err());
         let text = snapshot.to_document();
         assert!(text.ends_with("}\n") && text.contains("\n  \"takenAt\""), "{text}");

@@ -1,7 +1,8 @@
 //! The postgres lexicon beyond its declared estate, on the throw-away cluster as the
 //! non-superuser app role: foreign-key dependencies (and a hole when the referenced schema loses
-//! USAGE), ambient views and orphan sequences, the teardown plan of the prod-db estate (and the
-//! hole a lost USAGE makes), pgbench's tables never teardown candidates, a schema as a deploy unit.
+//! USAGE, and a chain through undeclared tables followed past depth one), ambient views and
+//! orphan sequences, the teardown plan of the prod-db estate (and the hole a lost USAGE makes)
+//! executed exactly, pgbench's tables never teardown candidates, a schema as a deploy unit.
 
 use chant::lexicon::postgres::{Column, DeleteMode, PostgresDeclaration, PostgresLexicon, Table, estate};
 use chant::model::UnobservedReason;
@@ -90,6 +91,32 @@ fn a_foreign_key_to_an_undeclared_table_is_a_dependency_and_a_lost_usage_makes_i
     let down = format!("postgres://{APP_ROLE}:{}@127.0.0.1:{}/{db}", c.app_password, free_port());
     let down = PostgresLexicon::new("prod-db", STACK, orders()).with_binding(Some("V".into()), Some(down));
     assert!(matches!(dependencies_of(&down, &declared), Reading::Failed(_)));
+}
+
+#[test]
+fn a_foreign_key_chain_through_undeclared_tables_is_followed_with_its_declared_referrer() {
+    let c = cluster();
+    let db = c.database("chain");
+    let lex = lexicon(&db, orders());
+    lex.apply(DeleteMode::Never).unwrap();
+    // declared app.orders -> undeclared public.accounts (A) -> undeclared public.regions (B).
+    c.as_app(
+        &db,
+        "CREATE TABLE public.regions (id int PRIMARY KEY); \
+         CREATE TABLE public.accounts (id int PRIMARY KEY, region_id int REFERENCES public.regions (id)); \
+         ALTER TABLE app.orders ADD CONSTRAINT orders_account FOREIGN KEY (account_id) REFERENCES public.accounts (id);",
+    );
+    let Reading::Read(deps) = dependencies_of(&lex, &lex.declared()) else { panic!("dependencies not read") };
+    assert_eq!(deps.resources.keys().collect::<Vec<_>>(), ["public", "public.accounts", "public.regions"], "{deps:#?}");
+    let a = &deps.resources["public.accounts"];
+    assert_eq!(a.referenced_by, ["app.orders"]);
+    assert!(!a.properties.contains_key("via"));
+    let b = &deps.resources["public.regions"];
+    assert_eq!(b.kind, "table");
+    assert_eq!(b.referenced_by, ["app.orders"], "B keeps the declared node that pulled it in");
+    assert_eq!(b.properties["via"], "public.accounts");
+    assert_eq!(b.properties["depth"], "2");
+    assert!(deps.holes.is_empty(), "{deps:#?}");
 }
 
 #[test]
