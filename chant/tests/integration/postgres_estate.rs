@@ -78,6 +78,7 @@ fn a_foreign_key_to_an_undeclared_table_is_a_dependency_and_a_lost_usage_makes_i
 
     // The referenced schema loses USAGE: the table is a hole with its reason, never absent.
     c.as_superuser(&db, &format!("REVOKE USAGE ON SCHEMA billing FROM {APP_ROLE}"));
+    let lex = lexicon(&db, orders());
     let Reading::Read(deps) = dependencies_of(&lex, &declared) else { panic!("dependencies not read") };
     assert!(!deps.resources.contains_key("billing.ledger"));
     let hole = &deps.holes["billing.ledger"];
@@ -192,6 +193,7 @@ fn the_teardown_plan_lists_exactly_chants_marked_tables_and_a_lost_usage_is_a_ho
         &db,
         &format!("ALTER SCHEMA other OWNER TO postgres; REVOKE ALL ON SCHEMA other FROM {APP_ROLE}, PUBLIC"),
     );
+    let lex = lexicon(&db, prod_db());
     let plan = teardown_plan(&lex, &declared);
     assert!(!plan.candidates.contains_key("other.t"));
     let holes: Vec<String> = plan.holes.iter().map(|h| h.describe()).collect();
@@ -214,7 +216,7 @@ fn the_teardown_executes_its_plan_and_nothing_the_live_set_gained_since() {
         .apply(DeleteMode::Never)
         .unwrap();
     c.as_app(&db, "DROP TABLE app.audit_log");
-    let fresh = teardown_plan(&lex, &lex.declared());
+    let fresh = teardown_plan(&lexicon(&db, prod_db()), &lex.declared());
     assert!(fresh.candidates.contains_key("app.late"), "a fresh plan would list it: {fresh:#?}");
 
     let torn = lex.teardown(&plan).unwrap();
@@ -238,11 +240,14 @@ fn a_schema_is_a_deploy_unit_present_absent_or_unknown() {
     let lex = lexicon(&db, prod_db());
     assert_eq!(lex.stack_units(), ["app"]);
     assert_eq!(stack_status(&lex, "app").status, StackStatus::Absent);
+    // One binding answers every estate hook from the snapshot its first hook read: a fresh
+    // binding (one per command or tick) reads again.
     lex.apply(DeleteMode::Never).unwrap();
-    let status = stack_status(&lex, "app");
+    assert_eq!(stack_status(&lex, "app").status, StackStatus::Absent, "the binding's one snapshot");
+    let status = stack_status(&lexicon(&db, prod_db()), "app");
     assert!(matches!(status.status, StackStatus::Present { healthy: true, .. }), "{status:?}");
     c.as_app(&db, "DROP TABLE app.audit_log");
-    let status = stack_status(&lex, "app");
+    let status = stack_status(&lexicon(&db, prod_db()), "app");
     assert!(matches!(status.status, StackStatus::Present { healthy: false, .. }), "{status:?}");
     assert_eq!(status.detail.as_deref(), Some("missing: app.audit_log"));
     let down = format!("postgres://{APP_ROLE}:{}@127.0.0.1:{}/{db}", c.app_password, free_port());

@@ -33,10 +33,11 @@ use crate::observe::estate::{
 /// How many queries [`read`] issues, whatever the size of the database.
 pub const QUERIES: usize = catalog::QUERIES + 1;
 
-/// How many queries the lexicon's dependencies, ambient and teardown-plan hooks issue together,
-/// asked one after the other as `lifecycle diff` and `lifecycle teardown` ask them (each reads
-/// for itself, so each answers from a fresh snapshot): [`read`] twice and the catalog read once.
-pub const HOOK_QUERIES: usize = 2 * QUERIES + catalog::QUERIES;
+/// How many queries the lexicon's dependencies, ambient, teardown-plan and stack-status hooks
+/// issue together on one binding, asked one after the other as `lifecycle diff` and
+/// `lifecycle teardown` ask them: the first reads the snapshot ([`read`]), the others answer from
+/// it.
+pub const HOOK_QUERIES: usize = QUERIES;
 
 /// The kinds of which ambient relations are reported.
 pub const AMBIENT_KINDS: [&str; 4] = ["table", "view", "materialized view", "sequence"];
