@@ -1,7 +1,9 @@
 //! The estate readers of the postgres lexicon on a 2,000-table schema: dependencies (a foreign
-//! key from every other table to an undeclared `public.accounts`), ambient relations (100 views
-//! and 100 orphan sequences) and the teardown plan, from one catalog read, against the plain
-//! describe of the same declaration in the same run. Prints the queries each issues and the ratio.
+//! key from every other table to an undeclared `public.accounts`, which references an undeclared
+//! `public.regions`: a chain followed past depth one), ambient relations (100 views and 100
+//! orphan sequences) and the teardown plan, against the plain describe of the same declaration in
+//! the same run: from one catalog read, and through the hooks as `lifecycle diff` and
+//! `lifecycle teardown` call them. Prints the queries each issues and the ratios.
 //! Starts its own throw-away cluster (the integration tests' harness).
 //!
 //! Run: `cargo bench -p chant --bench postgres_estate` (server binaries from `.ci/postgres.sh`).
@@ -13,6 +15,7 @@ use chant_testkit::postgres as postgres_cluster;
 use std::time::{Duration, Instant};
 
 use chant::lexicon::postgres::{Column, DeleteMode, PostgresDeclaration, PostgresLexicon, Table, catalog, estate};
+use chant::observe::estate::{Reading, ambient_of, dependencies_of, teardown_plan};
 use chant::observe::observe_component;
 
 const TABLES: usize = 2000;
@@ -34,7 +37,12 @@ fn main() {
                 .column(Column::new("account_id", "integer")),
         )
     });
-    let lexicon = PostgresLexicon::new("bench", "bench", declaration).with_binding(Some("V".into()), Some(c.dsn(&db)));
+    let dsn = c.dsn(&db);
+    // A binding, as each command or tick makes one (its estate hooks share one snapshot).
+    let bind = || {
+        PostgresLexicon::new("bench", "bench", declaration.clone()).with_binding(Some("V".into()), Some(dsn.clone()))
+    };
+    let lexicon = bind();
     let load = Instant::now();
     lexicon.apply(DeleteMode::Never).unwrap();
     let fks: String = (0..TABLES)
@@ -44,7 +52,8 @@ fn main() {
     let extras: String = (0..EXTRAS)
         .map(|i| format!("CREATE VIEW app.v{i} AS SELECT id FROM app.t{i}; CREATE SEQUENCE app.s{i};"))
         .collect();
-    c.as_app(&db, &format!("BEGIN; CREATE TABLE public.accounts (id int PRIMARY KEY); {fks} {extras} COMMIT;"));
+    c.as_app(&db, &format!("BEGIN; CREATE TABLE public.regions (id int PRIMARY KEY); \
+         CREATE TABLE public.accounts (id int PRIMARY KEY, region_id int REFERENCES public.regions (id)); {fks} {extras} COMMIT;"));
     println!(
         "setup: {TABLES} tables applied, {} foreign keys, {EXTRAS} views and sequences in {:?}",
         TABLES / 2,
@@ -54,6 +63,7 @@ fn main() {
 
     let mut describe = Vec::new();
     let mut readers = Vec::new();
+    let mut hooks = Vec::new();
     for _ in 0..RUNS {
         let t = Instant::now();
         let o = observe_component(&lexicon, &declared);
@@ -69,10 +79,24 @@ fn main() {
         assert_eq!(snapshot.queries(), estate::QUERIES);
         assert_eq!(deps.resources["public.accounts"].referenced_by.len(), TABLES / 2);
         assert_eq!(ambient.resources.len(), 2 * EXTRAS);
+        assert_eq!(deps.resources["public.regions"].properties["depth"], "2");
         assert_eq!(plan.candidates.len(), TABLES + 1, "every table and the schema");
         assert!(plan.is_complete());
+
+        // Through the hooks of a fresh binding, as `lifecycle diff` (dependencies, then ambient
+        // past what describe observed) and `lifecycle teardown` (the plan) ask them.
+        let bound = bind();
+        let t = Instant::now();
+        let deps = dependencies_of(&bound, &declared);
+        let ambient = ambient_of(&bound, &declared, &o, deps.read());
+        let plan = teardown_plan(&bound, &declared);
+        hooks.push(t.elapsed());
+        let Reading::Read(deps) = deps else { panic!("{deps:?}") };
+        assert_eq!(deps.resources["public.regions"].referenced_by.len(), TABLES / 2);
+        assert_eq!(ambient.read().map(|a| a.resources.len()), Some(2 * EXTRAS));
+        assert_eq!(plan.candidates.len(), TABLES + 1);
     }
-    let (d, r) = (median(describe.clone()), median(readers.clone()));
+    let (d, r, h) = (median(describe.clone()), median(readers.clone()), median(hooks.clone()));
     println!("estate readers on {TABLES} declared tables, median of {RUNS}:");
     println!(
         "  plain describe:                          {d:?} (min {:?}); {} catalog queries",
@@ -84,5 +108,11 @@ fn main() {
         readers.iter().min().unwrap(),
         estate::QUERIES
     );
+    println!(
+        "  the same through the hooks:              {h:?} (min {:?}); {} catalog queries",
+        hooks.iter().min().unwrap(),
+        estate::HOOK_QUERIES
+    );
     println!("  ratio (readers / describe): {:.2}x", r.as_secs_f64() / d.as_secs_f64());
+    println!("  ratio (hooks / describe):   {:.2}x", h.as_secs_f64() / d.as_secs_f64());
 }

@@ -12,7 +12,6 @@ use crate::config::{self, Config};
 use crate::gate::GateFact;
 use crate::gate::plan::{GatePlan, PlanVerb};
 use crate::ledger::{self, Ledger, LedgerConfig, ShardKey};
-use crate::lexicon::estate::EnvTeardownPlan;
 use crate::lexicon::{AppliedRecord, BindError, Binding, BoundLexicon, DeclarationError, DeleteMode, HookError};
 use crate::model::OpDocument;
 use crate::observe::{ComponentInput, EnvAssessment, LexiconError};
@@ -20,8 +19,10 @@ use crate::redact::Redactor;
 use crate::runner::{self, ServiceError};
 
 mod deep;
+mod teardown;
 
 pub use deep::DeepAssessment;
+pub use teardown::gate_plan as teardown_gate_plan;
 
 /// Errors of opening a project and of its operations.
 #[derive(Debug, thiserror::Error)]
@@ -112,6 +113,21 @@ pub enum Error {
         env: String,
         /// Each hole, in words.
         holes: Vec<String>,
+    },
+    /// The teardown plan is not the plan the gate guarding the step approved.
+    #[error(
+        "teardown of env {env} refused: its plan is not the plan the gate approved (approved {approved}, now {now}: {}); nothing was changed, run the op again to approve the new plan",
+        if lines.is_empty() { "nothing to remove".to_owned() } else { lines.join(", ") }
+    )]
+    TeardownPlanChanged {
+        /// The env.
+        env: String,
+        /// The digest the gate let through.
+        approved: String,
+        /// The digest of the plan now.
+        now: String,
+        /// The plan now, one change a line.
+        lines: Vec<String>,
     },
     /// A record could not be serialised.
     #[error("cannot serialise a record")]
@@ -281,39 +297,6 @@ impl Project {
         self.change_env(member, env, |l| l.apply(mode), "apply")
     }
 
-    /// Returns the teardown plan of `env`: every bound lexicon's candidates and holes
-    /// ([`crate::lexicon::estate::teardown_plans`]). Read-only.
-    ///
-    /// # Errors
-    ///
-    /// Declaration, binding and ledger errors.
-    pub fn teardown_plan(&self, member: Option<&str>, env: &str) -> Result<EnvTeardownPlan, Error> {
-        let lexicons = self.lexicons(member, env)?;
-        crate::lexicon::estate::teardown_plans(env, &lexicons).map_err(|e| Error::Declared {
-            env: env.to_owned(),
-            lexicon: "teardown plan".to_owned(),
-            source: Box::new(e),
-        })
-    }
-
-    /// Tears down every lexicon `env` declares, each removing only what chant owns there (what its
-    /// last recorded apply or its ownership marker says: the candidates of its teardown plan),
-    /// and records each teardown on the ledger. Refused, before anything changes, while the plan
-    /// has holes, unless `allow_holes`.
-    ///
-    /// # Errors
-    ///
-    /// [`Error::TeardownHoles`]; the first lexicon that fails (the ones before it are torn down
-    /// and recorded).
-    pub fn teardown_env(&self, member: Option<&str>, env: &str, allow_holes: bool) -> Result<String, Error> {
-        let plan = self.teardown_plan(member, env)?;
-        if !plan.is_complete() && !allow_holes {
-            return Err(Error::TeardownHoles { env: env.to_owned(), holes: plan.hole_lines() });
-        }
-        let said = self.change_env(member, env, BoundLexicon::teardown, "tear down")?;
-        Ok(if plan.is_complete() { said } else { format!("{said} (with {} hole(s) allowed)", plan.hole_count) })
-    }
-
     fn change_env(
         &self,
         member: Option<&str>,
@@ -363,8 +346,8 @@ impl runner::Services for RunServices<'_> {
         self.project.apply_env(self.member, env, mode).map_err(ServiceError::failed)
     }
 
-    fn teardown(&self, env: &str, allow_holes: bool) -> Result<String, ServiceError> {
-        self.project.teardown_env(self.member, env, allow_holes).map_err(ServiceError::failed)
+    fn teardown(&self, env: &str, allow_holes: bool, approved: Option<&str>) -> Result<String, ServiceError> {
+        self.project.teardown_env(self.member, env, allow_holes, approved).map_err(ServiceError::failed)
     }
 
     fn gate_facts(&self, op: &str) -> Result<Vec<GateFact>, ServiceError> {
@@ -375,9 +358,14 @@ impl runner::Services for RunServices<'_> {
         self.project.ledger.append_record(self.member, fact).map(|_| ()).map_err(ServiceError::failed)
     }
 
-    /// The plan from the env's live change sets ([`Project::assess`], what a tick and
-    /// `lifecycle diff` use).
+    /// The plan of an apply from the env's live change sets ([`Project::assess`], what a tick
+    /// and `lifecycle diff` use); of a teardown, from the teardown plan the step executes
+    /// ([`teardown_gate_plan`]).
     fn plan(&self, verb: PlanVerb, env: &str) -> Result<Option<GatePlan>, ServiceError> {
+        if verb == PlanVerb::Teardown {
+            let plan = self.project.teardown_plan(self.member, env).map_err(ServiceError::failed)?;
+            return Ok(Some(teardown_gate_plan(&plan)));
+        }
         let assessment = self.project.assess(self.member, env).map_err(ServiceError::failed)?;
         Ok(Some(GatePlan::from_change_sets(verb, env, &assessment.change_sets)))
     }

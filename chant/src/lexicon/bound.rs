@@ -11,6 +11,7 @@ use std::fmt;
 use super::plugin::{Applied, DeleteMode, EnvLexicon, HookError};
 use super::references::{Attrs, ReferenceCatalog};
 use crate::ledger::{self, AppendReceipt, Ledger, Record, ShardKey};
+use crate::observe::estate::TeardownPlan;
 use crate::observe::{
     ChangeSink, ComponentInput, DeclaredEntity, LastApply, Lexicon, LexiconError, SubscribeError, Subscription,
     observe_component,
@@ -68,7 +69,7 @@ trait ErasedLexicon {
     fn declared_entities(&self) -> Result<Vec<DeclaredEntity>, LexiconError>;
     fn last_apply(&self) -> LastApply;
     fn apply(&self, mode: DeleteMode) -> Result<Applied<AppliedRecord>, HookError>;
-    fn teardown(&self) -> Result<Applied<AppliedRecord>, HookError>;
+    fn teardown(&self, plan: &TeardownPlan) -> Result<Applied<AppliedRecord>, HookError>;
     // --- reference catalog hooks ---
     fn reference_catalog(&self) -> Option<&'static ReferenceCatalog>;
     fn enrich_live_attrs(&self) -> Result<Attrs, HookError>;
@@ -92,8 +93,8 @@ impl<L: EnvLexicon> ErasedLexicon for L {
         EnvLexicon::apply(self, mode).map(erase)
     }
 
-    fn teardown(&self) -> Result<Applied<AppliedRecord>, HookError> {
-        EnvLexicon::teardown(self).map(erase)
+    fn teardown(&self, plan: &TeardownPlan) -> Result<Applied<AppliedRecord>, HookError> {
+        EnvLexicon::teardown(self, plan).map(erase)
     }
 
     fn reference_catalog(&self) -> Option<&'static ReferenceCatalog> {
@@ -168,13 +169,13 @@ impl BoundLexicon {
         self.inner.apply(mode)
     }
 
-    /// Tears down what chant owns (see [`EnvLexicon::teardown`]).
+    /// Executes this lexicon's teardown plan `plan` (see [`EnvLexicon::teardown`]).
     ///
     /// # Errors
     ///
     /// As [`EnvLexicon::teardown`].
-    pub fn teardown(&self) -> Result<Applied<AppliedRecord>, HookError> {
-        self.inner.teardown()
+    pub fn teardown(&self, plan: &TeardownPlan) -> Result<Applied<AppliedRecord>, HookError> {
+        self.inner.teardown(plan)
     }
 
     /// Returns the declared entities (see [`EnvLexicon::declared_entities`]).

@@ -10,7 +10,7 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
-use super::artifacts::{ArtifactSnapshot, last_snapshot};
+use super::artifacts::{ArtifactSnapshot, last_snapshot, write_snapshot};
 use super::bound::BoundLexicon;
 use crate::ledger::{self, Ledger};
 use crate::observe::estate::{
@@ -162,11 +162,12 @@ pub fn env_estate(
     Ok(out)
 }
 
-/// Appends a snapshot of every listing to the ledger, each as its own record; returns how many.
+/// Writes a snapshot of every listing to the ledger, each lexicon's as its own document
+/// (`<env>/artifacts/<lexicon>.json`, one commit each, replacing the previous); returns how many.
 ///
 /// # Errors
 ///
-/// The first append that fails.
+/// The first write that fails.
 pub fn snapshot_artifacts(
     ledger: &Ledger,
     member: Option<&str>,
@@ -175,7 +176,7 @@ pub fn snapshot_artifacts(
 ) -> Result<usize, ledger::Error> {
     let taken_at = crate::clock::format(ledger.clock().now());
     for (lexicon, listing) in listings {
-        ledger.append_record(member, &ArtifactSnapshot::new(env, lexicon, taken_at.clone(), listing.clone()))?;
+        write_snapshot(ledger, member, &ArtifactSnapshot::new(env, lexicon, taken_at.clone(), listing.clone()))?;
     }
     Ok(listings.len())
 }

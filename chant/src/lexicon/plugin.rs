@@ -45,6 +45,7 @@
 use std::fmt;
 
 use super::references::{Attrs, ReferenceCatalog};
+use crate::observe::estate::TeardownPlan;
 use crate::observe::{DeclaredEntity, LastApply, Lexicon, LexiconError};
 
 /// Whether an apply may remove what chant owns and no longer declares (and make the changes a
@@ -195,13 +196,18 @@ pub trait EnvLexicon: Lexicon {
         Err(HookError::not_implemented(self.name(), Hook::Apply))
     }
 
-    /// Removes what chant owns in the env and returns the record for the ledger (a record that
-    /// makes the env read as never applied).
+    /// Executes `plan`, this lexicon's teardown plan as [`crate::observe::estate::teardown_plan`]
+    /// answered it (what `lifecycle teardown <env>` printed), and returns the record for the
+    /// ledger (a record that makes the env read as never applied). Removes exactly the plan's
+    /// candidates that are still there and still owned; anything the lexicon would own now that
+    /// the plan does not list is left, and said. The core has already refused a plan with holes
+    /// unless the step allows them.
     ///
     /// # Errors
     ///
     /// [`HookError::NotImplemented`] by default; [`HookError::Failed`] when the teardown failed.
-    fn teardown(&self) -> Result<Applied<Self::Record>, HookError> {
+    fn teardown(&self, plan: &TeardownPlan) -> Result<Applied<Self::Record>, HookError> {
+        let _ = plan;
         Err(HookError::not_implemented(self.name(), Hook::Teardown))
     }
 
@@ -278,7 +284,7 @@ mod tests {
         let apply = ReadOnly.apply(DeleteMode::Never).unwrap_err();
         assert!(apply.is_not_implemented());
         assert_eq!(apply.to_string(), "lexicon read-only does not implement apply");
-        let teardown = ReadOnly.teardown().unwrap_err();
+        let teardown = ReadOnly.teardown(&TeardownPlan::new()).unwrap_err();
         assert_eq!(teardown.to_string(), "lexicon read-only does not implement teardown");
         assert_eq!(ReadOnly.last_apply(), LastApply::none());
         assert_eq!(ReadOnly.reference_catalog(), None);

@@ -97,6 +97,30 @@ impl ReferenceCatalog {
     }
 }
 
+/// A reference rule a lexicon marks as a meaningful chain for its dependencies: past depth one,
+/// a resource reached through the rule of kind `from` labelled `label` is followed through that
+/// rule again (a table a foreign key reaches, the tables its own foreign keys reach, and so on),
+/// so the dependencies are the closure of the chain, not its first link only.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct Chain {
+    /// The referencing kind of the rule (`table`).
+    pub from: &'static str,
+    /// The rule's label (`foreign key`).
+    pub label: &'static str,
+}
+
+impl Chain {
+    /// Returns true when `rule` is this chain's rule.
+    pub fn follows(&self, rule: &RefRule) -> bool {
+        rule.from == self.from && rule.label == self.label
+    }
+}
+
+/// Returns the rules of `catalog` that `chains` marks as meaningful, in catalog order.
+pub fn chained<'a>(catalog: &'a ReferenceCatalog, chains: &'a [Chain]) -> impl Iterator<Item = &'a RefRule> + 'a {
+    catalog.refs.iter().filter(move |r| chains.iter().any(|c| c.follows(r)))
+}
+
 /// Returns every string at `path` in `attrs`, in order: `a.b` walks objects, `a[]` walks every
 /// element of an array; numbers are rendered as text; anything else yields nothing.
 pub fn values_at(attrs: &serde_json::Map<String, serde_json::Value>, path: &str) -> Vec<String> {

@@ -67,14 +67,15 @@ pub trait Services {
     fn apply(&self, env: &str, mode: DeleteMode) -> Result<String, ServiceError>;
 
     /// Tears down what chant owns in `env` (destructive): exactly its teardown plan, refused
-    /// while the plan has holes unless `allow_holes`; records it, and returns one line saying
-    /// what was removed.
+    /// while the plan has holes unless `allow_holes`, and, when `approved` is the plan digest a
+    /// gate of this run let through for this teardown, refused unless the plan is still that
+    /// plan; records it, and returns one line saying what was removed.
     ///
     /// # Errors
     ///
     /// [`ServiceError::Unavailable`] by default; what failed, with its causes.
-    fn teardown(&self, env: &str, allow_holes: bool) -> Result<String, ServiceError> {
-        let _ = allow_holes;
+    fn teardown(&self, env: &str, allow_holes: bool, approved: Option<&str>) -> Result<String, ServiceError> {
+        let _ = (allow_holes, approved);
         Err(ServiceError::Unavailable { what: "teardown", env: env.to_owned() })
     }
 
@@ -206,7 +207,7 @@ pub fn run(
         rec.ended_at = crate::clock::format((environment.now)());
         return rec;
     }
-    let ctx = Ctx { doc, steps, settings, services, environment, run_id: &id };
+    let ctx = Ctx { doc, steps, settings, services, environment, run_id: &id, approved_teardowns: Default::default() };
     let mut stopped: Option<Status> = None;
     for phase in &doc.phases {
         if stopped.is_some() {
@@ -318,6 +319,9 @@ struct Ctx<'a> {
     services: &'a dyn Services,
     environment: &'a Environment<'a>,
     run_id: &'a str,
+    /// The plan digests the gates of this run let through for a teardown, by env: the
+    /// `teardown(env)` step executes only that plan.
+    approved_teardowns: std::cell::RefCell<BTreeMap<String, String>>,
 }
 
 impl Ctx<'_> {
@@ -379,7 +383,8 @@ impl Ctx<'_> {
             }
             Step::Teardown { args, .. } => {
                 let env = &args.env;
-                match self.services.teardown(env, args.allow_holes) {
+                let approved = self.approved_teardowns.borrow().get(env.as_str()).cloned();
+                match self.services.teardown(env, args.allow_holes, approved.as_deref()) {
                     Ok(detail) => StepEnd::Ok { detail: Some(detail), approved_by: None, output: None },
                     Err(e) => StepEnd::Failed(format!("teardown {env}: {}", crate::error::chain(&e))),
                 }
@@ -503,6 +508,9 @@ impl Ctx<'_> {
                             ),
                         };
                         return self.ask(&gate, args, now, plan, Some(refused));
+                    }
+                    if let Some(p) = plan.as_ref().filter(|p| p.verb == PlanVerb::Teardown) {
+                        self.approved_teardowns.borrow_mut().insert(p.env.clone(), approved);
                     }
                 }
                 let by = resolution.resolved_by.clone().unwrap_or_else(|| "unknown".into());

@@ -15,12 +15,23 @@ use crate::gate::FactKind;
 struct Memory {
     facts: RefCell<Vec<GateFact>>,
     applies: RefCell<Vec<String>>,
+    /// The plan of a teardown, as the services would compute it now.
+    teardown_plan: RefCell<Option<GatePlan>>,
+    /// The approved digest each teardown was handed.
+    teardowns: RefCell<Vec<Option<String>>>,
 }
 
 impl Services for Memory {
     fn apply(&self, env: &str, mode: DeleteMode) -> Result<String, ServiceError> {
         self.applies.borrow_mut().push(format!("{env}:{mode}"));
         Ok("1 file written".into())
+    }
+    fn teardown(&self, _env: &str, _allow_holes: bool, approved: Option<&str>) -> Result<String, ServiceError> {
+        self.teardowns.borrow_mut().push(approved.map(str::to_owned));
+        Ok("torn down".into())
+    }
+    fn plan(&self, verb: PlanVerb, _env: &str) -> Result<Option<GatePlan>, ServiceError> {
+        Ok(self.teardown_plan.borrow().clone().filter(|_| verb == PlanVerb::Teardown))
     }
     fn gate_facts(&self, _op: &str) -> Result<Vec<GateFact>, ServiceError> {
         Ok(self.facts.borrow().clone())
@@ -141,6 +152,31 @@ fn an_approved_gate_is_walked_through_once() {
     assert_eq!(m.facts.borrow().last().unwrap().kind, FactKind::Passed);
     // The approval admitted one run; the next asks again.
     assert_eq!(go(&d, &m).status, Status::Gated);
+}
+
+#[test]
+fn a_teardown_behind_a_plan_bound_gate_is_handed_the_approved_digest() {
+    let teardown = json!({"kind": "teardown", "class": "destructive", "args": {"env": "staging"}});
+    let d = doc(json!([{"name": "Down", "steps": [gate("down"), teardown.clone()]}]), json!([]));
+    let m = Memory::default();
+    let plan = GatePlan { verb: PlanVerb::Teardown, env: "staging".into(), changes: vec!["drop files/a".into()] };
+    *m.teardown_plan.borrow_mut() = Some(plan.clone());
+    assert_eq!(go(&d, &m).status, Status::Gated);
+    let pending = m.facts.borrow()[0].clone();
+    assert_eq!(pending.plan_digest.as_deref(), Some(plan.digest().as_str()));
+    m.facts.borrow_mut().push(GateFact {
+        kind: FactKind::Resolution,
+        resolved_by: Some("alex".into()),
+        timestamp: "2026-09-05T13:04:00.000Z".into(),
+        expires_at: None,
+        ..pending
+    });
+    assert_eq!(go(&d, &m).status, Status::Ok);
+    assert_eq!(*m.teardowns.borrow(), [Some(plan.digest())], "the step executes the plan the gate approved");
+    // Without a gate there is no approved plan to hold the step to.
+    let bare = doc(json!([{"name": "Down", "steps": [teardown]}]), json!([]));
+    assert_eq!(go(&bare, &m).status, Status::Ok);
+    assert_eq!(m.teardowns.borrow().last(), Some(&None));
 }
 
 #[test]

@@ -1,8 +1,9 @@
 //! The estate readers through a real project (chant.toml, a git repository, an env declaring
 //! files and PostgreSQL tables on a throw-away database): `lifecycle diff`'s `dependencies`,
-//! `ambient` and `artifacts` sections, artifact snapshots on the ledger across two diffs (and a
-//! snapshot that does not parse, reported with its path), the teardown plan, and the teardown
-//! refused while its plan has a hole unless holes are allowed.
+//! `ambient` and `artifacts` sections, artifact snapshot documents on the ledger across two
+//! snapshots (older ledgers' snapshot records read as history, and a document that does not parse
+//! reported with its path), the teardown plan, and the teardown refused while its plan has a hole
+//! unless holes are allowed, or when it is not the plan a gate approved.
 //!
 //! The DSN reaches the project through the variable chant.toml names, so the checks run in a
 //! worker process (this test binary, re-run with that variable set).
@@ -129,15 +130,56 @@ fn worker_checks_the_estate_when_asked() {
     );
     assert_eq!(artifacts.changed_count(), 3);
 
-    // A snapshot line that does not parse is reported with its path, never read as empty.
-    let key = chant::lexicon::artifacts::snapshot_key(None, ENV, "files").unwrap();
-    project
-        .ledger
-        .append(&key, r#"{"kind":"artifact-snapshot","env":"estate-env","lexicon":"files","version":"x"}"#)
-        .unwrap();
+    // The snapshot is one document of its own, `<env>/artifacts/<lexicon>.json`, not a record.
+    let path = chant::lexicon::artifacts::snapshot_path(None, ENV, "files").unwrap();
+    assert_eq!(path, "estate-env/artifacts/files.json");
+    let document = project.ledger.read_document(&path).unwrap().expect("the snapshot document");
+    let first: serde_json::Value = serde_json::from_slice(&document).unwrap();
+    assert_eq!(first["artifacts"]["upload.bin"]["size"], 1);
+    let legacy = chant::lexicon::artifacts::legacy_key(None, ENV, "files").unwrap();
+    assert!(project.ledger.read(&legacy).unwrap().records.is_empty(), "no legacy record is written");
+
+    // A second snapshot replaces the first: against it, everything is unchanged.
+    let taken =
+        chant::lexicon::estate::snapshot_artifacts(&project.ledger, None, ENV, &diff.artifact_listings).unwrap();
+    assert_eq!(taken, 1);
+    let second: serde_json::Value =
+        serde_json::from_slice(&project.ledger.read_document(&path).unwrap().unwrap()).unwrap();
+    assert!(second["artifacts"].get("upload.bin").is_none(), "{second}");
+    let diff = lifecycle::diff(&project, None, ENV).unwrap();
+    let Reading::Read(artifacts) = &diff.artifacts["files"] else { panic!("{:?}", diff.artifacts) };
+    assert_eq!(artifacts.unchanged, ["build/app.tar", "new.txt"]);
+    assert_eq!(artifacts.changed_count(), 0);
+
+    // An older ledger's snapshot records are read as history while no document exists, and a
+    // document, once written, is read instead; the records are never rewritten.
+    let mut old = chant::observe::estate::ArtifactListing::default();
+    old.artifacts.insert("a".into(), chant::observe::estate::Artifact { digest: "sha256:1".into(), size: 1 });
+    let record =
+        chant::lexicon::artifacts::ArtifactSnapshot::new(ENV, "legacy", "2026-01-01T00:00:00.000Z".into(), old);
+    project.ledger.append_record(None, &record).unwrap();
+    let read = chant::lexicon::artifacts::last_snapshot(&project.ledger, None, ENV, "legacy").unwrap().unwrap();
+    assert_eq!(read, record);
+    let newer = chant::lexicon::artifacts::ArtifactSnapshot::new(
+        ENV,
+        "legacy",
+        "2026-02-01T00:00:00.000Z".into(),
+        chant::observe::estate::ArtifactListing::default(),
+    );
+    chant::lexicon::artifacts::write_snapshot(&project.ledger, None, &newer).unwrap();
+    let read = chant::lexicon::artifacts::last_snapshot(&project.ledger, None, ENV, "legacy").unwrap().unwrap();
+    assert_eq!(read, newer);
+    let key = chant::lexicon::artifacts::legacy_key(None, ENV, "legacy").unwrap();
+    assert_eq!(project.ledger.read(&key).unwrap().records.len(), 1, "the legacy record is left as it was");
+
+    // A snapshot document that does not parse is reported with its path, never read as empty.
+    project.ledger.write_document(&path, b"{\"version\": 1, oops", "test: a broken snapshot").unwrap();
     let diff = lifecycle::diff(&project, None, ENV).unwrap();
     let Reading::Failed(why) = &diff.artifacts["files"] else { panic!("{:?}", diff.artifacts) };
-    assert!(why.contains("estate-env/_apply/files-artifacts/") && why.contains("does not parse"), "{why}");
+    assert!(
+        why.contains("chant/lifecycle:estate-env/artifacts/files.json:1") && why.contains("does not parse"),
+        "{why}"
+    );
 
     // The teardown plan: the marked table and schema, the owned file; nothing changed by it.
     let plan = project.teardown_plan(None, ENV).unwrap();
@@ -149,17 +191,26 @@ fn worker_checks_the_estate_when_asked() {
     assert_eq!(names, ["files/app.conf", "postgres/shop", "postgres/shop.orders"]);
     assert!(plan.is_complete());
     assert!(dir.join("estate/app.conf").exists());
+    // Behind a gate, the step executes only the plan approved: another digest is refused.
+    let gated = project::teardown_gate_plan(&plan);
+    assert_eq!(gated.changes, ["drop files/app.conf", "drop postgres/shop", "drop postgres/shop.orders"]);
+    let other = chant::gate::plan::sha256(b"another plan");
+    let err = project.teardown_env(None, ENV, false, Some(&other)).unwrap_err();
+    assert!(matches!(err, project::Error::TeardownPlanChanged { .. }), "{err}");
+    assert!(err.to_string().contains("not the plan the gate approved"), "{err}");
+    assert!(dir.join("estate/app.conf").exists(), "nothing was torn down");
 
     // The schema loses USAGE: a hole, and the teardown refuses before changing anything.
     sql(&admin, "ALTER SCHEMA shop OWNER TO postgres; REVOKE ALL ON SCHEMA shop FROM chant_app, PUBLIC");
     let plan = project.teardown_plan(None, ENV).unwrap();
     assert_eq!(plan.hole_count, 2, "{plan:#?}");
-    let err = project.teardown_env(None, ENV, false).unwrap_err();
+    let err = project.teardown_env(None, ENV, false, None).unwrap_err();
     assert!(matches!(err, project::Error::TeardownHoles { .. }), "{err}");
     assert!(err.to_string().contains("allow_holes = true"), "{err}");
     assert!(dir.join("estate/app.conf").exists(), "nothing was torn down");
     // Allowed: what can be seen is torn down; the hole stays.
-    let said = project.teardown_env(None, ENV, true).unwrap();
+    let approved = project::teardown_gate_plan(&plan).digest();
+    let said = project.teardown_env(None, ENV, true, Some(&approved)).unwrap();
     assert!(said.contains("hole(s) allowed"), "{said}");
     assert!(!dir.join("estate/app.conf").exists());
     assert_eq!(count(&admin, "SELECT count(*) FROM pg_tables WHERE schemaname = 'shop'"), 1);

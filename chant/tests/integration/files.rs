@@ -469,3 +469,20 @@ fn the_deep_read_after_a_thin_read_reports_that_read_and_the_next_one_reads_agai
     assert!(!thin.resources.contains_key("conf.d/extra.conf"));
     assert_eq!(content(&lex.observe_resources_deep(&declared).unwrap(), "app.conf"), content(&again, "app.conf"));
 }
+
+#[test]
+fn teardown_removes_exactly_its_plan_and_keeps_an_owned_file_the_plan_did_not_list() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path();
+    let lex = applied(root);
+    fs::remove_file(root.join("conf.d/extra.conf")).unwrap();
+    let plan = chant::observe::estate::teardown_plan(&lex, &[]);
+    assert_eq!(plan.candidates.keys().collect::<Vec<_>>(), ["app.conf", "bin/deep/start.sh"]);
+    // Between the plan and its execution an owned path is written again: not in the plan, kept.
+    fs::write(root.join("conf.d/extra.conf"), "debug = true\n").unwrap();
+    let (removal, record) = lex.teardown(&plan).unwrap();
+    assert_eq!(removal.removed, ["app.conf", "bin/deep/start.sh"]);
+    assert_eq!(removal.kept, ["conf.d/extra.conf: owned, and not in the plan"]);
+    assert!(root.join("conf.d/extra.conf").exists(), "what the plan did not list stays");
+    assert_eq!(record.last_apply_for(&root.display().to_string()), LastApply::none());
+}

@@ -170,7 +170,8 @@ fn owned_only_drops_owned_undeclared_tables_and_teardown_removes_only_what_chant
     };
     assert_eq!(tables(), ["app.foreign_notes", "app.users", "public.kept"]);
 
-    let torn = smaller.teardown().unwrap();
+    let plan = chant::observe::Lexicon::teardown_owned(&smaller, &[]).unwrap();
+    let torn = smaller.teardown(&plan).unwrap();
     assert_eq!(torn.action, "teardown");
     assert!(torn.executed.contains(&"DROP TABLE \"app\".\"users\"".to_owned()), "{torn:?}");
     assert_eq!(tables(), ["app.foreign_notes", "public.kept"], "only chant's tables are dropped");

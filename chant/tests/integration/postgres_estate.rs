@@ -1,7 +1,8 @@
 //! The postgres lexicon beyond its declared estate, on the throw-away cluster as the
 //! non-superuser app role: foreign-key dependencies (and a hole when the referenced schema loses
-//! USAGE), ambient views and orphan sequences, the teardown plan of the prod-db estate (and the
-//! hole a lost USAGE makes), pgbench's tables never teardown candidates, a schema as a deploy unit.
+//! USAGE, and a chain through undeclared tables followed past depth one), ambient views and
+//! orphan sequences, the teardown plan of the prod-db estate (and the hole a lost USAGE makes)
+//! executed exactly, pgbench's tables never teardown candidates, a schema as a deploy unit.
 
 use chant::lexicon::postgres::{Column, DeleteMode, PostgresDeclaration, PostgresLexicon, Table, estate};
 use chant::model::UnobservedReason;
@@ -77,6 +78,7 @@ fn a_foreign_key_to_an_undeclared_table_is_a_dependency_and_a_lost_usage_makes_i
 
     // The referenced schema loses USAGE: the table is a hole with its reason, never absent.
     c.as_superuser(&db, &format!("REVOKE USAGE ON SCHEMA billing FROM {APP_ROLE}"));
+    let lex = lexicon(&db, orders());
     let Reading::Read(deps) = dependencies_of(&lex, &declared) else { panic!("dependencies not read") };
     assert!(!deps.resources.contains_key("billing.ledger"));
     let hole = &deps.holes["billing.ledger"];
@@ -90,6 +92,32 @@ fn a_foreign_key_to_an_undeclared_table_is_a_dependency_and_a_lost_usage_makes_i
     let down = format!("postgres://{APP_ROLE}:{}@127.0.0.1:{}/{db}", c.app_password, free_port());
     let down = PostgresLexicon::new("prod-db", STACK, orders()).with_binding(Some("V".into()), Some(down));
     assert!(matches!(dependencies_of(&down, &declared), Reading::Failed(_)));
+}
+
+#[test]
+fn a_foreign_key_chain_through_undeclared_tables_is_followed_with_its_declared_referrer() {
+    let c = cluster();
+    let db = c.database("chain");
+    let lex = lexicon(&db, orders());
+    lex.apply(DeleteMode::Never).unwrap();
+    // declared app.orders -> undeclared public.accounts (A) -> undeclared public.regions (B).
+    c.as_app(
+        &db,
+        "CREATE TABLE public.regions (id int PRIMARY KEY); \
+         CREATE TABLE public.accounts (id int PRIMARY KEY, region_id int REFERENCES public.regions (id)); \
+         ALTER TABLE app.orders ADD CONSTRAINT orders_account FOREIGN KEY (account_id) REFERENCES public.accounts (id);",
+    );
+    let Reading::Read(deps) = dependencies_of(&lex, &lex.declared()) else { panic!("dependencies not read") };
+    assert_eq!(deps.resources.keys().collect::<Vec<_>>(), ["public", "public.accounts", "public.regions"], "{deps:#?}");
+    let a = &deps.resources["public.accounts"];
+    assert_eq!(a.referenced_by, ["app.orders"]);
+    assert!(!a.properties.contains_key("via"));
+    let b = &deps.resources["public.regions"];
+    assert_eq!(b.kind, "table");
+    assert_eq!(b.referenced_by, ["app.orders"], "B keeps the declared node that pulled it in");
+    assert_eq!(b.properties["via"], "public.accounts");
+    assert_eq!(b.properties["depth"], "2");
+    assert!(deps.holes.is_empty(), "{deps:#?}");
 }
 
 #[test]
@@ -165,11 +193,44 @@ fn the_teardown_plan_lists_exactly_chants_marked_tables_and_a_lost_usage_is_a_ho
         &db,
         &format!("ALTER SCHEMA other OWNER TO postgres; REVOKE ALL ON SCHEMA other FROM {APP_ROLE}, PUBLIC"),
     );
+    let lex = lexicon(&db, prod_db());
     let plan = teardown_plan(&lex, &declared);
     assert!(!plan.candidates.contains_key("other.t"));
     let holes: Vec<String> = plan.holes.iter().map(|h| h.describe()).collect();
     assert!(holes.iter().any(|h| h.starts_with("other.t (table) — read failed: permission denied")), "{holes:?}");
     assert!(!plan.is_complete());
+}
+
+#[test]
+fn the_teardown_executes_its_plan_and_nothing_the_live_set_gained_since() {
+    let c = cluster();
+    let db = c.database("tdexec");
+    let lex = lexicon(&db, prod_db());
+    lex.apply(DeleteMode::Never).unwrap();
+    let plan = teardown_plan(&lex, &lex.declared());
+    assert_eq!(plan.candidates.keys().collect::<Vec<_>>(), ["app", "app.audit_log", "app.users"]);
+
+    // Between the plan and its execution, the live set changes: a table carrying this env's
+    // marker appears (a later apply of this env) and a planned one goes.
+    lexicon(&db, prod_db().table(Table::new("app", "late").column(Column::new("id", "int"))))
+        .apply(DeleteMode::Never)
+        .unwrap();
+    c.as_app(&db, "DROP TABLE app.audit_log");
+    let fresh = teardown_plan(&lexicon(&db, prod_db()), &lex.declared());
+    assert!(fresh.candidates.contains_key("app.late"), "a fresh plan would list it: {fresh:#?}");
+
+    let torn = lex.teardown(&plan).unwrap();
+    assert_eq!(torn.executed, ["DROP TABLE \"app\".\"users\""], "{torn:#?}");
+    let tables = c.strings(&db, "SELECT schemaname || '.' || tablename FROM pg_tables WHERE schemaname = 'app'");
+    assert_eq!(tables, ["app.late"], "what the plan did not list is not dropped");
+    for said in [
+        "table app.audit_log is in the plan and already gone",
+        "table app.late carries this env's marker and is not in the plan: left",
+        "schema app kept: it still holds objects that are not chant's",
+    ] {
+        assert!(torn.reported.iter().any(|r| r == said), "{said:?} not in {:#?}", torn.reported);
+    }
+    assert!(torn.summary().contains("not in the plan: left"), "{}", torn.summary());
 }
 
 #[test]
@@ -179,11 +240,14 @@ fn a_schema_is_a_deploy_unit_present_absent_or_unknown() {
     let lex = lexicon(&db, prod_db());
     assert_eq!(lex.stack_units(), ["app"]);
     assert_eq!(stack_status(&lex, "app").status, StackStatus::Absent);
+    // One binding answers every estate hook from the snapshot its first hook read: a fresh
+    // binding (one per command or tick) reads again.
     lex.apply(DeleteMode::Never).unwrap();
-    let status = stack_status(&lex, "app");
+    assert_eq!(stack_status(&lex, "app").status, StackStatus::Absent, "the binding's one snapshot");
+    let status = stack_status(&lexicon(&db, prod_db()), "app");
     assert!(matches!(status.status, StackStatus::Present { healthy: true, .. }), "{status:?}");
     c.as_app(&db, "DROP TABLE app.audit_log");
-    let status = stack_status(&lex, "app");
+    let status = stack_status(&lexicon(&db, prod_db()), "app");
     assert!(matches!(status.status, StackStatus::Present { healthy: false, .. }), "{status:?}");
     assert_eq!(status.detail.as_deref(), Some("missing: app.audit_log"));
     let down = format!("postgres://{APP_ROLE}:{}@127.0.0.1:{}/{db}", c.app_password, free_port());

@@ -72,7 +72,7 @@ fn worker_checks_diff_against_tick_when_asked() {
             project.apply_env(None, ENV, chant::lexicon::DeleteMode::Never).unwrap();
         }
         "teardown" => {
-            project.teardown_env(None, ENV, false).unwrap();
+            project.teardown_env(None, ENV, false, None).unwrap();
         }
         _ => {}
     }

@@ -24,6 +24,7 @@ use chant::lexicon::{
     Applied, BindError, Binding, BindingKey, Declaration, DeleteMode, EnvLexicon, Hook, HookError, Registration,
 };
 use chant::model::UnobservedReason;
+use chant::observe::estate::TeardownPlan;
 use chant::observe::{
     ChannelKeys, DeclaredEntity, LastApply, Lexicon, LexiconError, Marker, Observation, Ownership, OwnershipChannel,
     PresentResource, ReadPath, Unobserved,
@@ -221,17 +222,19 @@ impl DocsLexicon {
         Ok(self.record("apply", written, removed, owned))
     }
 
-    /// Removes every document carrying this project's and env's marker.
+    /// Removes every document the teardown plan `plan` lists that still carries this project's
+    /// and env's marker; nothing the plan does not list.
     ///
     /// # Errors
     ///
     /// An unbound root, or an I/O failure.
-    pub fn remove_owned(&self) -> Result<DocsRecord, DocsError> {
+    pub fn remove_owned(&self, plan: &TeardownPlan) -> Result<DocsRecord, DocsError> {
         let root = self.bound_root()?;
         let names = store::names(root).map_err(|source| DocsError::Io { what: "list", path: root.into(), source })?;
         let removed: Vec<String> = names
             .unwrap_or_default()
             .into_iter()
+            .filter(|n| plan.candidates.contains_key(n.as_str()))
             .filter(|n| match store::read(&store::path(root, n)) {
                 Found::Document(d) => self.ownership(&d).0 == Ownership::Owned,
                 _ => false,
@@ -307,8 +310,8 @@ impl EnvLexicon for DocsLexicon {
         })
     }
 
-    fn teardown(&self) -> Result<Applied<DocsRecord>, HookError> {
-        let record = self.remove_owned().map_err(|e| HookError::failed(LEXICON, Hook::Teardown, e))?;
+    fn teardown(&self, plan: &TeardownPlan) -> Result<Applied<DocsRecord>, HookError> {
+        let record = self.remove_owned(plan).map_err(|e| HookError::failed(LEXICON, Hook::Teardown, e))?;
         let said = format!("{} owned document(s) removed", record.removed.len());
         Ok(Applied::new(record).say(said))
     }

@@ -288,19 +288,35 @@ impl FilesLexicon {
         teardown::remove(root, self.last_apply.owned.iter().filter(|p| !declared.contains_key(p.as_str())))
     }
 
-    /// Removes every file chant owns (the paths of the last recorded apply) and returns the
-    /// teardown record for the ledger; nothing else under the root is touched.
+    /// Executes the teardown plan `planned`: removes each file it lists that chant still owns
+    /// (a path of the last recorded apply), and returns the removal (an owned path the plan did
+    /// not list is kept, and said) and the teardown record for the ledger; nothing else under
+    /// the root is touched.
     ///
     /// # Errors
     ///
     /// An unbound or unusable root, or a failing removal.
-    pub fn teardown(&self) -> Result<(Removal, ApplyRecord), FilesError> {
+    pub fn teardown(&self, planned: &TeardownPlan) -> Result<(Removal, ApplyRecord), FilesError> {
         let Some(root) = &self.root else { return Err(FilesError::NoBinding { env: self.env.clone() }) };
-        let removal = if self.last_apply.recorded {
-            teardown::remove(root, self.last_apply.owned.iter())?
+        let mut removal = if self.last_apply.recorded {
+            teardown::remove(
+                root,
+                self.last_apply.owned.iter().filter(|p| planned.candidates.contains_key(p.as_str())),
+            )?
         } else {
             Removal::default()
         };
+        for path in planned.candidates.keys().filter(|p| !self.last_apply.owned.contains(p.as_str())) {
+            removal.kept.push(format!("{path}: in the plan, and chant no longer owns it"));
+        }
+        if self.last_apply.recorded {
+            let real_root = std::fs::canonicalize(root).ok();
+            for path in self.last_apply.owned.iter().filter(|p| !planned.candidates.contains_key(p.as_str())) {
+                if real_root.as_ref().is_some_and(|r| r.join(path).symlink_metadata().is_ok()) {
+                    removal.kept.push(format!("{path}: owned, and not in the plan"));
+                }
+            }
+        }
         let binding = self.binding().unwrap_or_default();
         Ok((removal, teardown::record(&self.env, binding)))
     }

@@ -8,6 +8,7 @@ use crate::lexicon::references::ReferenceCatalog;
 use crate::lexicon::{
     Applied, BindError, Binding, BindingKey, Declaration, DeleteMode, EnvLexicon, Hook, HookError, Registration,
 };
+use crate::observe::estate::TeardownPlan;
 use crate::observe::{DeclaredEntity, LastApply, LexiconError};
 use crate::redact::Redactor;
 
@@ -84,9 +85,9 @@ impl EnvLexicon for FilesLexicon {
         Ok(applied)
     }
 
-    fn teardown(&self) -> Result<Applied<ApplyRecord>, HookError> {
+    fn teardown(&self, plan: &TeardownPlan) -> Result<Applied<ApplyRecord>, HookError> {
         let (removal, record) =
-            FilesLexicon::teardown(self).map_err(|e| HookError::failed(COMPONENT, Hook::Teardown, e))?;
+            FilesLexicon::teardown(self, plan).map_err(|e| HookError::failed(COMPONENT, Hook::Teardown, e))?;
         let mut applied = Applied::new(record).say(format!("{} owned file(s) removed", removal.removed.len()));
         applied.said.extend(removal.kept.iter().map(|k| format!("kept {k}")));
         Ok(applied)

@@ -5,9 +5,10 @@
 //! ([`QUERIES`] in all, whatever the size of the database). The rest is pure:
 //!
 //! - [`dependencies`]: the tables a declared table references through a foreign key and the env
-//!   does not declare, and the schemas holding them (depth one: the lexicon's catalog marks no
-//!   chain as meaningful). A referenced table in a schema the role has no USAGE on is a hole
-//!   (`read-failed`), never an absence.
+//!   does not declare, the tables their foreign keys reach in turn (the lexicon's reference
+//!   catalog marks the foreign key as a meaningful chain, [`references::CHAINS`]), and the
+//!   schemas holding them. A referenced table in a schema the role has no USAGE on is a hole
+//!   (`read-failed`), never an absence, and the chain stops there.
 //! - [`ambient`]: in the schemas chant declares, the tables, views, materialized views and
 //!   sequences nothing declares; a sequence owned by a column belongs to its table (runtime of
 //!   a declared one, part of an undeclared one) and is never ambient on its own.
@@ -16,13 +17,14 @@
 //! - [`stack_status`]: a schema as the unit: absent, present (healthy when every declared table
 //!   in it is present), unknown when the role has no USAGE on it.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use postgres::GenericClient;
 
 use super::catalog::{self, Snapshot};
 use super::declaration::{PostgresDeclaration, SCHEMA_KIND, TABLE_KIND};
 use super::marker::{self, Identity};
+use super::references;
 use crate::model::UnobservedReason;
 use crate::observe::estate::{
     Ambient, AmbientResource, Dependencies, Dependency, DependencyHole, StackStatus, TeardownPlan,
@@ -30,6 +32,12 @@ use crate::observe::estate::{
 
 /// How many queries [`read`] issues, whatever the size of the database.
 pub const QUERIES: usize = catalog::QUERIES + 1;
+
+/// How many queries the lexicon's dependencies, ambient, teardown-plan and stack-status hooks
+/// issue together on one binding, asked one after the other as `lifecycle diff` and
+/// `lifecycle teardown` ask them: the first reads the snapshot ([`read`]), the others answer from
+/// it.
+pub const HOOK_QUERIES: usize = QUERIES;
 
 /// The kinds of which ambient relations are reported.
 pub const AMBIENT_KINDS: [&str; 4] = ["table", "view", "materialized view", "sequence"];
@@ -101,42 +109,90 @@ fn no_usage(schema: &str) -> String {
     format!("permission denied for schema {schema}: the role has no USAGE on it")
 }
 
-/// The tables declared tables reference and the env does not declare, and their schemas.
+/// Whether [`references::CHAINS`] marks the foreign key as a chain to follow past depth one.
+fn follows_foreign_keys() -> bool {
+    references::CHAINS.iter().any(|c| c.from == TABLE_KIND && c.label == references::FOREIGN_KEY_LABEL)
+}
+
+/// The tables declared tables reference and the env does not declare, and their schemas: depth
+/// one by foreign key and, since the reference catalog marks the foreign key as a meaningful
+/// chain ([`references::CHAINS`]), every undeclared table those tables' foreign keys reach in
+/// turn. Each carries `referencedBy`, the declared tables that pulled it in, and, when it was
+/// reached past depth one, `via` (the undeclared tables whose keys reach it) and `depth`. A
+/// referenced table in a schema without USAGE is a hole, and the chain is not followed past it.
 pub fn dependencies(declaration: &PostgresDeclaration, snapshot: &EstateSnapshot) -> Dependencies {
     let declared_schemas = declaration.schemas();
-    let mut referrers: BTreeMap<&str, (Vec<String>, &str)> = BTreeMap::new();
+    let declared = declaration.tables();
+    let mut keys: BTreeMap<&str, Vec<&ForeignKey>> = BTreeMap::new();
     for fk in &snapshot.foreign_keys {
-        if declaration.tables().contains_key(&fk.from) && !declaration.tables().contains_key(&fk.to) {
-            referrers
-                .entry(fk.to.as_str())
-                .or_insert_with(|| (Vec::new(), fk.to_schema.as_str()))
-                .0
-                .push(fk.from.clone());
+        keys.entry(fk.from.as_str()).or_default().push(fk);
+    }
+    let usable = |schema: &str| snapshot.catalog.schemas.get(schema).is_none_or(|s| s.usage);
+    // Breadth first from the declared tables: each reached table with its declared roots, the
+    // undeclared tables that reached it, its schema and depth.
+    struct Reached<'a> {
+        roots: BTreeSet<String>,
+        via: BTreeSet<&'a str>,
+        schema: &'a str,
+        depth: usize,
+    }
+    let mut reached: BTreeMap<&str, Reached> = BTreeMap::new();
+    let mut frontier: Vec<(&str, BTreeSet<String>)> =
+        declared.keys().map(|t| (t.as_str(), BTreeSet::from([t.clone()]))).collect();
+    let mut depth = 0;
+    while !frontier.is_empty() {
+        depth += 1;
+        let mut next: BTreeMap<&str, BTreeSet<String>> = BTreeMap::new();
+        for (from, roots) in &frontier {
+            for fk in keys.get(from).into_iter().flatten() {
+                if declared.contains_key(&fk.to) {
+                    continue;
+                }
+                let entry = reached.entry(fk.to.as_str()).or_insert_with(|| Reached {
+                    roots: BTreeSet::new(),
+                    via: BTreeSet::new(),
+                    schema: fk.to_schema.as_str(),
+                    depth,
+                });
+                // `via` names the undeclared referrers at the table's shortest depth.
+                if !declared.contains_key(*from) && entry.depth == depth {
+                    entry.via.insert(from);
+                }
+                let before = entry.roots.len();
+                entry.roots.extend(roots.iter().cloned());
+                // Follow a table again only when it brought new roots, so cycles end.
+                let grew = entry.roots.len() > before;
+                if grew && follows_foreign_keys() && usable(&fk.to_schema) {
+                    next.entry(fk.to.as_str()).or_default().extend(roots.iter().cloned());
+                }
+            }
         }
+        frontier = next.into_iter().collect();
     }
     let mut out = Dependencies::default();
-    let mut schema_referrers: BTreeMap<&str, Vec<String>> = BTreeMap::new();
-    for (table, (by, schema)) in referrers {
-        if !declared_schemas.contains(schema) {
-            schema_referrers.entry(schema).or_default().extend(by.iter().cloned());
+    let mut schema_referrers: BTreeMap<&str, BTreeSet<String>> = BTreeMap::new();
+    for (table, r) in reached {
+        let by: Vec<String> = r.roots.iter().cloned().collect();
+        if !declared_schemas.contains(r.schema) {
+            schema_referrers.entry(r.schema).or_default().extend(r.roots.iter().cloned());
         }
-        let usage = snapshot.catalog.schemas.get(schema).is_none_or(|s| s.usage);
-        if !usage {
-            let mut by = by;
-            by.sort();
-            by.dedup();
+        if !usable(r.schema) {
             out.holes.insert(
                 table.to_owned(),
                 DependencyHole {
                     kind: Some(TABLE_KIND.to_owned()),
                     referenced_by: by,
                     reason: UnobservedReason::ReadFailed,
-                    detail: Some(no_usage(schema)),
+                    detail: Some(no_usage(r.schema)),
                 },
             );
             continue;
         }
         let mut dependency = Dependency::new(TABLE_KIND, by);
+        if !r.via.is_empty() {
+            let via: Vec<&str> = r.via.into_iter().collect();
+            dependency = dependency.property("via", via.join(", ")).property("depth", r.depth.to_string());
+        }
         if let Some(live) = snapshot.catalog.relations.get(table) {
             let (comment, found) = marker::split(&live.comment);
             dependency = dependency.property("kind", live.kind_word());
@@ -150,7 +206,7 @@ pub fn dependencies(declaration: &PostgresDeclaration, snapshot: &EstateSnapshot
         out.resources.insert(table.to_owned(), dependency);
     }
     for (schema, by) in schema_referrers {
-        let usage = snapshot.catalog.schemas.get(schema).is_none_or(|s| s.usage);
+        let usage = usable(schema);
         out.resources.insert(schema.to_owned(), Dependency::new(SCHEMA_KIND, by).property("usage", usage.to_string()));
     }
     out
@@ -288,6 +344,41 @@ mod tests {
         let hole = &deps.holes["vault.keys"];
         assert_eq!(hole.reason, UnobservedReason::ReadFailed);
         assert_eq!(hole.referenced_by, ["app.orders"]);
+    }
+
+    #[test]
+    fn the_foreign_key_chain_is_followed_past_depth_one_and_ends_on_a_cycle() {
+        let mut s = snapshot();
+        for r in [relation("public", "regions", 'r', "", None), relation("public", "planets", 'r', "", None)] {
+            s.catalog.relations.insert(r.entity(), r);
+        }
+        for (from, to) in [
+            ("public.accounts", "public.regions"),
+            ("public.regions", "public.planets"),
+            ("public.planets", "public.accounts"),
+            ("public.planets", "app.orders"),
+        ] {
+            s.foreign_keys.push(ForeignKey {
+                name: "fk".into(),
+                from: from.into(),
+                to: to.into(),
+                to_schema: "public".into(),
+            });
+        }
+        let deps = dependencies(&declaration(), &s);
+        assert_eq!(
+            deps.resources.keys().collect::<Vec<_>>(),
+            ["public", "public.accounts", "public.planets", "public.regions", "vault"]
+        );
+        let regions = &deps.resources["public.regions"];
+        assert_eq!(regions.referenced_by, ["app.orders"], "the declared table that pulled it in");
+        assert_eq!(
+            (regions.properties["via"].as_str(), regions.properties["depth"].as_str()),
+            ("public.accounts", "2")
+        );
+        assert_eq!(deps.resources["public.planets"].properties["depth"], "3");
+        assert!(!deps.resources["public.accounts"].properties.contains_key("via"), "depth one has no via");
+        assert!(deps.resources.values().all(|d| d.referenced_by == ["app.orders"]));
     }
 
     #[test]

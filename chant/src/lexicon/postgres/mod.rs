@@ -25,8 +25,9 @@
 //! [`PostgresLexicon::apply`] runs in one transaction under an advisory lock keyed by project and
 //! env (a second apply waits for the first, up to [`LOCK_TIMEOUT`], then finds nothing left to
 //! do), converging only what is safe and reporting the rest ([`plan`]);
-//! [`PostgresLexicon::teardown`] drops only what carries this project's and env's marker. Both
-//! return a [`PostgresApplyRecord`] for the caller to append to the ledger.
+//! [`PostgresLexicon::teardown`] drops only what its teardown plan lists and still carries this
+//! project's and env's marker. Both return a [`PostgresApplyRecord`] for the caller to append to
+//! the ledger.
 //!
 //! Beyond the declared estate ([`estate`], one catalog read plus one foreign-key query): the
 //! tables declared tables reference (and their schemas), the ambient views, tables and orphan
@@ -223,6 +224,8 @@ pub struct PostgresLexicon {
     dsn: Option<String>,
     owned_only: bool,
     last_apply: LastApply,
+    /// The estate snapshot this binding's estate hooks answer from, read by the first of them.
+    estate: std::sync::OnceLock<estate::EstateSnapshot>,
 }
 
 impl PostgresLexicon {
@@ -237,6 +240,7 @@ impl PostgresLexicon {
             dsn: None,
             owned_only: false,
             last_apply: LastApply::none(),
+            estate: std::sync::OnceLock::new(),
         }
     }
 
@@ -245,6 +249,7 @@ impl PostgresLexicon {
     pub fn with_binding(mut self, var: Option<String>, dsn: Option<String>) -> Self {
         self.var = var;
         self.dsn = dsn.filter(|d| !d.trim().is_empty());
+        self.estate = std::sync::OnceLock::new();
         self
     }
 
@@ -411,8 +416,17 @@ impl PostgresLexicon {
         self.read_in_snapshot(|tx| estate::read(tx))
     }
 
-    fn estate_or(&self, hook: EstateHook) -> Result<estate::EstateSnapshot, EstateError> {
-        self.read_estate().map(|(s, _)| s).map_err(|e| EstateError::failed(COMPONENT, hook, e))
+    /// The estate snapshot of this binding: read once, by the first estate hook asked (a failed
+    /// read is not kept, so the next hook reads again), so that the dependencies, the ambient
+    /// resources, the teardown plan and the units' status of one binding are of one instant and
+    /// cost one read ([`estate::QUERIES`] queries). A binding lives for one command or tick; the
+    /// teardown itself reads afresh under its lock.
+    fn estate_or(&self, hook: EstateHook) -> Result<&estate::EstateSnapshot, EstateError> {
+        if let Some(snapshot) = self.estate.get() {
+            return Ok(snapshot);
+        }
+        let (snapshot, _) = self.read_estate().map_err(|e| EstateError::failed(COMPONENT, hook, e))?;
+        Ok(self.estate.get_or_init(|| snapshot))
     }
 
     /// Applies the declaration in one transaction under the env's advisory lock; see [`plan`].
@@ -441,14 +455,17 @@ impl PostgresLexicon {
         Ok(self.record("apply", mode, &plan, self.declaration.tables().keys().cloned().collect(), &address))
     }
 
-    /// Drops every table (then schema) that carries this project's and env's marker, in one
-    /// transaction under the env's advisory lock; nothing else is touched.
+    /// Executes the teardown plan `planned` (what [`Lexicon::teardown_owned`] answered, and
+    /// `lifecycle teardown <env>` printed) in one transaction under the env's advisory lock: drops
+    /// each table it lists that still carries this project's and env's marker, then each schema
+    /// it lists; nothing it does not list is touched, and the record reports what was left.
     ///
     /// # Errors
     ///
     /// As [`PostgresLexicon::apply`].
-    pub fn teardown(&self) -> Result<PostgresApplyRecord, PostgresError> {
-        let (plan, address) = self.in_locked_transaction(|snapshot, _| plan::teardown(snapshot, &self.identity))?;
+    pub fn teardown(&self, planned: &TeardownPlan) -> Result<PostgresApplyRecord, PostgresError> {
+        let (plan, address) =
+            self.in_locked_transaction(|snapshot, _| plan::teardown(snapshot, &self.identity, planned))?;
         Ok(self.record("teardown", DeleteMode::OwnedOnly, &plan, Vec::new(), &address))
     }
 
@@ -617,7 +634,7 @@ impl Lexicon for PostgresLexicon {
     // --- estate hooks ---
 
     fn observe_dependencies(&self, _: &[DeclaredEntity]) -> Result<Dependencies, EstateError> {
-        Ok(estate::dependencies(&self.declaration, &self.estate_or(EstateHook::Dependencies)?))
+        Ok(estate::dependencies(&self.declaration, self.estate_or(EstateHook::Dependencies)?))
     }
 
     fn ambient_kinds(&self) -> Vec<String> {
@@ -625,13 +642,11 @@ impl Lexicon for PostgresLexicon {
     }
 
     fn observe_ambient(&self, _: &[DeclaredEntity], _: &Observation) -> Result<Ambient, EstateError> {
-        Ok(estate::ambient(&self.declaration, &self.estate_or(EstateHook::Ambient)?))
+        Ok(estate::ambient(&self.declaration, self.estate_or(EstateHook::Ambient)?))
     }
 
     fn teardown_owned(&self, _: &[DeclaredEntity]) -> Result<TeardownPlan, EstateError> {
-        let (snapshot, _) =
-            self.read_snapshot().map_err(|e| EstateError::failed(COMPONENT, EstateHook::TeardownOwned, e))?;
-        Ok(estate::teardown_plan(&snapshot, &self.identity))
+        Ok(estate::teardown_plan(&self.estate_or(EstateHook::TeardownOwned)?.catalog, &self.identity))
     }
 
     fn stack_units(&self) -> Vec<String> {
@@ -639,9 +654,7 @@ impl Lexicon for PostgresLexicon {
     }
 
     fn describe_stack_status(&self, unit: &str) -> Result<StackStatus, EstateError> {
-        let (snapshot, _) =
-            self.read_snapshot().map_err(|e| EstateError::failed(COMPONENT, EstateHook::StackStatus, e))?;
-        Ok(estate::stack_status(&self.declaration, &snapshot, unit))
+        Ok(estate::stack_status(&self.declaration, &self.estate_or(EstateHook::StackStatus)?.catalog, unit))
     }
 }
 

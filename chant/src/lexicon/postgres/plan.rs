@@ -8,12 +8,14 @@
 //! It drops nothing. With [`DeleteMode::OwnedOnly`] it also makes those unsafe column changes
 //! (`USING column::type`) and drops chant's own undeclared tables. A declared table that carries
 //! another project's or env's marker, or that is not a table, is reported and left alone.
-//! [`teardown`] drops every table that carries this identity's marker, then tries each such
-//! schema.
+//! [`teardown`] executes a teardown plan: it drops exactly the tables the plan lists (each still
+//! carrying this identity's marker), then tries each schema it lists; what it does not list is
+//! never dropped.
 
 use super::catalog::Snapshot;
-use super::declaration::{Column, PostgresDeclaration, Table, is_widening};
+use super::declaration::{Column, PostgresDeclaration, SCHEMA_KIND, TABLE_KIND, Table, is_widening};
 use super::marker::{self, Identity};
+use crate::observe::estate::TeardownPlan;
 
 pub use crate::lexicon::DeleteMode;
 
@@ -192,22 +194,55 @@ fn converge_columns(plan: &mut Plan, table: &Table, snapshot: &Snapshot, mode: D
     }
 }
 
-/// Plans a teardown: drop every table carrying `identity`'s marker, then each schema carrying
-/// it (tentatively: a schema still holding anything else is kept and reported).
-pub fn teardown(snapshot: &Snapshot, identity: &Identity) -> Plan {
+/// Plans a teardown of exactly `planned` (the plan `lifecycle teardown <env>` printed): drop
+/// each table it lists that is still present, still a table and still carries `identity`'s
+/// marker, then try each schema it lists (tentatively: a schema still holding anything else is
+/// kept and reported). Nothing it does not list is dropped: a listed table gone or no longer
+/// marked, and a marked table or schema the plan did not list, are reported and left alone.
+pub fn teardown(snapshot: &Snapshot, identity: &Identity, planned: &TeardownPlan) -> Plan {
     let mut plan = Plan::default();
     let ours = |comment: &str| marker::split(comment).1.is_some_and(|m| identity.owns(&m));
-    for live in snapshot.relations.values() {
-        if live.is_table() && ours(&live.comment) && snapshot.schemas.get(&live.schema).is_none_or(|s| s.usage) {
-            plan.statements.push(Statement::must(format!("DROP TABLE {}", qualified(&live.schema, &live.name))));
+    let listed = |name: &str, kind: &str| {
+        planned.candidates.get(name).is_some_and(|c| c.kind.as_deref().is_none_or(|k| k == kind))
+    };
+    for (name, candidate) in &planned.candidates {
+        match candidate.kind.as_deref() {
+            Some(SCHEMA_KIND) => match snapshot.schemas.get(name) {
+                Some(live) if live.usage && ours(&live.comment) => plan.statements.push(Statement {
+                    sql: format!("DROP SCHEMA {}", ident(name)),
+                    tentative: Some(format!("schema {name} kept: it still holds objects that are not chant's")),
+                }),
+                Some(_) => plan.reported.push(format!(
+                    "schema {name} is in the plan but no longer carries this env's marker (or lost USAGE): left"
+                )),
+                None => plan.reported.push(format!("schema {name} is in the plan and already gone")),
+            },
+            _ => match snapshot.relations.get(name) {
+                Some(live)
+                    if live.is_table()
+                        && ours(&live.comment)
+                        && snapshot.schemas.get(&live.schema).is_none_or(|s| s.usage) =>
+                {
+                    plan.statements
+                        .push(Statement::must(format!("DROP TABLE {}", qualified(&live.schema, &live.name))));
+                }
+                Some(_) => plan.reported.push(format!(
+                    "table {name} is in the plan but no longer carries this env's marker (or lost USAGE): left"
+                )),
+                None => plan.reported.push(format!("table {name} is in the plan and already gone")),
+            },
+        }
+    }
+    // Schemas are dropped after the tables they may hold.
+    plan.statements.sort_by_key(|s| s.tentative.is_some());
+    for (entity, live) in &snapshot.relations {
+        if live.is_table() && ours(&live.comment) && !listed(entity, TABLE_KIND) {
+            plan.reported.push(format!("table {entity} carries this env's marker and is not in the plan: left"));
         }
     }
     for (schema, live) in &snapshot.schemas {
-        if live.usage && ours(&live.comment) {
-            plan.statements.push(Statement {
-                sql: format!("DROP SCHEMA {}", ident(schema)),
-                tentative: Some(format!("schema {schema} kept: it still holds objects that are not chant's")),
-            });
+        if ours(&live.comment) && !listed(schema, SCHEMA_KIND) {
+            plan.reported.push(format!("schema {schema} carries this env's marker and is not in the plan: left"));
         }
     }
     plan
@@ -330,9 +365,31 @@ mod tests {
     fn teardown_drops_only_what_carries_the_marker() {
         let mut s = snapshot("text", "");
         s.schemas.get_mut("app").unwrap().comment = "[chant managed-by=chant stack=p env=e]".into();
-        let plan = teardown(&s, &identity());
+        let mut planned = TeardownPlan::new();
+        planned.candidate("app", Some(SCHEMA_KIND), None);
+        planned.candidate("app.old", Some(TABLE_KIND), None);
+        let plan = teardown(&s, &identity(), &planned);
         assert_eq!(sql(&plan), ["DROP TABLE \"app\".\"old\"", "DROP SCHEMA \"app\""]);
         assert!(plan.statements[1].tentative.is_some());
+        assert!(plan.reported.is_empty(), "{:?}", plan.reported);
+    }
+
+    #[test]
+    fn teardown_drops_nothing_the_plan_did_not_list_and_says_so() {
+        let s = snapshot("text", "");
+        let mut planned = TeardownPlan::new();
+        planned.candidate("app.gone", Some(TABLE_KIND), None);
+        planned.candidate("app.users", Some(TABLE_KIND), None);
+        let plan = teardown(&s, &identity(), &planned);
+        assert!(plan.statements.is_empty(), "{:?}", sql(&plan));
+        assert_eq!(
+            plan.reported,
+            [
+                "table app.gone is in the plan and already gone",
+                "table app.users is in the plan but no longer carries this env's marker (or lost USAGE): left",
+                "table app.old carries this env's marker and is not in the plan: left",
+            ]
+        );
     }
 
     #[test]

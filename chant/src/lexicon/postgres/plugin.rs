@@ -12,6 +12,7 @@ use crate::lexicon::references::{Attrs, ReferenceCatalog};
 use crate::lexicon::{
     Applied, BindError, Binding, BindingKey, Declaration, DeleteMode, EnvLexicon, Hook, HookError, Registration,
 };
+use crate::observe::estate::TeardownPlan;
 use crate::observe::{DeclaredEntity, LastApply, LexiconError};
 use crate::redact::Redactor;
 
@@ -84,8 +85,9 @@ impl EnvLexicon for PostgresLexicon {
         Ok(Applied::new(record).say(said))
     }
 
-    fn teardown(&self) -> Result<Applied<PostgresApplyRecord>, HookError> {
-        let record = PostgresLexicon::teardown(self).map_err(|e| HookError::failed(COMPONENT, Hook::Teardown, e))?;
+    fn teardown(&self, plan: &TeardownPlan) -> Result<Applied<PostgresApplyRecord>, HookError> {
+        let record =
+            PostgresLexicon::teardown(self, plan).map_err(|e| HookError::failed(COMPONENT, Hook::Teardown, e))?;
         let said = record.summary();
         Ok(Applied::new(record).say(said))
     }

@@ -21,7 +21,7 @@ use serde_json::{Map, Value, json};
 
 use super::catalog::NOT_SYSTEM;
 use super::declaration::{COLUMN_KIND, PostgresDeclaration, SCHEMA_KIND, TABLE_KIND};
-use crate::lexicon::references::{Attrs, IdentityRule, RefRule, ReferenceCatalog, Relation};
+use crate::lexicon::references::{Attrs, Chain, IdentityRule, RefRule, ReferenceCatalog, Relation};
 
 /// The kind of a sequence (a runtime resource of the table owning it).
 pub const SEQUENCE_KIND: &str = "sequence";
@@ -99,6 +99,14 @@ pub const CATALOG: ReferenceCatalog = ReferenceCatalog {
         },
     ],
 };
+
+/// The chains of [`CATALOG`] the dependencies follow past depth one: a foreign key (a table a
+/// declared table references through one is a dependency, and so is every table that table's
+/// own foreign keys reach, however deep).
+pub const CHAINS: &[Chain] = &[Chain { from: TABLE_KIND, label: FOREIGN_KEY_LABEL }];
+
+/// The label of the foreign-key rule of [`CATALOG`].
+pub const FOREIGN_KEY_LABEL: &str = "foreign key";
 
 /// How many queries [`read_live_attrs`] issues, whatever the size of the database.
 pub const QUERIES: usize = 3;
@@ -261,6 +269,12 @@ mod tests {
         assert_eq!(values_at(&attrs["app.orders.id"], "table"), ["app.orders"]);
         assert_eq!(values_at(&attrs["app.orders.id"], "default_sequence"), ["app.orders_id_seq"]);
         assert!(values_at(&attrs["app.orders.note"], "default_sequence").is_empty());
+    }
+
+    #[test]
+    fn the_foreign_key_is_the_one_chain_marked_meaningful() {
+        let chained: Vec<&str> = crate::lexicon::references::chained(&CATALOG, CHAINS).map(|r| r.path).collect();
+        assert_eq!(chained, ["foreign_keys[].table"]);
     }
 
     #[test]
