@@ -38,7 +38,10 @@
 //! `refs/chant/lease-remote/<member-prefix><op>`, never over the local ref. Without a remote the
 //! lease is local to the repository: two machines sharing no remote are not coordinated at all.
 
+mod batch;
 mod remote;
+
+pub use batch::Seen;
 
 use std::collections::HashMap;
 use std::ops::ControlFlow;

@@ -37,6 +37,7 @@
 //! - Without a remote, the lease is local to the repository; two machines are not coordinated.
 
 pub mod audit;
+mod claim;
 pub mod daemon;
 pub mod follow;
 pub mod hooks;
