@@ -77,7 +77,10 @@ fn one_push_lands_each_lease_on_its_own() {
     let Acquisition::Acquired { held: b5, .. } = &outcomes[3] else { unreachable!() };
     let forged =
         Held { record: chant::lease::LeaseRecord { holder: "a:1:aaaaaaaa".into(), ..b5.record.clone() }, ..b5.clone() };
-    assert!(matches!(store_a.renew_every(&[forged.clone()], TTL, at(2)).unwrap()[0], Ok(Renewal::Lost { .. })));
+    assert!(matches!(
+        store_a.renew_every(std::slice::from_ref(&forged), TTL, at(2)).unwrap()[0],
+        Ok(Renewal::Lost { .. })
+    ));
 
     let mut releasing = renewed;
     releasing.push(forged);
@@ -86,7 +89,7 @@ fn one_push_lands_each_lease_on_its_own() {
     assert_eq!(remote_leases(&world, &bare), ["op-5"], "only B's lease is left");
     assert_eq!(world.lease_ref(&a, "op-0"), None, "the local refs went with the remote's");
     assert_eq!(
-        store_b.release_every(&[b5.clone()]).unwrap().into_iter().map(Result::unwrap).collect::<Vec<_>>(),
+        store_b.release_every(std::slice::from_ref(b5)).unwrap().into_iter().map(Result::unwrap).collect::<Vec<_>>(),
         [true]
     );
     store_a.fetch_every().unwrap();
