@@ -5,12 +5,16 @@
 //! lease kept because its record could not be pushed yet has lapsed by the next one).
 //!
 //! Run with `cargo bench -p chant-e2e --bench scale_out` (release build); `CHANT_BENCH_REPS` sets
-//! the repetitions (default 2), `CHANT_BENCH_OPERATORS` the operator counts (default `1,2,4`).
+//! the repetitions (default 2), `CHANT_BENCH_OPERATORS` the operator counts (default `1,2,4`),
+//! `CHANT_BENCH_OPERATOR_BIN` another build of the project binary to run (to compare two builds
+//! in one sitting).
 //! Every repetition runs each N once, in turn, at a fire time of its own. Per N it prints the
 //! round's wall time (spawn to the slowest operator's exit), the ticks per operator, and the
-//! pushes: every `git push` the operators ran goes through a wrapper on `PATH` that counts it
-//! and whether it was rejected. Hard checks, not figures: every op ticked exactly once per fire
-//! time (its `ticked=1` lines over all operators), and after every clone's final sync the
+//! git traffic: every `git push` and `git fetch` the operators ran goes through a wrapper on
+//! `PATH` that logs it, its exit code and, for a push, how many of its refs the remote or git
+//! rejected (`!` lines of `--porcelain`). A rejected push is one that exited non-zero (a batch
+//! push whose every ref landed exits 0). Hard checks, not figures: every op ticked exactly once
+//! per fire time (its `ticked=1` lines over all operators), and after every clone's final sync the
 //! remote's newest record of every op is the one of that fire time.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, missing_docs)]
@@ -80,24 +84,33 @@ fn main() {
         let wall = walls[walls.len() / 2];
         let one_wall = *one.get_or_insert(wall);
         let ticks: Vec<String> = trials[0].ticks.iter().map(usize::to_string).collect();
-        let pushes: usize = trials.iter().map(|t| t.pushes).sum::<usize>() / trials.len();
-        let rejected: usize = trials.iter().map(|t| t.rejected).sum::<usize>() / trials.len();
+        let mean = |f: fn(&Trial) -> usize| trials.iter().map(|t| f(t)).sum::<usize>() as f64 / trials.len() as f64;
+        let (pushes, rejected, refs) = (mean(|t| t.pushes), mean(|t| t.rejected), mean(|t| t.rejected_refs));
+        let fetches = mean(|t| t.fetches);
+        let cpu = trials.iter().map(|t| t.cpu.as_secs_f64()).sum::<f64>() / trials.len() as f64;
         println!(
-            "  N={n}: wall {:>8.2} s ({:.2}x N=1)   ticks per operator [{}]   pushes {pushes:>5}   rejected {rejected:>4} \
-             ({:.2} per tick)",
+            "  N={n}: wall {:>7.2} s ({:.2}x N=1)   ticks per operator [{}]   pushes {pushes:>5.0} ({:.1}/s)   \
+             rejected {rejected:>3.0} ({:.3} per tick; {refs:.0} refs)   fetches {fetches:>4.0}   git processes per tick {:.3}   CPU {cpu:.2} s ({:.2}x wall)",
             wall.as_secs_f64(),
             wall.as_secs_f64() / one_wall.as_secs_f64(),
             ticks.join(", "),
-            rejected as f64 / OPS as f64
+            pushes / wall.as_secs_f64(),
+            rejected / OPS as f64,
+            (pushes + fetches) / OPS as f64,
+            cpu / wall.as_secs_f64()
         );
     }
 }
 
 struct Trial {
     wall: Duration,
+    /// CPU time (user + system) of the operators and every git process they waited for.
+    cpu: Duration,
     ticks: Vec<usize>,
     pushes: usize,
     rejected: usize,
+    rejected_refs: usize,
+    fetches: usize,
 }
 
 /// One fire time: `clones.len()` operators started together; checks exactly-once and the remote.
@@ -105,18 +118,20 @@ fn trial(home: &Path, shim: &Path, clones: &[PathBuf], bare: &Path, now: &str) -
     let log = shim.join("pushes.log");
     let _ = std::fs::remove_file(&log);
     let path = format!("{}:{}", shim.display(), std::env::var("PATH").unwrap_or_default());
+    let program = std::env::var("CHANT_BENCH_OPERATOR_BIN").unwrap_or_else(|_| BENCH_OPERATOR.to_owned());
+    let cpu_before = children_cpu();
     let start = Instant::now();
     let children: Vec<_> = clones
         .iter()
         .map(|dir| {
-            hermetic(BENCH_OPERATOR, home, dir)
+            hermetic(&program, home, dir)
                 // Fire times are a minute apart on the fixed clock: a lease an operator had to keep
                 // (its record had not reached the remote) has lapsed by the next one.
                 .args(["operator", "--once", "--lease-ttl", "30s"])
                 .env("CHANT_NOW", now)
                 .env("PATH", &path)
                 .env("CHANT_BENCH_PUSH_LOG", &log)
-                .stdout(Stdio::null())
+                .stdout(Stdio::piped())
                 .stderr(Stdio::piped())
                 .spawn()
                 .unwrap()
@@ -126,8 +141,14 @@ fn trial(home: &Path, shim: &Path, clones: &[PathBuf], bare: &Path, now: &str) -
         .into_iter()
         .map(|mut child| {
             let stderr = child.stderr.take().unwrap();
+            let errors = std::thread::spawn(move || {
+                BufReader::new(stderr).lines().map_while(Result::ok).collect::<Vec<String>>()
+            });
+            let stdout = child.stdout.take().unwrap();
             std::thread::spawn(move || {
-                let lines: Vec<String> = BufReader::new(stderr).lines().map_while(Result::ok).collect();
+                // The op lines are on stdout, the diagnostics on stderr.
+                let mut lines: Vec<String> = BufReader::new(stdout).lines().map_while(Result::ok).collect();
+                lines.extend(errors.join().unwrap());
                 let status = child.wait().unwrap();
                 (status, lines)
             })
@@ -135,13 +156,14 @@ fn trial(home: &Path, shim: &Path, clones: &[PathBuf], bare: &Path, now: &str) -
         .collect();
     let outputs: Vec<_> = readers.into_iter().map(|r| r.join().unwrap()).collect();
     let wall = start.elapsed();
+    let cpu = children_cpu() - cpu_before;
     let mut ticks = Vec::new();
     let mut per_op = vec![0_usize; OPS];
     for (status, lines) in &outputs {
         assert!(status.success(), "{status}:\n{}", lines.join("\n"));
         let mine: Vec<usize> = lines
             .iter()
-            .filter(|l| l.ends_with("ticked=1 status=ok"))
+            .filter(|l| l.contains(" ticked=1 status="))
             .filter_map(|l| l.strip_prefix("operator: opb-")?.get(..3)?.parse().ok())
             .collect();
         for op in &mine {
@@ -164,13 +186,30 @@ fn trial(home: &Path, shim: &Path, clones: &[PathBuf], bare: &Path, now: &str) -
         let newest = remote.latest(&key).unwrap().record.unwrap().value;
         assert_eq!(newest["startedAt"], now, "opb-{op:03}: the remote lacks the tick of {now}");
     }
-    let pushes = std::fs::read_to_string(&log).unwrap_or_default();
-    let rejected = pushes.lines().filter(|l| *l != "0").count();
-    Trial { wall, ticks, pushes: pushes.lines().count(), rejected }
+    let logged = std::fs::read_to_string(&log).unwrap_or_default();
+    let entries: Vec<Vec<&str>> = logged.lines().map(|l| l.split(' ').collect()).collect();
+    let pushes: Vec<&Vec<&str>> = entries.iter().filter(|e| e[0] == "push").collect();
+    Trial {
+        wall,
+        cpu,
+        ticks,
+        pushes: pushes.len(),
+        rejected: pushes.iter().filter(|e| e[1] != "0").count(),
+        rejected_refs: pushes.iter().map(|e| e[2].parse::<usize>().unwrap()).sum(),
+        fetches: entries.iter().filter(|e| e[0] == "fetch").count(),
+    }
 }
 
-/// A directory holding a `git` wrapper that appends the exit code of every `git push` to
-/// `$CHANT_BENCH_PUSH_LOG` and passes everything else straight through.
+/// The CPU time (user + system) of this process's waited-for children and their descendants.
+fn children_cpu() -> Duration {
+    let usage = nix::sys::resource::getrusage(nix::sys::resource::UsageWho::RUSAGE_CHILDREN).unwrap();
+    let d = |t: nix::sys::time::TimeVal| Duration::new(t.tv_sec() as u64, t.tv_usec() as u32 * 1000);
+    d(usage.user_time()) + d(usage.system_time())
+}
+
+/// A directory holding a `git` wrapper that appends a line for every `git push` (`push <exit code>
+/// <refs rejected>`) and `git fetch` (`fetch <exit code> 0`) to `$CHANT_BENCH_PUSH_LOG`, and passes
+/// everything else straight through.
 fn push_counter(tmp: &Path) -> PathBuf {
     let dir = tmp.join("shim");
     std::fs::create_dir_all(&dir).unwrap();
@@ -180,7 +219,10 @@ fn push_counter(tmp: &Path) -> PathBuf {
             .trim()
             .to_owned();
     let script = format!(
-        "#!/bin/sh\ncase \" $* \" in\n  *\" push \"*) \"{real}\" \"$@\"; code=$?; echo $code >> \"$CHANT_BENCH_PUSH_LOG\"; exit $code ;;\n  *) exec \"{real}\" \"$@\" ;;\nesac\n"
+        "#!/bin/sh\ncase \" $* \" in\n  *\" push \"*) out=$(\"{real}\" \"$@\"); code=$?; printf '%s\\n' \"$out\"; \
+         n=$(printf '%s\\n' \"$out\" | grep -c '^!'); echo \"push $code $n\" >> \"$CHANT_BENCH_PUSH_LOG\"; exit $code ;;\n  \
+         *\" fetch \"*) \"{real}\" \"$@\"; code=$?; echo \"fetch $code 0\" >> \"$CHANT_BENCH_PUSH_LOG\"; exit $code ;;\n  \
+         *) exec \"{real}\" \"$@\" ;;\nesac\n"
     );
     let path = dir.join("git");
     std::fs::write(&path, script).unwrap();

@@ -107,6 +107,22 @@ pub enum Pushed {
     Failed(String),
 }
 
+/// One reference of a [`Git::push_many`]: set `remote_ref` to `new` (`None`: delete it) if and
+/// only if the remote holds `expected` there (`None`: it does not exist).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RefUpdate {
+    /// The reference on the remote.
+    pub remote_ref: String,
+    /// What it should point at; `None` deletes it.
+    pub new: Option<ObjectId>,
+    /// What the remote must hold for the update to land.
+    pub expected: Option<ObjectId>,
+}
+
+/// How many references one `git push` of [`Git::push_many`] carries at most (its command line
+/// stays far below the kernel's argument limit).
+const PUSH_CHUNK: usize = 500;
+
 /// A git binary bound to one repository.
 #[derive(Debug, Clone)]
 pub struct Git {
@@ -204,6 +220,80 @@ impl Git {
             Some(line) if !line.landed() => Ok(Pushed::Refused(porcelain::classify_refusal(line, &output.stderr))),
             _ => Ok(Pushed::Failed(porcelain::first_error_line(&output.stderr))),
         }
+    }
+
+    /// Fetches every refspec of `refspecs` (globs such as `+refs/chant/lease/*:refs/chant/lease-remote/*`
+    /// allowed) from `remote` in one git process; with `prune`, local references matching a
+    /// refspec's destination that the remote no longer has are removed.
+    pub fn fetch_refspecs(&self, remote: &str, refspecs: &[&str], prune: bool) -> Result<Fetched> {
+        let mut args = vec![
+            "fetch",
+            "--quiet",
+            "--no-tags",
+            "--no-write-fetch-head",
+            "--no-recurse-submodules",
+            "--no-auto-maintenance",
+        ];
+        if prune {
+            args.push("--prune");
+        }
+        args.extend(["--", remote]);
+        args.extend(refspecs);
+        let output = self.run("fetch", &args)?;
+        if output.success() {
+            return Ok(Fetched::Updated);
+        }
+        Ok(match porcelain::classify_fetch_failure(&output.stderr) {
+            FetchFailure::MissingRemoteRef => Fetched::Missing,
+            FetchFailure::Other(message) => Fetched::Failed(message),
+        })
+    }
+
+    /// Pushes every update of `updates` to `remote` in one non-atomic `git push`, each under its
+    /// own `--force-with-lease=<ref>:<expected>`: the remote accepts or refuses each reference on
+    /// its own. Returns the outcome of each update, in order. Hooks are not run.
+    pub fn push_many(&self, remote: &str, updates: &[RefUpdate]) -> Result<Vec<Pushed>> {
+        let mut outcomes = Vec::with_capacity(updates.len());
+        for chunk in updates.chunks(PUSH_CHUNK) {
+            let leases: Vec<String> = chunk
+                .iter()
+                .map(|u| {
+                    let expected = u.expected.map(|id| id.to_string()).unwrap_or_default();
+                    format!("--force-with-lease={}:{expected}", u.remote_ref)
+                })
+                .collect();
+            let refspecs: Vec<String> = chunk
+                .iter()
+                .map(|u| match u.new {
+                    Some(new) => format!("{new}:{}", u.remote_ref),
+                    None => format!(":{}", u.remote_ref),
+                })
+                .collect();
+            let mut args = vec!["push", "--porcelain", "--no-verify"];
+            args.extend(leases.iter().map(String::as_str));
+            args.extend(["--", remote]);
+            args.extend(refspecs.iter().map(String::as_str));
+            let output = self.run("push", &args)?;
+            let lines = porcelain::parse_push(&output.stdout);
+            for update in chunk {
+                let outcome = match lines.iter().find(|line| line.to == update.remote_ref) {
+                    Some(line) if line.landed() => Pushed::Landed,
+                    Some(line) => {
+                        // The `remote:` lines of the other references say nothing of this one.
+                        let own: String = output
+                            .stderr
+                            .lines()
+                            .filter(|l| !l.starts_with("remote:") || l.contains(update.remote_ref.as_str()))
+                            .map(|l| format!("{l}\n"))
+                            .collect();
+                        Pushed::Refused(porcelain::classify_refusal(line, &own))
+                    }
+                    None => Pushed::Failed(porcelain::first_error_line(&output.stderr)),
+                };
+                outcomes.push(outcome);
+            }
+        }
+        Ok(outcomes)
     }
 
     /// Runs `git gc --auto --quiet`, which packs and prunes only when git's own thresholds say so.

@@ -33,13 +33,18 @@
 //! may hold, is a lost race, reported like any lost compare-and-swap.
 //!
 //! With a remote configured (`[ledger] remote`), the remote arbitrates: an acquire or a renewal
-//! counts only when its `git push --force-with-lease` lands (each op's lease is pushed on its
-//! own); a push that does not land undoes the local write. Reads fetch the remote's lease into
+//! counts only when its `git push --force-with-lease` lands (each op's lease under its own
+//! `--force-with-lease`; an operator round pushes a batch of them in one non-atomic push, in
+//! which the remote decides each ref on its own: [`LeaseStore::acquire_every`]); a push that
+//! does not land undoes the local write. Reads fetch the remote's lease into
 //! `refs/chant/lease-remote/<member-prefix><op>`, never over the local ref. Without a remote the
 //! lease is local to the repository: two machines sharing no remote are not coordinated at all.
 
+mod batch;
 mod memo;
 mod remote;
+
+pub use batch::Seen;
 
 use std::ops::ControlFlow;
 use std::sync::Arc;

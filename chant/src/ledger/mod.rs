@@ -251,6 +251,15 @@ impl Ledger {
         Ok(Self { repo, git, config, git_version: Arc::default() })
     }
 
+    /// This ledger without its remote: its appends are local commits until a [`Ledger::sync`]
+    /// of the ledger itself pushes them, all at once (an operator round with a remote appends a
+    /// batch's tick records this way and pushes them in one push).
+    pub fn local_only(&self) -> Ledger {
+        let mut ledger = self.clone();
+        ledger.config.remote = None;
+        ledger
+    }
+
     /// The configuration this ledger was opened with.
     pub fn config(&self) -> &LedgerConfig {
         &self.config

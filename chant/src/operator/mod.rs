@@ -5,7 +5,9 @@
 //! and, for each: acquires or renews the op's lease; with a remote, fetches the ledger; reads the
 //! op's newest recorded tick and asks [`crate::schedule::decide`] whether it is due; ticks it
 //! (renewing the lease every TTL/3 meanwhile); re-checks the fence; and reports one
-//! [`OpReport`] line. The **daemon** ([`daemon`]) runs rounds on a timer, wakes early on change
+//! [`OpReport`] line. With a remote, the round claims its ops in batches instead (`claim`: one
+//! fetch of every lease, one push of the batch's leases, one ledger push of its records). The
+//! **daemon** ([`daemon`]) runs rounds on a timer, wakes early on change
 //! signals ([`signal`]), and stops cleanly on SIGINT/SIGTERM. [`status`] and [`log`] read the
 //! ledger and local refs only.
 //!
@@ -37,6 +39,7 @@
 //! - Without a remote, the lease is local to the repository; two machines are not coordinated.
 
 pub mod audit;
+mod claim;
 pub mod daemon;
 pub mod follow;
 pub mod hooks;

@@ -264,11 +264,11 @@ impl RoundContext {
         }
     }
 
-    fn held_map(&self) -> std::sync::MutexGuard<'_, BTreeMap<String, HeldLease>> {
+    pub(super) fn held_map(&self) -> std::sync::MutexGuard<'_, BTreeMap<String, HeldLease>> {
         self.held.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    fn set_in_flight(&self, value: Option<InFlight>) {
+    pub(super) fn set_in_flight(&self, value: Option<InFlight>) {
         *self.in_flight.lock().unwrap_or_else(PoisonError::into_inner) = value;
     }
 
@@ -276,18 +276,19 @@ impl RoundContext {
     /// once `stopping` is set, no new tick starts. The ops named in `woken` were signalled by
     /// their lexicons' change streams: each is due this round whatever its schedule.
     ///
-    /// Without a remote the ops are visited in the order given (by name). With one, where other
-    /// operators may run the same ops in other clones, each operator visits them in an order of
-    /// its own ([`visiting_order`]): operators started together start on different ops instead
-    /// of racing each other for every lease, and each op still ticks once, under its lease.
+    /// Without a remote the ops are visited in the order given (by name), each under its own
+    /// lease ([`tick::leased()`]). With one, where other operators may run the same ops in other
+    /// clones, the round claims its ops in batches ([`super::claim`]): first the ops that hash
+    /// to this operator among the live holders it sees, then what nobody claimed; each op still
+    /// ticks once, under its lease.
     pub fn run(&self, targets: &[Target], woken: &BTreeSet<String>, report: &mut dyn FnMut(OpReport)) {
         let round_start = self.project.ledger.clock().now();
-        let ordered = if self.leases.remote().is_some() {
-            visiting_order(targets, &self.holder)
-        } else {
-            targets.iter().collect()
-        };
-        for target in ordered {
+        if self.leases.remote().is_some() {
+            self.run_claimed(targets, woken, round_start, report);
+            self.hooks.round_done(self.project.ledger.clock().now());
+            return;
+        }
+        for target in targets {
             if self.stopping.load(Ordering::SeqCst) {
                 return;
             }
@@ -311,9 +312,13 @@ impl RoundContext {
                 let releasable = previous.unwrap_or(true);
                 self.held_map().insert(target.op().to_owned(), HeldLease { held: fence.held().clone(), releasable });
             }
-            let done = self.due_then_tick(target, round_start, signalled, fence, &mut timings);
+            let (work, landing, stats) =
+                self.due_then_tick(&self.project, target, round_start, signalled, fence, &mut timings);
+            if let Some(stats) = stats {
+                self.hooks.ticked(target, &stats);
+            }
             work_ended = Some(Instant::now());
-            done
+            (work, landing)
         });
         let ran = match leased {
             Leased::Failed(e) => {
@@ -343,13 +348,28 @@ impl RoundContext {
                 self.held_map().insert(target.op().to_owned(), HeldLease { held, releasable });
             }
         }
-        let (event, record, mut warnings) = match ran.value {
+        let mut report = self.report_of(target, ran.value, ran.lost.as_ref(), timings);
+        report.warnings.extend(ran.warnings);
+        report.timings.after = work_ended.map(|t| t.elapsed()).unwrap_or_default();
+        report
+    }
+
+    /// The report line of the work done under `target`'s lease (`lost`: what the lease's
+    /// renewer or fence found lost, beside the tick's own fence).
+    pub(super) fn report_of(
+        &self,
+        target: &Target,
+        work: Work,
+        lost: Option<&tick::Lost>,
+        timings: OpTimings,
+    ) -> OpReport {
+        let (event, record, mut warnings) = match work {
             Work::Stopped(event) => (event, None, Vec::new()),
             Work::Ticked(ticked) => match *ticked {
                 Err(e) => (OpEvent::Failed { error: chain(&e) }, None, Vec::new()),
                 Ok(outcome) => {
                     let record = outcome.record;
-                    let event = if outcome.lost.is_some() || ran.lost.is_some() {
+                    let event = if outcome.lost.is_some() || lost.is_some() {
                         self.hooks.lease(target, false);
                         OpEvent::Fenced
                     } else if let Some(error) = &record.error {
@@ -361,27 +381,26 @@ impl RoundContext {
                 }
             },
         };
-        if let Some(tick::Lost::Unreadable { error }) = &ran.lost {
+        if let Some(tick::Lost::Unreadable { error }) = lost {
             warnings.push(format!("the fence check could not read the lease: {error}"));
         }
-        warnings.extend(ran.warnings);
-        timings.after = work_ended.map(|t| t.elapsed()).unwrap_or_default();
         OpReport { op: target.op().to_owned(), env: target.env.clone(), event, record, warnings, timings }
     }
 
     /// Under the op's lease: decides whether the op is due (after fetching the ledger, with a
     /// remote; `signalled`: a change signal woke it), then ticks it with `fence`.
-    fn due_then_tick(
+    pub(super) fn due_then_tick(
         &self,
+        project: &Project,
         target: &Target,
         round_start: Timestamp,
         signalled: bool,
         fence: Option<&tick::Fence>,
         timings: &mut OpTimings,
-    ) -> (Work, Landing) {
+    ) -> (Work, Landing, Option<TickStats>) {
         let checking = Instant::now();
-        let stopped = |error: String| (Work::Stopped(OpEvent::Failed { error }), Landing::Nothing);
-        let ledger = &self.project.ledger;
+        let stopped = |error: String| (Work::Stopped(OpEvent::Failed { error }), Landing::Nothing, None);
+        let ledger = &project.ledger;
         if ledger.config().remote.is_some()
             && let Err(reason) = sync_before_due_check(ledger)
         {
@@ -408,7 +427,7 @@ impl RoundContext {
         let decision = schedule::decide_woken(target.schedule.as_ref(), last, round_start, now, signalled);
         timings.due = checking.elapsed();
         if let Decision::NotDue(reason) = decision {
-            return (Work::Stopped(OpEvent::NotDue { reason }), Landing::Nothing);
+            return (Work::Stopped(OpEvent::NotDue { reason }), Landing::Nothing, None);
         }
         if let Some(fence) = fence {
             let flight = InFlight { target: target.clone(), stamp: fence.stamp(), started_at: now };
@@ -416,22 +435,19 @@ impl RoundContext {
         }
         let options = TickOptions { dispatcher: self.dispatcher.clone(), fence: fence.cloned() };
         let ticking = Instant::now();
-        let outcome = tick::execute_after(&self.project, &target.doc, &options, Some(newest));
+        let outcome = tick::execute_after(project, &target.doc, &options, Some(newest));
         timings.tick = ticking.elapsed();
         timings.append = outcome.as_ref().map(|o| o.append_time).unwrap_or_default();
         let duration = timings.tick;
         self.set_in_flight(None);
-        if let Ok(o) = &outcome {
-            let stats = TickStats {
-                duration,
-                append: Some(o.append_time),
-                pushed: ledger.config().remote.is_some().then(|| o.receipt.pushed()),
-                unobserved: o.unobserved.clone(),
-            };
-            self.hooks.ticked(target, &stats);
-        }
+        let stats = outcome.as_ref().ok().map(|o| TickStats {
+            duration,
+            append: Some(o.append_time),
+            pushed: ledger.config().remote.is_some().then(|| o.receipt.pushed()),
+            unobserved: o.unobserved.clone(),
+        });
         let landing = outcome.as_ref().map_or(Landing::Nothing, |o| Landing::of(&o.receipt));
-        (Work::Ticked(Box::new(outcome)), landing)
+        (Work::Ticked(Box::new(outcome)), landing, stats)
     }
 
     /// Releases every lease held whose tick record is on the remote; returns warnings for those
@@ -440,6 +456,7 @@ impl RoundContext {
         let held: Vec<(String, HeldLease)> = std::mem::take(&mut *self.held_map()).into_iter().collect();
         let mut released = 0;
         let mut warnings = Vec::new();
+        let mut releasing = Vec::new();
         for (op, lease) in held {
             if !lease.releasable {
                 warnings.push(format!(
@@ -449,7 +466,28 @@ impl RoundContext {
                 ));
                 continue;
             }
-            match self.leases.release(&lease.held) {
+            releasing.push((op, lease.held));
+        }
+        // With a remote, one fetch and one push release them all (each ref under its own lease).
+        let helds: Vec<lease::Held> = releasing.iter().map(|(_, h)| h.clone()).collect();
+        let outcomes = match self.leases.release_every(&helds) {
+            Ok(outcomes) => outcomes,
+            Err(e) => {
+                let why = chain(&e);
+                releasing
+                    .iter()
+                    .map(|_| {
+                        Err(lease::Error::Remote {
+                            remote: self.leases.remote().unwrap_or_default().to_owned(),
+                            reference: lease::REF_PREFIX.to_owned(),
+                            detail: why.clone(),
+                        })
+                    })
+                    .collect()
+            }
+        };
+        for ((op, _), outcome) in releasing.iter().zip(outcomes) {
+            match outcome {
                 Ok(true) => released += 1,
                 Ok(false) => {}
                 Err(e) => warnings.push(format!("could not release the lease of {op}: {}", chain(&e))),
@@ -497,24 +535,27 @@ impl RoundContext {
 /// the ops; once one reaches an op another already took, the lease is held and the op is skipped
 /// at the cost of one lease fetch.
 pub fn visiting_order<'a>(targets: &'a [Target], holder: &str) -> Vec<&'a Target> {
-    let score = |t: &Target| {
-        let mut bytes = Vec::with_capacity(holder.len() + t.op().len() + 1);
-        bytes.extend_from_slice(holder.as_bytes());
-        bytes.push(0);
-        bytes.extend_from_slice(t.op().as_bytes());
-        // FNV-1a, then splitmix64's finaliser: names that differ in their last byte scatter.
-        let mut z = crate::model::contract::fnv1a64(&bytes);
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    };
-    let mut ordered: Vec<(u64, &Target)> = targets.iter().map(|t| (score(t), t)).collect();
+    let mut ordered: Vec<(u64, &Target)> = targets.iter().map(|t| (rendezvous(holder, t.op()), t)).collect();
     ordered.sort_by(|(a, x), (b, y)| a.cmp(b).then_with(|| x.op().cmp(y.op())));
     ordered.into_iter().map(|(_, t)| t).collect()
 }
 
+/// The rendezvous score of `op` for `holder`: the op goes to the holder with the highest score
+/// (and each holder visits the ops in the order of its scores).
+pub(super) fn rendezvous(holder: &str, op: &str) -> u64 {
+    let mut bytes = Vec::with_capacity(holder.len() + op.len() + 1);
+    bytes.extend_from_slice(holder.as_bytes());
+    bytes.push(0);
+    bytes.extend_from_slice(op.as_bytes());
+    // FNV-1a, then splitmix64's finaliser: names that differ in their last byte scatter.
+    let mut z = crate::model::contract::fnv1a64(&bytes);
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^ (z >> 31)
+}
+
 /// What the work under an op's lease came to.
-enum Work {
+pub(super) enum Work {
     /// It stopped before ticking: not due, or the ledger could not be read.
     Stopped(OpEvent),
     /// It ticked (or the tick failed).
@@ -533,7 +574,7 @@ const SYNC: Backoff = Backoff {
 
 /// Why the ledger could not be synchronised before a due check.
 #[derive(Debug, thiserror::Error)]
-enum Unsynced {
+pub(super) enum Unsynced {
     /// The sync ran but did not reach the remote.
     #[error("{0}")]
     NotPushed(String),
@@ -543,7 +584,7 @@ enum Unsynced {
 }
 
 /// Fetches (and integrates) the remote ledger, retrying a sync that did not complete.
-fn sync_before_due_check(ledger: &crate::ledger::Ledger) -> Result<(), Unsynced> {
+pub(super) fn sync_before_due_check(ledger: &crate::ledger::Ledger) -> Result<(), Unsynced> {
     SYNC.retry(|_| match ledger.sync() {
         Ok(report) => match report.push {
             ledger::PushStatus::NotPushed { reason, .. } => ControlFlow::Continue(Unsynced::NotPushed(reason)),
@@ -555,7 +596,7 @@ fn sync_before_due_check(ledger: &crate::ledger::Ledger) -> Result<(), Unsynced>
 }
 
 impl OpReport {
-    fn new(target: &Target, event: OpEvent) -> OpReport {
+    pub(super) fn new(target: &Target, event: OpEvent) -> OpReport {
         OpReport {
             op: target.op().to_owned(),
             env: target.env.clone(),

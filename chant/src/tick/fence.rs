@@ -9,10 +9,11 @@
 //! holder that stalled past its TTL learns that it lost the lease before its next side effect,
 //! not before the peer's.
 
+use std::collections::HashMap;
 use std::fmt;
 use std::sync::{Arc, Mutex, PoisonError};
 
-use crate::lease::{Held, LeaseStore};
+use crate::lease::{Held, LeaseKey, LeaseRecord, LeaseStore};
 
 use super::record::LeaseStamp;
 
@@ -48,6 +49,41 @@ pub struct Fence {
     store: LeaseStore,
     held: Held,
     lost: Arc<Mutex<Option<Lost>>>,
+    proofs: Option<Proofs>,
+}
+
+/// What a batch of leases kept renewed through the remote proves (an operator round with a
+/// remote claims, renews and releases its ops' leases in batches): per lease, the record of its
+/// last write the remote accepted, or that a renewal found it lost. A fence of a lease in the
+/// batch answers from it without a fetch while that record has not expired: no other holder
+/// takes a lease before its `expiresAt` (the clock-skew assumption every lease makes), so a
+/// lease whose last landed write runs until later than now is still ours. Past that expiry the
+/// fence reads the remote as an unbatched one does. Cheap to clone; clones share the proofs.
+#[derive(Debug, Clone, Default)]
+pub struct Proofs(Arc<Mutex<HashMap<LeaseKey, Proof>>>);
+
+/// What [`Proofs`] know of one lease.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Proof {
+    /// The remote accepted this record (an acquisition or a renewal).
+    Landed(LeaseRecord),
+    /// A renewal found the lease another holder's (or nobody's).
+    Lost {
+        /// The holder found instead.
+        by: Option<String>,
+    },
+}
+
+impl Proofs {
+    /// Records what is known of `key`'s lease now.
+    pub fn set(&self, key: &LeaseKey, proof: Proof) {
+        self.0.lock().unwrap_or_else(PoisonError::into_inner).insert(key.clone(), proof);
+    }
+
+    /// Returns what is known of `key`'s lease.
+    pub fn get(&self, key: &LeaseKey) -> Option<Proof> {
+        self.0.lock().unwrap_or_else(PoisonError::into_inner).get(key).cloned()
+    }
 }
 
 impl fmt::Debug for Fence {
@@ -59,7 +95,12 @@ impl fmt::Debug for Fence {
 impl Fence {
     /// Creates the fence of `held`, read through `store`.
     pub fn new(store: LeaseStore, held: Held) -> Fence {
-        Fence { store, held, lost: Arc::default() }
+        Fence { store, held, lost: Arc::default(), proofs: None }
+    }
+
+    /// Creates the fence of `held`, a lease of a batch whose renewals keep `proofs`.
+    pub fn batched(store: LeaseStore, held: Held, proofs: Proofs) -> Fence {
+        Fence { store, held, lost: Arc::default(), proofs: Some(proofs) }
     }
 
     /// Returns the lease as it was when the tick started.
@@ -89,6 +130,21 @@ impl Fence {
             return Err(found.clone());
         }
         let ours = &self.held.record;
+        let is_ours = |r: &LeaseRecord| r.holder == ours.holder && r.token == ours.token;
+        match self.proofs.as_ref().and_then(|p| p.get(&self.held.key)) {
+            Some(Proof::Landed(record))
+                if is_ours(&record)
+                    && crate::clock::parse(&record.expires_at).is_some_and(|e| e > self.store.clock().now()) =>
+            {
+                return Ok(());
+            }
+            Some(Proof::Lost { by }) => {
+                let found = Lost::TakenOver { by };
+                *lost = Some(found.clone());
+                return Err(found);
+            }
+            _ => {}
+        }
         let found = match self.store.current(&self.held.key) {
             Ok(Some(current)) if current.holder == ours.holder && current.token == ours.token => return Ok(()),
             Ok(current) => Lost::TakenOver { by: current.map(|r| r.holder) },

@@ -53,7 +53,7 @@ use crate::model::{ConvergeSymptom, ResourceStatus, ResourceSymptom};
 
 pub use dispatch::Dispatcher;
 pub use execute::{TickOptions, TickOutcome, execute, execute_after, observe, plan_with, record_interrupted};
-pub use fence::{Fence, Lost};
+pub use fence::{Fence, Lost, Proof, Proofs};
 pub use leased::{Claim, LEASE_WAIT, Landing, Leased, Ran, Release, leased};
 pub use observer::{ObserveError, parse_observation};
 pub use plan::{DispatchResult, Plan, PlanInput, Subject, is_refusal, next_flap, plan, record_dispatch};

@@ -15,6 +15,8 @@ use chant::ledger::{Ledger, LedgerConfig};
 use chant::tick::{Claim, Landing, Leased, Lost, Release};
 use jiff::Timestamp;
 
+mod batch;
+
 const TTL: Duration = Duration::from_secs(300);
 
 fn hermetic_env(home: &Path) -> Vec<(OsString, OsString)> {

@@ -1,0 +1,407 @@
+//! A round with a remote, where other operators may share the ops: the ops are claimed in
+//! batches instead of raced for one lease at a time.
+//!
+//! Each batch: one fetch of every lease ref of the remote ([`LeaseStore::fetch_every`]); the ops
+//! whose lease another holder keeps live are skipped (`skipped=1(lease-held:...)`), and those
+//! holders are this operator's live peers. The batch is every op whose lease is already this
+//! operator's, plus the free ops that hash to this operator among itself and its peers
+//! (rendezvous hashing), or, when none is left, a share of the free ops nobody claimed (stealing);
+//! an operator that sees no peer and holds nothing starts with a small batch, so that operators
+//! started together see each other at their second fetch. The batch's leases are pushed in one
+//! non-atomic push, each ref under its own `--force-with-lease` ([`LeaseStore::acquire_every`]):
+//! each lease counts only when its own ref lands, so a lost ref is that op's `lease-held` and
+//! nothing else. Then one ledger sync (the fetch before the due checks), the due check and tick
+//! of each claimed op with its record appended locally, one ledger sync that pushes the batch's
+//! records (re-appending onto the remote tip when another operator pushed first), and only then
+//! are the batch's leases releasable. While the batch runs its leases are renewed together every
+//! TTL/3 (one fetch, one push); each tick's fence answers from what those pushes proved
+//! ([`tick::Proofs`]).
+
+use std::collections::BTreeSet;
+use std::sync::atomic::Ordering;
+use std::time::{Duration, Instant};
+
+use jiff::Timestamp;
+
+use crate::lease::{self, Acquisition, Held, LeaseStore, Renewal};
+use crate::ledger::{self, PushStatus};
+use crate::project::Project;
+use crate::tick::{self, Fence, Proof, Proofs};
+
+use super::chain;
+use super::round::{
+    HeldLease, OpEvent, OpReport, OpTimings, RoundContext, Target, rendezvous, sync_before_due_check, visiting_order,
+};
+
+/// How many ops an operator that sees no peer and holds no lease claims first.
+const FIRST_BATCH: usize = 8;
+/// The fewest ops a steal claims at once.
+const MIN_STEAL: usize = 8;
+
+impl RoundContext {
+    /// Runs one round over `targets` with a remote: see the module documentation.
+    pub(super) fn run_claimed(
+        &self,
+        targets: &[Target],
+        woken: &BTreeSet<String>,
+        round_start: Timestamp,
+        report: &mut dyn FnMut(OpReport),
+    ) {
+        let project = self.project.as_ref();
+        // The batch's records are appended locally and pushed together by the sync after it.
+        let local = Project {
+            root: project.root.clone(),
+            config: project.config.clone(),
+            ledger: project.ledger.local_only(),
+            catalog: project.catalog.clone(),
+            redactor: project.redactor.clone(),
+        };
+        let mut say = |target: &Target, line: OpReport| {
+            self.hooks.reported(target, &line);
+            report(line);
+        };
+        let mut remaining = visiting_order(targets, &self.holder);
+        let mut first = true;
+        while !remaining.is_empty() {
+            if self.stopping.load(Ordering::SeqCst) {
+                return;
+            }
+            let claiming = Instant::now();
+            if let Err(e) = self.leases.fetch_every() {
+                let error = chain(&e);
+                for target in remaining {
+                    say(target, OpReport::new(target, OpEvent::LeaseError { error: error.clone() }));
+                }
+                return;
+            }
+            let now = self.leases.clock().now();
+            let mut ours = Vec::new();
+            let mut free = Vec::new();
+            let mut peers = BTreeSet::new();
+            for target in remaining {
+                match self.leases.seen(&target.lease) {
+                    Err(e) => say(target, OpReport::new(target, OpEvent::LeaseError { error: chain(&e) })),
+                    Ok(Some(seen)) if seen.record.holder == self.holder && !seen.record.is_stale(now) => {
+                        ours.push(target)
+                    }
+                    Ok(Some(seen)) if seen.record.is_live(now) => {
+                        peers.insert(seen.record.holder.clone());
+                        self.hooks.lease(target, false);
+                        self.held_map().remove(target.op());
+                        say(target, OpReport::new(target, OpEvent::LeaseHeld { holder: Some(seen.record.holder) }));
+                    }
+                    Ok(_) => free.push(target),
+                }
+            }
+            let (batch, rest) = choose(&self.holder, &peers, ours, free, first);
+            remaining = rest;
+            first = false;
+            if batch.is_empty() {
+                continue;
+            }
+            let claimed = self.claim(&batch, now, &mut say);
+            let lease_time = claiming.elapsed() / u32::try_from(batch.len()).unwrap_or(u32::MAX).max(1);
+            if !claimed.is_empty() {
+                self.tick_batch(&local, claimed, round_start, woken, lease_time, &mut say);
+            }
+        }
+    }
+
+    /// Pushes the leases of `batch` in one push; returns the ops whose lease landed, with it,
+    /// and reports the others.
+    fn claim<'a>(
+        &self,
+        batch: &[&'a Target],
+        now: Timestamp,
+        say: &mut dyn FnMut(&Target, OpReport),
+    ) -> Vec<(&'a Target, Held, Vec<String>)> {
+        let keys: Vec<lease::LeaseKey> = batch.iter().map(|t| t.lease.clone()).collect();
+        let outcomes = match self.leases.acquire_every(&keys, &self.holder, self.ttl, now) {
+            Ok(outcomes) => outcomes,
+            Err(e) => {
+                let error = chain(&e);
+                for target in batch {
+                    say(target, OpReport::new(target, OpEvent::LeaseError { error: error.clone() }));
+                }
+                return Vec::new();
+            }
+        };
+        let mut claimed = Vec::new();
+        for (target, outcome) in batch.iter().zip(outcomes) {
+            match outcome {
+                Ok(Acquisition::Acquired { held, stale, .. }) => {
+                    let warnings = stale
+                        .map(|r| {
+                            format!(
+                                "took over the lease of {} from {}: it claimed to run until {}, further ahead than the maximum lease TTL of 24h (a clock far ahead, or a blob written by hand)",
+                                target.op(),
+                                r.holder,
+                                r.expires_at
+                            )
+                        })
+                        .into_iter()
+                        .collect();
+                    let releasable = self.held_map().get(target.op()).is_none_or(|h| h.releasable);
+                    self.held_map().insert(target.op().to_owned(), HeldLease { held: held.clone(), releasable });
+                    claimed.push((*target, held, warnings));
+                }
+                Ok(Acquisition::Refused { held_by, .. }) => {
+                    self.hooks.lease(target, false);
+                    self.held_map().remove(target.op());
+                    say(target, OpReport::new(target, OpEvent::LeaseHeld { holder: held_by.map(|r| r.holder) }));
+                }
+                Err(e) => say(target, OpReport::new(target, OpEvent::LeaseError { error: chain(&e) })),
+            }
+        }
+        claimed
+    }
+
+    /// Under the claimed leases: one ledger sync, the due check and tick of each op (records
+    /// appended locally), one ledger sync that pushes them, then the reports.
+    fn tick_batch(
+        &self,
+        local: &Project,
+        claimed: Vec<(&Target, Held, Vec<String>)>,
+        round_start: Timestamp,
+        woken: &BTreeSet<String>,
+        lease_time: Duration,
+        say: &mut dyn FnMut(&Target, OpReport),
+    ) {
+        let ledger = &self.project.ledger;
+        let syncing = Instant::now();
+        if let Err(reason) = sync_before_due_check(ledger) {
+            // Deciding due-ness from a ledger that may lack another clone's tick could tick twice.
+            let error = format!(
+                "the ledger could not be fetched before the due check, so the op did not tick: {}",
+                chain(&reason)
+            );
+            for (target, _, _) in claimed {
+                let mut line = OpReport::new(target, OpEvent::Failed { error: error.clone() });
+                line.timings.lease = lease_time;
+                say(target, line);
+            }
+            return;
+        }
+        let sync_time = syncing.elapsed() / u32::try_from(claimed.len()).unwrap_or(u32::MAX).max(1);
+        let proofs = Proofs::default();
+        for (_, held, _) in &claimed {
+            proofs.set(&held.key, Proof::Landed(held.record.clone()));
+        }
+        let renewer = BatchRenewer::start(
+            self.leases.clone(),
+            claimed.iter().map(|(_, h, _)| h.clone()).collect(),
+            self.ttl,
+            proofs.clone(),
+        );
+        let mut done = Vec::new();
+        for (target, held, warnings) in claimed {
+            if self.stopping.load(Ordering::SeqCst) {
+                break;
+            }
+            let mut timings = OpTimings { lease: lease_time, ..OpTimings::default() };
+            let fence = Fence::batched(self.leases.clone(), held, proofs.clone());
+            let signalled = woken.contains(target.op());
+            let (work, landing, stats) =
+                self.due_then_tick(local, target, round_start, signalled, Some(&fence), &mut timings);
+            timings.due += sync_time;
+            done.push((target, work, landing, stats, fence, warnings, timings));
+        }
+        let pushing = Instant::now();
+        let recorded = done.iter().any(|(_, _, landing, _, _, _, _)| *landing != tick::Landing::Nothing);
+        let push = if recorded { Some(push_batch(ledger)) } else { None };
+        let push_time = pushing.elapsed() / u32::try_from(done.len()).unwrap_or(u32::MAX).max(1);
+        let renewed = renewer.stop();
+        for (target, work, landing, stats, fence, mut warnings, mut timings) in done {
+            let lost = fence.lost();
+            let held = renewed.iter().find(|h| h.key == target.lease).cloned().unwrap_or_else(|| fence.held().clone());
+            let pushed = match (&push, landing) {
+                (Some(PushStatus::NotPushed { remote, reason }), tick::Landing::Pushed) => {
+                    warnings.push(format!("the record is kept locally but did not reach {remote}: {reason}"));
+                    Some(false)
+                }
+                (_, tick::Landing::Pushed) => Some(true),
+                _ => None,
+            };
+            if let Some(mut stats) = stats {
+                stats.pushed = pushed;
+                self.hooks.ticked(target, &stats);
+            }
+            if lost.is_some() {
+                self.held_map().remove(target.op());
+            } else {
+                self.hooks.lease(target, true);
+                let releasable = match pushed {
+                    None => self.held_map().get(target.op()).is_none_or(|h| h.releasable),
+                    Some(landed) => landed,
+                };
+                self.held_map().insert(target.op().to_owned(), HeldLease { held, releasable });
+            }
+            timings.after = push_time;
+            let mut line = self.report_of(target, work, lost.as_ref(), timings);
+            line.warnings.splice(0..0, warnings);
+            say(target, line);
+        }
+    }
+}
+
+/// Splits the ops of a batch from the rest: every op whose lease is already ours, plus the free
+/// ops that hash to `holder` among it and `peers`; when none does, a share of the free ops the
+/// peers have not claimed (stealing). With no peer seen and nothing held, the first batch is
+/// [`FIRST_BATCH`] ops. Both sides keep `holder`'s visiting order.
+fn choose<'a>(
+    holder: &str,
+    peers: &BTreeSet<String>,
+    ours: Vec<&'a Target>,
+    free: Vec<&'a Target>,
+    first: bool,
+) -> (Vec<&'a Target>, Vec<&'a Target>) {
+    let owner = |t: &Target| {
+        peers
+            .iter()
+            .map(String::as_str)
+            .chain(std::iter::once(holder))
+            .max_by_key(|h| (rendezvous(h, t.op()), *h))
+            .unwrap_or(holder)
+            == holder
+    };
+    let (mine, theirs): (Vec<&Target>, Vec<&Target>) = free.into_iter().partition(|t| owner(t));
+    let mut batch = ours;
+    let mut rest = Vec::new();
+    if !mine.is_empty() {
+        let take = if first && peers.is_empty() && batch.is_empty() { FIRST_BATCH } else { mine.len() };
+        let mut mine = mine.into_iter();
+        batch.extend(mine.by_ref().take(take));
+        rest.extend(mine);
+        rest.extend(theirs);
+    } else if batch.is_empty() {
+        let share = theirs.len().div_ceil(peers.len() + 1).max(MIN_STEAL);
+        let mut theirs = theirs.into_iter();
+        batch.extend(theirs.by_ref().take(share));
+        rest.extend(theirs);
+    } else {
+        rest.extend(theirs);
+    }
+    (batch, rest)
+}
+
+/// Pushes the batch's records: one sync of the ledger (its re-append loop on a rejected push).
+fn push_batch(ledger: &ledger::Ledger) -> PushStatus {
+    match ledger.sync() {
+        Ok(report) => report.push,
+        Err(e) => {
+            PushStatus::NotPushed { remote: ledger.config().remote.clone().unwrap_or_default(), reason: chain(&e) }
+        }
+    }
+}
+
+/// Renews a batch's leases together every TTL/3 on its own thread (one fetch, one push), and
+/// keeps [`Proofs`] of what landed for the batch's fences.
+struct BatchRenewer {
+    stop: std::sync::mpsc::Sender<()>,
+    thread: std::thread::JoinHandle<Vec<Held>>,
+    fallback: Vec<Held>,
+}
+
+impl BatchRenewer {
+    fn start(store: LeaseStore, held: Vec<Held>, ttl: Duration, proofs: Proofs) -> BatchRenewer {
+        let (stop, stopped) = std::sync::mpsc::channel::<()>();
+        let every = (ttl / 3).max(Duration::from_millis(10));
+        let fallback = held.clone();
+        let thread = std::thread::spawn(move || {
+            let mut held = held;
+            loop {
+                match stopped.recv_timeout(every) {
+                    Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {}
+                    _ => return held,
+                }
+                // A failed renewal is retried at the next period; the fences decide.
+                let Ok(outcomes) = store.renew_every(&held, ttl, store.clock().now()) else { continue };
+                let mut kept = Vec::new();
+                for (h, outcome) in held.into_iter().zip(outcomes) {
+                    match outcome {
+                        Ok(Renewal::Renewed(renewed)) => {
+                            proofs.set(&renewed.key, Proof::Landed(renewed.record.clone()));
+                            kept.push(renewed);
+                        }
+                        Ok(Renewal::Lost { found }) => {
+                            proofs.set(&h.key, Proof::Lost { by: found.map(|r| r.holder) });
+                        }
+                        Err(_) => kept.push(h),
+                    }
+                }
+                held = kept;
+            }
+        });
+        BatchRenewer { stop, thread, fallback }
+    }
+
+    /// Stops renewing; returns the leases still held, as last renewed.
+    fn stop(self) -> Vec<Held> {
+        let _ = self.stop.send(());
+        self.thread.join().unwrap_or(self.fallback)
+    }
+}
+
+/// The shared state of a batch, for tests of the split.
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::OpDocument;
+
+    fn targets(n: usize) -> Vec<Target> {
+        (0..n)
+            .map(|i| {
+                let json = format!(
+                    r#"{{"version":1,"name":"op-{i:03}","overview":"o","env":"e","labels":{{}},"class":"read-only","phases":[]}}"#
+                );
+                let doc: OpDocument = serde_json::from_str(&json).unwrap();
+                Target::new(&doc).unwrap()
+            })
+            .collect()
+    }
+
+    fn names(ts: &[&Target]) -> BTreeSet<String> {
+        ts.iter().map(|t| t.op().to_owned()).collect()
+    }
+
+    #[test]
+    fn peers_split_the_free_ops_between_them_without_overlap() {
+        let all = targets(200);
+        let holders = ["h:1:aaaa", "h:2:bbbb", "h:3:cccc", "h:4:dddd"];
+        let mut union = BTreeSet::new();
+        for h in holders {
+            let peers: BTreeSet<String> = holders.iter().filter(|p| **p != h).map(|p| (*p).to_owned()).collect();
+            let (batch, rest) = choose(h, &peers, Vec::new(), all.iter().collect(), false);
+            assert_eq!(batch.len() + rest.len(), 200);
+            assert!((25..=75).contains(&batch.len()), "{h}: a fair share, got {}", batch.len());
+            let mine = names(&batch);
+            assert!(union.is_disjoint(&mine), "{h} claims an op another peer claims");
+            union.extend(mine);
+        }
+        assert_eq!(union.len(), 200, "every op is someone's");
+    }
+
+    #[test]
+    fn an_operator_alone_starts_small_then_takes_the_rest_and_keeps_what_it_holds() {
+        let all = targets(40);
+        let free: Vec<&Target> = all.iter().collect();
+        let (batch, rest) = choose("h:1:aaaa", &BTreeSet::new(), Vec::new(), free.clone(), true);
+        assert_eq!((batch.len(), rest.len()), (FIRST_BATCH, 40 - FIRST_BATCH));
+        let (batch, rest) = choose("h:1:aaaa", &BTreeSet::new(), Vec::new(), rest, false);
+        assert_eq!((batch.len(), rest.len()), (40 - FIRST_BATCH, 0));
+        // A daemon's next round: what it holds is renewed in its first batch, whatever the hash.
+        let (batch, rest) = choose("h:1:aaaa", &BTreeSet::new(), free, Vec::new(), true);
+        assert_eq!((batch.len(), rest.len()), (40, 0));
+    }
+
+    #[test]
+    fn with_nothing_of_its_own_left_an_operator_steals_a_share() {
+        let all = targets(60);
+        let peers: BTreeSet<String> = ["h:2:bbbb".to_owned()].into();
+        let theirs: Vec<&Target> =
+            all.iter().filter(|t| rendezvous("h:2:bbbb", t.op()) > rendezvous("h:1:aaaa", t.op())).collect();
+        let (batch, rest) = choose("h:1:aaaa", &peers, Vec::new(), theirs.clone(), false);
+        assert_eq!(batch.len(), theirs.len().div_ceil(2).max(MIN_STEAL).min(theirs.len()));
+        assert_eq!(batch.len() + rest.len(), theirs.len());
+    }
+}

@@ -1,0 +1,142 @@
+//! Leases in batches through a real bare remote (`LeaseStore::acquire_every`, `renew_every`,
+//! `release_every`): one push carries many leases and the remote decides each ref on its own,
+//! and a batched fence answers from what the batch's pushes proved.
+
+use chant::clock::Clock;
+use chant::lease::{Acquisition, Held, LeaseKey, LeaseStore, Refusal, Renewal};
+use chant::ledger::{Ledger, LedgerConfig};
+use chant::tick::{Fence, Lost, Proof, Proofs};
+
+use super::{TTL, World, acquired, at, key};
+
+fn keys(n: usize) -> Vec<LeaseKey> {
+    (0..n).map(|i| key(&format!("op-{i}"))).collect()
+}
+
+fn remote_leases(world: &World, bare: &std::path::Path) -> Vec<String> {
+    let refs = world.git(bare, &["for-each-ref", "--format=%(refname:lstrip=3)", "refs/chant/lease/"]);
+    refs.lines().map(str::to_owned).collect()
+}
+
+fn all_acquired(outcomes: Vec<Result<Acquisition, chant::lease::Error>>) -> Vec<Held> {
+    outcomes.into_iter().map(|o| acquired(o.unwrap()).0).collect()
+}
+
+#[test]
+fn one_push_lands_each_lease_on_its_own() {
+    let world = World::new();
+    let (bare, a, b) = world.remote_pair();
+    let store_a = world.store(&a, Some("origin"));
+    let store_b = world.store(&b, Some("origin"));
+    let keys = keys(6);
+
+    store_a.fetch_every().unwrap();
+    let held_a = all_acquired(store_a.acquire_every(&keys[..4], "a:1:aaaaaaaa", TTL, at(0)).unwrap());
+    assert_eq!(remote_leases(&world, &bare), ["op-0", "op-1", "op-2", "op-3"]);
+
+    // B reads the remote, then A takes op-4 behind B's back: B's view of op-4 is stale.
+    store_b.fetch_every().unwrap();
+    let (held_a4, _) = acquired(store_a.acquire(&keys[4], "a:1:aaaaaaaa", TTL, at(0)).unwrap());
+    let outcomes = store_b.acquire_every(&keys[2..], "b:1:bbbbbbbb", TTL, at(1)).unwrap();
+    let outcomes: Vec<Acquisition> = outcomes.into_iter().map(Result::unwrap).collect();
+    for held in &outcomes[..2] {
+        assert!(
+            matches!(held, Acquisition::Refused { reason: Refusal::Held, held_by: Some(r) } if r.holder == "a:1:aaaaaaaa"),
+            "a lease the fetch saw live is not pushed at all: {held:?}"
+        );
+    }
+    assert!(
+        matches!(&outcomes[2], Acquisition::Refused { reason: Refusal::Race, .. }),
+        "the remote refused the ref that moved since B read it: {:?}",
+        outcomes[2]
+    );
+    assert!(matches!(&outcomes[3], Acquisition::Acquired { renewed: false, .. }), "{:?}", outcomes[3]);
+    assert_eq!(world.lease_ref(&b, "op-4"), None, "the refused write was undone locally");
+    let on_remote = world.git(&bare, &["cat-file", "-p", "refs/chant/lease/op-4"]);
+    assert!(on_remote.contains(&held_a4.record.token), "A's lease of op-4 stands");
+    let on_remote = world.git(&bare, &["cat-file", "-p", "refs/chant/lease/op-5"]);
+    assert!(on_remote.contains("b:1:bbbbbbbb"), "B's lease of op-5 landed in the same push");
+
+    // A renews its five in one push: tokens kept, expiry later.
+    let mut mine = held_a.clone();
+    mine.push(held_a4);
+    let renewed: Vec<Held> = store_a
+        .renew_every(&mine, TTL, at(2))
+        .unwrap()
+        .into_iter()
+        .map(|r| match r.unwrap() {
+            Renewal::Renewed(h) => h,
+            other => panic!("{other:?}"),
+        })
+        .collect();
+    for (old, new) in mine.iter().zip(&renewed) {
+        assert_eq!(old.record.token, new.record.token);
+        assert!(new.record.expires_at > old.record.expires_at);
+    }
+    // A cannot renew or release what is B's: a stale Held for op-5 is lost, nothing is touched.
+    let Acquisition::Acquired { held: b5, .. } = &outcomes[3] else { unreachable!() };
+    let forged =
+        Held { record: chant::lease::LeaseRecord { holder: "a:1:aaaaaaaa".into(), ..b5.record.clone() }, ..b5.clone() };
+    assert!(matches!(
+        store_a.renew_every(std::slice::from_ref(&forged), TTL, at(2)).unwrap()[0],
+        Ok(Renewal::Lost { .. })
+    ));
+
+    let mut releasing = renewed;
+    releasing.push(forged);
+    let released: Vec<bool> = store_a.release_every(&releasing).unwrap().into_iter().map(Result::unwrap).collect();
+    assert_eq!(released, [true, true, true, true, true, false]);
+    assert_eq!(remote_leases(&world, &bare), ["op-5"], "only B's lease is left");
+    assert_eq!(world.lease_ref(&a, "op-0"), None, "the local refs went with the remote's");
+    assert_eq!(
+        store_b.release_every(std::slice::from_ref(b5)).unwrap().into_iter().map(Result::unwrap).collect::<Vec<_>>(),
+        [true]
+    );
+    store_a.fetch_every().unwrap();
+    let copies = world.git(&a, &["for-each-ref", "--format=%(refname)", "refs/chant/lease-remote/"]);
+    assert_eq!(copies, "", "the fetch of every lease pruned the copies of released ones");
+}
+
+#[test]
+fn a_batched_fence_answers_from_its_proofs_until_they_expire() {
+    let world = World::new();
+    let (_bare, a, b) = world.remote_pair();
+    let at_clock = |dir: &std::path::Path, minutes: i64| {
+        let config = LedgerConfig {
+            remote: Some("origin".into()),
+            git_env: world.env(),
+            clock: Clock::Fixed(at(minutes)),
+            ..LedgerConfig::default()
+        };
+        LeaseStore::new(&Ledger::open(dir, config).unwrap())
+    };
+    let store = at_clock(&a, 0);
+    let (held, _) = acquired(store.acquire(&key("op"), "a:1:aaaaaaaa", TTL, at(0)).unwrap());
+
+    // Another clone overwrites the remote's lease, ignoring it (as no chant holder does).
+    let thief = at_clock(&b, 0);
+    thief.fetch_every().unwrap();
+    let forged = world.tmp.path().join("forged.json");
+    std::fs::write(
+        &forged,
+        r#"{"op":"op","holder":"thief:1:00000000","token":"stolen","acquiredAt":"2026-08-25T10:00:00.000Z","expiresAt":"2026-08-25T11:00:00.000Z"}"#,
+    )
+    .unwrap();
+    let blob = world.git(&b, &["hash-object", "-w", forged.to_str().unwrap()]);
+    world.git(&b, &["push", "-q", "--force", "origin", &format!("{}:refs/chant/lease/op", blob.trim())]);
+
+    let proofs = Proofs::default();
+    proofs.set(&held.key, Proof::Landed(held.record.clone()));
+    let fence = Fence::batched(store.clone(), held.clone(), proofs.clone());
+    assert_eq!(fence.check(), Ok(()), "within the landed write's TTL the fence answers from the proof");
+
+    // Past the proof's expiry, the fence reads the remote and finds the theft.
+    let later = at_clock(&a, 6);
+    let fence = Fence::batched(later, held.clone(), proofs.clone());
+    assert_eq!(fence.check(), Err(Lost::TakenOver { by: Some("thief:1:00000000".into()) }));
+
+    // A renewal that found the lease lost fences at once.
+    proofs.set(&held.key, Proof::Lost { by: Some("thief:1:00000000".into()) });
+    let fence = Fence::batched(store, held, proofs);
+    assert_eq!(fence.check(), Err(Lost::TakenOver { by: Some("thief:1:00000000".into()) }));
+}
