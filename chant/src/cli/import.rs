@@ -135,7 +135,7 @@ fn report(template: &ExportedTemplate, generated: &Generated, redactor: &Redacto
     }
     if !generated.omitted.is_empty() {
         eprintln!(
-            "import: {lexicon}: {} item(s) read but not declared (the declaration cannot express them yet; listed in the module's docs):",
+            "import: {lexicon}: {} item(s) read but not declared (the declaration cannot express them; listed in the module's docs):",
             generated.omitted.len()
         );
         for o in &generated.omitted {

@@ -82,6 +82,8 @@ pub enum Attr {
     Mode(u32),
     /// Raw bytes (a file's content).
     Bytes(Vec<u8>),
+    /// Names, in order (an index's columns).
+    Names(Vec<String>),
 }
 
 /// One exported resource: its kind, its name, whether it is chant's, its attributes and the
@@ -131,6 +133,14 @@ impl ExportedResource {
     pub fn text(&self, key: &str) -> Option<&str> {
         match self.attrs.get(key) {
             Some(Attr::Text(t)) => Some(t),
+            _ => None,
+        }
+    }
+
+    /// Returns the names attribute `key`, if it is one.
+    pub fn names(&self, key: &str) -> Option<&[String]> {
+        match self.attrs.get(key) {
+            Some(Attr::Names(n)) => Some(n),
             _ => None,
         }
     }

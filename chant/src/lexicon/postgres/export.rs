@@ -43,8 +43,15 @@ pub mod attr {
     pub const DEFAULT: &str = "default";
     /// A constraint's kind (`primary key`, `foreign key`, `unique`, `check`, `exclusion`).
     pub const CONSTRAINT: &str = "constraint";
-    /// A constraint's or index's definition, as PostgreSQL prints it.
+    /// A constraint's or index's definition, as PostgreSQL prints it (a constraint's as
+    /// `pg_get_constraintdef` prints it unprettied, the form the deep read compares).
     pub const DEFINITION: &str = "definition";
+    /// An index's key columns, in order (expression columns left out).
+    pub const COLUMNS: &str = "columns";
+    /// Whether an index is unique.
+    pub const UNIQUE: &str = "unique";
+    /// Whether an index backs a primary key, unique or exclusion constraint (`verbatim` only).
+    pub const BACKS_CONSTRAINT: &str = "backs_constraint";
 }
 
 /// One live constraint.
@@ -67,6 +74,10 @@ pub struct LiveIndex {
     pub definition: String,
     /// Whether a primary key, unique or exclusion constraint owns it.
     pub backs_constraint: bool,
+    /// Whether it is unique.
+    pub unique: bool,
+    /// Its key columns, in order (expression columns left out).
+    pub columns: Vec<String>,
 }
 
 /// Everything one export read found.
@@ -104,7 +115,7 @@ fn read_rest(client: &mut impl GenericClient, snapshot: &mut ExportSnapshot) -> 
     let rows = client.query(
         &format!(
             "SELECT n.nspname::text, c.relname::text, con.conname::text, con.contype::text, \
-                    pg_catalog.pg_get_constraintdef(con.oid, true) \
+                    pg_catalog.pg_get_constraintdef(con.oid) \
              FROM pg_catalog.pg_constraint con \
              JOIN pg_catalog.pg_class c ON c.oid = con.conrelid \
              JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace \
@@ -128,7 +139,11 @@ fn read_rest(client: &mut impl GenericClient, snapshot: &mut ExportSnapshot) -> 
         &format!(
             "SELECT n.nspname::text, t.relname::text, ic.relname::text, pg_catalog.pg_get_indexdef(i.indexrelid), \
                     EXISTS (SELECT 1 FROM pg_catalog.pg_constraint k WHERE k.conrelid = i.indrelid \
-                            AND k.conindid = i.indexrelid AND k.contype IN ('p', 'u', 'x')) \
+                            AND k.conindid = i.indexrelid AND k.contype IN ('p', 'u', 'x')), \
+                    i.indisunique, \
+                    ARRAY(SELECT a.attname::text FROM pg_catalog.unnest(i.indkey) WITH ORDINALITY AS k(attnum, ord) \
+                          JOIN pg_catalog.pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = k.attnum \
+                          WHERE k.ord <= i.indnkeyatts ORDER BY k.ord) \
              FROM pg_catalog.pg_index i \
              JOIN pg_catalog.pg_class ic ON ic.oid = i.indexrelid \
              JOIN pg_catalog.pg_class t ON t.oid = i.indrelid \
@@ -145,6 +160,8 @@ fn read_rest(client: &mut impl GenericClient, snapshot: &mut ExportSnapshot) -> 
             name: row.try_get(2)?,
             definition: row.try_get(3)?,
             backs_constraint: row.try_get(4)?,
+            unique: row.try_get(5)?,
+            columns: row.try_get(6)?,
         });
     }
 
@@ -263,10 +280,14 @@ pub fn template(snapshot: &ExportSnapshot, ctx: &TemplateContext<'_>) -> Exporte
             if index.backs_constraint && !options.verbatim {
                 continue;
             }
-            table = table.child(
-                ExportedResource::new("index", index.name.clone(), owned)
-                    .attr(attr::DEFINITION, Attr::Text(index.definition.clone())),
-            );
+            let mut child = ExportedResource::new("index", index.name.clone(), owned)
+                .attr(attr::DEFINITION, Attr::Text(index.definition.clone()))
+                .attr(attr::COLUMNS, Attr::Names(index.columns.clone()))
+                .attr(attr::UNIQUE, Attr::Flag(index.unique));
+            if index.backs_constraint {
+                child = child.attr(attr::BACKS_CONSTRAINT, Attr::Flag(true));
+            }
+            table = table.child(child);
         }
         if options.verbatim {
             for seq in catalog.relations.values().filter(|r| r.relkind == 'S' && r.owner.as_ref() == Some(entity)) {
@@ -363,11 +384,15 @@ mod tests {
                     name: "users_pkey".into(),
                     definition: "CREATE UNIQUE INDEX users_pkey ON app.users USING btree (id)".into(),
                     backs_constraint: true,
+                    unique: true,
+                    columns: vec!["id".into()],
                 },
                 LiveIndex {
                     name: "users_email".into(),
                     definition: "CREATE INDEX users_email ON app.users USING btree (email)".into(),
                     backs_constraint: false,
+                    unique: false,
+                    columns: vec!["email".into()],
                 },
             ],
         );
