@@ -75,7 +75,7 @@ fn constraints_indexes_comments_and_markers_are_read_in_a_fixed_number_of_querie
     assert!(notes.contains("1 view(s) not exported") && notes.contains("app.adults"), "{notes}");
 
     let g = codegen::generate(&t, &Redactor::default()).unwrap();
-    let body: String = g.body.to_string().split_whitespace().collect();
+    let body: String = g.chain.as_ref().unwrap().one_line().split_whitespace().collect();
     assert!(body.contains("Table::new(\"app\",\"users\")"), "{body}");
     assert!(
         body.contains("Column::new(\"email\",\"charactervarying(40)\").not_null().default(\"''::charactervarying\")"),

@@ -39,6 +39,7 @@
 //! and the building of the template are pure functions of what was read, and [`module`] turns
 //! the lexicons' [`Generated`] parts into the Rust source `import` writes.
 
+pub mod layout;
 pub mod module;
 pub mod selector;
 

@@ -17,7 +17,8 @@ use quote::quote;
 
 use super::declaration::{Column, Constraint, Index, PostgresDeclaration, Table};
 use super::export::attr;
-use crate::lexicon::export::module::{secret_helper, secret_variable};
+use crate::lexicon::export::layout::Expr;
+use crate::lexicon::export::module::{secret_helper, secret_helper_name, secret_variable};
 use crate::lexicon::export::{ExportError, ExportedResource, ExportedTemplate, Generated, Secret};
 use crate::redact::Redactor;
 
@@ -33,21 +34,22 @@ struct Gen<'a> {
 
 impl Gen<'_> {
     /// A text value, or the call reading it from a variable when it holds a credential.
-    fn value(&mut self, entity: &str, what: &str, text: &str) -> TokenStream {
+    fn value(&mut self, entity: &str, what: &str, text: &str) -> Expr {
         if self.redactor.redact(text) == text {
-            return quote!(#text);
+            return Expr::str(text);
         }
         // A column's default is the entity's one secret; a comment gets a variable of its own.
         let variable =
             if what == "default" { secret_variable(entity) } else { secret_variable(&format!("{entity}_{what}")) };
         let secret = Secret { entity: entity.to_owned(), what: what.to_owned(), variable };
-        let (item, call) = secret_helper(&secret);
+        let (item, _) = secret_helper(&secret);
+        let call = Expr::call(secret_helper_name(&secret).to_string(), Vec::new());
         self.generated.helpers.push(item);
         self.generated.secrets.push(secret);
         call
     }
 
-    fn table(&mut self, table: &ExportedResource) -> Option<TokenStream> {
+    fn table(&mut self, table: &ExportedResource) -> Option<Expr> {
         let (schema, name) = table.name.split_once('.')?;
         // What the declaration can hold, checked by the declaration itself: the table whole
         // first, then, if it is refused, without its constraints and indexes, each of which
@@ -111,43 +113,40 @@ impl Gen<'_> {
                 }
             });
         }
-        let mut chain = quote!(Table::new(#schema, #name));
+        let mut chain = Expr::call("Table::new", vec![Expr::str(schema), Expr::str(name)]);
         for c in columns {
             let entity = format!("{}.{}", table.name, c.name);
-            let column = &c.name;
             let sql_type = c.text(attr::TYPE).unwrap_or_default();
-            let mut col = quote!(Column::new(#column, #sql_type));
+            let mut col = Expr::call("Column::new", vec![Expr::str(&c.name), Expr::str(sql_type)]);
             if c.flag(attr::NOT_NULL) {
-                col.extend(quote!(.not_null()));
+                col.push_method("not_null", Vec::new());
             }
             if let Some(d) = c.text(attr::DEFAULT) {
                 let v = self.value(&entity, "default", d);
-                col.extend(quote!(.default(#v)));
+                col.push_method("default", vec![v]);
             }
             if let Some(comment) = c.text(attr::COMMENT) {
                 let v = self.value(&entity, "comment", comment);
-                col.extend(quote!(.comment(#v)));
+                col.push_method("comment", vec![v]);
             }
-            chain.extend(quote!(.column(#col)));
+            chain.push_method("column", vec![col]);
         }
         if let Some(comment) = table.text(attr::COMMENT) {
             let v = self.value(&table.name, "comment", comment);
-            chain.extend(quote!(.comment(#v)));
+            chain.push_method("comment", vec![v]);
         }
         for (c, constraint) in constraints {
-            let name = &constraint.name;
             let v = self.value(&format!("{}.{}", table.name, c.name), "definition", &constraint.definition);
-            chain.extend(quote!(.constraint(Constraint::new(#name, #v))));
+            chain.push_method("constraint", vec![Expr::call("Constraint::new", vec![Expr::str(&constraint.name), v])]);
             self.used_constraint = true;
         }
         for (_, index) in indexes {
-            let name = &index.name;
-            let columns = &index.columns;
-            let mut i = quote!(Index::new(#name, [#(#columns),*]));
+            let columns = index.columns.iter().map(Expr::str).collect();
+            let mut i = Expr::call("Index::new", vec![Expr::str(&index.name), Expr::Array(columns)]);
             if index.unique {
-                i.extend(quote!(.unique()));
+                i.push_method("unique", Vec::new());
             }
-            chain.extend(quote!(.index(#i)));
+            chain.push_method("index", vec![i]);
             self.used_index = true;
         }
         Some(chain)
@@ -206,18 +205,18 @@ pub fn generate(template: &ExportedTemplate, redactor: &Redactor) -> Result<Gene
         used_index: false,
     };
     let tables: Vec<&ExportedResource> = template.resources().iter().filter(|r| r.kind == "table").collect();
-    let mut body = quote!(PostgresDeclaration::new());
+    let mut body = Expr::call("PostgresDeclaration::new", Vec::new());
     for schema in template.resources().iter().filter(|r| r.kind == "schema") {
         let implied = tables.iter().any(|t| t.name.split_once('.').is_some_and(|(s, _)| s == schema.name));
         if !implied {
             let name = &schema.name;
-            body.extend(quote!(.schema(#name)));
+            body.push_method("schema", vec![Expr::str(name)]);
         }
     }
     let mut declared = 0usize;
     for table in &tables {
         if let Some(chain) = g.table(table) {
-            body.extend(quote!(.table(#chain)));
+            body.push_method("table", vec![chain]);
             declared += 1;
         }
     }
@@ -237,7 +236,7 @@ pub fn generate(template: &ExportedTemplate, redactor: &Redactor) -> Result<Gene
         [one] => quote!(use chant::lexicon::postgres::#one;),
         many => quote!(use chant::lexicon::postgres::{#(#many),*};),
     });
-    g.generated.body = body;
+    g.generated.chain = Some(body);
     let omitted = &g.generated.omitted;
     if !omitted.is_empty() {
         g.generated.docs.push(String::new());
@@ -427,7 +426,8 @@ mod tests {
         let g = generate(&t, &Redactor::default()).unwrap();
         let vars: Vec<&str> = g.secrets.iter().map(|s| s.variable.as_str()).collect();
         assert_eq!(vars, ["CHANT_IMPORT_APP_KEYS_K", "CHANT_IMPORT_APP_KEYS_COMMENT"]);
-        assert!(!g.body.to_string().contains("ghp_"), "{}", g.body);
+        let body = g.chain.as_ref().unwrap().one_line();
+        assert!(!body.contains("ghp_"), "{body}");
     }
 
     #[test]
