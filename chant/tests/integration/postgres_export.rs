@@ -50,7 +50,7 @@ fn constraints_indexes_comments_and_markers_are_read_in_a_fixed_number_of_querie
     let lex = lexicon(c.dsn(&db));
 
     let (snapshot, address) = export::read(&lex).unwrap();
-    assert_eq!(snapshot.queries, export::QUERIES, "6 queries: the catalog's 3 and 3 more");
+    assert_eq!(snapshot.queries, export::QUERIES, "5 queries of its own");
     assert_eq!(address, c.address(&db));
     let users = &snapshot.constraints["app.users"];
     let fk = users.iter().find(|k| k.contype == 'f').unwrap();

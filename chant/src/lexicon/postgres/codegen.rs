@@ -12,6 +12,8 @@
 //! written: the generated code reads it from a variable named in the helper's doc comment. Pure:
 //! no I/O.
 
+use std::collections::HashMap;
+
 use proc_macro2::TokenStream;
 use quote::quote;
 
@@ -30,12 +32,24 @@ struct Gen<'a> {
     generated: Generated,
     used_constraint: bool,
     used_index: bool,
+    /// Whether each text seen holds no credential.
+    clean: HashMap<String, bool>,
 }
 
 impl Gen<'_> {
     /// A text value, or the call reading it from a variable when it holds a credential.
     fn value(&mut self, entity: &str, what: &str, text: &str) -> Expr {
-        if self.redactor.redact(text) == text {
+        // Schemas repeat their defaults and definitions (`now()`, `PRIMARY KEY (id)`): each
+        // distinct text is shown to the redactor once.
+        let clean = match self.clean.get(text) {
+            Some(clean) => *clean,
+            None => {
+                let clean = self.redactor.redact(text) == text;
+                self.clean.insert(text.to_owned(), clean);
+                clean
+            }
+        };
+        if clean {
             return Expr::str(text);
         }
         // A column's default is the entity's one secret; a comment gets a variable of its own.
@@ -203,6 +217,7 @@ pub fn generate(template: &ExportedTemplate, redactor: &Redactor) -> Result<Gene
         generated: Generated::new(quote!(PostgresDeclaration), TokenStream::new()),
         used_constraint: false,
         used_index: false,
+        clean: HashMap::new(),
     };
     let tables: Vec<&ExportedResource> = template.resources().iter().filter(|r| r.kind == "table").collect();
     let mut body = Expr::call("PostgresDeclaration::new", Vec::new());
