@@ -69,6 +69,13 @@ pub fn cmd_import(binary: Binary, args: &ImportArgs) -> Result<Exit, CommandErro
                 parts.push((template, generated));
             }
             Err(e) if e.is_nothing_to_export() => {}
+            Err(crate::lexicon::export::ExportError::Unsupported { lexicon, option, reason }) => {
+                let said = format!("lexicon {lexicon} cannot export under {option}: {reason}");
+                let hint = format!(
+                    "import without {option}, or leave lexicon {lexicon} out with --select (e.g. --select type=table)"
+                );
+                return Err(CommandError::usage(redactor.redact(&said)).hint(hint));
+            }
             Err(e) => return Err(CommandError::failed(redactor.redact(&crate::error::chain(&e)))),
         }
     }

@@ -188,6 +188,14 @@ fn imported_schemas_and_files_compile_and_diff_in_sync() {
     let files_module = std::fs::read_to_string(sandbox.path("src/legacy_files.rs")).unwrap();
     assert!(files_module.contains(".file(\"run.sh\", \"#!/bin/sh\\nexec app\\n\", 0o755)"), "{files_module}");
 
+    // The files lexicon keeps ownership on the ledger, not on disk: `--owned` refuses, saying
+    // why, rather than leave every file out in silence.
+    let refused = sandbox.project(&["import", "--from", "legacy-files", "--owned"], &[]);
+    refused.code(2);
+    assert!(refused.stderr.contains("lexicon files cannot export under --owned"), "{}", refused.all());
+    assert!(refused.stderr.contains("on the ledger"), "{}", refused.all());
+    assert!(refused.stderr.contains("--select type=table"), "{}", refused.all());
+
     // `--owned`: only the marked table; stdout when no --out.
     let owned = sandbox.project(&["import", "--from", "legacy-db", "--owned"], &vars);
     owned.code(0);

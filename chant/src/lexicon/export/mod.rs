@@ -258,6 +258,16 @@ pub enum ExportError {
         #[source]
         source: Box<dyn std::error::Error + Send + Sync>,
     },
+    /// The export cannot honour an option, and says why rather than export less in silence.
+    #[error("lexicon {lexicon} cannot export under {option}: {reason}")]
+    Unsupported {
+        /// The lexicon.
+        lexicon: String,
+        /// The option (`--owned`).
+        option: String,
+        /// Why, and what would have been left out.
+        reason: String,
+    },
     /// The declaration could not be generated.
     #[error("cannot generate the {lexicon} declaration: {detail}")]
     Generate {
