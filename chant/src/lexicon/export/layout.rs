@@ -244,7 +244,7 @@ fn print_args(args: &[Expr], indent: usize, column: usize, trail: usize, out: &m
         return;
     }
     if let [only @ Expr::Call(path, _)] = args
-        && column + 1 + path.len() + 1 <= MAX_WIDTH
+        && column + 2 + path.len() <= MAX_WIDTH
     {
         out.push('(');
         only.print(indent, column + 1, trail + 1, out);
