@@ -44,6 +44,8 @@ pub struct GraphArgs {
 /// declaration cannot be read.
 pub fn build(binary: Binary, env: &str, live: bool) -> Result<(Graph, crate::project::Project), CommandError> {
     crate::model::Name::parse("env name", env).map_err(CommandError::usage)?;
+    let command = format!("graph {env}{}", if live { " --live" } else { "" });
+    stock_refusal(binary, env, &command)?;
     check_declared(binary, env)?;
     let project = super::open_project()?;
     let member = member_of(&project, env);
@@ -52,6 +54,21 @@ pub fn build(binary: Binary, env: &str, live: bool) -> Result<(Graph, crate::pro
     let graph = if live { graph::live(env, &lexicons) } else { graph::declared(env, &lexicons) };
     let graph = graph.map_err(|e| failed(&e))?;
     Ok((graph, project))
+}
+
+/// Refuses the stock binary, which carries no env declarations, pointing at the project's own
+/// binary running `command` (`graph prod --live`).
+///
+/// # Errors
+///
+/// A usage error when `binary` is the stock one.
+pub fn stock_refusal(binary: Binary, env: &str, command: &str) -> Result<(), CommandError> {
+    if binary != Binary::Stock {
+        return Ok(());
+    }
+    Err(CommandError::usage(format!(
+        "the stock chant binary carries no env declarations, so it cannot draw or predict env `{env}`; use the project's own binary (`cargo run --bin <project-bin> -- {command}`)"
+    )))
 }
 
 /// Runs `graph`.

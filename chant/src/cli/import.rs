@@ -69,6 +69,13 @@ pub fn cmd_import(binary: Binary, args: &ImportArgs) -> Result<Exit, CommandErro
                 parts.push((template, generated));
             }
             Err(e) if e.is_nothing_to_export() => {}
+            Err(crate::lexicon::export::ExportError::Unsupported { lexicon, option, reason }) => {
+                let said = format!("lexicon {lexicon} cannot export under {option}: {reason}");
+                let hint = format!(
+                    "import without {option}, or leave lexicon {lexicon} out with --select (e.g. --select type=table)"
+                );
+                return Err(CommandError::usage(redactor.redact(&said)).hint(hint));
+            }
             Err(e) => return Err(CommandError::failed(redactor.redact(&crate::error::chain(&e)))),
         }
     }
@@ -135,7 +142,7 @@ fn report(template: &ExportedTemplate, generated: &Generated, redactor: &Redacto
     }
     if !generated.omitted.is_empty() {
         eprintln!(
-            "import: {lexicon}: {} item(s) read but not declared (the declaration cannot express them yet; listed in the module's docs):",
+            "import: {lexicon}: {} item(s) read but not declared (the declaration cannot express them; listed in the module's docs):",
             generated.omitted.len()
         );
         for o in &generated.omitted {

@@ -148,7 +148,17 @@ pub fn predict_source(
 ) -> Result<(SourcePredictions, crate::redact::Redactor), CommandError> {
     let (graph, project) = super::graph::build(binary, env, source == Source::Live)?;
     let mut predictions = Vec::new();
-    for ask in asks_from_graph(&graph, traffic, failure) {
+    let mut asks = asks_from_graph(&graph, traffic, failure);
+    if source == Source::Declared
+        && let Some(files) = declared_files_ask(&project, env, traffic, failure)?
+    {
+        // The files lexicon's own request: each file's mode and size, never its content.
+        match asks.iter_mut().find(|a| a.request.lexicon == files.request.lexicon) {
+            Some(ask) => *ask = files,
+            None => asks.push(files),
+        }
+    }
+    for ask in asks {
         let lexicon = ask.request.lexicon.clone();
         let outcome = match predict(&ask, vars, options) {
             Ok(prediction) => LexiconPrediction { lexicon, prediction: Some(prediction), screened: None },
@@ -169,6 +179,31 @@ pub fn predict_source(
         predictions.push(outcome);
     }
     Ok((SourcePredictions { source, predictions }, project.redactor))
+}
+
+/// The declared files of `env` as [`crate::behaviour::files::files_ask`] asks about them (mode
+/// and bytes), bound to the env's root; `None` when the env declares no files.
+fn declared_files_ask(
+    project: &crate::project::Project,
+    env: &str,
+    traffic: TrafficLevel,
+    failure: Option<&str>,
+) -> Result<Option<crate::behaviour::Ask>, CommandError> {
+    use crate::lexicon::Declaration;
+    let failed = |e: &dyn std::error::Error| CommandError::failed(project.redactor.redact(&crate::error::chain(e)));
+    let declaration = crate::lexicon::declaration(env).map_err(|e| failed(&e))?;
+    let Some(files) = declaration.as_ref().and_then(|d| d.get::<crate::lexicon::files::FilesDeclaration>()) else {
+        return Ok(None);
+    };
+    let none = std::collections::BTreeMap::new();
+    let values = project.config.env(env).map(crate::config::EnvBinding::values).unwrap_or(&none);
+    let binding = crate::lexicon::Binding::new(env, &project.config.project.name, &project.root, values);
+    let lexicon = files.bind(&binding, None).map_err(|e| failed(&e))?;
+    let mut ask = crate::behaviour::files::files_ask(&lexicon, traffic);
+    if let Some(failure) = failure {
+        ask.request = ask.request.failure(failure);
+    }
+    Ok(Some(ask))
 }
 
 fn render_source(out: &mut String, source: &SourcePredictions, headed: bool) {
@@ -206,6 +241,11 @@ pub fn cmd_predict(binary: Binary, args: &PredictArgs) -> Result<Exit, CommandEr
         ))
     })?;
     let traffic = TrafficLevel::rps(rps).map_err(CommandError::usage)?;
+    super::graph::stock_refusal(
+        binary,
+        &args.env,
+        &format!("lifecycle predict {} --traffic {}", args.env, args.traffic),
+    )?;
     let timeout = crate::duration::parse(&args.timeout)
         .map_err(|e| CommandError::usage(format!("--timeout {:?}: {e}", args.timeout)))?;
     let sources = match &args.compare {

@@ -2,14 +2,15 @@
 //! pgbench's own schema with the foreign keys `pgbench -i --foreign-keys` adds gives exactly those
 //! edges; a foreign key into a schema the role cannot read is dangling, never an edge; a column's
 //! sequence default is an edge in the live graph and dangling in the declared one (the sequence is
-//! not declared); and the DOT output is rendered by Graphviz's own `dot`.
+//! not declared); the declared graph draws the declared foreign keys (the same edges as the live
+//! one for pgbench's tables); and the DOT output is rendered by Graphviz's own `dot`.
 
 use std::collections::BTreeSet;
 use std::time::Duration;
 
 use chant::graph::{self, DanglingReason, Graph};
 use chant::lexicon::BoundLexicon;
-use chant::lexicon::postgres::{Column, PostgresDeclaration, PostgresLexicon, Table};
+use chant::lexicon::postgres::{Column, Constraint, PostgresDeclaration, PostgresLexicon, Table};
 use chant::lexicon::references::Relation;
 use chant::process::{Input, Limits, capture, command};
 
@@ -96,13 +97,48 @@ fn pgbench_foreign_keys_are_exactly_the_edges_and_dot_renders_them() {
     assert_eq!(svg.matches("class=\"edge\"").count(), 5, "{svg}");
     let mermaid = graph::render_mermaid(&graph);
     assert_eq!(mermaid.matches(" -->|").count(), 5, "{mermaid}");
+
+    // The declared graph of the same tables, declaring the keys as PostgreSQL prints them
+    // (`REFERENCES pgbench_branches(bid)`, unqualified on the default search_path): the same
+    // five edges, drawn from the declaration alone.
+    let mut declaration = PostgresDeclaration::new();
+    let mut tables: std::collections::BTreeMap<String, Table> = std::collections::BTreeMap::new();
+    for row in cluster().strings(
+        &db,
+        "SELECT c.relname::text || '|' || coalesce(con.conname::text, '') || '|' || \
+                coalesce(pg_get_constraintdef(con.oid), '') \
+         FROM pg_class c LEFT JOIN pg_constraint con ON con.conrelid = c.oid AND con.contype = 'f' \
+         WHERE c.relkind = 'r' AND c.relnamespace = 'public'::regnamespace",
+    ) {
+        let mut parts = row.splitn(3, '|');
+        let (table, name, definition) = (parts.next().unwrap(), parts.next().unwrap(), parts.next().unwrap());
+        let entry = tables
+            .entry(table.to_owned())
+            .or_insert_with(|| Table::new("public", table).column(Column::new("id", "integer")));
+        if !name.is_empty() {
+            assert!(!definition.contains("public."), "printed unqualified: {definition}");
+            *entry = entry.clone().constraint(Constraint::new(name, definition));
+        }
+    }
+    assert_eq!(tables.len(), 4, "{tables:?}");
+    for table in tables.into_values() {
+        declaration = declaration.table(table);
+    }
+    let declared = graph::declared("graph-db", &bound(&db, declaration)).unwrap();
+    assert_eq!(edges(&declared, Relation::Reference), expected, "{:?}", declared.dangling);
+    assert!(declared.edges_of(Relation::Reference).all(|e| e.label == "foreign key"));
+    assert!(declared.dangling.is_empty(), "{:?}", declared.dangling);
 }
 
 fn orders() -> PostgresDeclaration {
     PostgresDeclaration::new().table(
         Table::new("app", "orders")
             .column(Column::new("id", "bigint").not_null().default("nextval('app.orders_id_seq'::regclass)"))
-            .column(Column::new("customer_id", "bigint")),
+            .column(Column::new("customer_id", "bigint"))
+            .constraint(Constraint::new(
+                "orders_customer_id_fkey",
+                "FOREIGN KEY (customer_id) REFERENCES secret.customers(id)",
+            )),
     )
 }
 
@@ -158,12 +194,16 @@ fn a_foreign_key_into_an_unreadable_schema_is_dangling_and_a_sequence_default_is
     assert!(graph::render_dot(&live).contains("// dangling: postgres:app.orders foreign key secret.customers"));
 
     // The declared graph: the same catalog over the declaration. The sequence is not declared,
-    // so the default's reference is dangling there, and there is no foreign key at all.
+    // so the default's reference is dangling there; so is the declared foreign key, as its
+    // table is not declared either.
     let declared = graph::declared("graph-db", &lexicons).unwrap();
     assert!(declared.edges_of(Relation::Reference).next().is_none(), "{:?}", declared.edges);
     assert_eq!(
-        declared.dangling.iter().map(|d| (d.from.as_str(), d.target.as_str())).collect::<Vec<_>>(),
-        [("postgres:app.orders.id", "app.orders_id_seq")]
+        declared.dangling.iter().map(|d| (d.from.as_str(), d.label.as_str(), d.target.as_str())).collect::<Vec<_>>(),
+        [
+            ("postgres:app.orders", "foreign key", "secret.customers"),
+            ("postgres:app.orders.id", "default nextval", "app.orders_id_seq")
+        ]
     );
     assert!(
         edges(&declared, Relation::Containment)

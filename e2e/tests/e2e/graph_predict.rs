@@ -2,7 +2,8 @@
 //! live graphs of the `site` env as text, JSON, DOT (rendered by Graphviz's `dot`) and Mermaid;
 //! a prediction with no engine refuses in red naming the variable, a command engine's partial
 //! answer prints amber, and `--compare declared,live` prints both and the delta marked on the
-//! axis the two answers differ on.
+//! axis the two answers differ on; the declared files are asked about by size and mode only; the
+//! stock binary points `graph` and `predict` at the project's own binary.
 
 use std::io::Write;
 use std::process::{Command, Stdio};
@@ -119,6 +120,10 @@ fn predict_refuses_in_red_without_an_engine_and_compares_declared_with_live() {
         serde_json::from_str(&std::fs::read_to_string(sandbox.root().join("engine/request.json")).unwrap()).unwrap();
     assert_eq!(sent["failure"], "disk lost");
     assert_eq!(sent["edges"], serde_json::json!([]), "files' edges are computed, and there are none: {sent}");
+    // The files lexicon's own request: each file's mode and size, never its content or digest.
+    let conf = sent["entities"].as_array().unwrap().iter().find(|e| e["name"] == "app.conf").unwrap();
+    assert!(conf["props"]["bytes"].as_u64().is_some_and(|b| b > 0), "{sent}");
+    assert!(conf["props"].get("content").is_none(), "{sent}");
 
     std::fs::remove_file(sandbox.root().join("engine/called")).unwrap();
     sandbox.project(&["run", "site-apply"], &[]).code(0);
@@ -142,4 +147,18 @@ fn predict_refuses_in_red_without_an_engine_and_compares_declared_with_live() {
     sandbox.project(&["lifecycle", "predict", "site", "--traffic", "lots"], &vars).code(2);
     sandbox.project(&["lifecycle", "predict", "site", "--traffic", "-1"], &vars).code(2);
     sandbox.project(&["lifecycle", "predict", "site", "--traffic", "1", "--compare", "a,b"], &vars).code(2);
+}
+
+#[test]
+fn the_stock_binary_points_graph_and_predict_at_the_project_binary() {
+    let sandbox = Sandbox::new(&config_with_roots(&["site"]));
+    let out = sandbox.run_in(super::support::STOCK, &sandbox.dir, &["graph", "site", "--live"], &[]);
+    out.code(2);
+    assert!(out.stderr.contains("the stock chant binary carries no env declarations"), "{}", out.all());
+    assert!(out.stderr.contains("`cargo run --bin <project-bin> -- graph site --live`"), "{}", out.all());
+    assert!(!out.stderr.contains("lifecycle diff"), "{}", out.all());
+    let out =
+        sandbox.run_in(super::support::STOCK, &sandbox.dir, &["lifecycle", "predict", "site", "--traffic", "5"], &[]);
+    out.code(2);
+    assert!(out.stderr.contains("-- lifecycle predict site --traffic 5`"), "{}", out.all());
 }

@@ -2,7 +2,8 @@
 //! the throw-away PostgreSQL cluster, and a files root) is imported by the project binary, the
 //! generated modules are compiled into a scratch project by real cargo (the suite's target
 //! directory, so only chant and the scratch crate compile, with `-D warnings` when the suite has
-//! it), and that project's `lifecycle diff --live` reports nothing to create or update. `--owned`
+//! it), and that project's `lifecycle diff --live` reports nothing to create or update, nor
+//! its `--deep` read any drift (comments, constraints and indexes are declared too). `--owned`
 //! imports only marked tables, and a column default holding a DSN with a password is not written.
 
 use std::path::{Path, PathBuf};
@@ -60,6 +61,9 @@ const HAND_MADE: &str = "
         note text
     );
     CREATE INDEX orders_customer ON shop.orders (customer_id);
+    CREATE UNIQUE INDEX orders_customer_total ON shop.orders (customer_id, total);
+    CREATE INDEX customers_lower_email ON shop.customers (lower(email));
+    COMMENT ON COLUMN shop.orders.total IS 'Gross, in cents';
     CREATE TABLE shop.settings (
         key text PRIMARY KEY,
         upstream text DEFAULT 'postgres://svc:Sup3rSecretPw@upstream.invalid/app'
@@ -147,15 +151,30 @@ fn imported_schemas_and_files_compile_and_diff_in_sync() {
     ] {
         assert!(module.contains(needle), "{needle}:\n{module}");
     }
-    let flat: String = module.split_whitespace().collect::<Vec<_>>().join(" ");
-    assert!(flat.contains(".default(\"'active'::text\")"), "{module}");
+    // Whitespace and trailing commas aside, so the test holds whatever the line breaks.
+    let squeeze = |s: &str| s.chars().filter(|c| !c.is_whitespace()).collect::<String>().replace(",)", ")");
+    let flat = squeeze(&module);
+    for needle in [
+        ".default(\"'active'::text\")",
+        "Column::new(\"email\", \"character varying(200)\").not_null().comment(\"Where receipts go\")",
+        ".constraint(Constraint::new(\"orders_customer_id_fkey\", \"FOREIGN KEY (customer_id) REFERENCES shop.customers(id)\"))",
+        ".constraint(Constraint::new(\"customers_email_key\", \"UNIQUE (email)\"))",
+        ".constraint(Constraint::new(\"pgbench_accounts_pkey\", \"PRIMARY KEY (aid)\"))",
+        ".index(Index::new(\"orders_customer\", [\"customer_id\"]))",
+        ".index(Index::new(\"orders_customer_total\", [\"customer_id\", \"total\"]).unique())",
+    ] {
+        assert!(flat.contains(&squeeze(needle)), "{needle}:\n{module}");
+    }
+    assert!(module.contains("CHECK ((total >= (0)::numeric))"), "the check is declared: {module}");
+    // What the declaration cannot build (an expression index) is listed, in the docs and on stderr.
     assert!(
-        flat.contains("foreign key orders_customer_id_fkey: FOREIGN KEY (customer_id) REFERENCES shop.customers(id)"),
+        module.contains("/// - table shop.customers: index customers_lower_email (not a btree on plain columns"),
         "{module}"
     );
-    assert!(flat.contains("index orders_customer: CREATE INDEX orders_customer ON shop.orders"), "{module}");
     assert!(
-        db_import.stderr.contains("read but not declared (the declaration cannot express them yet"),
+        db_import.stderr.contains(
+            "1 item(s) read but not declared (the declaration cannot express them; listed in the module's docs)"
+        ),
         "{}",
         db_import.stderr
     );
@@ -168,6 +187,14 @@ fn imported_schemas_and_files_compile_and_diff_in_sync() {
     files_import.code(0);
     let files_module = std::fs::read_to_string(sandbox.path("src/legacy_files.rs")).unwrap();
     assert!(files_module.contains(".file(\"run.sh\", \"#!/bin/sh\\nexec app\\n\", 0o755)"), "{files_module}");
+
+    // The files lexicon keeps ownership on the ledger, not on disk: `--owned` refuses, saying
+    // why, rather than leave every file out in silence.
+    let refused = sandbox.project(&["import", "--from", "legacy-files", "--owned"], &[]);
+    refused.code(2);
+    assert!(refused.stderr.contains("lexicon files cannot export under --owned"), "{}", refused.all());
+    assert!(refused.stderr.contains("on the ledger"), "{}", refused.all());
+    assert!(refused.stderr.contains("--select type=table"), "{}", refused.all());
 
     // `--owned`: only the marked table; stdout when no --out.
     let owned = sandbox.project(&["import", "--from", "legacy-db", "--owned"], &vars);
@@ -213,6 +240,35 @@ fn imported_schemas_and_files_compile_and_diff_in_sync() {
     {
         assert!(present.iter().any(|p| p == entity), "{entity} not in sync: {present:?}");
     }
+
+    // The whole declaration round trips: the deep read (comments, constraints, indexes) finds
+    // no drift, and nothing live unclaimed but the expression index the declaration cannot build.
+    let deep = sandbox.run_in(
+        bin,
+        &sandbox.dir,
+        &["lifecycle", "diff", "legacy-db", "--live", "--deep", "--json"],
+        &with_secret,
+    );
+    deep.code(0);
+    let deep = deep.json();
+    let postgres = deep["deep"].as_array().unwrap().iter().find(|c| c["component"] == "postgres").unwrap();
+    let entities = postgres["entities"].as_array().unwrap();
+    assert!(entities.len() >= 7, "every imported table is read deep: {deep}");
+    let mut unclaimed = Vec::new();
+    for e in entities {
+        assert_eq!(e["drift"], serde_json::json!([]), "drift in {}: {deep}", e["entity"]);
+        for u in e["unclaimed"].as_array().unwrap() {
+            unclaimed.push(format!("{} {}", e["entity"].as_str().unwrap(), u["path"].as_str().unwrap()));
+        }
+    }
+    assert_eq!(
+        unclaimed,
+        ["shop.customers indexes.customers_lower_email.columns", "shop.customers indexes.customers_lower_email.unique"],
+        "{deep}"
+    );
+    let pending: Vec<(String, String)> =
+        changes(&deep).into_iter().filter(|(_, a)| matches!(a.as_str(), "create" | "update")).collect();
+    assert!(pending.is_empty(), "{pending:?}\n{deep}");
 
     let diff = sandbox.run_in(bin, &sandbox.dir, &["lifecycle", "diff", "legacy-files", "--live", "--json"], &[]);
     diff.code(0);

@@ -39,6 +39,7 @@
 //! and the building of the template are pure functions of what was read, and [`module`] turns
 //! the lexicons' [`Generated`] parts into the Rust source `import` writes.
 
+pub mod layout;
 pub mod module;
 pub mod selector;
 
@@ -82,6 +83,8 @@ pub enum Attr {
     Mode(u32),
     /// Raw bytes (a file's content).
     Bytes(Vec<u8>),
+    /// Names, in order (an index's columns).
+    Names(Vec<String>),
 }
 
 /// One exported resource: its kind, its name, whether it is chant's, its attributes and the
@@ -131,6 +134,14 @@ impl ExportedResource {
     pub fn text(&self, key: &str) -> Option<&str> {
         match self.attrs.get(key) {
             Some(Attr::Text(t)) => Some(t),
+            _ => None,
+        }
+    }
+
+    /// Returns the names attribute `key`, if it is one.
+    pub fn names(&self, key: &str) -> Option<&[String]> {
+        match self.attrs.get(key) {
+            Some(Attr::Names(n)) => Some(n),
             _ => None,
         }
     }
@@ -246,6 +257,16 @@ pub enum ExportError {
         /// What failed (never holding a password).
         #[source]
         source: Box<dyn std::error::Error + Send + Sync>,
+    },
+    /// The export cannot honour an option, and says why rather than export less in silence.
+    #[error("lexicon {lexicon} cannot export under {option}: {reason}")]
+    Unsupported {
+        /// The lexicon.
+        lexicon: String,
+        /// The option (`--owned`).
+        option: String,
+        /// Why, and what would have been left out.
+        reason: String,
     },
     /// The declaration could not be generated.
     #[error("cannot generate the {lexicon} declaration: {detail}")]

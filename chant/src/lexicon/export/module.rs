@@ -13,6 +13,7 @@
 use proc_macro2::TokenStream;
 use quote::{format_ident, quote};
 
+use super::layout::Expr;
 use super::{ExportError, ExportedTemplate};
 
 /// A value left out of the generated source because the redactor recognised a credential in it.
@@ -33,8 +34,12 @@ pub struct Generated {
     pub declaration_type: TokenStream,
     /// The `use` items the part needs.
     pub uses: Vec<TokenStream>,
-    /// The expression building the declaration.
+    /// The expression building the declaration, as tokens (printed by prettyplease).
     pub body: TokenStream,
+    /// The expression building the declaration as a builder chain, printed straight in
+    /// rustfmt's layout ([`Expr`]) instead of `body`: what a generator of thousands of calls
+    /// writes, as the token route costs more than the read.
+    pub chain: Option<Expr>,
     /// Doc lines for the part's function.
     pub docs: Vec<String>,
     /// Helper items (the functions reading secrets from their variables).
@@ -52,6 +57,7 @@ impl Generated {
             declaration_type,
             uses: Vec::new(),
             body,
+            chain: None,
             docs: Vec::new(),
             helpers: Vec::new(),
             secrets: Vec::new(),
@@ -79,10 +85,15 @@ pub fn secret_variable(entity: &str) -> String {
     format!("CHANT_IMPORT_{body}")
 }
 
+/// Returns the name of the helper function [`secret_helper`] writes for `secret`.
+pub fn secret_helper_name(secret: &Secret) -> proc_macro2::Ident {
+    ident_for("secret", &format!("{}_{}", secret.entity, secret.what))
+}
+
 /// Returns a helper function reading a secret from its variable, documented with the variable's
 /// name, and the call to put where the value would have been.
 pub fn secret_helper(secret: &Secret) -> (TokenStream, TokenStream) {
-    let name = ident_for("secret", &format!("{}_{}", secret.entity, secret.what));
+    let name = secret_helper_name(secret);
     let var = &secret.variable;
     let doc1 = format!(
         " The {} of `{}` held a credential, so it is not written here: it is read from the variable `{var}`.",
@@ -147,7 +158,13 @@ pub fn render_module(
         let docs = std::iter::once(first).chain(g.docs.iter().map(|d| format!(" {d}")));
         let docs = docs.map(|d| quote!(#[doc = #d]));
         let ty = &g.declaration_type;
-        let body = &g.body;
+        let body = match &g.chain {
+            Some(_) => {
+                let placeholder = format_ident!("{}", placeholder(f));
+                quote!(#placeholder)
+            }
+            None => g.body.clone(),
+        };
         quote! {
             #(#docs)*
             fn #f() -> #ty {
@@ -175,7 +192,21 @@ pub fn render_module(
     };
     let file: syn::File = syn::parse2(tokens)
         .map_err(|e| ExportError::Generate { lexicon: "module".into(), detail: format!("not valid Rust: {e}") })?;
-    Ok(spaced(&prettyplease::unparse(&file)))
+    let mut source = spaced(&prettyplease::unparse(&file));
+    for ((_, g), f) in parts.iter().zip(&part_fns) {
+        if let Some(chain) = &g.chain {
+            let mut printed = String::with_capacity(1 << 16);
+            printed.push_str("    ");
+            chain.print(4, 4, 0, &mut printed);
+            source = source.replacen(&format!("    {}\n", placeholder(f)), &format!("{printed}\n"), 1);
+        }
+    }
+    Ok(source)
+}
+
+/// The identifier standing for a laid-out body until it is printed in.
+fn placeholder(function: &proc_macro2::Ident) -> String {
+    format!("__chant_laid_out_{function}__")
 }
 
 /// Puts one blank line between top-level items, after the header and after the `use` lines, as a

@@ -90,6 +90,27 @@ pub fn read(root: &Path) -> Result<Walk, std::io::Error> {
     Ok(walk)
 }
 
+/// Refuses `--owned` when the selector keeps any file: the files lexicon records which files
+/// are chant's on the ledger (the env's last recorded apply), not on disk, and an export reads
+/// the disk alone, so honouring it would leave every file out in silence.
+///
+/// # Errors
+///
+/// [`ExportError::Unsupported`] naming how many files it would leave out.
+pub fn check_owned(walk: &Walk, source: &str, options: &ExportOptions) -> Result<(), ExportError> {
+    let kept = walk.files.iter().filter(|f| options.selector.keeps("file", &f.path)).count();
+    if !options.owned || kept == 0 {
+        return Ok(());
+    }
+    Err(ExportError::Unsupported {
+        lexicon: COMPONENT.into(),
+        option: "--owned".into(),
+        reason: format!(
+            "the files lexicon records which files are chant's on the ledger (the env's last recorded apply), not on disk, and an export reads the disk alone; {kept} file(s) under {source} would be left out"
+        ),
+    })
+}
+
 /// Builds the template of `walk` for `env`, read from `source` at `read_at`. Pure.
 pub fn template(walk: &Walk, env: &str, source: &str, read_at: &str, options: &ExportOptions) -> ExportedTemplate {
     let mut out = ExportedTemplate::new(COMPONENT, env, source, read_at);
@@ -207,6 +228,16 @@ mod tests {
         let t = template(&walk(), "site", "r", "t", &ExportOptions { selector, ..ExportOptions::default() });
         let names: Vec<&str> = t.resources().iter().map(|r| r.name.as_str()).collect();
         assert_eq!(names, ["bin/start.sh"]);
+
+        // `--owned` refuses while any file is selected, saying why; with none selected it has
+        // nothing to leave out.
+        let owned = ExportOptions { owned: true, ..ExportOptions::default() };
+        let refused = check_owned(&walk(), "estates/site", &owned).unwrap_err().to_string();
+        assert!(refused.contains("lexicon files cannot export under --owned"), "{refused}");
+        assert!(refused.contains("on the ledger") && refused.contains("4 file(s) under estates/site"), "{refused}");
+        let none = ExportOptions { selector: Selector::parse("type=table").unwrap(), ..owned };
+        check_owned(&walk(), "estates/site", &none).unwrap();
+        check_owned(&walk(), "estates/site", &ExportOptions::default()).unwrap();
     }
 
     #[test]

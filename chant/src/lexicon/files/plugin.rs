@@ -49,6 +49,7 @@ impl Declaration for FilesDeclaration {
             source: e,
         };
         let walk = export::read(&root).map_err(|e| failed(format!("cannot read {}: {e}", root.display()).into()))?;
+        export::check_owned(&walk, configured, options)?;
         let read_at = crate::clock::now().map(crate::clock::format).map_err(|e| failed(Box::new(e)))?;
         Ok(export::template(&walk, binding.env(), configured, &read_at, options))
     }

@@ -2,10 +2,13 @@
 //! comment), constraints, indexes and chant's ownership markers, read in [`QUERIES`] queries
 //! whatever the size of the database, and cleaned into an [`ExportedTemplate`].
 //!
-//! [`read`] is the only I/O: the observation's catalog read ([`catalog::read`]) plus three
-//! queries (constraints with `pg_get_constraintdef`, indexes with `pg_get_indexdef`, column
-//! comments), all in one read-only repeatable-read transaction. [`template`] is pure: it applies
-//! the options and strips what the server created or implied unless `verbatim` is set:
+//! [`read`] is the only I/O: five queries of its own in one read-only repeatable-read
+//! transaction (schemas; relations other than indexes, with the table owning a sequence;
+//! columns with their comments; constraints with `pg_get_constraintdef`; indexes with
+//! `pg_get_indexdef`), each row naming its table by oid, so a 2,000-table database is read
+//! without the index relations and toast tables the observation's catalog read carries.
+//! [`template`] is pure: it applies the options and strips what the server created or implied
+//! unless `verbatim` is set:
 //!
 //! | stripped by default | kept under `verbatim` as |
 //! |---|---|
@@ -17,17 +20,17 @@
 //! Views, materialized views, foreign tables and free-standing sequences are not exported (the
 //! lexicon declares tables); each is a note. A schema the role has no USAGE on is a note too.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 
 use postgres::GenericClient;
 
-use super::catalog::{self, NOT_SYSTEM, Snapshot};
+use super::catalog::{LiveColumn, LiveRelation, LiveSchema, NOT_SYSTEM, Snapshot};
 use super::marker::{self, Identity};
 use super::{PostgresError, PostgresLexicon};
 use crate::lexicon::export::{Attr, ExportOptions, ExportOwnership, ExportedResource, ExportedTemplate};
 
 /// How many queries [`read`] issues, whatever the size of the database.
-pub const QUERIES: usize = catalog::QUERIES + 3;
+pub const QUERIES: usize = 5;
 
 /// Attribute keys of exported resources.
 pub mod attr {
@@ -43,8 +46,15 @@ pub mod attr {
     pub const DEFAULT: &str = "default";
     /// A constraint's kind (`primary key`, `foreign key`, `unique`, `check`, `exclusion`).
     pub const CONSTRAINT: &str = "constraint";
-    /// A constraint's or index's definition, as PostgreSQL prints it.
+    /// A constraint's or index's definition, as PostgreSQL prints it (a constraint's as
+    /// `pg_get_constraintdef` prints it unprettied, the form the deep read compares).
     pub const DEFINITION: &str = "definition";
+    /// An index's key columns, in order (expression columns left out).
+    pub const COLUMNS: &str = "columns";
+    /// Whether an index is unique.
+    pub const UNIQUE: &str = "unique";
+    /// Whether an index backs a primary key, unique or exclusion constraint (`verbatim` only).
+    pub const BACKS_CONSTRAINT: &str = "backs_constraint";
 }
 
 /// One live constraint.
@@ -67,12 +77,16 @@ pub struct LiveIndex {
     pub definition: String,
     /// Whether a primary key, unique or exclusion constraint owns it.
     pub backs_constraint: bool,
+    /// Whether it is unique.
+    pub unique: bool,
+    /// Its key columns, in order (expression columns left out).
+    pub columns: Vec<String>,
 }
 
 /// Everything one export read found.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct ExportSnapshot {
-    /// The observation's catalog read.
+    /// Schemas, relations (no indexes) and columns, in the observation's catalog types.
     pub catalog: Snapshot,
     /// Constraints by table entity name, by name.
     pub constraints: BTreeMap<String, Vec<LiveConstraint>>,
@@ -93,82 +107,182 @@ pub struct ExportSnapshot {
 /// [`PostgresError::Unreachable`].
 pub fn read(lexicon: &PostgresLexicon) -> Result<(ExportSnapshot, String), PostgresError> {
     lexicon.read_in_snapshot(|tx| {
-        let mut snapshot = ExportSnapshot { catalog: catalog::read(tx)?, ..Default::default() };
-        snapshot.queries = snapshot.catalog.queries;
-        read_rest(tx, &mut snapshot)?;
+        let mut snapshot = ExportSnapshot::default();
+        read_all(tx, &mut snapshot)?;
         Ok(snapshot)
     })
 }
 
-fn read_rest(client: &mut impl GenericClient, snapshot: &mut ExportSnapshot) -> Result<(), postgres::Error> {
+/// A `"char"` column (`relkind`, `contype`) as a char.
+fn char_at(row: &postgres::Row, i: usize) -> Result<char, postgres::Error> {
+    Ok(char::from(row.try_get::<_, i8>(i)?.cast_unsigned()))
+}
+
+/// Groups rows ordered by a relation's oid (column 0) into `out` under each relation's entity
+/// name, skipping relations `tables` does not name; `item` reads the rest of a row.
+fn grouped<T>(
+    rows: Vec<postgres::Row>,
+    tables: &HashMap<u32, String>,
+    out: &mut BTreeMap<String, Vec<T>>,
+    item: impl Fn(&postgres::Row) -> Result<T, postgres::Error>,
+) -> Result<(), postgres::Error> {
+    let mut current: Option<(u32, Vec<T>)> = None;
+    for row in rows {
+        let oid: u32 = row.try_get(0)?;
+        if current.as_ref().is_some_and(|(o, _)| *o != oid)
+            && let Some((o, items)) = current.take()
+            && let Some(entity) = tables.get(&o)
+        {
+            out.insert(entity.clone(), items);
+        }
+        current.get_or_insert_with(|| (oid, Vec::new())).1.push(item(&row)?);
+    }
+    if let Some((o, items)) = current
+        && let Some(entity) = tables.get(&o)
+    {
+        out.insert(entity.clone(), items);
+    }
+    Ok(())
+}
+
+/// The export's own read of `pg_catalog`, in [`QUERIES`] queries: what a template needs and no
+/// more (no index relations, no toast tables), each row naming its table by oid.
+fn read_all(client: &mut impl GenericClient, snapshot: &mut ExportSnapshot) -> Result<(), postgres::Error> {
     let rows = client.query(
         &format!(
-            "SELECT n.nspname::text, c.relname::text, con.conname::text, con.contype::text, \
-                    pg_catalog.pg_get_constraintdef(con.oid, true) \
-             FROM pg_catalog.pg_constraint con \
-             JOIN pg_catalog.pg_class c ON c.oid = con.conrelid \
-             JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace \
-             WHERE con.contype IN ('p', 'u', 'f', 'c', 'x') AND c.relkind IN ('r', 'p') AND {NOT_SYSTEM} \
-             ORDER BY n.nspname, c.relname, con.conname"
+            "SELECT n.nspname::text, pg_catalog.has_schema_privilege(n.oid, 'USAGE'), \
+                    coalesce(d.description, '') \
+             FROM pg_catalog.pg_namespace n \
+             LEFT JOIN pg_catalog.pg_description d ON d.objoid = n.oid \
+                  AND d.classoid = 'pg_catalog.pg_namespace'::pg_catalog.regclass AND d.objsubid = 0 \
+             WHERE {NOT_SYSTEM}"
         ),
         &[],
     )?;
     snapshot.queries += 1;
     for row in rows {
-        let (schema, table): (String, String) = (row.try_get(0)?, row.try_get(1)?);
-        let contype: String = row.try_get(3)?;
-        snapshot.constraints.entry(format!("{schema}.{table}")).or_default().push(LiveConstraint {
-            name: row.try_get(2)?,
-            contype: contype.chars().next().unwrap_or('?'),
-            definition: row.try_get(4)?,
-        });
+        snapshot
+            .catalog
+            .schemas
+            .insert(row.try_get(0)?, LiveSchema { usage: row.try_get(1)?, comment: row.try_get(2)? });
     }
 
     let rows = client.query(
         &format!(
-            "SELECT n.nspname::text, t.relname::text, ic.relname::text, pg_catalog.pg_get_indexdef(i.indexrelid), \
+            "SELECT c.oid, n.nspname::text, c.relname::text, c.relkind, coalesce(d.description, ''), dep.refobjid \
+             FROM pg_catalog.pg_class c \
+             JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace \
+             LEFT JOIN pg_catalog.pg_description d ON d.objoid = c.oid \
+                  AND d.classoid = 'pg_catalog.pg_class'::pg_catalog.regclass AND d.objsubid = 0 \
+             LEFT JOIN pg_catalog.pg_depend dep ON c.relkind = 'S' \
+                  AND dep.classid = 'pg_catalog.pg_class'::pg_catalog.regclass AND dep.objid = c.oid \
+                  AND dep.refclassid = 'pg_catalog.pg_class'::pg_catalog.regclass AND dep.deptype IN ('a', 'i') \
+             WHERE c.relkind IN ('r', 'p', 'v', 'm', 'f', 'S') AND {NOT_SYSTEM}"
+        ),
+        &[],
+    )?;
+    snapshot.queries += 1;
+    let mut names: HashMap<u32, String> = HashMap::with_capacity(rows.len());
+    let mut owned_by: Vec<(String, u32)> = Vec::new();
+    for row in rows {
+        let relation = LiveRelation {
+            schema: row.try_get(1)?,
+            name: row.try_get(2)?,
+            relkind: char_at(&row, 3)?,
+            comment: row.try_get(4)?,
+            owner: None,
+            toast: None,
+        };
+        let entity = relation.entity();
+        if let Some(owner) = row.try_get::<_, Option<u32>>(5)? {
+            owned_by.push((entity.clone(), owner));
+        }
+        names.insert(row.try_get(0)?, entity.clone());
+        snapshot.catalog.relations.entry(entity).or_insert(relation);
+    }
+    for (entity, owner) in owned_by {
+        if let Some(relation) = snapshot.catalog.relations.get_mut(&entity) {
+            // An owner outside the read (never a user table) still makes the sequence owned.
+            relation.owner = Some(names.get(&owner).cloned().unwrap_or_default());
+        }
+    }
+
+    let rows = client.query(
+        &format!(
+            "SELECT a.attrelid, a.attname::text, pg_catalog.format_type(a.atttypid, a.atttypmod), a.attnotnull, \
+                    coalesce(pg_catalog.pg_get_expr(ad.adbin, ad.adrelid), ''), d.description \
+             FROM pg_catalog.pg_attribute a \
+             JOIN pg_catalog.pg_class c ON c.oid = a.attrelid \
+             JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace \
+             LEFT JOIN pg_catalog.pg_attrdef ad ON ad.adrelid = a.attrelid AND ad.adnum = a.attnum \
+             LEFT JOIN pg_catalog.pg_description d ON d.objoid = a.attrelid \
+                  AND d.classoid = 'pg_catalog.pg_class'::pg_catalog.regclass AND d.objsubid = a.attnum \
+             WHERE a.attnum > 0 AND NOT a.attisdropped AND c.relkind IN ('r', 'p') AND {NOT_SYSTEM} \
+             ORDER BY a.attrelid, a.attnum"
+        ),
+        &[],
+    )?;
+    snapshot.queries += 1;
+    let mut columns: BTreeMap<String, Vec<(String, LiveColumn, Option<String>)>> = BTreeMap::new();
+    grouped(rows, &names, &mut columns, |row| {
+        let column = LiveColumn { sql_type: row.try_get(2)?, not_null: row.try_get(3)?, default: row.try_get(4)? };
+        Ok((row.try_get(1)?, column, row.try_get(5)?))
+    })?;
+    for (entity, list) in columns {
+        let mut kept = Vec::with_capacity(list.len());
+        for (name, column, comment) in list {
+            if let Some(comment) = comment {
+                snapshot.column_comments.entry(entity.clone()).or_default().insert(name.clone(), comment);
+            }
+            kept.push((name, column));
+        }
+        snapshot.catalog.columns.insert(entity, kept);
+    }
+
+    let rows = client.query(
+        &format!(
+            "SELECT con.conrelid, con.conname::text, con.contype, pg_catalog.pg_get_constraintdef(con.oid) \
+             FROM pg_catalog.pg_constraint con \
+             JOIN pg_catalog.pg_class c ON c.oid = con.conrelid \
+             JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace \
+             WHERE con.contype IN ('p', 'u', 'f', 'c', 'x') AND c.relkind IN ('r', 'p') AND {NOT_SYSTEM} \
+             ORDER BY con.conrelid, con.conname"
+        ),
+        &[],
+    )?;
+    snapshot.queries += 1;
+    grouped(rows, &names, &mut snapshot.constraints, |row| {
+        Ok(LiveConstraint { name: row.try_get(1)?, contype: char_at(row, 2)?, definition: row.try_get(3)? })
+    })?;
+
+    let rows = client.query(
+        &format!(
+            "SELECT i.indrelid, ic.relname::text, pg_catalog.pg_get_indexdef(i.indexrelid), \
                     EXISTS (SELECT 1 FROM pg_catalog.pg_constraint k WHERE k.conrelid = i.indrelid \
-                            AND k.conindid = i.indexrelid AND k.contype IN ('p', 'u', 'x')) \
+                            AND k.conindid = i.indexrelid AND k.contype IN ('p', 'u', 'x')), \
+                    i.indisunique, \
+                    ARRAY(SELECT a.attname::text FROM pg_catalog.unnest(i.indkey) WITH ORDINALITY AS k(attnum, ord) \
+                          JOIN pg_catalog.pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = k.attnum \
+                          WHERE k.ord <= i.indnkeyatts ORDER BY k.ord) \
              FROM pg_catalog.pg_index i \
              JOIN pg_catalog.pg_class ic ON ic.oid = i.indexrelid \
              JOIN pg_catalog.pg_class t ON t.oid = i.indrelid \
              JOIN pg_catalog.pg_namespace n ON n.oid = t.relnamespace \
              WHERE t.relkind IN ('r', 'p') AND {NOT_SYSTEM} \
-             ORDER BY n.nspname, t.relname, ic.relname"
+             ORDER BY i.indrelid, ic.relname"
         ),
         &[],
     )?;
     snapshot.queries += 1;
-    for row in rows {
-        let (schema, table): (String, String) = (row.try_get(0)?, row.try_get(1)?);
-        snapshot.indexes.entry(format!("{schema}.{table}")).or_default().push(LiveIndex {
-            name: row.try_get(2)?,
-            definition: row.try_get(3)?,
-            backs_constraint: row.try_get(4)?,
-        });
-    }
-
-    let rows = client.query(
-        &format!(
-            "SELECT n.nspname::text, c.relname::text, a.attname::text, d.description \
-             FROM pg_catalog.pg_description d \
-             JOIN pg_catalog.pg_class c ON c.oid = d.objoid \
-                  AND d.classoid = 'pg_catalog.pg_class'::pg_catalog.regclass \
-             JOIN pg_catalog.pg_attribute a ON a.attrelid = c.oid AND a.attnum = d.objsubid \
-             JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace \
-             WHERE d.objsubid > 0 AND c.relkind IN ('r', 'p') AND {NOT_SYSTEM}"
-        ),
-        &[],
-    )?;
-    snapshot.queries += 1;
-    for row in rows {
-        let (schema, table): (String, String) = (row.try_get(0)?, row.try_get(1)?);
-        snapshot
-            .column_comments
-            .entry(format!("{schema}.{table}"))
-            .or_default()
-            .insert(row.try_get(2)?, row.try_get(3)?);
-    }
+    grouped(rows, &names, &mut snapshot.indexes, |row| {
+        Ok(LiveIndex {
+            name: row.try_get(1)?,
+            definition: row.try_get(2)?,
+            backs_constraint: row.try_get(3)?,
+            unique: row.try_get(4)?,
+            columns: row.try_get(5)?,
+        })
+    })?;
     Ok(())
 }
 
@@ -223,6 +337,12 @@ pub fn template(snapshot: &ExportSnapshot, ctx: &TemplateContext<'_>) -> Exporte
     let catalog = &snapshot.catalog;
     let mut tables: Vec<ExportedResource> = Vec::new();
     let mut not_exported: BTreeMap<&'static str, Vec<String>> = BTreeMap::new();
+    let mut sequences: HashMap<&str, Vec<&LiveRelation>> = HashMap::new();
+    for seq in catalog.relations.values().filter(|r| r.relkind == 'S') {
+        if let Some(owner) = &seq.owner {
+            sequences.entry(owner.as_str()).or_default().push(seq);
+        }
+    }
     for (entity, rel) in &catalog.relations {
         if catalog.schemas.get(&rel.schema).is_some_and(|s| !s.usage) {
             continue;
@@ -263,13 +383,17 @@ pub fn template(snapshot: &ExportSnapshot, ctx: &TemplateContext<'_>) -> Exporte
             if index.backs_constraint && !options.verbatim {
                 continue;
             }
-            table = table.child(
-                ExportedResource::new("index", index.name.clone(), owned)
-                    .attr(attr::DEFINITION, Attr::Text(index.definition.clone())),
-            );
+            let mut child = ExportedResource::new("index", index.name.clone(), owned)
+                .attr(attr::DEFINITION, Attr::Text(index.definition.clone()))
+                .attr(attr::COLUMNS, Attr::Names(index.columns.clone()))
+                .attr(attr::UNIQUE, Attr::Flag(index.unique));
+            if index.backs_constraint {
+                child = child.attr(attr::BACKS_CONSTRAINT, Attr::Flag(true));
+            }
+            table = table.child(child);
         }
         if options.verbatim {
-            for seq in catalog.relations.values().filter(|r| r.relkind == 'S' && r.owner.as_ref() == Some(entity)) {
+            for seq in sequences.get(entity.as_str()).into_iter().flatten() {
                 table = table.child(ExportedResource::new("sequence", seq.entity(), owned));
             }
         }
@@ -363,11 +487,15 @@ mod tests {
                     name: "users_pkey".into(),
                     definition: "CREATE UNIQUE INDEX users_pkey ON app.users USING btree (id)".into(),
                     backs_constraint: true,
+                    unique: true,
+                    columns: vec!["id".into()],
                 },
                 LiveIndex {
                     name: "users_email".into(),
                     definition: "CREATE INDEX users_email ON app.users USING btree (email)".into(),
                     backs_constraint: false,
+                    unique: false,
+                    columns: vec!["email".into()],
                 },
             ],
         );

@@ -10,7 +10,8 @@
 //! role has no USAGE on, which is what makes such a key dangling rather than invisible), the
 //! sequence a default depends on by `pg_depend` (not by parsing the expression), and the schema
 //! and table of every relation and column. [`declared_attrs`] derives the same attributes from
-//! the declaration, without I/O: a declared default `nextval('s.q'::regclass)` names sequence
+//! the declaration, without I/O: a declared `FOREIGN KEY` constraint is a foreign key to the
+//! table its definition names ([`foreign_key`]), a declared default `nextval('s.q'::regclass)` names sequence
 //! `s.q`, an unqualified one a sequence in `public` (the schema PostgreSQL prints unqualified
 //! under the default `search_path`).
 
@@ -208,12 +209,25 @@ pub fn read_live_attrs(client: &mut impl GenericClient) -> Result<Attrs, postgre
     Ok(attrs)
 }
 
-/// Returns the reference attributes of the declared entities: each table's schema, each
-/// column's table, and the sequence a `nextval(...)` default names.
+/// Returns the reference attributes of the declared entities: each table's schema and foreign
+/// keys (its declared `FOREIGN KEY` constraints, in the live read's form), each column's table,
+/// and the sequence a `nextval(...)` default names.
 pub fn declared_attrs(declaration: &PostgresDeclaration) -> Attrs {
     let mut attrs: Attrs = BTreeMap::new();
     for (entity, table) in declaration.tables() {
-        object(&mut attrs, entity.clone()).insert(attr::SCHEMA.to_owned(), Value::String(table.schema.clone()));
+        let node = object(&mut attrs, entity.clone());
+        node.insert(attr::SCHEMA.to_owned(), Value::String(table.schema.clone()));
+        let keys: Vec<Value> = table
+            .constraints
+            .iter()
+            .filter_map(|c| {
+                let (columns, target) = foreign_key(&c.definition)?;
+                Some(json!({"name": c.name, "table": target, "columns": columns}))
+            })
+            .collect();
+        if !keys.is_empty() {
+            node.insert(attr::FOREIGN_KEYS.to_owned(), Value::Array(keys));
+        }
         for column in &table.columns {
             let node = object(&mut attrs, format!("{entity}.{}", column.name));
             node.insert(attr::TABLE.to_owned(), Value::String(entity.clone()));
@@ -223,6 +237,22 @@ pub fn declared_attrs(declaration: &PostgresDeclaration) -> Attrs {
         }
     }
     attrs
+}
+
+/// Returns the columns and the referenced table (schema-qualified, `public` when it is not, as
+/// `pg_get_constraintdef` leaves a table on the default `search_path`) of a definition
+/// `FOREIGN KEY (a, b) REFERENCES s.t(x, y) ...`, or `None` for any other definition.
+pub fn foreign_key(definition: &str) -> Option<(Vec<String>, String)> {
+    let rest = definition.trim().strip_prefix("FOREIGN KEY (")?;
+    let (columns, rest) = rest.split_once(')')?;
+    let rest = rest.trim_start().strip_prefix("REFERENCES ")?;
+    let target = rest.split_once('(').map_or(rest, |(t, _)| t).trim().replace('"', "");
+    let columns: Vec<String> = columns.split(',').map(|c| c.trim().replace('"', "")).collect();
+    if target.is_empty() || target.contains(' ') || columns.iter().any(String::is_empty) {
+        return None;
+    }
+    let target = if target.contains('.') { target } else { format!("public.{target}") };
+    Some((columns, target))
 }
 
 /// Returns the sequence a default of the form `nextval('<name>'::regclass)` draws from,
@@ -243,7 +273,7 @@ pub fn nextval_sequence(default: &str) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::lexicon::postgres::{Column, Table};
+    use crate::lexicon::postgres::{Column, Constraint, Table};
     use crate::lexicon::references::values_at;
 
     #[test]
@@ -275,6 +305,46 @@ mod tests {
     fn the_foreign_key_is_the_one_chain_marked_meaningful() {
         let chained: Vec<&str> = crate::lexicon::references::chained(&CATALOG, CHAINS).map(|r| r.path).collect();
         assert_eq!(chained, ["foreign_keys[].table"]);
+    }
+
+    #[test]
+    fn a_foreign_key_definition_names_its_columns_and_table() {
+        let key = |d: &str| foreign_key(d).map(|(c, t)| (c.join(","), t));
+        assert_eq!(
+            key("FOREIGN KEY (customer_id) REFERENCES shop.customers(id)"),
+            Some(("customer_id".into(), "shop.customers".into()))
+        );
+        assert_eq!(
+            key("FOREIGN KEY (a, b) REFERENCES pair(x, y) ON DELETE CASCADE"),
+            Some(("a,b".into(), "public.pair".into()))
+        );
+        assert_eq!(key("FOREIGN KEY (a) REFERENCES \"Odd\".\"T\"(id)"), Some(("a".into(), "Odd.T".into())));
+        assert_eq!(key("PRIMARY KEY (id)"), None);
+        assert_eq!(key("CHECK ((id > 0))"), None);
+        assert_eq!(key("FOREIGN KEY (a) REFERENCES (id)"), None);
+        assert_eq!(key("FOREIGN KEY () REFERENCES t(id)"), None);
+    }
+
+    #[test]
+    fn declared_foreign_keys_become_the_attribute_the_catalog_reads() {
+        let declaration = PostgresDeclaration::new()
+            .table(Table::new("shop", "customers").column(Column::new("id", "bigint")))
+            .table(
+                Table::new("shop", "orders")
+                    .column(Column::new("customer_id", "bigint"))
+                    .constraint(Constraint::new("orders_pkey", "PRIMARY KEY (customer_id)"))
+                    .constraint(Constraint::new(
+                        "orders_customer_id_fkey",
+                        "FOREIGN KEY (customer_id) REFERENCES shop.customers(id)",
+                    )),
+            );
+        let attrs = declared_attrs(&declaration);
+        assert_eq!(values_at(&attrs["shop.orders"], "foreign_keys[].table"), ["shop.customers"]);
+        assert_eq!(
+            attrs["shop.orders"]["foreign_keys"],
+            json!([{"name": "orders_customer_id_fkey", "table": "shop.customers", "columns": ["customer_id"]}])
+        );
+        assert!(!attrs["shop.customers"].contains_key("foreign_keys"), "no key, no attribute");
     }
 
     #[test]
