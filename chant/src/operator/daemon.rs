@@ -187,7 +187,7 @@ impl Daemon {
                     }
                     Event::Changed(label) => {
                         self.ctx.hooks.signal();
-                        gate.signal();
+                        gate.signal(Instant::now());
                         woken.signal(&label);
                     }
                     Event::Lost(label, why) => {
@@ -224,7 +224,7 @@ impl Daemon {
                     }
                     Ok(Event::Changed(label)) => {
                         self.ctx.hooks.signal();
-                        gate.signal();
+                        gate.signal(Instant::now());
                         woken.signal(&label);
                     }
                     Ok(Event::Lost(label, why)) => {

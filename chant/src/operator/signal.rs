@@ -4,9 +4,11 @@
 //! daemon subscribes for every env it ticks. A signal carries no data: it makes the next
 //! ordinary round run earlier and the signalling lexicon's ops due in it (a scheduled op
 //! whatever its cron; ops whose lexicons did not signal keep their schedules), and that round
-//! re-observes everything. A signal wakes the daemon at once, whatever its interval, unless a
-//! round that consumed signals started less than a floor ago ([`DEFAULT_FLOOR`], 5 s): then it
-//! waits for the floor. A storm inside one window costs at most one early round per floor, and
+//! re-observes everything. A signal wakes the daemon as soon as the substrate has been quiet for
+//! [`SETTLE`] (50 ms: a burst of writes, such as an editor's save or a loop of edits, is one wake
+//! that observes all of it, not a round that sees half), whatever its interval, unless a round
+//! that consumed signals started less than a floor ago ([`DEFAULT_FLOOR`], 5 s): then it waits
+//! for the floor. A substrate that never goes quiet wakes a round a floor after its first signal. A storm inside one window costs at most one early round per floor, and
 //! a substrate that never stops sending settles into ticking on the floor; rounds the timer
 //! starts with no signal pending do not move the floor, so a short timer never delays a signal
 //! past the round it would have woken. The timer always stays; a lost or refused subscription
@@ -23,6 +25,10 @@ use crate::observe::{ChangeSink, Lexicon, SubscribeError, Subscription};
 
 /// The earliest a signal wakes a round after the last round that consumed signals started.
 pub const DEFAULT_FLOOR: Duration = Duration::from_secs(5);
+
+/// How long a pending signal waits for the next one before it wakes a round; a signal coming
+/// sooner restarts the wait, up to a floor after the first pending signal.
+pub const SETTLE: Duration = Duration::from_millis(50);
 
 /// Why the daemon woke.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -42,12 +48,14 @@ pub struct Gate {
     consumed: Option<Instant>,
     pending: bool,
     signals: u64,
+    first: Option<Instant>,
+    last: Option<Instant>,
 }
 
 impl Gate {
     /// Creates a gate with `floor`, as if a round started at `now` with no signal pending.
     pub fn new(floor: Duration, now: Instant) -> Gate {
-        Gate { floor, round_start: now, consumed: None, pending: false, signals: 0 }
+        Gate { floor, round_start: now, consumed: None, pending: false, signals: 0, first: None, last: None }
     }
 
     /// Records that a round started at `now`: pending signals are consumed by it (and the floor
@@ -59,12 +67,16 @@ impl Gate {
         }
         self.pending = false;
         self.signals = 0;
+        self.first = None;
+        self.last = None;
     }
 
-    /// Records a signal.
-    pub fn signal(&mut self) {
+    /// Records a signal that arrived at `now`.
+    pub fn signal(&mut self, now: Instant) {
         self.pending = true;
         self.signals += 1;
+        self.first.get_or_insert(now);
+        self.last = Some(now);
     }
 
     /// Returns how many signals arrived since the last round started.
@@ -78,12 +90,17 @@ impl Gate {
     }
 
     /// Returns when to wake after a round that ended at `round_end`, and why: the timer at
-    /// `round_end + interval`, or, with a signal pending, at once (`round_end`), or the floor
+    /// `round_end + interval`, or, with a signal pending, once the signals have settled
+    /// ([`SETTLE`] after the last, at most a floor after the first) and no earlier than the floor
     /// after the last round that consumed signals started, if that is earlier.
     pub fn next_wake(&self, round_end: Instant, interval: Duration) -> (Instant, Wake) {
         let timer = round_end + interval;
         if self.pending {
-            let at = self.consumed.map_or(round_end, |consumed| (consumed + self.floor).max(round_end));
+            let settled = match (self.first, self.last) {
+                (Some(first), Some(last)) => (last + SETTLE).min(first + self.floor),
+                _ => round_end,
+            };
+            let at = self.consumed.map_or(round_end, |consumed| (consumed + self.floor).max(round_end)).max(settled);
             if at < timer {
                 return (at, Wake::Signal);
             }
@@ -211,13 +228,13 @@ mod tests {
     fn a_signal_wakes_at_once_then_no_earlier_than_the_floor_after_the_round_that_consumed_it() {
         let t0 = Instant::now();
         let mut gate = Gate::new(DEFAULT_FLOOR, t0);
-        gate.signal();
+        gate.signal(t0);
         let end = t0 + Duration::from_secs(1);
         // No round consumed a signal yet: at once, under a long timer or a short one.
         assert_eq!(gate.next_wake(end, Duration::from_secs(300)), (end, Wake::Signal));
         assert_eq!(gate.next_wake(end, Duration::from_secs(1)), (end, Wake::Signal));
         gate.round_started(end);
-        gate.signal();
+        gate.signal(end);
         let end2 = end + Duration::from_millis(300);
         assert_eq!(gate.next_wake(end2, Duration::from_secs(300)), (end + DEFAULT_FLOOR, Wake::Signal));
         // A round that ran past the floor: the signal wakes at once (a deadline already passed).
@@ -232,7 +249,7 @@ mod tests {
         for n in 1..=3 {
             gate.round_started(t0 + Duration::from_secs(n));
         }
-        gate.signal();
+        gate.signal(t0 + Duration::from_secs(3));
         let end = t0 + Duration::from_millis(3100);
         assert_eq!(gate.next_wake(end, Duration::from_secs(1)), (end, Wake::Signal));
     }
@@ -242,7 +259,7 @@ mod tests {
         let t0 = Instant::now();
         let mut gate = Gate::new(DEFAULT_FLOOR, t0);
         for _ in 0..100 {
-            gate.signal();
+            gate.signal(t0);
         }
         assert_eq!(gate.signals(), 100);
         let end = t0 + Duration::from_millis(200);
@@ -254,9 +271,27 @@ mod tests {
         assert_eq!(gate.next_wake(end, Duration::from_secs(300)), (end + Duration::from_secs(300), Wake::Timer));
         // ...and the storm going on waits for the floor after that round's start.
         for _ in 0..100 {
-            gate.signal();
+            gate.signal(end);
         }
         assert_eq!(gate.next_wake(end, Duration::from_secs(300)), (at + DEFAULT_FLOOR, Wake::Signal));
+    }
+
+    #[test]
+    fn a_burst_wakes_once_it_settles_and_one_that_never_does_a_floor_after_it_began() {
+        let t0 = Instant::now();
+        let mut gate = Gate::new(DEFAULT_FLOOR, t0);
+        let ms = Duration::from_millis;
+        for n in 0..10 {
+            gate.signal(t0 + ms(10 * n));
+        }
+        // Still bursting when the round ended: the wake waits for the last signal to settle.
+        let end = t0 + ms(60);
+        assert_eq!(gate.next_wake(end, Duration::from_secs(300)), (t0 + ms(90) + SETTLE, Wake::Signal));
+        // A substrate that never goes quiet: a floor after its first signal.
+        for n in 10..1000 {
+            gate.signal(t0 + ms(10 * n));
+        }
+        assert_eq!(gate.next_wake(end, Duration::from_secs(300)), (t0 + DEFAULT_FLOOR, Wake::Signal));
     }
 
     #[test]
@@ -286,9 +321,9 @@ mod tests {
     fn the_timer_wins_when_it_is_sooner_than_the_floor() {
         let t0 = Instant::now();
         let mut gate = Gate::new(DEFAULT_FLOOR, t0);
-        gate.signal();
+        gate.signal(t0);
         gate.round_started(t0);
-        gate.signal();
+        gate.signal(t0);
         let end = t0 + Duration::from_millis(100);
         assert_eq!(gate.next_wake(end, Duration::from_secs(1)), (end + Duration::from_secs(1), Wake::Timer));
     }
