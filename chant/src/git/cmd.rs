@@ -177,13 +177,7 @@ impl Git {
             &refspec,
         ];
         let output = self.run("fetch", &args)?;
-        if output.success() {
-            return Ok(Fetched::Updated);
-        }
-        Ok(match porcelain::classify_fetch_failure(&output.stderr) {
-            FetchFailure::MissingRemoteRef => Fetched::Missing,
-            FetchFailure::Other(message) => Fetched::Failed(message),
-        })
+        Ok(fetched(&output))
     }
 
     /// Pushes object `new` to `remote_ref` of `remote` if and only if the remote reference holds
@@ -240,13 +234,7 @@ impl Git {
         args.extend(["--", remote]);
         args.extend(refspecs);
         let output = self.run("fetch", &args)?;
-        if output.success() {
-            return Ok(Fetched::Updated);
-        }
-        Ok(match porcelain::classify_fetch_failure(&output.stderr) {
-            FetchFailure::MissingRemoteRef => Fetched::Missing,
-            FetchFailure::Other(message) => Fetched::Failed(message),
-        })
+        Ok(fetched(&output))
     }
 
     /// Pushes every update of `updates` to `remote` in one non-atomic `git push`, each under its
@@ -337,6 +325,17 @@ impl Git {
             return Err(Error::Timeout { command: command.to_owned(), timeout: self.timeout });
         }
         Ok(output)
+    }
+}
+
+/// What a finished `git fetch` did: updated, or why not.
+fn fetched(output: &Output) -> Fetched {
+    if output.success() {
+        return Fetched::Updated;
+    }
+    match porcelain::classify_fetch_failure(&output.stderr) {
+        FetchFailure::MissingRemoteRef => Fetched::Missing,
+        FetchFailure::Other(message) => Fetched::Failed(message),
     }
 }
 

@@ -20,7 +20,7 @@ use crate::git::{self, ObjectId, Repo};
 
 use super::{
     Acquisition, Error, Held, LeaseKey, LeaseRecord, LeaseStore, REF_PREFIX, REMOTE_REF_PREFIX, Refusal, Renewal,
-    Result, check_ttl, extend, fresh, lock_error,
+    Result, check_ttl, extend, fresh, lock_error, remote,
 };
 
 /// How the fetch of every lease ref is retried: another process of the same clone may hold a
@@ -29,16 +29,6 @@ const FETCH: Backoff = Backoff {
     first: Duration::from_millis(25),
     growth: Growth::Linear,
     max: Duration::from_millis(125),
-    jitter: false,
-    limit: Limit::Attempts(5),
-};
-
-/// How refs blocked by a lock on the remote are pushed again before the lock is reported, as
-/// the per-op push does: five tries, waiting 40 ms more after each.
-const REMOTE_LOCK: Backoff = Backoff {
-    first: Duration::from_millis(40),
-    growth: Growth::Linear,
-    max: Duration::from_millis(160),
     jitter: false,
     limit: Limit::Attempts(5),
 };
@@ -299,7 +289,7 @@ impl LeaseStore {
             }
         }
         let mut expected: Vec<Option<ObjectId>> = writes.iter().map(|w| w.remote_before).collect();
-        let _ = REMOTE_LOCK.retry(|attempt| {
+        let _ = remote::REMOTE_LOCK.retry(|attempt| {
             let updates: Vec<RefUpdate> = pending
                 .iter()
                 .map(|&i| RefUpdate {

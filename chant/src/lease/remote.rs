@@ -12,9 +12,9 @@ use crate::git::{ObjectId, Repo};
 
 use super::{Error, LeaseKey, LeaseStore, Result};
 
-/// How a push blocked by a lock on the remote is retried before the lock is reported: five
-/// tries, waiting 40 ms more after each.
-const REMOTE_LOCK: Backoff = Backoff {
+/// How a push blocked by a lock on the remote is retried before the lock is reported (the
+/// per-op push and a batch's push alike): five tries, waiting 40 ms more after each.
+pub(super) const REMOTE_LOCK: Backoff = Backoff {
     first: Duration::from_millis(40),
     growth: Growth::Linear,
     max: Duration::from_millis(160),

@@ -278,7 +278,7 @@ impl RoundContext {
     ///
     /// Without a remote the ops are visited in the order given (by name), each under its own
     /// lease ([`tick::leased()`]). With one, where other operators may run the same ops in other
-    /// clones, the round claims its ops in batches ([`super::claim`]): first the ops that hash
+    /// clones, the round claims its ops in batches (`operator::claim`): first the ops that hash
     /// to this operator among the live holders it sees, then what nobody claimed; each op still
     /// ticks once, under its lease.
     pub fn run(&self, targets: &[Target], woken: &BTreeSet<String>, report: &mut dyn FnMut(OpReport)) {
