@@ -12,8 +12,10 @@
 
 use chant_testkit::postgres as postgres_cluster;
 
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+mod support;
+use support::median;
+
+use std::time::Instant;
 
 use chant::lexicon::postgres::{Column, Constraint, Index, PostgresDeclaration, PostgresLexicon, Table, deep};
 use chant::observe::deep::observe_deep;
@@ -21,25 +23,15 @@ use chant::observe::deep::observe_deep;
 const TABLES: usize = 2000;
 const RUNS: usize = 5;
 
-fn median(mut v: Vec<Duration>) -> Duration {
-    v.sort();
-    v[v.len() / 2]
-}
-
 fn main() {
     let c = postgres_cluster::cluster();
     let db = c.database("bench_deep");
-    let ddl: String = (0..TABLES)
-        .map(|i| {
-            format!(
-                "CREATE TABLE app.t{i} (id bigint PRIMARY KEY, name text NOT NULL DEFAULT '', n integer); \
-                 CREATE INDEX t{i}_name_idx ON app.t{i} (name);"
-            )
-        })
-        .collect();
-    let load = Instant::now();
-    c.as_app(&db, &format!("BEGIN; CREATE SCHEMA app; {ddl} COMMIT;"));
-    println!("setup: {TABLES} tables created in {:?}", load.elapsed());
+    support::create_tables(c, &db, TABLES, |i| {
+        format!(
+            "CREATE TABLE app.t{i} (id bigint PRIMARY KEY, name text NOT NULL DEFAULT '', n integer); \
+             CREATE INDEX t{i}_name_idx ON app.t{i} (name);"
+        )
+    });
 
     let declaration = (0..TABLES).fold(PostgresDeclaration::new(), |d, i| {
         d.table(
@@ -68,22 +60,7 @@ fn main() {
     let (catalog, _) = lexicon.read_deep().unwrap();
     assert_eq!(catalog.queries, deep::QUERIES);
 
-    let port = c.port.to_string();
-    let dump: Vec<Duration> = (0..RUNS)
-        .map(|_| {
-            let t = Instant::now();
-            let out = Command::new(c.bin.join("pg_dump"))
-                .args(["-h", "127.0.0.1", "-p", &port, "-U", postgres_cluster::APP_ROLE, "--schema-only", "-d", &db])
-                .env("PGPASSWORD", &c.app_password)
-                .stdin(Stdio::null())
-                .stdout(Stdio::null())
-                .stderr(Stdio::piped())
-                .output()
-                .unwrap();
-            assert!(out.status.success(), "pg_dump: {}", String::from_utf8_lossy(&out.stderr));
-            t.elapsed()
-        })
-        .collect();
+    let dump = support::pg_dump_schema_only(c, &db, RUNS);
 
     let (ours, theirs) = (median(observe.clone()), median(dump.clone()));
     println!("deep observation of {TABLES} declared tables, median of {RUNS} ({paths} unclaimed paths):");

@@ -12,7 +12,10 @@
 
 use chant_testkit::postgres as postgres_cluster;
 
-use std::time::{Duration, Instant};
+mod support;
+use support::median;
+
+use std::time::Instant;
 
 use chant::lexicon::postgres::{Column, DeleteMode, PostgresDeclaration, PostgresLexicon, Table, catalog, estate};
 use chant::observe::estate::{Reading, ambient_of, dependencies_of, teardown_plan};
@@ -21,11 +24,6 @@ use chant::observe::observe_component;
 const TABLES: usize = 2000;
 const EXTRAS: usize = 100;
 const RUNS: usize = 5;
-
-fn median(mut v: Vec<Duration>) -> Duration {
-    v.sort();
-    v[v.len() / 2]
-}
 
 fn main() {
     let c = postgres_cluster::cluster();

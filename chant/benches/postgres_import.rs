@@ -14,9 +14,12 @@
 
 use chant_testkit::postgres as postgres_cluster;
 
+mod support;
+use support::median;
+
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::process::Command;
+use std::time::Instant;
 
 use chant::lexicon::export::{ExportOptions, render_module};
 use chant::lexicon::postgres::{PostgresDeclaration, PostgresLexicon, codegen, export};
@@ -25,23 +28,15 @@ use chant::redact::Redactor;
 const TABLES: usize = 2000;
 const RUNS: usize = 5;
 
-fn median(mut v: Vec<Duration>) -> Duration {
-    v.sort();
-    v[v.len() / 2]
-}
-
 fn main() {
     let c = postgres_cluster::cluster();
     let db = c.database("bench_import");
-    let ddl: String = (0..TABLES)
-        .map(|i| {
-            format!(
-                "CREATE TABLE app.t{i} (id bigint PRIMARY KEY, name text NOT NULL DEFAULT '', n integer); \
-                 CREATE INDEX t{i}_n ON app.t{i} (n);"
-            )
-        })
-        .collect();
-    c.as_app(&db, &format!("BEGIN; CREATE SCHEMA app; {ddl} COMMIT;"));
+    support::create_tables(c, &db, TABLES, |i| {
+        format!(
+            "CREATE TABLE app.t{i} (id bigint PRIMARY KEY, name text NOT NULL DEFAULT '', n integer); \
+             CREATE INDEX t{i}_n ON app.t{i} (n);"
+        )
+    });
     let lexicon = PostgresLexicon::new("bench", "bench", PostgresDeclaration::new())
         .with_binding(Some("V".into()), Some(c.dsn(&db)));
     let options = ExportOptions::default();
@@ -70,22 +65,7 @@ fn main() {
         assert_eq!(template.resources().len(), TABLES + 1);
     }
 
-    let port = c.port.to_string();
-    let dump: Vec<Duration> = (0..RUNS)
-        .map(|_| {
-            let t = Instant::now();
-            let out = Command::new(c.bin.join("pg_dump"))
-                .args(["-h", "127.0.0.1", "-p", &port, "-U", postgres_cluster::APP_ROLE, "--schema-only", "-d", &db])
-                .env("PGPASSWORD", &c.app_password)
-                .stdin(Stdio::null())
-                .stdout(Stdio::null())
-                .stderr(Stdio::piped())
-                .output()
-                .unwrap();
-            assert!(out.status.success(), "pg_dump: {}", String::from_utf8_lossy(&out.stderr));
-            t.elapsed()
-        })
-        .collect();
+    let dump = support::pg_dump_schema_only(c, &db, RUNS);
     let (ours, theirs) = (median(runs.clone()), median(dump.clone()));
     println!("import of {TABLES} tables (export + code generation), median of {RUNS}:");
     println!("  chant export + codegen: {ours:?} (min {:?}); {} queries", runs.iter().min().unwrap(), export::QUERIES);

@@ -12,7 +12,9 @@
 
 use chant_testkit::postgres as postgres_cluster;
 
-use std::process::{Command, Stdio};
+mod support;
+use support::median;
+
 use std::time::{Duration, Instant};
 
 use chant::lexicon::postgres::{Column, PostgresDeclaration, PostgresLexicon, Table, catalog};
@@ -21,20 +23,12 @@ use chant::observe::{ChangeAction, LastApply, build_change_set, observe_componen
 const TABLES: usize = 2000;
 const RUNS: usize = 5;
 
-fn median(mut v: Vec<Duration>) -> Duration {
-    v.sort();
-    v[v.len() / 2]
-}
-
 fn main() {
     let c = postgres_cluster::cluster();
     let db = c.database("bench");
-    let ddl: String = (0..TABLES)
-        .map(|i| format!("CREATE TABLE app.t{i} (id bigint PRIMARY KEY, name text NOT NULL DEFAULT '', n integer);"))
-        .collect();
-    let load = Instant::now();
-    c.as_app(&db, &format!("BEGIN; CREATE SCHEMA app; {ddl} COMMIT;"));
-    println!("setup: {TABLES} tables created in {:?}", load.elapsed());
+    support::create_tables(c, &db, TABLES, |i| {
+        format!("CREATE TABLE app.t{i} (id bigint PRIMARY KEY, name text NOT NULL DEFAULT '', n integer);")
+    });
 
     let declaration = (0..TABLES).fold(PostgresDeclaration::new(), |d, i| {
         d.table(
@@ -61,26 +55,10 @@ fn main() {
     let (snapshot, _) = lexicon.read_snapshot().unwrap();
     assert_eq!(snapshot.queries, catalog::QUERIES);
 
-    let pg = |program: &str, args: &[&str]| {
-        let t = Instant::now();
-        let out = Command::new(c.bin.join(program))
-            .args(args)
-            .env("PGPASSWORD", &c.app_password)
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .output()
-            .unwrap();
-        assert!(out.status.success(), "{program}: {}", String::from_utf8_lossy(&out.stderr));
-        t.elapsed()
-    };
-    let port = c.port.to_string();
-    let conn = ["-h", "127.0.0.1", "-p", &port, "-U", postgres_cluster::APP_ROLE];
-    let dump: Vec<Duration> =
-        (0..RUNS).map(|_| pg("pg_dump", &[&conn[..], &["--schema-only", "-d", &db]].concat())).collect();
+    let dump = support::pg_dump_schema_only(c, &db, RUNS);
     let query = "SELECT count(*) FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = 'app'";
     let psql: Vec<Duration> =
-        (0..RUNS).map(|_| pg("psql", &[&conn[..], &["-X", "-q", "-d", &db, "-c", query]].concat())).collect();
+        (0..RUNS).map(|_| support::time_tool(c, "psql", &db, &["-X", "-q", "-c", query])).collect();
 
     println!("observe {TABLES} declared tables ({entries} change-set entries), median of {RUNS}:");
     println!(
