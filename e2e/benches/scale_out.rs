@@ -75,6 +75,7 @@ fn main() {
          one clone each of one bare remote (total {:.1} s)",
         started.elapsed().as_secs_f64()
     );
+    println!("temporary directory: {}", chant_testkit::filesystem::describe(tmp.path()));
     println!("every op ticked exactly once at every fire time, and every record reached the remote: checked");
     let mut one = None;
     for &n in &counts {
