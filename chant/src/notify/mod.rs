@@ -23,13 +23,14 @@
 //!
 //! - Best effort: a sink that is down misses the event; it is recorded as not delivered and not
 //!   retried.
-//! - The `unknown` event reads the op's tick history to measure the run of unknown ticks (only
-//!   when the tick at hand is unknown).
+//! - The `unknown` event reads the op's newest ticks to measure the run of unknown ticks (only
+//!   when the tick at hand is unknown, newest first, stopping past the threshold).
 
 pub mod event;
 pub mod sink;
 
 use std::collections::BTreeMap;
+use std::ops::ControlFlow;
 use std::sync::mpsc::{self, Sender};
 use std::sync::{Arc, Condvar, Mutex, PoisonError};
 use std::time::{Duration, Instant};
@@ -37,7 +38,7 @@ use std::time::{Duration, Instant};
 use serde::{Deserialize, Serialize};
 
 use crate::config::Config;
-use crate::ledger::{Record, RecordKind, ShardKey};
+use crate::ledger::{Ledger, Record, RecordKind, ShardKey, Visit};
 use crate::operator::hooks::Hooks;
 use crate::operator::round::{OpReport, Target};
 use crate::project::Project;
@@ -274,11 +275,22 @@ fn last_sent(project: &Project, key: &ShardKey) -> (Option<String>, bool) {
     }
 }
 
-/// How many of the op's newest ticks in a row were unknown.
-fn unknown_run(project: &Project, member: Option<&str>, record: &TickRecord) -> u64 {
+/// How many of the op's newest ticks in a row were unknown, counted up to `cap`: the event is
+/// sent when the run reaches the threshold, so a longer run needs no exact length. Reads the
+/// newest shard first and stops at the first tick that was not unknown (or at `cap`), so a long
+/// history costs no more than the run itself. Unreadable lines neither end nor extend the run.
+fn unknown_run(ledger: &Ledger, member: Option<&str>, record: &TickRecord, cap: u64) -> u64 {
     let Ok(key) = ShardKey::converge(member, &record.env, &record.op) else { return 1 };
-    let Ok(ticks) = project.ledger.read_typed::<TickRecord>(&key) else { return 1 };
-    ticks.records.iter().rev().take_while(|s| event::is_unknown(&s.record)).count() as u64
+    let mut run = 0_u64;
+    let streamed = ledger.stream_newest_typed::<TickRecord>(&key, |visit| match visit {
+        Visit::Record(stored) if event::is_unknown(&stored.record) => {
+            run += 1;
+            if run >= cap { ControlFlow::Break(()) } else { ControlFlow::Continue(()) }
+        }
+        Visit::Record(_) => ControlFlow::Break(()),
+        Visit::Unreadable(_) => ControlFlow::Continue(()),
+    });
+    if streamed.is_err() { 1 } else { run.max(1) }
 }
 
 /// Derives, sends and records the events of one tick; returns the failed deliveries as
@@ -291,7 +303,11 @@ fn deliver(project: &Project, config: &NotifyConfig, job: &Job) -> Vec<(String, 
     if sent_for.as_deref() == Some(record.id.as_str()) {
         return Vec::new();
     }
-    let run = if event::is_unknown(record) { unknown_run(project, member, record) } else { 0 };
+    let run = if event::is_unknown(record) {
+        unknown_run(&project.ledger, member, record, config.unknown_ticks.max(1).saturating_add(1))
+    } else {
+        0
+    };
     let rules = project.catalog.get(&record.op).and_then(|d| d.converge.as_ref()).map(|c| c.rules.as_slice());
     let why = |rule: &str| rules.into_iter().flatten().find(|r| r.id == rule).map(|r| r.why.clone());
     let cx = event::Context { why: &why, unknown_run: run, unknown_ticks: config.unknown_ticks, problem_open };
@@ -333,6 +349,33 @@ fn deliver(project: &Project, config: &NotifyConfig, job: &Job) -> Vec<(String, 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_unknown_run_counts_the_newest_unknown_ticks_up_to_its_cap() {
+        let tmp = tempfile::tempdir().unwrap();
+        gix::init_bare(tmp.path()).unwrap();
+        let ledger = Ledger::open(tmp.path(), crate::ledger::LedgerConfig::default()).unwrap();
+        let tick = |id: &str, unobserved: u64| TickRecord {
+            version: 1,
+            id: id.into(),
+            op: "c".into(),
+            env: "e".into(),
+            timestamp: "2026-03-01T10:00:00.000Z".into(),
+            summary: crate::tick::Summary { unobserved, ..Default::default() },
+            ..TickRecord::default()
+        };
+        // Oldest first: an unknown tick, a clean one, then four unknown ones.
+        let ticks = [tick("t0", 1), tick("t1", 0), tick("t2", 2), tick("t3", 1), tick("t4", 1), tick("t5", 1)];
+        for t in &ticks {
+            assert!(event::is_unknown(t) == (t.summary.unobserved > 0));
+            ledger.append_record(None, t).unwrap();
+        }
+        let newest = &ticks[5];
+        assert_eq!(unknown_run(&ledger, None, newest, 100), 4, "the clean tick t1 ends the run");
+        assert_eq!(unknown_run(&ledger, None, newest, 3), 3, "the count stops at its cap");
+        ledger.append_record(None, &tick("t6", 0)).unwrap();
+        assert_eq!(unknown_run(&ledger, None, newest, 100), 1, "a clean newest tick: at least the tick at hand");
+    }
 
     fn load(notify: &str) -> Config {
         let dir = tempfile::tempdir().unwrap();
