@@ -7,7 +7,8 @@
 //! operator's, plus the free ops that hash to this operator among itself and its peers
 //! (rendezvous hashing), or, when none is left, a share of the free ops nobody claimed (stealing);
 //! an operator that sees no peer and holds nothing starts with a small batch, so that operators
-//! started together see each other at their second fetch. The batch's leases are pushed in one
+//! started together see each other at their second fetch, which follows that batch's push at once
+//! (the share it then claims joins the small batch, and both tick as one). The batch's leases are pushed in one
 //! non-atomic push, each ref under its own `--force-with-lease` ([`LeaseStore::acquire_every`]):
 //! each lease counts only when its own ref lands, so a lost ref is that op's `lease-held` and
 //! nothing else. Then one ledger sync (the fetch before the due checks), the due check and tick
@@ -75,36 +76,63 @@ impl RoundContext {
                 return;
             }
             let now = self.leases.clock().now();
-            let mut ours = Vec::new();
-            let mut free = Vec::new();
-            let mut peers = BTreeSet::new();
-            for target in remaining {
-                match self.leases.seen(&target.lease) {
-                    Err(e) => say(target, OpReport::new(target, OpEvent::LeaseError { error: chain(&e) })),
-                    Ok(Some(seen)) if seen.record.holder == self.holder && !seen.record.is_stale(now) => {
-                        ours.push(target)
-                    }
-                    Ok(Some(seen)) if seen.record.is_live(now) => {
-                        peers.insert(seen.record.holder.clone());
-                        self.hooks.lease(target, false);
-                        self.held_map().remove(target.op());
-                        say(target, OpReport::new(target, OpEvent::LeaseHeld { holder: Some(seen.record.holder) }));
-                    }
-                    Ok(_) => free.push(target),
-                }
-            }
+            let (ours, free, peers) = self.survey(remaining, now, &mut say);
+            let alone = peers.is_empty() && ours.is_empty();
             let (batch, rest) = choose(&self.holder, &peers, ours, free, first);
             remaining = rest;
+            let opening = first && alone;
             first = false;
             if batch.is_empty() {
                 continue;
             }
-            let claimed = self.claim(&batch, now, &mut say);
-            let lease_time = claiming.elapsed() / u32::try_from(batch.len()).unwrap_or(u32::MAX).max(1);
+            let mut claimed = self.claim(&batch, now, &mut say);
+            if opening && !remaining.is_empty() {
+                // The opening batch was small so that operators started together see each
+                // other's leases now: claim this operator's share of the rest at once, and tick
+                // both in one batch (one ledger sync and one push of its records, not two).
+                if self.leases.fetch_every().is_ok() {
+                    let now = self.leases.clock().now();
+                    let (ours, free, peers) = self.survey(remaining, now, &mut say);
+                    let (share, rest) = choose(&self.holder, &peers, ours, free, false);
+                    remaining = rest;
+                    if !share.is_empty() {
+                        claimed.extend(self.claim(&share, now, &mut say));
+                    }
+                }
+            }
+            let lease_time = claiming.elapsed() / u32::try_from(claimed.len()).unwrap_or(u32::MAX).max(1);
             if !claimed.is_empty() {
                 self.tick_batch(&local, claimed, round_start, woken, lease_time, &mut say);
             }
         }
+    }
+
+    /// Sorts `remaining` by what the last fetch of the leases says: the ops whose lease is this
+    /// operator's, the free ones, and the holders of the live leases of others (whose ops are
+    /// reported `lease-held` here).
+    fn survey<'a>(
+        &self,
+        remaining: Vec<&'a Target>,
+        now: Timestamp,
+        say: &mut dyn FnMut(&Target, OpReport),
+    ) -> (Vec<&'a Target>, Vec<&'a Target>, BTreeSet<String>) {
+        let mut ours = Vec::new();
+        let mut free = Vec::new();
+        let mut peers = BTreeSet::new();
+        for target in remaining {
+            match self.leases.seen(&target.lease) {
+                Err(e) => say(target, OpReport::new(target, OpEvent::LeaseError { error: chain(&e) })),
+                Ok(Some(seen)) if seen.record.holder == self.holder && !seen.record.is_stale(now) => ours.push(target),
+                Ok(Some(seen)) if seen.record.is_live(now) => {
+                    peers.insert(seen.record.holder.clone());
+                    self.hooks.lease(target, false);
+                    self.held_map().remove(target.op());
+                    say(target, OpReport::new(target, OpEvent::LeaseHeld { holder: Some(seen.record.holder) }));
+                }
+                Ok(_) => free.push(target),
+            }
+        }
+        (ours, free, peers)
     }
 
     /// Pushes the leases of `batch` in one push; returns the ops whose lease landed, with it,
