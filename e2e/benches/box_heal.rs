@@ -94,6 +94,7 @@ fn main() {
 
     println!("box_heal: {kills} kills per side, >= {}s apart, health polled every 20 ms", gap.as_secs());
     println!("  machine: {} CPUs, {}", cpus(), uname());
+    println!("  temporary directory: {}", chant_testkit::filesystem::describe(tmp.path()));
 
     // Mode (a).
     let mut op = Operator::start(&chant_env, Some("1s"));
