@@ -49,6 +49,29 @@ pub enum ServiceError {
     Failed(Box<dyn std::error::Error + Send + Sync>),
 }
 
+/// Why the plan a gate guards could not be computed; the gate step fails with its text.
+#[derive(Debug, thiserror::Error)]
+enum GuardedPlanError {
+    /// The guarded step's arguments did not expand.
+    #[error("gate \"{gate}\"")]
+    Expand {
+        /// The gate.
+        gate: String,
+        /// Why the expansion failed.
+        #[source]
+        source: chant_core::template::ExpandError,
+    },
+    /// The services could not compute the plan.
+    #[error("gate \"{gate}\": cannot compute the plan it guards")]
+    Plan {
+        /// The gate.
+        gate: String,
+        /// Why.
+        #[source]
+        source: ServiceError,
+    },
+}
+
 impl ServiceError {
     /// Wraps the error of a service that ran and failed.
     pub fn failed(e: impl Into<Box<dyn std::error::Error + Send + Sync>>) -> Self {
@@ -484,7 +507,7 @@ impl Ctx<'_> {
                 };
                 let (guards, plan) = match self.guarded_plan(&gate) {
                     Ok(p) => p,
-                    Err(e) => return StepEnd::Failed(e),
+                    Err(e) => return StepEnd::Failed(crate::error::chain(&e)),
                 };
                 // The approval is of one plan: a fresh plan that differs refuses it. A gate that
                 // guards no change in this op has no plan to check.
@@ -554,7 +577,7 @@ impl Ctx<'_> {
             Decision::Ask => {
                 let plan = match self.guarded_plan(&gate) {
                     Ok((_, p)) => p,
-                    Err(e) => return StepEnd::Failed(e),
+                    Err(e) => return StepEnd::Failed(crate::error::chain(&e)),
                 };
                 self.ask(&gate, args, now, plan, None)
             }
@@ -563,14 +586,16 @@ impl Ctx<'_> {
 
     /// Whether gate `gate` guards a change, and the plan of that change when the services can
     /// compute it.
-    fn guarded_plan(&self, gate: &str) -> Result<(bool, Option<GatePlan>), String> {
+    fn guarded_plan(&self, gate: &str) -> Result<(bool, Option<GatePlan>), GuardedPlanError> {
         let Some(step) = crate::gate::plan::guarded(self.doc, gate) else { return Ok((false, None)) };
-        let step = step.expanded(self.environment.var).map_err(|e| format!("gate \"{gate}\": {e}"))?;
+        let step = step
+            .expanded(self.environment.var)
+            .map_err(|source| GuardedPlanError::Expand { gate: gate.to_owned(), source })?;
         let Some((verb, env)) = crate::gate::plan::target(&step) else { return Ok((false, None)) };
         let plan = self
             .services
             .plan(verb, &env)
-            .map_err(|e| format!("gate \"{gate}\": cannot compute the plan it guards: {}", crate::error::chain(&e)))?;
+            .map_err(|source| GuardedPlanError::Plan { gate: gate.to_owned(), source })?;
         Ok((true, plan))
     }
 
