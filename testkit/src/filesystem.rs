@@ -1,10 +1,11 @@
 //! What file system a benchmark's temporary directory is on, said in words for its output.
 //!
 //! On this project's CI machines the root file system is ext4 *without a journal*. There, the
-//! kernel's inode allocator (`find_inode_bit`) skips every inode of the group freed in the last
-//! `dirty_expire_centisecs` (30 s by default) one at a time, reading each one's inode table block
-//! (`recently_deleted`): a new file costs more the more files were deleted near it lately, by
-//! this process or by a neighbour's build. chant writes a file per git object and per ref lock,
+//! kernel's inode allocator (`find_inode_bit`) skips, one at a time, every free inode of the group
+//! that was freed within the last minute or so (longer while its inode table block is dirty),
+//! looking up each one's inode table block to read its deletion time (`recently_deleted`): a new
+//! file costs more the more files were deleted near it lately, by this process (a ref update
+//! renames its lock over the old file, freeing an inode) or by a neighbour's build. chant writes a file per git object and per ref lock,
 //! so its figures there measure that scan as much as chant; a benchmark prints this line so that
 //! a reader knows which figures they hold, and `TMPDIR=/dev/shm` measures the same work on tmpfs.
 
@@ -26,8 +27,8 @@ pub fn describe(path: &Path) -> String {
         let device = mount.source.rsplit('/').next().unwrap_or_default();
         match std::fs::read_to_string(format!("/sys/fs/ext4/{device}/journal_task")) {
             Ok(task) if task.trim() == "<none>" => line.push_str(
-                ", without a journal: each new file's inode allocation skips the group's inodes freed \
-                 in the last 30 s one by one, so creating files costs more after deletions \
+                ", without a journal: each new file's inode allocation skips the group's recently \
+                 freed inodes one by one, so creating files costs more after deletions \
                  (TMPDIR=/dev/shm measures on tmpfs)",
             ),
             Ok(_) => line.push_str(", with a journal"),
