@@ -17,7 +17,9 @@ use support::median;
 
 use std::time::{Duration, Instant};
 
-use chant::lexicon::postgres::{Column, PostgresDeclaration, PostgresLexicon, Table, catalog};
+use std::str::FromStr;
+
+use chant::lexicon::postgres::{Column, PostgresDeclaration, PostgresLexicon, Table, catalog, verdict};
 use chant::observe::{ChangeAction, LastApply, build_change_set, observe_component};
 
 const TABLES: usize = 2000;
@@ -55,6 +57,8 @@ fn main() {
     let (snapshot, _) = lexicon.read_snapshot().unwrap();
     assert_eq!(snapshot.queries, catalog::QUERIES);
 
+    let split = split(&lexicon, &c.dsn(&db), &declared);
+
     let dump = support::pg_dump_schema_only(c, &db, RUNS);
     let query = "SELECT count(*) FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = 'app'";
     let psql: Vec<Duration> =
@@ -69,10 +73,77 @@ fn main() {
     );
     println!("  pg_dump --schema-only:  {:?} (min {:?})", median(dump.clone()), dump.iter().min().unwrap());
     println!("  psql, one catalog query: {:?} (min {:?})", median(psql.clone()), psql.iter().min().unwrap());
+    println!("  split of one observe, each step timed on its own (median of {RUNS}):");
+    for (step, runs) in &split {
+        println!("    {step:<44} {:?}", median(runs.clone()));
+    }
     let ratio = |a: &[Duration], b: &[Duration]| median(a.to_vec()).as_secs_f64() / median(b.to_vec()).as_secs_f64();
     println!(
         "  ratios of medians: chant / psql query {:.2}x (goal <= 2), chant / pg_dump {:.2}x (goal <= 0.2)",
         ratio(&observe, &psql),
         ratio(&observe, &dump)
     );
+}
+
+/// Times each step of one observe on its own, `RUNS` times: connect (SCRAM over 127.0.0.1), the
+/// transaction and each catalog query as the lexicon sends them (round trips and server time),
+/// the whole catalog read (queries and row decoding), the observation built from the snapshot,
+/// and the change set.
+fn split(
+    lexicon: &PostgresLexicon,
+    dsn: &str,
+    declared: &[chant::observe::DeclaredEntity],
+) -> Vec<(&'static str, Vec<Duration>)> {
+    let steps = [
+        "connect (startup + SCRAM)",
+        "BEGIN (repeatable read, read only)",
+        "query: schemas",
+        "query: relations",
+        "query: columns",
+        "COMMIT",
+        "catalog::read (3 queries + row decoding)",
+        "observation from the snapshot (verdict)",
+        "observe_component (connect + read + verdict)",
+        "build_change_set",
+    ];
+    let mut times: Vec<Vec<Duration>> = vec![Vec::new(); steps.len()];
+    let config = postgres::Config::from_str(dsn).unwrap();
+    for _ in 0..RUNS {
+        let mut lap = Instant::now();
+        let mut next = |i: usize, lap: &mut Instant| {
+            times[i].push(lap.elapsed());
+            *lap = Instant::now();
+        };
+        let mut client = config.connect(postgres::NoTls).unwrap();
+        next(0, &mut lap);
+        let mut tx = client
+            .build_transaction()
+            .isolation_level(postgres::IsolationLevel::RepeatableRead)
+            .read_only(true)
+            .start()
+            .unwrap();
+        next(1, &mut lap);
+        for (i, query) in [catalog::SCHEMAS, catalog::RELATIONS, catalog::COLUMNS].into_iter().enumerate() {
+            assert!(!tx.query(query, &[]).unwrap().is_empty());
+            next(2 + i, &mut lap);
+        }
+        tx.commit().unwrap();
+        next(5, &mut lap);
+        let mut tx = client.build_transaction().read_only(true).start().unwrap();
+        lap = Instant::now();
+        let snapshot = catalog::read(&mut tx).unwrap();
+        next(6, &mut lap);
+        tx.commit().unwrap();
+        let ctx = verdict::ReadContext { identity: lexicon.identity(), owned_only: false, address: "bench" };
+        lap = Instant::now();
+        let observation = verdict::observation(lexicon.declaration(), &snapshot, &ctx);
+        next(7, &mut lap);
+        assert!(observation.unobserved.is_empty());
+        let observation = observe_component(lexicon, declared);
+        next(8, &mut lap);
+        let cs = build_change_set("postgres", declared, &observation, &LastApply::none());
+        next(9, &mut lap);
+        assert!(!cs.entries.is_empty());
+    }
+    steps.into_iter().zip(times).collect()
 }

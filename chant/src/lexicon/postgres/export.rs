@@ -24,7 +24,7 @@ use std::collections::{BTreeMap, HashMap};
 
 use postgres::GenericClient;
 
-use super::catalog::{LiveColumn, LiveRelation, LiveSchema, NOT_SYSTEM, Snapshot};
+use super::catalog::{DEFAULT_EXPR, LiveColumn, LiveRelation, LiveSchema, NOT_SYSTEM, SCHEMAS, Snapshot};
 use super::marker::{self, Identity};
 use super::{PostgresError, PostgresLexicon};
 use crate::lexicon::export::{Attr, ExportOptions, ExportOwnership, ExportedResource, ExportedTemplate};
@@ -148,17 +148,7 @@ fn grouped<T>(
 /// The export's own read of `pg_catalog`, in [`QUERIES`] queries: what a template needs and no
 /// more (no index relations, no toast tables), each row naming its table by oid.
 fn read_all(client: &mut impl GenericClient, snapshot: &mut ExportSnapshot) -> Result<(), postgres::Error> {
-    let rows = client.query(
-        &format!(
-            "SELECT n.nspname::text, pg_catalog.has_schema_privilege(n.oid, 'USAGE'), \
-                    coalesce(d.description, '') \
-             FROM pg_catalog.pg_namespace n \
-             LEFT JOIN pg_catalog.pg_description d ON d.objoid = n.oid \
-                  AND d.classoid = 'pg_catalog.pg_namespace'::pg_catalog.regclass AND d.objsubid = 0 \
-             WHERE {NOT_SYSTEM}"
-        ),
-        &[],
-    )?;
+    let rows = client.query(SCHEMAS, &[])?;
     snapshot.queries += 1;
     for row in rows {
         snapshot
@@ -210,7 +200,7 @@ fn read_all(client: &mut impl GenericClient, snapshot: &mut ExportSnapshot) -> R
     let rows = client.query(
         &format!(
             "SELECT a.attrelid, a.attname::text, pg_catalog.format_type(a.atttypid, a.atttypmod), a.attnotnull, \
-                    coalesce(pg_catalog.pg_get_expr(ad.adbin, ad.adrelid), ''), d.description \
+                    {DEFAULT_EXPR}, d.description \
              FROM pg_catalog.pg_attribute a \
              JOIN pg_catalog.pg_class c ON c.oid = a.attrelid \
              JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace \
