@@ -124,7 +124,7 @@ fn split(
             .unwrap();
         next(1, &mut lap);
         for (i, query) in [catalog::SCHEMAS, catalog::RELATIONS, catalog::COLUMNS].into_iter().enumerate() {
-            assert!(!tx.query(query, &[]).unwrap().is_empty());
+            assert!(!tx.query_typed(query, &[]).unwrap().is_empty());
             next(2 + i, &mut lap);
         }
         tx.commit().unwrap();

@@ -252,9 +252,15 @@ pub fn build_change_set(
     for entity in declared {
         by_name.entry(entity.name.as_str()).or_insert(entity);
     }
-    let mut names: BTreeSet<&str> = by_name.keys().copied().collect();
+    // Each source is sorted already: one sort of their concatenation (nearly in order) and a
+    // dedup is cheaper than a set built name by name.
+    let mut names: Vec<&str> =
+        Vec::with_capacity(by_name.len() + observation.resources.len() + observation.unobserved.len());
+    names.extend(by_name.keys().copied());
     names.extend(observation.resources.keys().map(String::as_str));
     names.extend(observation.unobserved.keys().map(String::as_str));
+    names.sort_unstable();
+    names.dedup();
 
     let entries = names
         .into_iter()
@@ -315,7 +321,7 @@ fn classify(
 
     match declared {
         Some(declared) => {
-            entry.deltas = deltas(declared, present.properties.iter());
+            entry.deltas = deltas(declared, &present.properties);
             entry.action = if entry.deltas.is_empty() { ChangeAction::Noop } else { ChangeAction::Update };
         }
         None => {
@@ -334,13 +340,12 @@ fn classify(
     entry
 }
 
-fn deltas<'a>(declared: &DeclaredEntity, live: impl Iterator<Item = (&'a String, &'a String)>) -> Vec<Delta> {
-    let live: BTreeMap<&String, &String> = live.collect();
+fn deltas(declared: &DeclaredEntity, live: &BTreeMap<String, String>) -> Vec<Delta> {
     declared
         .properties
         .iter()
         .filter_map(|(key, want)| {
-            let got = live.get(key).copied();
+            let got = live.get(key);
             (got != Some(want)).then(|| Delta { property: key.clone(), declared: want.clone(), live: got.cloned() })
         })
         .collect()

@@ -285,6 +285,46 @@ fn the_catalog_is_read_in_a_fixed_number_of_queries() {
     assert_eq!(address, c.address(&db));
 }
 
+/// The catalog read names what it resolves by oid (an index's and an owned sequence's table, a
+/// table's toast table) and deparses defaults exactly as the catalog answers when asked the way
+/// `pg_dump` asks (`pg_get_expr` with the table as context, `regclass` names): a serial's
+/// `nextval`, a literal, and a generated column's expression, which refers to another column.
+#[test]
+fn the_catalog_read_resolves_owners_toast_tables_and_defaults_like_the_catalog() {
+    let c = cluster();
+    let db = c.database("resolve");
+    c.as_app(
+        &db,
+        "CREATE SCHEMA app; \
+         CREATE TABLE app.t (id serial PRIMARY KEY, body jsonb, n integer NOT NULL DEFAULT 7, \
+                             twice integer GENERATED ALWAYS AS (n * 2) STORED); \
+         CREATE INDEX t_n ON app.t (n); \
+         CREATE SEQUENCE app.s OWNED BY app.t.n; CREATE SEQUENCE app.loose; \
+         COMMENT ON TABLE app.t IS 'the t';",
+    );
+    let lex = lexicon(&db, declaration());
+    let (snapshot, _) = lex.read_snapshot().unwrap();
+    let t = &snapshot.relations["app.t"];
+    assert_eq!(t.comment, "the t");
+    let toast = c.strings(&db, "SELECT reltoastrelid::regclass::text FROM pg_class WHERE oid = 'app.t'::regclass");
+    assert_eq!(t.toast.as_deref(), Some(toast[0].as_str()));
+    assert!(t.toast.as_deref().is_some_and(|n| n.starts_with("pg_toast.")));
+    for owned in ["app.t_pkey", "app.t_n", "app.t_id_seq", "app.s"] {
+        assert_eq!(snapshot.relations[owned].owner.as_deref(), Some("app.t"), "{owned}");
+    }
+    assert_eq!(snapshot.relations["app.loose"].owner, None);
+    let expected = c.strings(
+        &db,
+        "SELECT a.attname || '=' || coalesce(pg_catalog.pg_get_expr(d.adbin, d.adrelid), '') \
+         FROM pg_attribute a LEFT JOIN pg_attrdef d ON d.adrelid = a.attrelid AND d.adnum = a.attnum \
+         WHERE a.attrelid = 'app.t'::regclass AND a.attnum > 0 ORDER BY a.attnum",
+    );
+    let read: Vec<String> =
+        snapshot.columns_of("app.t").iter().map(|(name, col)| format!("{name}={}", col.default)).collect();
+    assert_eq!(read, expected);
+    assert_eq!(read, ["id=nextval('app.t_id_seq'::regclass)", "body=", "n=7", "twice=(n * 2)"]);
+}
+
 /// Set for a worker run: `<dsn>`.
 const WORKER: &str = "CHANT_PG_APPLY_WORKER";
 

@@ -174,7 +174,8 @@ impl Snapshot {
 }
 
 /// Reads the catalog through `client` (a connection or a transaction): [`SCHEMAS`],
-/// [`RELATIONS`] and [`COLUMNS`], in that order.
+/// [`RELATIONS`] and [`COLUMNS`], in that order, each in one round trip (an unnamed statement
+/// parsed, bound and executed in one message, rather than prepared, executed and closed).
 ///
 /// # Errors
 ///
@@ -182,13 +183,13 @@ impl Snapshot {
 pub fn read(client: &mut impl GenericClient) -> Result<Snapshot, postgres::Error> {
     let mut snapshot = Snapshot::default();
 
-    let schemas = client.query(SCHEMAS, &[])?;
+    let schemas = client.query_typed(SCHEMAS, &[])?;
     snapshot.queries += 1;
     for row in schemas {
         snapshot.schemas.insert(row.try_get(0)?, LiveSchema { usage: row.try_get(1)?, comment: row.try_get(2)? });
     }
 
-    let relations = client.query(RELATIONS, &[])?;
+    let relations = client.query_typed(RELATIONS, &[])?;
     snapshot.queries += 1;
     let mut toast_names: HashMap<u32, String> = HashMap::new();
     let mut entities: HashMap<u32, String> = HashMap::with_capacity(relations.len());
@@ -225,7 +226,7 @@ pub fn read(client: &mut impl GenericClient) -> Result<Snapshot, postgres::Error
         relation.toast = toast_names.get(&toast).map(|t| format!("pg_toast.{t}"));
     }
 
-    let columns = client.query(COLUMNS, &[])?;
+    let columns = client.query_typed(COLUMNS, &[])?;
     snapshot.queries += 1;
     let mut current: Option<(u32, Vec<(String, LiveColumn)>)> = None;
     for row in columns {
