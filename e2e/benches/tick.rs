@@ -44,8 +44,8 @@ use chant::observe::deep::observe_deep;
 use chant::observe::observe_component;
 use chant::project::Project;
 use chant::tick::{Dispatcher, TickOptions, TickRecord};
-use nix::sys::resource::{UsageWho, getrusage};
 use chant_e2e::declaration::{BULK_FILES, bulk_path};
+use nix::sys::resource::{UsageWho, getrusage};
 
 const PROJECT: &str = env!("CARGO_BIN_EXE_e2e-project");
 
@@ -75,7 +75,7 @@ fn main() {
         fence: None,
     };
 
-    let read = time(reps, || {
+    let read_once = || {
         let mut buf = Vec::with_capacity(128);
         for p in &paths {
             let mut f = std::fs::File::open(p).unwrap();
@@ -83,7 +83,8 @@ fn main() {
             buf.clear();
             f.read_to_end(&mut buf).unwrap();
         }
-    });
+    };
+    let read = time(reps, read_once);
     let assess = time(reps, || {
         let a = project.assess(None, "bulk").unwrap();
         assert_eq!(a.symptom.status.as_str(), "reconciled");
@@ -96,7 +97,7 @@ fn main() {
         let out = hermetic(PROJECT, &home, &dir).args(["tick", "bulk-converge"]).output().unwrap();
         assert!(out.status.success() && String::from_utf8_lossy(&out.stdout).contains("drifted=0 remediated=0"));
     });
-    let split = Split::measure(reps, &project, &doc, &options, &home, &dir);
+    let split = Split::measure(reps, &project, &doc, &options, (&home, &dir), read_once);
 
     println!(
         "in-sync tick of a {BULK_FILES}-file estate ({bytes} bytes), {} build, {reps} repetitions",
@@ -121,11 +122,18 @@ struct Split {
     tick: Vec<(&'static str, Duration)>,
     process: Vec<(&'static str, Duration)>,
     /// CPU (user + system) per assess, tick and process tick.
-    cpu: [(&'static str, Duration); 3],
+    cpu: [(&'static str, Duration); 4],
 }
 
 impl Split {
-    fn measure(reps: usize, project: &Project, doc: &OpDocument, options: &TickOptions, home: &Path, dir: &Path) -> Self {
+    fn measure(
+        reps: usize,
+        project: &Project,
+        doc: &OpDocument,
+        options: &TickOptions,
+        (home, dir): (&Path, &Path),
+        read: impl FnMut(),
+    ) -> Self {
         let env = "bulk";
         let declaration = median(&time(reps, || {
             assert!(chant::lexicon::declaration(env).unwrap().is_some());
@@ -184,12 +192,15 @@ impl Split {
         }));
 
         let cpu = [
+            ("read", cpu(UsageWho::RUSAGE_SELF, reps, read)),
             ("assess", cpu(UsageWho::RUSAGE_SELF, reps, || drop(project.assess(None, env).unwrap()))),
             ("tick", cpu(UsageWho::RUSAGE_SELF, reps, || drop(chant::tick::execute(project, doc, options).unwrap()))),
             (
                 "process tick",
                 cpu(UsageWho::RUSAGE_CHILDREN, reps, || {
-                    assert!(hermetic(PROJECT, home, dir).args(["tick", "bulk-converge"]).output().unwrap().status.success());
+                    assert!(
+                        hermetic(PROJECT, home, dir).args(["tick", "bulk-converge"]).output().unwrap().status.success()
+                    );
                 }),
             ),
         ];
@@ -213,14 +224,18 @@ impl Split {
         for (what, whole, parts) in
             [("assess", assess, &self.assess), ("tick", assess, &self.tick), ("process tick", process, &self.process)]
         {
-            println!("split of {what} (each part alone, median; share of {})", if what == "tick" { "assess" } else { what });
+            println!(
+                "split of {what} (each part alone, median; share of {})",
+                if what == "tick" { "assess" } else { what }
+            );
             for (name, d) in parts {
                 println!("{name:>13} | {:>7.3} ms | {:>5.1}%", ms(*d), 100.0 * d.as_secs_f64() / whole.as_secs_f64());
             }
         }
-        println!("cpu (user + system) per repetition");
+        println!("cpu (user + system) per repetition, and its ratio to read's");
+        let base = self.cpu[0].1.max(Duration::from_micros(1));
         for (name, d) in &self.cpu {
-            println!("{name:>13} | {:>7.3} ms", ms(*d));
+            println!("{name:>13} | {:>7.3} ms | {:>5.1}x", ms(*d), d.as_secs_f64() / base.as_secs_f64());
         }
     }
 }
