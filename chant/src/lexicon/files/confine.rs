@@ -87,15 +87,19 @@ pub(crate) fn parent(root: &Path, rel: &str, create: bool) -> Result<Parent, Unr
 /// Classifies what sits at `dir/name`, where `dir` came from [`parent`]; `rel` is the declared
 /// path, used in messages.
 pub(crate) fn inspect(root: &Path, dir: &Path, name: &str, rel: &str) -> Result<Target, Unreadable> {
-    let path = dir.join(name);
-    let meta = match fs::symlink_metadata(&path) {
+    inspect_at(root, &dir.join(name), rel)
+}
+
+/// Classifies what sits at `path` (`dir/name` of [`inspect`], joined by the caller).
+pub(crate) fn inspect_at(root: &Path, path: &Path, rel: &str) -> Result<Target, Unreadable> {
+    let meta = match fs::symlink_metadata(path) {
         Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Target::Absent),
         Err(e) => return Err(Unreadable(format!("cannot read {rel}: {e}"))),
         Ok(meta) => meta,
     };
     let kind = meta.file_type();
     if kind.is_symlink() {
-        return match fs::canonicalize(&path) {
+        return match fs::canonicalize(path) {
             Ok(real) if real.starts_with(root) => Ok(Target::Symlink),
             Ok(real) => Err(Unreadable(format!("{rel} is a symlink to {}, outside the root", real.display()))),
             Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(Target::Symlink),

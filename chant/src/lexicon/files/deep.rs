@@ -71,8 +71,13 @@ impl FilesLexicon {
                 }
                 None => {
                     want.insert(property::SIZE.into(), json!(file.content.len()));
-                    let digest = declaration::declared_digest(&entity.name, &file.content)
-                        .map_err(|e| LexiconError::read_failed(COMPONENT, e.to_string(), e))?;
+                    // The declared entity carries the digest the thin side computed: no second
+                    // hash of every declared file (an entity built by hand without one gets it here).
+                    let digest = match entity.properties.get(property::CONTENT) {
+                        Some(digest) => digest.clone(),
+                        None => declaration::declared_digest(&entity.name, &file.content)
+                            .map_err(|e| LexiconError::read_failed(COMPONENT, e.to_string(), e))?,
+                    };
                     want.insert(property::CONTENT.into(), json!(digest));
                 }
             }

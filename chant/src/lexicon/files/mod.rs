@@ -332,7 +332,20 @@ impl FilesLexicon {
     /// Observes the path `name` into `out`, keeping in `read` what it found for the deep read
     /// (and the directories it resolved, for the next paths of this read).
     fn observe_one(&self, real_root: &Path, name: &str, kind: Option<&str>, read: &mut OneRead, out: &mut Observation) {
-        read.kept.insert(name.to_owned(), None);
+        let live = self.observe_path(real_root, name, kind, &mut read.parents, out);
+        read.kept.insert(name.to_owned(), live);
+    }
+
+    /// Observes the path `name` into `out` and returns what the deep read keeps of it (`None`
+    /// when it is absent, unreadable or not confined).
+    fn observe_path(
+        &self,
+        real_root: &Path,
+        name: &str,
+        kind: Option<&str>,
+        parents: &mut Parents,
+        out: &mut Observation,
+    ) -> Option<Live> {
         let unobserved = |detail: String| {
             let mut verdict = Unobserved::new(UnobservedReason::ReadFailed).detail(detail);
             verdict.kind = kind.map(str::to_owned);
@@ -340,39 +353,40 @@ impl FilesLexicon {
         };
         if let Err(reason) = declaration::check_path(name) {
             out.insert_unobserved(name, unobserved(format!("the path is not confined to the root: {reason}")));
-            return;
+            return None;
         }
-        let mut address = real_root.join(name);
-        let dir = match read.parent(real_root, name) {
+        let dir = match parents.resolve(real_root, name) {
             Ok(Parent::Missing) => {
-                out.insert_queried(name, address.display().to_string());
-                return;
+                out.insert_queried(name, real_root.join(name).display().to_string());
+                return None;
             }
             Ok(Parent::Dir(dir)) => dir,
             Err(why) => {
-                out.insert_unobserved(name, unobserved(why.0).queried(address.display().to_string()));
-                return;
+                out.insert_unobserved(
+                    name,
+                    unobserved(why.0.clone()).queried(real_root.join(name).display().to_string()),
+                );
+                return None;
             }
         };
-        let file_name = confine::file_name(name);
-        address = dir.join(file_name);
+        // One path per file, for the lstat, the open and the address shown.
+        let address = dir.join(confine::file_name(name));
         let shown = address.display().to_string();
         out.insert_queried(name, shown.clone());
         let resource = |kind_value: &str| {
             PresentResource::new(self.ownership(name)).kind(FILE_KIND).property(property::TYPE, kind_value)
         };
-        match confine::inspect(real_root, &dir, file_name, name) {
-            Ok(Target::Absent) => {}
+        match confine::inspect_at(real_root, &address, name) {
+            Ok(Target::Absent) => None,
             Ok(Target::Symlink) => {
-                read.kept.insert(name.to_owned(), Some(Live::Symlink));
                 out.insert_present(name, resource("symlink"));
+                Some(Live::Symlink)
             }
             Ok(Target::File(checked)) => match read_regular(&address, &checked) {
                 Ok((content, mode)) => {
                     let digest = declaration::content_digest(&content);
                     let document = self.declaration.document_format(name).is_some();
                     let live = LiveFile::new(&checked, &content, digest.as_ref().ok().cloned(), document);
-                    read.kept.insert(name.to_owned(), Some(Live::File(live)));
                     match digest {
                         Ok(digest) => out.insert_present(
                             name,
@@ -384,10 +398,17 @@ impl FilesLexicon {
                             out.insert_unobserved(name, unobserved(format!("cannot digest {name}: {e}")).queried(shown))
                         }
                     }
+                    Some(Live::File(live))
                 }
-                Err(e) => out.insert_unobserved(name, unobserved(format!("cannot read {name}: {e}")).queried(shown)),
+                Err(e) => {
+                    out.insert_unobserved(name, unobserved(format!("cannot read {name}: {e}")).queried(shown));
+                    None
+                }
             },
-            Err(why) => out.insert_unobserved(name, unobserved(why.0).queried(shown)),
+            Err(why) => {
+                out.insert_unobserved(name, unobserved(why.0).queried(shown));
+                None
+            }
         }
     }
 }
@@ -412,19 +433,18 @@ impl FilesLexicon {
 #[derive(Default)]
 struct OneRead {
     kept: Kept,
-    parents: HashMap<String, Result<Parent, Unreadable>>,
+    parents: Parents,
 }
 
-impl OneRead {
+/// The parent directories one read resolved, by their declared path.
+#[derive(Default)]
+struct Parents(HashMap<String, Result<Parent, Unreadable>>);
+
+impl Parents {
     /// [`confine::parent`] of the confined path `name`, resolved once per directory.
-    fn parent(&mut self, real_root: &Path, name: &str) -> Result<Parent, Unreadable> {
+    fn resolve(&mut self, real_root: &Path, name: &str) -> Result<&Parent, &Unreadable> {
         let dir = name.rsplit_once('/').map_or("", |(dir, _)| dir);
-        if let Some(found) = self.parents.get(dir) {
-            return found.clone();
-        }
-        let found = confine::parent(real_root, name, false);
-        self.parents.insert(dir.to_owned(), found.clone());
-        found
+        self.0.entry(dir.to_owned()).or_insert_with(|| confine::parent(real_root, name, false)).as_ref()
     }
 }
 
@@ -437,7 +457,10 @@ fn read_regular(path: &Path, checked: &fs::Metadata) -> io::Result<(Vec<u8>, u32
         return Err(io::Error::other("it was replaced while being read"));
     }
     let mut content = Vec::with_capacity(usize::try_from(meta.len()).unwrap_or(0));
-    file.read_to_end(&mut content)?;
+    // `File::read_to_end` asks the kernel for the size again (an fstat and an lseek per file);
+    // the handle's fstat above just said it, so read through the plain loop (until end of file,
+    // so a file that grew since is read whole).
+    Read::read_to_end(&mut Read::take(&mut file, u64::MAX), &mut content)?;
     Ok((content, meta.permissions().mode() & MAX_MODE))
 }
 
