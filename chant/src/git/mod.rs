@@ -14,6 +14,7 @@ pub mod cmd;
 mod history;
 pub mod log;
 mod loose;
+mod object_file;
 pub mod porcelain;
 mod presence;
 mod repo;
@@ -78,6 +79,26 @@ pub enum Error {
         lock_path: PathBuf,
         /// How old the lock file is; `None` when it vanished before it could be examined.
         age: Option<Duration>,
+    },
+    /// An object could not be encoded for writing.
+    #[error("failed to encode a {kind} object")]
+    EncodeObject {
+        /// The kind of object.
+        kind: &'static str,
+        /// What the encoder reported.
+        #[source]
+        source: std::io::Error,
+    },
+    /// A loose object file could not be written into the object directory.
+    #[error("failed to write the {kind} object file {}", path.display())]
+    ObjectFile {
+        /// The kind of object.
+        kind: &'static str,
+        /// The file.
+        path: PathBuf,
+        /// What the file system reported.
+        #[source]
+        source: std::io::Error,
     },
     /// A loose reference file could not be read or written.
     #[error("failed to access the reference file of {name} at {}", path.display())]

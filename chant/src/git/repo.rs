@@ -14,6 +14,7 @@ use gix::refs::transaction::{PreviousValue, RefEdit};
 use gix::refs::{FullName, Target};
 
 use super::loose::{self, Cas, LooseStore};
+use super::object_file;
 use super::written::{Kind, Written};
 use super::{Error, ObjectId, Result};
 
@@ -23,6 +24,9 @@ use super::{Error, ObjectId, Result};
 /// default, before it consolidates) would otherwise run out and fail every object read.
 const OBJECT_STORE_SLOTS: gix::odb::store::init::Slots =
     gix::odb::store::init::Slots::AsNeededByDiskState { multiplier: 2.0, minimum: 512 };
+
+/// How loose objects are compressed: git's and gix's default (`core.looseCompression`, level 1).
+const LOOSE_COMPRESSION: gix::zlib::Compression = gix::zlib::Compression::BEST_SPEED;
 
 /// The name and email chant writes as author and committer of ledger commits.
 const IDENTITY: (&str, &str) = ("chant", "chant@localhost");
@@ -369,12 +373,29 @@ impl Repo {
 
     /// Writes `bytes` as a blob.
     pub fn write_blob(&self, bytes: &[u8]) -> Result<ObjectId> {
-        let id = self
-            .inner
-            .write_blob(bytes)
-            .map(gix::Id::detach)
-            .map_err(|source| Error::WriteObject { kind: "blob", source: Box::new(source) })?;
-        self.inner.written.borrow_mut().put(id, Kind::Blob, bytes);
+        self.store(Kind::Blob, bytes)
+    }
+
+    /// Writes the encoded object `bytes` of `kind` unless the object database already has it (as
+    /// gix's writes check, without looking for packs added since it last looked), as git writes a
+    /// loose object (see the `object_file` module), and keeps it in this handle's written objects.
+    fn store(&self, kind: Kind, bytes: &[u8]) -> Result<ObjectId> {
+        let gix_kind = match kind {
+            Kind::Blob => gix::object::Kind::Blob,
+            Kind::Tree => gix::object::Kind::Tree,
+            Kind::Commit => gix::object::Kind::Commit,
+        };
+        let failed = |source| Error::WriteObject { kind: kind.name(), source: Box::new(source) };
+        let id = gix::objs::compute_hash(self.inner.object_hash(), gix_kind, bytes).map_err(failed)?;
+        if !self.inner.objects.exists_without_refresh(&id) {
+            let objects = self.inner.objects.store_ref().path();
+            object_file::write(objects, id, gix_kind, bytes, LOOSE_COMPRESSION).map_err(|e| Error::ObjectFile {
+                kind: kind.name(),
+                path: e.path,
+                source: e.source,
+            })?;
+        }
+        self.inner.written.borrow_mut().put(id, kind, bytes);
         Ok(id)
     }
 
@@ -480,11 +501,7 @@ impl Repo {
         entries.retain(|e| e.filename != *name);
         entries.push(Entry { mode: mode.into(), filename: (*name).into(), oid: child });
         entries.sort();
-        let tree = gix::objs::Tree { entries };
-        let write_err = |source| Error::WriteObject { kind: "tree", source: Box::new(source) };
-        let id = self.inner.write_object(&tree).map(gix::Id::detach).map_err(write_err)?;
-        self.keep(id, Kind::Tree, &tree);
-        Ok(id)
+        self.store_encoded(Kind::Tree, &gix::objs::Tree { entries })
     }
 
     /// Writes a commit of `tree` with `parents` and `message`, authored and committed by chant
@@ -507,22 +524,14 @@ impl Repo {
             message: message.into(),
             extra_headers: Vec::new(),
         };
-        let id = self
-            .inner
-            .write_object(&commit)
-            .map(gix::Id::detach)
-            .map_err(|source| Error::WriteObject { kind: "commit", source: Box::new(source) })?;
-        self.keep(id, Kind::Commit, &commit);
-        Ok(id)
+        self.store_encoded(Kind::Commit, &commit)
     }
 
-    /// Keeps `object`, just written as `id`, in this handle's written objects (encoding it into
-    /// memory cannot fail; if it did, the object is simply read back when needed).
-    fn keep(&self, id: ObjectId, kind: Kind, object: &dyn gix::objs::WriteTo) {
-        let mut bytes = Vec::new();
-        if object.write_to(&mut bytes).is_ok() {
-            self.inner.written.borrow_mut().put(id, kind, &bytes);
-        }
+    /// Encodes `object` and writes it as [`Repo::store`] does.
+    fn store_encoded(&self, kind: Kind, object: &dyn gix::objs::WriteTo) -> Result<ObjectId> {
+        let mut bytes = Vec::with_capacity(usize::try_from(object.size()).unwrap_or(0));
+        object.write_to(&mut bytes).map_err(|source| Error::EncodeObject { kind: kind.name(), source })?;
+        self.store(kind, &bytes)
     }
 
     /// The tree, parents and message of commit `id`.

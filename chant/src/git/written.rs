@@ -26,6 +26,17 @@ pub(super) enum Kind {
     Commit,
 }
 
+impl Kind {
+    /// The kind's name in git (`blob`, `tree`, `commit`).
+    pub(super) fn name(self) -> &'static str {
+        match self {
+            Kind::Blob => "blob",
+            Kind::Tree => "tree",
+            Kind::Commit => "commit",
+        }
+    }
+}
+
 /// Objects written through one handle, newest kept, within [`BUDGET`] bytes.
 #[derive(Debug, Default)]
 pub(super) struct Written {
