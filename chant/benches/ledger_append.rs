@@ -5,7 +5,8 @@
 //! Then, in 31 rounds that visit every repository in turn (so every size sees the same machine
 //! load), it times one more append per repository, then one read of the newest record, and
 //! prints the median and fastest append (the median carries the noise of a shared machine, the
-//! minimum shows the work itself), the loose objects and bytes each append adds to
+//! minimum shows the work itself), the median CPU time of the appending thread per append (the
+//! figure to compare on a loaded machine), the loose objects and bytes each append adds to
 //! `.git/objects`, and the median read. The same append done by the git binary's plumbing
 //! (nine processes: find the newest shard, read it, hash the new blob, rebuild the trees in a
 //! temporary index, commit, compare-and-swap the ref) runs in the same repositories for
@@ -46,11 +47,12 @@ fn main() {
     let rows = measure(&fixtures);
     println!("ledger append, one shard key, {} build, {REPETITIONS} rounds", profile());
     println!(
-        "{:>14} | {:>5} | {:>13} | {:>11} | {:>14} | {:>12} | {:>15} | {:>19}",
+        "{:>14} | {:>5} | {:>13} | {:>11} | {:>15} | {:>14} | {:>12} | {:>15} | {:>19}",
         "records before",
         "packs",
         "append median",
         "append min",
+        "append CPU med",
         "objects/append",
         "bytes/append",
         "latest() median",
@@ -58,11 +60,12 @@ fn main() {
     );
     for (fixture, row) in fixtures.iter().zip(rows) {
         println!(
-            "{:>14} | {:>5} | {:>10.3} ms | {:>8.3} ms | {:>14} | {:>12} | {:>12.3} ms | {:>16.3} ms",
+            "{:>14} | {:>5} | {:>10.3} ms | {:>8.3} ms | {:>12.3} ms | {:>14} | {:>12} | {:>12.3} ms | {:>16.3} ms",
             fixture.size,
             fixture.packs,
             ms(median(row.appends.clone())),
             ms(row.appends.iter().copied().min().unwrap()),
+            ms(median(row.cpu.clone())),
             row.objects,
             row.bytes,
             ms(median(row.reads)),
@@ -115,6 +118,8 @@ impl Fixture {
 #[derive(Default)]
 struct Row {
     appends: Vec<Duration>,
+    /// This thread's CPU time (user and system) per append: the figure to judge on a loaded machine.
+    cpu: Vec<Duration>,
     /// Loose objects each append adds.
     objects: u64,
     /// Bytes each append adds to `.git/objects` (loose, compressed).
@@ -130,9 +135,10 @@ fn measure(fixtures: &[Fixture]) -> Vec<Row> {
     let before: Vec<(u64, u64)> = fixtures.iter().map(Fixture::objects).collect();
     for round in 0..REPETITIONS {
         for (fixture, row) in fixtures.iter().zip(&mut rows) {
-            let start = Instant::now();
+            let (start, cpu) = (Instant::now(), thread_cpu());
             fixture.ledger.append(&fixture.key, &line(fixture.size + round)).unwrap();
             row.appends.push(start.elapsed());
+            row.cpu.push(thread_cpu().saturating_sub(cpu));
         }
     }
     for ((fixture, row), (files, bytes)) in fixtures.iter().zip(&mut rows).zip(before) {
@@ -250,6 +256,13 @@ fn du(path: &Path) -> (u64, u64) {
         }
     }
     (files, bytes)
+}
+
+/// The calling thread's time on a CPU so far (`/proc/thread-self/schedstat`, nanoseconds; zero
+/// where there is no such file).
+fn thread_cpu() -> Duration {
+    let text = std::fs::read_to_string("/proc/thread-self/schedstat").unwrap_or_default();
+    Duration::from_nanos(text.split_whitespace().next().and_then(|n| n.parse().ok()).unwrap_or(0))
 }
 
 fn median(mut samples: Vec<Duration>) -> Duration {
