@@ -46,6 +46,7 @@ fn main() {
     let fixtures: Vec<Fixture> = sizes.iter().map(|&size| Fixture::filled(size)).collect();
     let rows = measure(&fixtures);
     println!("ledger append, one shard key, {} build, {REPETITIONS} rounds", profile());
+    println!("temporary directory: {}", chant_testkit::filesystem::describe(&std::env::temp_dir()));
     println!(
         "{:>14} | {:>5} | {:>13} | {:>11} | {:>15} | {:>14} | {:>12} | {:>15} | {:>19}",
         "records before",
