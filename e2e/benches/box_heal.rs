@@ -60,7 +60,8 @@ fn main() {
     let idle = Duration::from_secs(env_num("CHANT_BENCH_IDLE_SECS", 600) as u64);
     let gap = Duration::from_secs(env_num("CHANT_BENCH_GAP_SECS", 6) as u64);
     let modes = std::env::var("CHANT_BENCH_MODES").unwrap_or_else(|_| "ab".to_owned());
-    let tmp = tempfile::Builder::new().prefix("boxbench").tempdir_in("/tmp").unwrap();
+    // `$TMPDIR` (default /tmp), kept short: the supervisor's socket path lives under it.
+    let tmp = tempfile::Builder::new().prefix("boxbench").tempdir_in(std::env::temp_dir()).unwrap();
     let home = tmp.path().join("home");
     std::fs::create_dir_all(&home).unwrap();
     let script = health_server(tmp.path());
