@@ -164,20 +164,7 @@ impl Git {
     /// Fetches `remote_ref` of `remote` (a configured remote name or a URL) into `local_ref`,
     /// forcing the local reference to whatever the remote holds.
     pub fn fetch_ref(&self, remote: &str, remote_ref: &str, local_ref: &str) -> Result<Fetched> {
-        let refspec = format!("+{remote_ref}:{local_ref}");
-        let args = [
-            "fetch",
-            "--quiet",
-            "--no-tags",
-            "--no-write-fetch-head",
-            "--no-recurse-submodules",
-            "--no-auto-maintenance",
-            "--",
-            remote,
-            &refspec,
-        ];
-        let output = self.run("fetch", &args)?;
-        Ok(fetched(&output))
+        self.fetch_refspecs(remote, &[&format!("+{remote_ref}:{local_ref}")], false)
     }
 
     /// Pushes object `new` to `remote_ref` of `remote` if and only if the remote reference holds
@@ -191,14 +178,7 @@ impl Git {
     ) -> Result<Pushed> {
         let lease =
             format!("--force-with-lease={remote_ref}:{}", expected.map(|id| id.to_string()).unwrap_or_default());
-        let refspec = format!("{new}:{remote_ref}");
-        let output = self.run("push", &["push", "--porcelain", "--no-verify", &lease, "--", remote, &refspec])?;
-        let lines = porcelain::parse_push(&output.stdout);
-        match lines.iter().find(|line| line.to == remote_ref) {
-            Some(line) if line.landed() && output.success() => Ok(Pushed::Landed),
-            Some(line) if !line.landed() => Ok(Pushed::Refused(porcelain::classify_refusal(line, &output.stderr))),
-            _ => Ok(Pushed::Failed(porcelain::first_error_line(&output.stderr))),
-        }
+        self.push_one(remote, remote_ref, &lease, &format!("{new}:{remote_ref}"))
     }
 
     /// Deletes `remote_ref` on `remote` if and only if it holds `expected`. Deleting a reference
@@ -206,8 +186,13 @@ impl Git {
     /// only delete what they saw.
     pub fn push_delete_with_lease(&self, remote: &str, remote_ref: &str, expected: ObjectId) -> Result<Pushed> {
         let lease = format!("--force-with-lease={remote_ref}:{expected}");
-        let refspec = format!(":{remote_ref}");
-        let output = self.run("push", &["push", "--porcelain", "--no-verify", &lease, "--", remote, &refspec])?;
+        self.push_one(remote, remote_ref, &lease, &format!(":{remote_ref}"))
+    }
+
+    /// Pushes one `refspec` to `remote` under `lease` (hooks not run) and reads what became of
+    /// `remote_ref` from `--porcelain`.
+    fn push_one(&self, remote: &str, remote_ref: &str, lease: &str, refspec: &str) -> Result<Pushed> {
+        let output = self.run("push", &["push", "--porcelain", "--no-verify", lease, "--", remote, refspec])?;
         let lines = porcelain::parse_push(&output.stdout);
         match lines.iter().find(|line| line.to == remote_ref) {
             Some(line) if line.landed() && output.success() => Ok(Pushed::Landed),
