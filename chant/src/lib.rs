@@ -28,6 +28,7 @@ pub mod lease;
 pub mod ledger;
 pub mod lexicon;
 pub mod model;
+pub mod notification;
 pub mod notify;
 pub mod observe;
 pub mod operator;

@@ -62,7 +62,7 @@ pub struct OperatorArgs {
 pub enum OperatorCommand {
     /// Show each ConvergeOp's last tick, lease and pending gates
     Status(StatusArgs),
-    /// Show the timeline of ticks, dispatched runs and gate resolutions
+    /// Show the timeline of ticks, dispatched runs, gate resolutions and notifications
     Log(LogArgs),
     /// Audit the gate ledgers: every request, approval, override and revocation, and the gaps
     Audit(AuditArgs),
@@ -94,7 +94,7 @@ pub struct StatusArgs {
     pub json: bool,
 }
 
-/// Show the timeline of ticks, dispatched runs and gate resolutions
+/// Show the timeline of ticks, dispatched runs, gate resolutions and notifications
 #[derive(Debug, Args)]
 pub struct LogArgs {
     /// Only the ConvergeOps of this env.

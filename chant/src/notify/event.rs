@@ -9,38 +9,10 @@
 //! - `recovered`: the tick raised none of the above, observed everything and did not fail, and
 //!   the last notification recorded for the op reported a problem.
 
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 
+pub use crate::notification::EventKind;
 use crate::tick::{Action, TickRecord};
-
-/// The kind of an event.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum EventKind {
-    /// A dispatch stopped at a gate.
-    Gated,
-    /// A dispatch failed.
-    FailedDispatch,
-    /// Flap damping skipped a dispatch.
-    Damped,
-    /// The env (or a resource) has been unknown for the configured number of ticks in a row.
-    Unknown,
-    /// The op is clean again after a problem was notified.
-    Recovered,
-}
-
-impl EventKind {
-    /// Returns the event's name as sent (`failed-dispatch`).
-    pub fn as_str(self) -> &'static str {
-        match self {
-            EventKind::Gated => "gated",
-            EventKind::FailedDispatch => "failed-dispatch",
-            EventKind::Damped => "damped",
-            EventKind::Unknown => "unknown",
-            EventKind::Recovered => "recovered",
-        }
-    }
-}
 
 /// One notification: what a webhook receives as its JSON body and a command on stdin.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]

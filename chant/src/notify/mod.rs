@@ -35,16 +35,15 @@ use std::sync::mpsc::{self, Sender};
 use std::sync::{Arc, Condvar, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
-use serde::{Deserialize, Serialize};
-
 use crate::config::Config;
-use crate::ledger::{Ledger, Record, RecordKind, ShardKey, Visit};
+use crate::ledger::{Ledger, ShardKey, Visit};
 use crate::operator::hooks::Hooks;
 use crate::operator::round::{OpReport, Target};
 use crate::project::Project;
 use crate::tick::TickRecord;
 
-pub use event::{Event, EventKind};
+pub use crate::notification::{Delivery, EventKind, Notified, NotifyRecord};
+pub use event::Event;
 pub use sink::{SendError, Sink};
 
 /// The run of unknown ticks after which `unknown` is sent, when `[notify] unknown_ticks` is not
@@ -114,70 +113,6 @@ impl NotifyConfig {
         let sinks = Sink::configured(section, &config.root);
         Ok((!sinks.is_empty()).then_some(NotifyConfig { sinks, timeout, unknown_ticks }))
     }
-}
-
-/// What the ledger remembers of a tick's notifications: one record per notified tick, beside the
-/// op's ticks (`<env>/<op>/notify/`).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct NotifyRecord {
-    /// Always 1.
-    pub version: u32,
-    /// Always `notification`.
-    pub kind: String,
-    /// The ConvergeOp.
-    pub op: String,
-    /// Its env.
-    pub env: String,
-    /// The tick notified.
-    pub tick_id: String,
-    /// When the notifications were sent.
-    pub timestamp: String,
-    /// Whether the events reported a problem (`recovered` alone does not).
-    pub problem: bool,
-    /// The events sent.
-    pub events: Vec<Notified>,
-    /// Each sink's delivery of each event.
-    pub sinks: Vec<Delivery>,
-}
-
-impl Record for NotifyRecord {
-    const KIND: RecordKind = RecordKind::Notify;
-    const NAME: &'static str = "notification";
-    const REQUIRED: &'static [&'static str] = &["op", "env", "tickId"];
-
-    fn shard_key(&self, member: Option<&str>) -> Result<ShardKey, crate::ledger::Error> {
-        ShardKey::notify(member, &self.env, &self.op)
-    }
-}
-
-/// One event sent, as recorded.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct Notified {
-    /// What happened.
-    pub event: EventKind,
-    /// The rule whose outcome it was.
-    #[serde(skip_serializing_if = "Option::is_none", default)]
-    pub rule_id: Option<String>,
-    /// The resource, in resource mode.
-    #[serde(skip_serializing_if = "Option::is_none", default)]
-    pub resource: Option<String>,
-}
-
-/// One sink's delivery of one event, as recorded.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct Delivery {
-    /// The sink's name (`webhook $CHANT_NOTIFY_URL`).
-    pub sink: String,
-    /// The event.
-    pub event: EventKind,
-    /// Whether it was delivered.
-    pub ok: bool,
-    /// Why not.
-    #[serde(skip_serializing_if = "Option::is_none", default)]
-    pub error: Option<String>,
 }
 
 /// A failure callback: given the sink's kind (`webhook`, `command`).

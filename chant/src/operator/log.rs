@@ -1,9 +1,10 @@
 //! `operator log`: the history behind `operator status`, from the ledger alone.
 //!
 //! One timeline, oldest first, merging every tick of the ConvergeOps covered, the run records of
-//! the ops their ticks dispatched (in the same env), and the gate resolutions recorded against
-//! those ops and the ConvergeOps themselves. Entries sort by time; ties keep the order tick, run,
-//! gate resolution, and ledger order within a kind. `--since` (inclusive) filters first, then
+//! the ops their ticks dispatched (in the same env), the gate resolutions recorded against
+//! those ops and the ConvergeOps themselves, and the notification records of the ConvergeOps
+//! (what the operator sent for a tick, and whether each sink took it). Entries sort by time;
+//! ties keep the order tick, run, gate resolution, notification, and ledger order within a kind. `--since` (inclusive) filters first, then
 //! `--limit` keeps the newest n, still printed oldest first. With either, each key is read
 //! newest shard first and only as far back as the filter can reach, so `--limit 50` costs the
 //! same at the millionth record as at the thousandth. `--json` prints [`Timeline`], one
@@ -19,6 +20,7 @@ use serde_json::Value;
 
 use crate::gate::GateFact;
 use crate::ledger::{Ledger, RECORDS_PER_SHARD, ShardKey, Stored, Unreadable, Visit};
+use crate::notification::NotifyRecord;
 use crate::runner::RunRecord;
 use crate::terminal::printable;
 use crate::tick::{Outcome, TickRecord};
@@ -45,6 +47,8 @@ pub enum EntryKind {
     Run,
     /// A gate resolution.
     GateResolution,
+    /// A notification record: the events sent for a tick, and each sink's delivery.
+    Notification,
 }
 
 /// One entry of the timeline.
@@ -77,6 +81,8 @@ pub enum Read {
     Run(Box<RunRecord>),
     /// A gate resolution.
     Gate(Box<GateFact>),
+    /// A notification record.
+    Notification(Box<NotifyRecord>),
 }
 
 /// The whole `operator log` document.
@@ -131,6 +137,22 @@ pub fn timeline(ledger: &Ledger, ops: &[OpRef], filter: &Filter) -> Result<Timel
                 member: r.member.clone(),
                 record: stored.value,
                 read: Read::Tick(Box::new(tick)),
+            };
+            entries.push((crate::clock::parse(&entry.timestamp), entry));
+        }
+        let key = ShardKey::notify(r.member.as_deref(), &r.env, &r.op)?;
+        let (records, unreadable) = window::<NotifyRecord>(ledger, &key, filter, |n| &n.timestamp)?;
+        malformed.notifications += unreadable.len();
+        for stored in records {
+            let sent = stored.record;
+            let entry = Entry {
+                kind: EntryKind::Notification,
+                timestamp: sent.timestamp.clone(),
+                op: r.op.clone(),
+                env: r.env.clone(),
+                member: r.member.clone(),
+                record: stored.value,
+                read: Read::Notification(Box::new(sent)),
             };
             entries.push((crate::clock::parse(&entry.timestamp), entry));
         }
@@ -265,6 +287,19 @@ pub fn render(timeline: &Timeline) -> String {
                 let url = fact.url.as_deref().map(|u| format!("  {}", p(u))).unwrap_or_default();
                 let by = p(fact.resolved_by.as_deref().unwrap_or("unknown"));
                 let _ = writeln!(s, "{at}  gate-resolved  {op}/{} by {by}{url}", p(&fact.gate));
+            }
+            Read::Notification(sent) => {
+                let events: Vec<&str> = sent.events.iter().map(|e| e.event.as_str()).collect();
+                let _ =
+                    writeln!(s, "{at}  {op}@{env}  [{}]  notified {}", p(&short_id(&sent.tick_id)), events.join(", "));
+                for d in &sent.sinks {
+                    let result = match &d.error {
+                        _ if d.ok => "delivered".to_owned(),
+                        Some(error) => format!("not delivered: {}", p(error)),
+                        None => "not delivered".to_owned(),
+                    };
+                    let _ = writeln!(s, "    {}  {}  {result}", d.event.as_str(), p(&d.sink));
+                }
             }
         }
     }

@@ -43,23 +43,26 @@ pub struct Malformed {
     pub gates: usize,
     /// Run records.
     pub runs: usize,
+    /// Notification records (`operator log` reads them; `status` does not).
+    pub notifications: usize,
 }
 
 impl Malformed {
     /// Returns the total.
     pub fn total(&self) -> usize {
-        self.converge + self.gates + self.runs
+        self.converge + self.gates + self.runs + self.notifications
     }
 
     /// Returns the warning for a human, when any line was unreadable.
     pub fn warning(&self, what: &str) -> Option<String> {
         (self.total() > 0).then(|| {
             format!(
-                "{} ledger line(s) were unreadable and are missing from this {what} (converge: {}, gates: {}, runs: {})",
+                "{} ledger line(s) were unreadable and are missing from this {what} (converge: {}, gates: {}, runs: {}, notifications: {})",
                 self.total(),
                 self.converge,
                 self.gates,
-                self.runs
+                self.runs,
+                self.notifications
             )
         })
     }

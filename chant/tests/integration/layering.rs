@@ -34,8 +34,9 @@ const LAYERS: &[&[&str]] = &[
     // Storage.
     &["ledger"],
     // Records kept on the ledger and what reads them: the lease (who ticks), gate facts and
-    // decisions, and the lexicons (readers and writers of substrates).
-    &["lease", "gate", "lexicon"],
+    // decisions, the notification record (what was sent for a tick), and the lexicons (readers
+    // and writers of substrates).
+    &["lease", "gate", "notification", "lexicon"],
     // The estate as a graph, rebuilt from the lexicons' reference catalogs.
     &["graph"],
     // The behaviour engines, and `chant.toml` (checked against the binding keys the registered

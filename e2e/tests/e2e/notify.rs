@@ -161,6 +161,26 @@ fn a_standing_gate_notifies_once_per_tick_and_recovery_after_approval() {
         assert_eq!(names, ["webhook $E2E_HOOK_URL", "command #1"], "{r}");
         assert!(sinks.iter().all(|s| s["ok"] == true), "{r}");
     }
+    // `operator log` shows each notification right after the tick it answers.
+    let log = sandbox.project(&["operator", "log", "--env", "dash", "--json"], &[]);
+    log.code(0);
+    let entries = log.json()["entries"].as_array().unwrap().clone();
+    let timeline: Vec<(&str, &Value)> = entries
+        .iter()
+        .filter(|e| e["op"] == "dash-converge")
+        .map(|e| {
+            (e["kind"].as_str().unwrap(), if e["kind"] == "tick" { &e["record"]["id"] } else { &e["record"]["tickId"] })
+        })
+        .collect();
+    let expected: Vec<(&str, &Value)> = tick_ids.iter().flat_map(|id| [("tick", *id), ("notification", *id)]).collect();
+    assert_eq!(timeline, expected, "{entries:?}");
+    let text = sandbox.project(&["operator", "log", "--env", "dash"], &[]);
+    text.code(0);
+    assert!(
+        text.stdout.contains("notified recovered\n    recovered  webhook $E2E_HOOK_URL  delivered\n"),
+        "{}",
+        text.stdout
+    );
 
     // The command sink got the same events on stdin, with a minimal environment.
     let lines = std::fs::read_to_string(commands.join("events.jsonl")).unwrap();

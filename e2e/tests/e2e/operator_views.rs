@@ -40,7 +40,7 @@ fn status_and_log_read_the_ledger_alone_with_one_json_shape() {
     assert_eq!(status["version"], 1);
     let keys: Vec<&str> = status.as_object().unwrap().keys().map(String::as_str).collect();
     assert_eq!(keys, ["malformed", "ops", "pendingGates", "version"]);
-    assert_eq!(status["malformed"], serde_json::json!({"converge": 0, "gates": 0, "runs": 0}));
+    assert_eq!(status["malformed"], serde_json::json!({"converge": 0, "gates": 0, "runs": 0, "notifications": 0}));
     let rows = status["ops"].as_array().unwrap();
     let names: Vec<&str> = rows.iter().map(|r| r["op"].as_str().unwrap()).collect();
     assert_eq!(names, ["mark-loop", "mark-sched"], "the stock binary finds ConvergeOps on the ledger");

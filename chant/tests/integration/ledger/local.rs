@@ -418,3 +418,68 @@ fn newest_first_streams_shard_by_shard_and_operator_log_reads_only_what_its_filt
     let everything = log::timeline(&ledger, &ops, &log::Filter { since: None, limit: Some(10_000) }).unwrap();
     assert_eq!((stamps(&everything), everything.malformed.converge), (all, 1));
 }
+
+#[test]
+fn operator_log_shows_what_was_notified_for_a_tick_after_it_and_counts_an_unreadable_notification() {
+    use chant::notification::{Delivery, EventKind, Notified, NotifyRecord};
+    use chant::operator::{log, status::OpRef};
+
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = project(tmp.path(), "p");
+    let ledger = open(&dir, local_config());
+    let op = "a-converge";
+    let notify = ShardKey::notify(None, "staging", op).unwrap();
+    // Two ticks; the first was notified (a webhook took it, a command failed), and one
+    // notification line is unreadable.
+    ledger.append(&converge(op), &tick_line(op, 1)).unwrap();
+    let sent = NotifyRecord {
+        version: 1,
+        kind: "notification".to_owned(),
+        op: op.to_owned(),
+        env: "staging".to_owned(),
+        tick_id: format!("id-{op}-1"),
+        // Sent after the tick was recorded, before the next one.
+        timestamp: "2026-08-25T10:01:00.500Z".to_owned(),
+        problem: true,
+        events: vec![Notified { event: EventKind::Gated, rule_id: Some("guard".to_owned()), resource: None }],
+        sinks: vec![
+            Delivery { sink: "webhook $HOOK".to_owned(), event: EventKind::Gated, ok: true, error: None },
+            Delivery {
+                sink: "command ./page.sh".to_owned(),
+                event: EventKind::Gated,
+                ok: false,
+                error: Some("exit 3\u{1b}[2J".to_owned()),
+            },
+        ],
+    };
+    ledger.append_record(None, &sent).unwrap();
+    ledger.append(&notify, r#"{"kind":"notification"}"#).unwrap();
+    ledger.append(&converge(op), &tick_line(op, 2)).unwrap();
+
+    let ops = [OpRef { op: op.to_owned(), env: "staging".to_owned(), member: None }];
+    let kinds = |t: &log::Timeline| t.entries.iter().map(|e| (e.kind, e.timestamp.clone())).collect::<Vec<_>>();
+    let full = log::timeline(&ledger, &ops, &log::Filter::default()).unwrap();
+    assert_eq!(
+        kinds(&full),
+        [
+            (log::EntryKind::Tick, "2026-08-25T10:01:00.000Z".to_owned()),
+            (log::EntryKind::Notification, "2026-08-25T10:01:00.500Z".to_owned()),
+            (log::EntryKind::Tick, "2026-08-25T10:02:00.000Z".to_owned()),
+        ]
+    );
+    assert_eq!(full.malformed.notifications, 1, "the unreadable notification line is counted");
+    assert!(full.malformed.warning("timeline").unwrap().contains("notifications: 1"));
+    let json = serde_json::to_value(&full).unwrap();
+    assert_eq!(json["entries"][1]["kind"], "notification");
+    assert_eq!(json["entries"][1]["record"]["tickId"], "id-a-converge-1");
+
+    // The human form: the tick it answers, the events, each sink's delivery, escaped.
+    let text = log::render(&full);
+    assert!(text.contains("2026-08-25T10:01:00.500Z  a-converge@staging  [id-a-con]  notified gated\n"), "{text}");
+    assert!(text.contains("    gated  webhook $HOOK  delivered\n"), "{text}");
+    assert!(text.contains("    gated  command ./page.sh  not delivered: exit 3\\u{1b}[2J\n"), "{text}");
+
+    // --limit reads the notifications newest first too: the newest two entries.
+    let limited = log::timeline(&ledger, &ops, &log::Filter { since: None, limit: Some(2) }).unwrap();
+    assert_eq!(kinds(&limited), kinds(&full)[1..]);
+}
