@@ -57,12 +57,13 @@ impl Malformed {
     pub fn warning(&self, what: &str) -> Option<String> {
         (self.total() > 0).then(|| {
             format!(
-                "{} ledger line(s) were unreadable and are missing from this {what} (converge: {}, gates: {}, runs: {}, notifications: {})",
+                "{} ledger line(s) were unreadable and are missing from this {what} (converge: {}, gates: {}, runs: {}{})",
                 self.total(),
                 self.converge,
                 self.gates,
                 self.runs,
-                self.notifications
+                // Only `operator log` reads notifications: named when it met an unreadable one.
+                if self.notifications > 0 { format!(", notifications: {}", self.notifications) } else { String::new() }
             )
         })
     }
