@@ -22,7 +22,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde::{Deserialize, Serialize};
 
-use super::observation::{DeclaredEntity, Observation, Ownership};
+use super::observation::{DeclaredEntity, Observation, Ownership, PresentResource, Unobserved};
 use crate::model::UnobservedReason;
 
 /// What converging one entity would take.
@@ -242,45 +242,71 @@ impl ChangeSet {
 /// recorded apply. Pure: no I/O.
 ///
 /// Duplicate declared names are read once (the first declaration wins).
+///
+/// One pass: the declared entities (sorted by name once, unless they already are) and the
+/// observation's maps are all in name order, so each entry is classified by advancing a cursor
+/// over each source, not by looking its name up in every map.
 pub fn build_change_set(
     component: &str,
     declared: &[DeclaredEntity],
     observation: &Observation,
     last_apply: &LastApply,
 ) -> ChangeSet {
-    let mut by_name: BTreeMap<&str, &DeclaredEntity> = BTreeMap::new();
-    for entity in declared {
-        by_name.entry(entity.name.as_str()).or_insert(entity);
+    let mut sorted: Vec<&DeclaredEntity> = declared.iter().collect();
+    if !sorted.is_sorted_by(|a, b| a.name < b.name) {
+        // Stable, so of equal names the first declared stays first and survives the dedup.
+        sorted.sort_by(|a, b| a.name.cmp(&b.name));
+        sorted.dedup_by(|later, first| later.name == first.name);
     }
-    // Each source is sorted already: one sort of their concatenation (nearly in order) and a
-    // dedup is cheaper than a set built name by name.
     let mut names: Vec<&str> =
-        Vec::with_capacity(by_name.len() + observation.resources.len() + observation.unobserved.len());
-    names.extend(by_name.keys().copied());
+        Vec::with_capacity(sorted.len() + observation.resources.len() + observation.unobserved.len());
+    names.extend(sorted.iter().map(|d| d.name.as_str()));
     names.extend(observation.resources.keys().map(String::as_str));
     names.extend(observation.unobserved.keys().map(String::as_str));
-    names.sort_unstable();
+    // Three sorted runs: the sort merges them.
+    names.sort();
     names.dedup();
 
-    let entries = names
-        .into_iter()
-        .map(|name| classify(name, by_name.get(name).copied(), &by_name, observation, last_apply))
-        .collect();
+    let mut declared_at = sorted.iter().map(|d| (d.name.as_str(), *d)).peekable();
+    let mut present_at = observation.resources.iter().map(|(k, v)| (k.as_str(), v)).peekable();
+    let mut unobserved_at = observation.unobserved.iter().map(|(k, v)| (k.as_str(), v)).peekable();
+    let mut queried_at = observation.queried.iter().map(|(k, v)| (k.as_str(), v)).peekable();
+    let mut owned_at = last_apply.owned.iter().map(|k| (k.as_str(), ())).peekable();
+    let is_declared = |owner: &str| sorted.binary_search_by(|d| d.name.as_str().cmp(owner)).is_ok();
+    let mut entries = Vec::with_capacity(names.len());
+    for name in names {
+        entries.push(classify(
+            name,
+            at(&mut declared_at, name),
+            is_declared,
+            at(&mut present_at, name),
+            at(&mut unobserved_at, name),
+            at(&mut queried_at, name).cloned(),
+            at(&mut owned_at, name).is_some(),
+        ));
+    }
     ChangeSet { component: component.to_owned(), entries }
+}
+
+/// Advances a name-ordered source past the names before `name` and returns the value of
+/// `name`, if the source holds it. Asked in increasing name order, each source is walked once.
+fn at<'a, V>(source: &mut std::iter::Peekable<impl Iterator<Item = (&'a str, V)>>, name: &str) -> Option<V> {
+    while source.next_if(|(key, _)| *key < name).is_some() {}
+    source.next_if(|(key, _)| *key == name).map(|(_, value)| value)
 }
 
 fn classify(
     name: &str,
     declared: Option<&DeclaredEntity>,
-    all_declared: &BTreeMap<&str, &DeclaredEntity>,
-    observation: &Observation,
-    last_apply: &LastApply,
+    is_declared: impl Fn(&str) -> bool,
+    present: Option<&PresentResource>,
+    unobserved: Option<&Unobserved>,
+    queried: Option<String>,
+    in_last_apply: bool,
 ) -> ChangeEntry {
-    let in_last_apply = last_apply.owned.contains(name);
-    let queried = observation.queried.get(name).cloned();
     let declared_kind = declared.and_then(|d| d.kind.clone());
 
-    if let Some(verdict) = observation.unobserved.get(name) {
+    if let Some(verdict) = unobserved {
         return ChangeEntry {
             name: name.to_owned(),
             kind: declared_kind.or_else(|| verdict.kind.clone()),
@@ -308,7 +334,7 @@ fn classify(
         runtime_owner: None,
     };
 
-    let Some(present) = observation.resources.get(name) else {
+    let Some(present) = present else {
         // In neither map: observed absent. Only names that are declared or in an observation
         // map reach here, so this is a declared entity.
         return entry;
@@ -325,8 +351,7 @@ fn classify(
             entry.action = if entry.deltas.is_empty() { ChangeAction::Noop } else { ChangeAction::Update };
         }
         None => {
-            let runtime_owner =
-                present.runtime_owner.as_deref().filter(|owner| all_declared.contains_key(owner) && *owner != name);
+            let runtime_owner = present.runtime_owner.as_deref().filter(|owner| *owner != name && is_declared(owner));
             entry.action = match (runtime_owner, present.ownership) {
                 (Some(owner), _) => {
                     entry.runtime_owner = Some(owner.to_owned());
@@ -637,5 +662,85 @@ mod tests {
         for a in ChangeAction::ALL {
             assert_eq!(serde_json::to_string(&a).unwrap(), format!("\"{}\"", a.as_str()));
         }
+    }
+
+    /// The change set as the definition in the module header reads, name by name through maps:
+    /// what the one-pass builder must equal.
+    fn by_lookup(declared: &[DeclaredEntity], obs: &Observation, last: &LastApply) -> Vec<ChangeEntry> {
+        let mut by_name: BTreeMap<&str, &DeclaredEntity> = BTreeMap::new();
+        for d in declared {
+            by_name.entry(d.name.as_str()).or_insert(d);
+        }
+        let names: BTreeSet<&str> = by_name
+            .keys()
+            .copied()
+            .chain(obs.resources.keys().map(String::as_str))
+            .chain(obs.unobserved.keys().map(String::as_str))
+            .collect();
+        names
+            .into_iter()
+            .map(|name| {
+                classify(
+                    name,
+                    by_name.get(name).copied(),
+                    |owner| by_name.contains_key(owner),
+                    obs.resources.get(name),
+                    obs.unobserved.get(name),
+                    obs.queried.get(name).cloned(),
+                    last.owned.contains(name),
+                )
+            })
+            .collect()
+    }
+
+    #[test]
+    fn one_pass_equals_lookup_by_name_over_overlapping_sources() {
+        // Names drawn from a small pool so that every source overlaps every other; declared out
+        // of order and twice (the first declaration, with its kind, must win).
+        let pool: Vec<String> = (0..40).map(|i| format!("e{:02}", (i * 17) % 40)).collect();
+        let mut declared = Vec::new();
+        let mut obs = Observation::new();
+        let mut owned = Vec::new();
+        for (i, name) in pool.iter().enumerate() {
+            if i % 3 != 0 {
+                declared.push(file(name, if i % 2 == 0 { "x" } else { "y" }).kind(format!("first{i}")));
+            }
+            if i % 5 == 0 {
+                declared.push(file(name, "z").kind("second"));
+            }
+            match i % 4 {
+                0 => obs.insert_present(name.clone(), live(Ownership::Owned, if i % 8 == 0 { "x" } else { "y" })),
+                1 => obs.insert_present(name.clone(), live(Ownership::Foreign, "y").runtime_of(&pool[(i + 1) % 40])),
+                2 => obs.insert_unobserved(name.clone(), Unobserved::new(UnobservedReason::ReadFailed)),
+                _ => {}
+            }
+            if i % 7 == 0 {
+                // In both maps: read as unobserved.
+                obs.insert_present(name.clone(), live(Ownership::Unknown, "x"));
+                obs.insert_unobserved(name.clone(), Unobserved::new(UnobservedReason::Filtered).queried("inline"));
+            }
+            if i % 2 == 1 {
+                obs.insert_queried(name.clone(), format!("addr{i}"));
+            }
+            if i % 3 == 1 {
+                owned.push(name.clone());
+            }
+        }
+        obs.insert_queried("zz-only-queried", "addr");
+        obs.insert_present("undeclared-runtime", live(Ownership::Owned, "x").runtime_of("e01"));
+        let last = LastApply::recorded(owned);
+        assert!(!declared.is_sorted_by(|a, b| a.name < b.name));
+        let cs = build_change_set("files", &declared, &obs, &last);
+        assert_eq!(cs.entries, by_lookup(&declared, &obs, &last));
+        for action in [ChangeAction::Create, ChangeAction::Update, ChangeAction::Noop, ChangeAction::Unobserved] {
+            assert!(cs.with_action(action).next().is_some(), "the case exercises {action:?}");
+        }
+        assert!(cs.with_action(ChangeAction::Runtime).next().is_some());
+        assert!(cs.entry("zz-only-queried").is_none(), "a name only queried is no entry");
+
+        let mut sorted = declared.clone();
+        sorted.sort_by(|a, b| a.name.cmp(&b.name));
+        sorted.dedup_by(|later, first| later.name == first.name);
+        assert_eq!(build_change_set("files", &sorted, &obs, &last).entries, cs.entries, "sorted input, same set");
     }
 }
