@@ -189,13 +189,14 @@ pub fn read(client: &mut impl GenericClient) -> Result<Snapshot, postgres::Error
         snapshot.schemas.insert(row.try_get(0)?, LiveSchema { usage: row.try_get(1)?, comment: row.try_get(2)? });
     }
 
-    let relations = client.query_typed(RELATIONS, &[])?;
+    let rows = client.query_typed(RELATIONS, &[])?;
     snapshot.queries += 1;
     let mut toast_names: HashMap<u32, String> = HashMap::new();
-    let mut entities: HashMap<u32, String> = HashMap::with_capacity(relations.len());
-    // (entity, owner oid, toast oid) of each relation, resolved once every row is read.
-    let mut links: Vec<(String, Option<u32>, u32)> = Vec::new();
-    for row in relations {
+    // Each relation with its entity name, the oid of its owner and of its toast table, in the
+    // order read; by oid, its place in that list.
+    let mut relations: Vec<(String, LiveRelation, Option<u32>, u32)> = Vec::with_capacity(rows.len());
+    let mut by_oid: HashMap<u32, usize> = HashMap::with_capacity(rows.len());
+    for row in rows {
         let oid: u32 = row.try_get(0)?;
         let relkind = char::from(row.try_get::<_, i8>(3)?.cast_unsigned());
         if relkind == 't' {
@@ -210,46 +211,50 @@ pub fn read(client: &mut impl GenericClient) -> Result<Snapshot, postgres::Error
             owner: None,
             toast: None,
         };
-        let entity = relation.entity();
-        let owner: Option<u32> = row.try_get(5)?;
-        let toast: u32 = row.try_get(6)?;
-        if owner.is_some() || toast != 0 {
-            links.push((entity.clone(), owner, toast));
-        }
-        entities.insert(oid, entity.clone());
-        snapshot.relations.entry(entity).or_insert(relation);
-    }
-    for (entity, owner, toast) in links {
-        let Some(relation) = snapshot.relations.get_mut(&entity) else { continue };
-        // An owner outside the read (a system table, never a user's) still makes it owned.
-        relation.owner = owner.map(|o| entities.get(&o).cloned().unwrap_or_default());
-        relation.toast = toast_names.get(&toast).map(|t| format!("pg_toast.{t}"));
+        by_oid.insert(oid, relations.len());
+        relations.push((relation.entity(), relation, row.try_get(5)?, row.try_get(6)?));
     }
 
-    let columns = client.query_typed(COLUMNS, &[])?;
+    let rows = client.query_typed(COLUMNS, &[])?;
     snapshot.queries += 1;
-    let mut current: Option<(u32, Vec<(String, LiveColumn)>)> = None;
-    for row in columns {
+    // The columns of each table, filed under its entity name (rows come by table, in column
+    // order).
+    let mut columns: Vec<(String, Vec<(String, LiveColumn)>)> = Vec::new();
+    let mut current: Option<u32> = None;
+    for row in rows {
         let table: u32 = row.try_get(0)?;
         let column = LiveColumn { sql_type: row.try_get(2)?, not_null: row.try_get(3)?, default: row.try_get(4)? };
-        match &mut current {
-            Some((oid, list)) if *oid == table => list.push((row.try_get(1)?, column)),
-            _ => {
-                if let Some((oid, list)) = current.replace((table, vec![(row.try_get(1)?, column)])) {
-                    file_columns(&mut snapshot, &entities, oid, list);
-                }
-            }
+        let name: String = row.try_get(1)?;
+        if current != Some(table) {
+            current = Some(table);
+            // A table outside the read (never one of the kinds listed) files nothing.
+            let Some(&i) = by_oid.get(&table) else {
+                current = None;
+                continue;
+            };
+            columns.push((relations[i].0.clone(), Vec::new()));
+        }
+        if let Some((_, list)) = columns.last_mut() {
+            list.push((name, column));
         }
     }
-    if let Some((oid, list)) = current {
-        file_columns(&mut snapshot, &entities, oid, list);
-    }
-    Ok(snapshot)
-}
+    // Inserting one table at a time, the last of equal names would stay.
+    snapshot.columns = columns.into_iter().collect();
 
-/// Files the columns of the table `oid` under its entity name.
-fn file_columns(snapshot: &mut Snapshot, entities: &HashMap<u32, String>, oid: u32, list: Vec<(String, LiveColumn)>) {
-    if let Some(entity) = entities.get(&oid) {
-        snapshot.columns.insert(entity.clone(), list);
+    // Owners and toast tables by name, once every relation is read. An owner outside the read (a
+    // system table, never a user's) still makes it owned.
+    let owners: Vec<Option<String>> = relations
+        .iter()
+        .map(|(_, _, owner, _)| owner.map(|o| by_oid.get(&o).map(|&i| relations[i].0.clone()).unwrap_or_default()))
+        .collect();
+    for ((_, relation, _, toast), owner) in relations.iter_mut().zip(owners) {
+        relation.owner = owner;
+        relation.toast = toast_names.get(toast).map(|t| format!("pg_toast.{t}"));
     }
+    // Of equal entity names (`a.b` + `c` and `a` + `b.c`) the first read stays, as it always has:
+    // a stable sort, then the later duplicates dropped.
+    relations.sort_by(|a, b| a.0.cmp(&b.0));
+    relations.dedup_by(|later, first| later.0 == first.0);
+    snapshot.relations = relations.into_iter().map(|(entity, relation, _, _)| (entity, relation)).collect();
+    Ok(snapshot)
 }
