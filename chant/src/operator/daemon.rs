@@ -84,12 +84,17 @@ pub fn forward_stop_signals(signals: StopSignals, stopper: Stopper) {
     });
 }
 
+/// One round for the round thread: the targets, and the ops due by signal.
+type RoundJob = (Vec<Target>, BTreeSet<String>);
+
 /// The operator daemon over one project.
 pub struct Daemon {
     ctx: RoundContext,
     config: OperatorConfig,
     tx: Sender<Event>,
     rx: Receiver<Event>,
+    /// The round thread's queue, once the first round started it.
+    rounds: std::cell::RefCell<Option<Sender<RoundJob>>>,
 }
 
 impl Daemon {
@@ -101,7 +106,7 @@ impl Daemon {
     pub fn new(project: Arc<Project>, config: OperatorConfig, dispatcher: Dispatcher) -> Result<Daemon, Error> {
         let ctx = RoundContext::new(project, crate::lease::holder_id()?, config.lease_ttl, dispatcher);
         let (tx, rx) = mpsc::channel();
-        Ok(Daemon { ctx, config, tx, rx })
+        Ok(Daemon { ctx, config, tx, rx, rounds: std::cell::RefCell::new(None) })
     }
 
     /// Tells `hooks` what every round does (metrics, notifications).
@@ -245,17 +250,40 @@ impl Daemon {
         }
     }
 
-    /// Starts a round over `targets` on its own thread; the ops in `woken` are due by signal.
+    /// Starts a round over `targets` on the round thread; the ops in `woken` are due by signal.
+    /// The round thread is started with the first round and kept for the next ones (a round
+    /// starts only once the previous one is done), so a daemon ticking every second does not
+    /// create and tear down a thread (its stack mapped and unmapped) every second. A round
+    /// thread that is gone (it panicked) is replaced.
     fn spawn_round(&self, targets: &[Target], woken: BTreeSet<String>) {
+        let mut job = (targets.to_vec(), woken);
+        let mut worker = self.rounds.borrow_mut();
+        for _ in 0..2 {
+            let jobs = worker.get_or_insert_with(|| self.round_thread());
+            match jobs.send(job) {
+                Ok(()) => return,
+                Err(mpsc::SendError(back)) => {
+                    job = back;
+                    *worker = None;
+                }
+            }
+        }
+    }
+
+    /// Starts the round thread: it runs each round sent to it and reports its lines.
+    fn round_thread(&self) -> Sender<RoundJob> {
         let ctx = self.ctx.clone();
         let tx = self.tx.clone();
-        let targets = targets.to_vec();
+        let (jobs, rounds) = mpsc::channel::<RoundJob>();
         std::thread::spawn(move || {
-            ctx.run(&targets, &woken, &mut |report| {
-                let _ = tx.send(Event::Op(Box::new(report)));
-            });
-            let _ = tx.send(Event::RoundDone);
+            for (targets, woken) in rounds {
+                ctx.run(&targets, &woken, &mut |report| {
+                    let _ = tx.send(Event::Op(Box::new(report)));
+                });
+                let _ = tx.send(Event::RoundDone);
+            }
         });
+        jobs
     }
 
     /// Handles a stop that arrived while a round runs: no new tick starts; the running one gets

@@ -31,7 +31,7 @@ pub mod signals;
 mod spec;
 
 pub use capture::{Error, Input, Limits, Output, capture};
-pub use command::{Command, command};
+pub use command::{Command, command, started};
 pub use group::{Group, KILL_WAIT, Stopped};
 pub use live::stop_all;
 pub use parent::{DIE_WITH_PARENT_VAR, die_with_parent_if_asked};

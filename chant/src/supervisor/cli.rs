@@ -65,6 +65,19 @@ pub fn main(args: &[String]) -> i32 {
             Err(e) => fail(&chain(&e)),
         };
     }
+    if words.as_slice() == [super::identity::IDENTIFY_WORD] {
+        // Absolute: the caller may resolve it from another working directory.
+        return match super::state_dir().map(|d| std::path::absolute(&d).unwrap_or(d)) {
+            Ok(d) => match serde_json::to_string(&super::Identity::of(d)) {
+                Ok(line) => {
+                    println!("{line}");
+                    0
+                }
+                Err(e) => fail(&chain(&e)),
+            },
+            Err(e) => fail(&chain(&e)),
+        };
+    }
     if let ["services", "create" | "delete" | "start" | "stop" | "restart", name, ..] = words.as_slice()
         && let Err(e) = super::check_name(name)
     {

@@ -35,11 +35,13 @@ mod access;
 mod cli;
 mod client;
 mod daemon;
+pub mod identity;
 mod watchers;
 
 pub(crate) use cli::fuzz_args;
 pub use cli::main;
 pub use client::{Client, Error as ClientError, state_dir};
+pub use identity::Identity;
 
 use serde::{Deserialize, Serialize};
 

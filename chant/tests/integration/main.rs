@@ -33,6 +33,7 @@ mod postgres_estate;
 mod postgres_export;
 mod postgres_lifecycle;
 mod predict_postgres;
+mod sprite_direct;
 mod sprite_heal;
 mod sprite_lexicon;
 mod supervisor;

@@ -19,6 +19,7 @@
 
 pub mod control;
 pub mod declaration;
+mod direct;
 mod error;
 mod lexicon;
 pub mod listing;
@@ -63,6 +64,9 @@ pub struct Settings {
     pub list_timeout: Duration,
     /// Timeout of a changing command (create, delete, start, stop, restart).
     pub change_timeout: Duration,
+    /// Whether `services list` is asked of chant's stand-in through its socket, without a
+    /// process, when the supervisor is the stand-in ([`direct`]); off with `CHANT_SPRITE_DIRECT=0`.
+    pub direct: bool,
 }
 
 impl Default for Settings {
@@ -76,6 +80,7 @@ impl Default for Settings {
             wait_interval: Duration::from_millis(500),
             list_timeout: Duration::from_secs(60),
             change_timeout: Duration::from_secs(120),
+            direct: true,
         }
     }
 }
@@ -83,8 +88,9 @@ impl Default for Settings {
 impl Settings {
     /// The defaults, overridden by `CHANT_SPRITE_ENV` (the supervisor's path),
     /// `CHANT_SPRITE_PROBES`, `CHANT_SPRITE_PROBE_INTERVAL`, `CHANT_SPRITE_PROBE_TIMEOUT`,
-    /// `CHANT_SPRITE_WAIT` and `CHANT_SPRITE_WAIT_INTERVAL` (durations such as `500ms`) read
-    /// through `var`. An unparseable value keeps the default.
+    /// `CHANT_SPRITE_WAIT` and `CHANT_SPRITE_WAIT_INTERVAL` (durations such as `500ms`) and
+    /// `CHANT_SPRITE_DIRECT` (`0`, `false`, `off` or `no` runs the command line for every listing)
+    /// read through `var`. An unparseable value keeps the default.
     pub fn from_env(var: &dyn Fn(&str) -> Option<String>) -> Self {
         let mut s = Settings::default();
         let dur = |k: &str| var(k).and_then(|v| crate::duration::parse(&v).ok());
@@ -103,6 +109,9 @@ impl Settings {
         }
         if let Some(d) = dur("CHANT_SPRITE_WAIT_INTERVAL") {
             s.wait_interval = d;
+        }
+        if let Some(v) = var("CHANT_SPRITE_DIRECT") {
+            s.direct = !matches!(v.trim().to_ascii_lowercase().as_str(), "0" | "false" | "off" | "no");
         }
         s
     }
@@ -151,13 +160,21 @@ fn supervise(settings: &Settings, args: &[&str], timeout: Duration) -> Result<St
 }
 
 /// Runs `sprite-env services list` and reads its JSON or table output ([`parse_list`]), whole
-/// or not at all.
+/// or not at all. When the supervisor is chant's stand-in (and [`Settings::direct`]), its daemon
+/// is asked through its socket instead, without a process ([`direct`]), and read the same way;
+/// if that fails, the command line is run.
 ///
 /// # Errors
 ///
 /// [`SpriteError`] when the supervisor cannot be run, fails, prints more than
 /// [`listing::MAX_OUTPUT`] bytes, or prints anything but a listing.
 pub fn list(settings: &Settings) -> Result<Vec<Listed>, SpriteError> {
+    if settings.direct
+        && let Ok(bin) = settings.binary()
+        && let Some(listed) = direct::listing(&bin).and_then(|text| parse_list(&text).ok())
+    {
+        return Ok(listed);
+    }
     parse_list(&supervise(settings, &["services", "list"], settings.list_timeout)?).map_err(SpriteError::Listing)
 }
 
