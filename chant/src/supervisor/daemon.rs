@@ -181,7 +181,9 @@ fn serve(dir: &Path) -> Result<(), Error> {
         let s = Arc::clone(&shared);
         std::thread::spawn(move || reap(&s));
     }
-    {
+    // Services are adopted only here, at the start: with none, nothing needs polling (an idle
+    // daemon then wakes for nothing but its requests and its children's exits).
+    if !lock(&shared).adopted.is_empty() {
         let s = Arc::clone(&shared);
         std::thread::spawn(move || watch_adopted(&s));
     }
@@ -320,13 +322,14 @@ fn ended(shared: &Shared, pid: i32, how: String) {
     persist(&shared.dir, &t.services);
 }
 
-/// Polls the adopted services (not children, so never reaped here) and marks the gone ones.
+/// Polls the adopted services (not children, so never reaped here) and marks the gone ones;
+/// returns once none is left (none is adopted after the daemon's start).
 fn watch_adopted(shared: &Shared) {
     loop {
         std::thread::sleep(Duration::from_millis(100));
         let mut t = lock(shared);
         if t.adopted.is_empty() {
-            continue;
+            return;
         }
         let mut gone = Vec::new();
         for s in &mut t.services {

@@ -187,6 +187,7 @@ fn a_restarted_daemon_re_adopts_running_services() {
     let args = format!("{},{port}", script.display());
     b.ok(&["services", "create", "app", "--cmd", "python3", "--args", &args, "--no-stream"]);
     eventually(Duration::from_secs(20), "the app to answer", || answers(port));
+    b.ok(&["services", "create", "two", "--cmd", "sleep", "--args", "600", "--no-stream"]);
     let pid = b.pid("app");
     let daemon = b.daemon_pid().unwrap();
     kill(Pid::from_raw(daemon), Signal::SIGKILL).unwrap();
@@ -199,6 +200,10 @@ fn a_restarted_daemon_re_adopts_running_services() {
     assert_eq!(s["state"]["status"], "running");
     assert_eq!(s["state"]["pid"], pid);
     assert!(answers(port));
+    // An adopted service killed is noticed (through /proc: it is not the daemon's child).
+    kill(Pid::from_raw(b.pid("two")), Signal::SIGKILL).unwrap();
+    eventually(Duration::from_secs(10), "the adopted service's end to be listed", || b.status("two") == "failed");
+    assert!(b.service("two")["state"]["exit_status"].as_str().unwrap().contains("not the supervisor's child"));
     // An adopted service still stops whole, and its end is noticed without being a child.
     b.ok(&["services", "stop", "app"]);
     assert!(!answers(port));
