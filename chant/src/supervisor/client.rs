@@ -102,12 +102,21 @@ pub struct Client {
     dir: PathBuf,
     /// The program started as the daemon (`<program> __daemon`).
     program: PathBuf,
+    /// How long one request may wait for the daemon's answer (none: as long as it takes).
+    timeout: Option<Duration>,
 }
 
 impl Client {
     /// A client of the daemon serving `dir`, started as `program __daemon` when none runs.
     pub fn new(dir: impl Into<PathBuf>, program: impl Into<PathBuf>) -> Self {
-        Client { dir: dir.into(), program: program.into() }
+        Client { dir: dir.into(), program: program.into(), timeout: None }
+    }
+
+    /// Bounds how long [`Client::send`] waits on the socket for one write and for the answer:
+    /// a daemon that stopped answering (stopped, or stuck) is then [`Error::Unreachable`].
+    pub fn with_timeout(mut self, timeout: Duration) -> Self {
+        self.timeout = Some(timeout);
+        self
     }
 
     /// The state directory.
@@ -134,7 +143,7 @@ impl Client {
                     self.connect_within(&socket, deadline)?
                 }
             };
-            match exchange(stream, &text) {
+            match exchange(stream, &text, self.timeout) {
                 Ok(line) => {
                     let resp: Response = serde_json::from_str(&line)
                         .map_err(|source| Error::Unreadable { socket: socket.clone(), source })?;
@@ -218,7 +227,9 @@ const START_WITHIN: Duration = Duration::from_secs(10);
 const RETRY_PAUSE: Duration = Duration::from_millis(20);
 
 /// Writes `request` (one line, in one write) and reads the answer line.
-fn exchange(stream: UnixStream, request: &str) -> std::io::Result<String> {
+fn exchange(stream: UnixStream, request: &str, timeout: Option<Duration>) -> std::io::Result<String> {
+    stream.set_read_timeout(timeout)?;
+    stream.set_write_timeout(timeout)?;
     let mut w = stream.try_clone()?;
     w.write_all(request.as_bytes())?;
     let mut line = String::new();
@@ -231,4 +242,29 @@ fn exchange(stream: UnixStream, request: &str) -> std::io::Result<String> {
 /// a broken pipe only when the peer has closed before reading.
 fn never_read(e: &std::io::Error) -> bool {
     matches!(e.kind(), ErrorKind::ConnectionReset | ErrorKind::BrokenPipe)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::os::unix::net::UnixListener;
+
+    use super::*;
+
+    #[test]
+    fn a_daemon_that_never_answers_is_unreachable_after_the_timeout() {
+        let dir = tempfile::tempdir().unwrap();
+        let listener = UnixListener::bind(dir.path().join(SOCKET)).unwrap();
+        // Accepts, reads the request, never answers (a stopped or stuck daemon).
+        let held = std::thread::spawn(move || {
+            let (conn, _) = listener.accept().unwrap();
+            let mut line = String::new();
+            BufReader::new(&conn).read_line(&mut line).unwrap();
+            std::thread::sleep(Duration::from_secs(3));
+            line
+        });
+        let client = Client::new(dir.path(), "/nonexistent/sprite-env").with_timeout(Duration::from_millis(200));
+        let e = client.send(&Request::List).unwrap_err();
+        assert!(matches!(e, Error::Unreachable { .. }), "{e}");
+        assert_eq!(held.join().unwrap(), "{\"op\":\"list\"}\n");
+    }
 }

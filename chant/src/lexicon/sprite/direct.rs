@@ -91,11 +91,11 @@ fn is_executable_image(binary: &Path) -> bool {
 }
 
 /// The listing text of the stand-in's daemon, as `sprite-env services list` prints it, asked
-/// through its socket; `None` when `binary` is not the stand-in or the request failed (the
+/// through its socket (waiting at most `timeout` for the answer); `None` when `binary` is not the stand-in or the request failed (the
 /// caller then runs the command line).
-pub(crate) fn listing(binary: &Path) -> Option<String> {
+pub(crate) fn listing(binary: &Path, timeout: Duration) -> Option<String> {
     let identity = identify(binary)?;
-    let response = Client::new(identity.state_dir, binary).send(&Request::List).ok()?;
+    let response = Client::new(identity.state_dir, binary).with_timeout(timeout).send(&Request::List).ok()?;
     // Past the command line's limit, the command line is run (and fails the read the same way).
     serde_json::to_string(&response.services).ok().filter(|text| text.len() <= super::listing::MAX_OUTPUT)
 }

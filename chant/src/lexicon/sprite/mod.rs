@@ -171,7 +171,7 @@ fn supervise(settings: &Settings, args: &[&str], timeout: Duration) -> Result<St
 pub fn list(settings: &Settings) -> Result<Vec<Listed>, SpriteError> {
     if settings.direct
         && let Ok(bin) = settings.binary()
-        && let Some(listed) = direct::listing(&bin).and_then(|text| parse_list(&text).ok())
+        && let Some(listed) = direct::listing(&bin, settings.list_timeout).and_then(|text| parse_list(&text).ok())
     {
         return Ok(listed);
     }
