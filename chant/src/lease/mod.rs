@@ -7,7 +7,10 @@
 //! are random), which is what makes gix's "must not exist" check a real arbitration.
 //!
 //! - **Acquire** takes a lease that is absent, expired, or already held by the same holder.
-//!   A new fencing token is minted only when the lease changes hands; renewal keeps it.
+//!   A new fencing token is minted only when the lease changes hands; renewal keeps it. A
+//!   local lease this store wrote less than a third of its TTL ago is kept as written (the
+//!   holder renews every TTL/3): a daemon ticking every second writes its lease once per TTL/3,
+//!   not once per round.
 //! - **Renew** extends a lease only while its holder and token are still the live ones.
 //! - **Release** deletes the ref, again by compare-and-swap, only when holder and token match.
 //! - **Fence**: [`LeaseStore::current`] (and [`LeaseStore::still_holds`]) re-read the lease; a
@@ -753,6 +756,16 @@ impl LeaseStore {
         if ours.holder != holder || ours.is_stale(now) {
             return Ok(None);
         }
+        if written_within_a_third(&ours, ttl, now) {
+            // A holder renews every TTL/3 (DESIGN §8): the lease this store wrote less than a
+            // third of `ttl` ago still runs for two thirds of it, so it is kept as written, once
+            // the ref is seen to still hold it (a read, no blob, no lock).
+            if repo.read_ref(&key.ref_name())? == Some(blob) {
+                return Ok(Some(Held { key: key.clone(), record: ours, blob }));
+            }
+            self.written.set(&key.ref_name(), None);
+            return Ok(None);
+        }
         let record = extend(&ours, ttl, now);
         Ok(self.write(repo, key, &record, Some(blob), None)?.map(|blob| Held { key: key.clone(), record, blob }))
     }
@@ -784,6 +797,14 @@ fn fresh(key: &LeaseKey, holder: &str, ttl: Duration, now: Timestamp) -> Result<
         acquired_at: crate::clock::format(now),
         expires_at: crate::clock::format(add(now, ttl)),
     })
+}
+
+/// Whether `record` still runs for at least two thirds of `ttl` at `now`: it was written (or
+/// last renewed) for `ttl` less than `ttl / 3` ago.
+fn written_within_a_third(record: &LeaseRecord, ttl: Duration, now: Timestamp) -> bool {
+    let Some(expires) = crate::clock::parse(&record.expires_at) else { return false };
+    let keep = ttl.saturating_sub(ttl / 3);
+    add(now, keep) <= expires
 }
 
 fn extend(record: &LeaseRecord, ttl: Duration, now: Timestamp) -> LeaseRecord {

@@ -237,9 +237,9 @@ fn a_lease_moved_behind_the_stores_back_is_read_and_decided_afresh() {
     let store = world.store(&dir, None);
     let k = key("moved");
     let (mine, _) = acquired(store.acquire(&k, "host:1:aaaaaaaa", TTL, at(0)).unwrap());
-    let (renewed, was) = acquired(store.acquire(&k, "host:1:aaaaaaaa", TTL, at(1)).unwrap());
+    let (renewed, was) = acquired(store.acquire(&k, "host:1:aaaaaaaa", TTL, at(2)).unwrap());
     assert!(
-        was && renewed.record.token == mine.record.token && renewed.record.expires_at == "2026-08-25T10:06:00.000Z"
+        was && renewed.record.token == mine.record.token && renewed.record.expires_at == "2026-08-25T10:07:00.000Z"
     );
     assert_eq!(world.lease_ref(&dir, "moved").as_deref(), Some(renewed.blob.to_string().as_str()));
 
@@ -282,12 +282,46 @@ fn a_lease_moved_behind_the_stores_back_is_read_and_decided_afresh() {
     std::fs::write(&lock, "").unwrap();
     let file = std::fs::OpenOptions::new().write(true).open(&lock).unwrap();
     file.set_modified(SystemTime::now() - Duration::from_secs(60)).unwrap();
-    let err = store.acquire(&k, "host:1:aaaaaaaa", TTL, at(5)).unwrap_err();
+    // (Two minutes on: past a third of the TTL, so the renewal writes.)
+    let err = store.acquire(&k, "host:1:aaaaaaaa", TTL, at(6)).unwrap_err();
     assert!(matches!(&err, Error::StaleLock { path, .. } if *path == lock), "{err:?}");
     std::fs::remove_file(&lock).unwrap();
-    let (after, was) = acquired(store.acquire(&k, "host:1:aaaaaaaa", TTL, at(6)).unwrap());
+    let (after, was) = acquired(store.acquire(&k, "host:1:aaaaaaaa", TTL, at(7)).unwrap());
     assert!(was && after.record.token == fresh.record.token);
     assert_eq!(world.git_out(&dir, &["fsck", "--strict"]).status.code(), Some(0));
+}
+
+/// A holder renews every TTL/3: a renewal of a local lease this store wrote less than a third of
+/// the TTL ago keeps it as written (same blob, same expiry, no write: the object count stays),
+/// once the ref is seen to still hold it; past a third of the TTL it writes a new blob.
+#[test]
+fn a_renewal_within_a_third_of_the_ttl_keeps_the_lease_as_written() {
+    let world = World::new();
+    let dir = world.project("p");
+    let store = world.store(&dir, None);
+    let k = key("kept");
+    let at_secs = |secs: i64| at(0).checked_add(jiff::SignedDuration::from_secs(secs)).unwrap();
+    let objects = || world.git(&dir, &["count-objects", "-v"]);
+    let (first, _) = acquired(store.acquire(&k, "host:1:aaaaaaaa", TTL, at(0)).unwrap());
+    let before = objects();
+    // 99 s on (a third of 300 s is 100 s): kept, nothing written.
+    let (kept, renewed) = acquired(store.acquire(&k, "host:1:aaaaaaaa", TTL, at_secs(99)).unwrap());
+    assert!(renewed);
+    assert_eq!((kept.blob, kept.record.expires_at.as_str()), (first.blob, "2026-08-25T10:05:00.000Z"));
+    assert_eq!(objects(), before, "no blob was written");
+    assert!(store.still_holds(&kept).unwrap());
+    // 101 s on: a new blob, the same token, a later expiry.
+    let (later, renewed) = acquired(store.acquire(&k, "host:1:aaaaaaaa", TTL, at_secs(101)).unwrap());
+    assert!(renewed && later.blob != first.blob && later.record.token == first.record.token);
+    assert_eq!(later.record.expires_at, "2026-08-25T10:06:41.000Z");
+    assert_eq!(world.lease_ref(&dir, "kept").as_deref(), Some(later.blob.to_string().as_str()));
+    // A longer TTL asked for is not kept from a shorter one: it writes.
+    let (longer, _) = acquired(store.acquire(&k, "host:1:aaaaaaaa", TTL * 2, at_secs(102)).unwrap());
+    assert_eq!(longer.record.expires_at, "2026-08-25T10:11:42.000Z");
+    // Deleted behind the store's back within the window: read afresh, and a fresh lease.
+    world.git(&dir, &["update-ref", "-d", "refs/chant/lease/kept"]);
+    let (fresh, renewed) = acquired(store.acquire(&k, "host:1:aaaaaaaa", TTL * 2, at_secs(103)).unwrap());
+    assert!(!renewed && fresh.record.token != first.record.token);
 }
 
 #[test]
