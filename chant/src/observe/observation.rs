@@ -575,6 +575,19 @@ pub trait Lexicon {
         Err(crate::observe::deep::DeepError::NotImplemented { lexicon: self.name().to_owned() })
     }
 
+    /// Returns this lexicon's deep verdict already classified, when it can tell it without
+    /// building every property tree (for a file that is exactly as declared, nothing to
+    /// report), or `None` (the default): core then classifies [`Lexicon::observe_resources_deep`].
+    /// When it answers, the answer must equal what [`crate::observe::deep::classify_all`] makes
+    /// of that read with [`Lexicon::substrate_written_paths`]: a shortcut, never another verdict.
+    fn observe_deep_classified(
+        &self,
+        declared: &[DeclaredEntity],
+    ) -> Option<Result<crate::observe::deep::ComponentDeep, crate::observe::deep::DeepError>> {
+        let _ = declared;
+        None
+    }
+
     /// Returns the paths the substrate writes on every object of a kind (server-minted
     /// metadata, status), in the pattern form of [`crate::observe::deep::path`]: the only live
     /// paths dropped before classifying, and never a declared one. Empty by default.

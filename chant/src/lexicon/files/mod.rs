@@ -58,7 +58,7 @@ pub use teardown::{Removal, TEARDOWN_DIGEST};
 use self::confine::{Parent, Target, Unreadable};
 use self::reading::{Kept, Live, LiveFile, Readings};
 use crate::model::UnobservedReason;
-use crate::observe::deep::{DeepError, DeepObservation};
+use crate::observe::deep::{ComponentDeep, DeepError, DeepObservation};
 use crate::observe::estate::{Ambient, ArtifactListing, TeardownPlan};
 use crate::observe::{
     ChangeSink, ComponentInput, DeclaredEntity, EntityTexts, EstateError, LastApply, Lexicon, LexiconError,
@@ -486,6 +486,10 @@ impl Lexicon for FilesLexicon {
 
     fn observe_resources_deep(&self, declared: &[DeclaredEntity]) -> Result<DeepObservation, DeepError> {
         Ok(self.deep(declared)?)
+    }
+
+    fn observe_deep_classified(&self, declared: &[DeclaredEntity]) -> Option<Result<ComponentDeep, DeepError>> {
+        Some(self.deep_classified(declared).map_err(DeepError::from))
     }
 
     fn substrate_written_paths(&self) -> &'static [&'static str] {

@@ -275,8 +275,14 @@ pub fn classify_all(component: &str, observation: &DeepObservation, prune: &[&st
 /// lexicon without the hook adds nothing anywhere), a [`ComponentDeep`] saying why when the read
 /// failed.
 pub fn observe_deep(lexicon: &dyn Lexicon, declared: &[DeclaredEntity]) -> Option<ComponentDeep> {
-    match lexicon.observe_resources_deep(declared) {
-        Ok(observation) => Some(classify_all(lexicon.name(), &observation, lexicon.substrate_written_paths())),
+    let read = match lexicon.observe_deep_classified(declared) {
+        Some(classified) => classified,
+        None => lexicon
+            .observe_resources_deep(declared)
+            .map(|observation| classify_all(lexicon.name(), &observation, lexicon.substrate_written_paths())),
+    };
+    match read {
+        Ok(classified) => Some(classified),
         Err(DeepError::NotImplemented { .. }) => None,
         Err(DeepError::Failed(e)) => Some(ComponentDeep {
             component: lexicon.name().to_owned(),
