@@ -7,7 +7,8 @@
 //! unreadable. The last component is then classified by [`inspect`]: absent, a regular file, a
 //! replaceable symlink (confined or dangling), or unreadable (a directory, a symlink loop, a
 //! symlink escaping the root, a FIFO/socket/device, an I/O error). Nothing here follows a symlink
-//! out of the root or opens anything but a regular file.
+//! out of the root or opens anything but a regular file (or, to read the files under it, a
+//! resolved directory: [`open_dir`], then [`inspect_in`] and [`open_in`] by the file's name).
 //!
 //! Assumption (documented, not enforced): nobody races chant inside the root, swapping a checked
 //! directory for a symlink between the check and the use. (A file swapped between the check and
@@ -15,7 +16,12 @@
 
 use std::fs::{self, Metadata};
 use std::io;
+use std::os::fd::{BorrowedFd, OwnedFd};
+use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
+
+use nix::fcntl::{AtFlags, OFlag};
+use nix::sys::stat::{Mode, SFlag};
 
 /// Why a path could not be read; becomes an unobserved `read-failed` detail or an apply refusal.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -32,11 +38,11 @@ pub(crate) enum Parent {
 
 /// What sits at a declared path.
 #[derive(Debug)]
-pub(crate) enum Target {
+pub(crate) enum Target<M = Metadata> {
     /// Nothing.
     Absent,
-    /// A regular file, with its `lstat` metadata.
-    File(Metadata),
+    /// A regular file, with its `lstat` metadata (or only its identity, [`FileId`]).
+    File(M),
     /// A symlink that stays inside the root or dangles: not the declared file, but replaceable
     /// (a rename replaces the link itself, never its target).
     Symlink,
@@ -113,6 +119,75 @@ pub(crate) fn inspect_at(root: &Path, path: &Path, rel: &str) -> Result<Target, 
         return Err(Unreadable(format!("{rel} is not a regular file (a FIFO, socket or device)")));
     }
     Ok(Target::File(meta))
+}
+
+/// The identity of a file `lstat` found regular: its device and inode, which the open handle
+/// must match before it is read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct FileId {
+    /// The device.
+    pub(crate) dev: u64,
+    /// The inode.
+    pub(crate) ino: u64,
+}
+
+impl Target {
+    /// The same target, a regular file by its identity only.
+    pub(crate) fn identity(self) -> Target<FileId> {
+        match self {
+            Target::Absent => Target::Absent,
+            Target::Symlink => Target::Symlink,
+            Target::File(meta) => Target::File(FileId { dev: meta.dev(), ino: meta.ino() }),
+        }
+    }
+}
+
+/// Opens the directory `dir` (a [`Parent::Dir`]) for the files under it, so each is examined
+/// and opened by its own name, without a walk of the whole path per file; `None` when it
+/// cannot be opened (the caller then goes by paths, as before).
+pub(crate) fn open_dir(dir: &Path) -> Option<OwnedFd> {
+    nix::fcntl::open(dir, OFlag::O_RDONLY | OFlag::O_DIRECTORY | OFlag::O_CLOEXEC, Mode::empty()).ok()
+}
+
+/// [`inspect_at`] of the entry `name` of the directory `dir` opened at `path` (`dir/name`,
+/// used to resolve a symlink and in messages as there): the same verdicts, from an `lstat` of
+/// the name alone.
+pub(crate) fn inspect_in(
+    root: &Path,
+    dir: BorrowedFd<'_>,
+    name: &str,
+    path: &Path,
+    rel: &str,
+) -> Result<Target<FileId>, Unreadable> {
+    let stat = match nix::sys::stat::fstatat(dir, name, AtFlags::AT_SYMLINK_NOFOLLOW) {
+        Err(nix::errno::Errno::ENOENT) => return Ok(Target::Absent),
+        Err(e) => return Err(Unreadable(format!("cannot read {rel}: {}", io::Error::from(e)))),
+        Ok(stat) => stat,
+    };
+    let kind = SFlag::from_bits_truncate(stat.st_mode & SFlag::S_IFMT.bits());
+    if kind == SFlag::S_IFLNK {
+        return match fs::canonicalize(path) {
+            Ok(real) if real.starts_with(root) => Ok(Target::Symlink),
+            Ok(real) => Err(Unreadable(format!("{rel} is a symlink to {}, outside the root", real.display()))),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(Target::Symlink),
+            Err(e) => Err(Unreadable(format!("cannot resolve symlink {rel}: {e}"))),
+        };
+    }
+    if kind == SFlag::S_IFDIR {
+        return Err(Unreadable(format!("{rel} is a directory where a file is declared")));
+    }
+    if kind != SFlag::S_IFREG {
+        return Err(Unreadable(format!("{rel} is not a regular file (a FIFO, socket or device)")));
+    }
+    Ok(Target::File(FileId { dev: stat.st_dev, ino: stat.st_ino }))
+}
+
+/// Opens the entry `name` of the directory `dir` for reading, never through a symlink (one
+/// swapped in since the `lstat` fails the open).
+pub(crate) fn open_in(dir: BorrowedFd<'_>, name: &str) -> io::Result<fs::File> {
+    nix::fcntl::openat(dir, name, OFlag::O_RDONLY | OFlag::O_CLOEXEC | OFlag::O_NOFOLLOW, Mode::empty())
+        .map(fs::File::from)
+        .map_err(io::Error::from)
 }
 
 /// Returns the last component of a confined relative path.

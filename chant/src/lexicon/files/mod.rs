@@ -45,6 +45,7 @@ mod watch;
 use std::collections::{BTreeSet, HashMap};
 use std::fs::{self, File};
 use std::io::{self, Read};
+use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 
@@ -55,7 +56,7 @@ pub use declaration::{
 pub use estate::ARTIFACTS_KEY;
 pub use teardown::{Removal, TEARDOWN_DIGEST};
 
-use self::confine::{Parent, Target, Unreadable};
+use self::confine::{FileId, Parent, Target, Unreadable};
 use self::reading::{Kept, Live, LiveFile, Readings};
 use crate::model::UnobservedReason;
 use crate::observe::deep::{ComponentDeep, DeepError, DeepObservation};
@@ -369,42 +370,56 @@ impl FilesLexicon {
                 return None;
             }
         };
-        // One path per file, for the lstat, the open and the address shown.
-        let address = dir.join(confine::file_name(name));
+        // One path per file, for the address shown (and the lstat and the open when the
+        // directory could not be opened).
+        let file_name = confine::file_name(name);
+        let address = dir.join(file_name);
         let shown = address.display().to_string();
         out.insert_queried(name, shown.clone());
         let resource = |kind_value: &str| {
             PresentResource::new(self.ownership(name)).kind(FILE_KIND).property(property::TYPE, kind_value)
         };
-        match confine::inspect_at(real_root, &address, name) {
+        let dir_fd = address.parent().and_then(|dir| parents.open(name, dir));
+        let found = match dir_fd {
+            Some(fd) => confine::inspect_in(real_root, fd, file_name, &address, name),
+            None => confine::inspect_at(real_root, &address, name).map(Target::identity),
+        };
+        match found {
             Ok(Target::Absent) => None,
             Ok(Target::Symlink) => {
                 out.insert_present(name, resource("symlink"));
                 Some(Live::Symlink)
             }
-            Ok(Target::File(checked)) => match read_regular(&address, &checked) {
-                Ok((content, mode)) => {
-                    let digest = declaration::content_digest(&content);
-                    let document = self.declaration.document_format(name).is_some();
-                    let live = LiveFile::new(&checked, &content, digest.as_ref().ok().cloned(), document);
-                    match digest {
-                        Ok(digest) => out.insert_present(
-                            name,
-                            resource(FILE_KIND)
-                                .property(property::MODE, format_mode(mode))
-                                .property(property::CONTENT, digest),
-                        ),
-                        Err(e) => {
-                            out.insert_unobserved(name, unobserved(format!("cannot digest {name}: {e}")).queried(shown))
+            Ok(Target::File(checked)) => {
+                let file = match dir_fd {
+                    Some(fd) => confine::open_in(fd, file_name),
+                    None => File::open(&address),
+                };
+                match file.and_then(|file| read_checked(file, checked)) {
+                    Ok((content, meta)) => {
+                        let digest = declaration::content_digest(&content);
+                        let document = self.declaration.document_format(name).is_some();
+                        let live = LiveFile::new(&meta, &content, digest.as_ref().ok().cloned(), document);
+                        match digest {
+                            Ok(digest) => out.insert_present(
+                                name,
+                                resource(FILE_KIND)
+                                    .property(property::MODE, format_mode(meta.mode() & MAX_MODE))
+                                    .property(property::CONTENT, digest),
+                            ),
+                            Err(e) => out.insert_unobserved(
+                                name,
+                                unobserved(format!("cannot digest {name}: {e}")).queried(shown),
+                            ),
                         }
+                        Some(Live::File(live))
                     }
-                    Some(Live::File(live))
+                    Err(e) => {
+                        out.insert_unobserved(name, unobserved(format!("cannot read {name}: {e}")).queried(shown));
+                        None
+                    }
                 }
-                Err(e) => {
-                    out.insert_unobserved(name, unobserved(format!("cannot read {name}: {e}")).queried(shown));
-                    None
-                }
-            },
+            }
             Err(why) => {
                 out.insert_unobserved(name, unobserved(why.0).queried(shown));
                 None
@@ -436,24 +451,50 @@ struct OneRead {
     parents: Parents,
 }
 
-/// The parent directories one read resolved, by their declared path.
+/// The parent directories one read resolved, by their declared path, and the last one opened
+/// (the names come sorted, so the files of one directory come together: one open each, and one
+/// directory open at a time, however many the estate has).
 #[derive(Default)]
-struct Parents(HashMap<String, Result<Parent, Unreadable>>);
+struct Parents {
+    resolved: HashMap<String, Result<Parent, Unreadable>>,
+    open: Option<(String, Option<OwnedFd>)>,
+}
+
+/// The directory part of a confined path (`""` at the root).
+fn dir_of(name: &str) -> &str {
+    name.rsplit_once('/').map_or("", |(dir, _)| dir)
+}
 
 impl Parents {
     /// [`confine::parent`] of the confined path `name`, resolved once per directory.
     fn resolve(&mut self, real_root: &Path, name: &str) -> Result<&Parent, &Unreadable> {
-        let dir = name.rsplit_once('/').map_or("", |(dir, _)| dir);
-        self.0.entry(dir.to_owned()).or_insert_with(|| confine::parent(real_root, name, false)).as_ref()
+        self.resolved.entry(dir_of(name).to_owned()).or_insert_with(|| confine::parent(real_root, name, false)).as_ref()
+    }
+
+    /// The open directory `dir` that holds `name` (resolved by [`Parents::resolve`]), opened
+    /// unless it is the last one; `None` when it cannot be opened.
+    fn open(&mut self, name: &str, dir: &Path) -> Option<BorrowedFd<'_>> {
+        let key = dir_of(name);
+        if self.open.as_ref().is_none_or(|(open, _)| open != key) {
+            self.open = Some((key.to_owned(), confine::open_dir(dir)));
+        }
+        self.open.as_ref().and_then(|(_, fd)| fd.as_ref()).map(OwnedFd::as_fd)
     }
 }
 
 /// Reads a file that `lstat` said is regular, checking on the open handle that it is still that
 /// same file (so a swap for a symlink between the check and the open is never read through).
 fn read_regular(path: &Path, checked: &fs::Metadata) -> io::Result<(Vec<u8>, u32)> {
-    let mut file = File::open(path)?;
+    let checked = FileId { dev: checked.dev(), ino: checked.ino() };
+    let (content, meta) = read_checked(File::open(path)?, checked)?;
+    Ok((content, meta.permissions().mode() & MAX_MODE))
+}
+
+/// Reads the opened `file` whole if it is the regular file `checked` (else it was replaced since
+/// the check), and returns its content and the handle's metadata.
+fn read_checked(mut file: File, checked: FileId) -> io::Result<(Vec<u8>, fs::Metadata)> {
     let meta = file.metadata()?;
-    if !meta.is_file() || meta.dev() != checked.dev() || meta.ino() != checked.ino() {
+    if !meta.is_file() || meta.dev() != checked.dev || meta.ino() != checked.ino {
         return Err(io::Error::other("it was replaced while being read"));
     }
     let mut content = Vec::with_capacity(usize::try_from(meta.len()).unwrap_or(0));
@@ -461,7 +502,7 @@ fn read_regular(path: &Path, checked: &fs::Metadata) -> io::Result<(Vec<u8>, u32
     // the handle's fstat above just said it, so read through the plain loop (until end of file,
     // so a file that grew since is read whole).
     Read::read_to_end(&mut Read::take(&mut file, u64::MAX), &mut content)?;
-    Ok((content, meta.permissions().mode() & MAX_MODE))
+    Ok((content, meta))
 }
 
 impl Lexicon for FilesLexicon {
