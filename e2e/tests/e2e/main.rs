@@ -47,5 +47,6 @@ mod sealed_gates;
 mod secrets;
 mod serve;
 mod shell;
+mod tick_record;
 mod undeclared;
 mod unrecordable;

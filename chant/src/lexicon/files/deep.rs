@@ -57,10 +57,9 @@ impl FilesLexicon {
     /// file that is exactly as declared (its verdict is known: nothing to report).
     pub(super) fn deep_classified(&self, declared: &[DeclaredEntity]) -> Result<ComponentDeep, LexiconError> {
         let prune: Vec<Pattern> = SUBSTRATE_WRITTEN.iter().map(|p| Pattern::parse(p)).collect();
-        // By name, as the trees' map orders (and dedups) them.
-        let mut entities = BTreeMap::new();
+        let mut entities: Vec<EntityDeep> = Vec::with_capacity(declared.len());
         self.each_deep(declared, true, |name, read| {
-            let verdict = match read {
+            entities.push(match read {
                 DeepRead::Clean => EntityDeep {
                     entity: name.to_owned(),
                     kind: Some(FILE_KIND.into()),
@@ -70,14 +69,18 @@ impl FilesLexicon {
                     subentities: BTreeMap::new(),
                 },
                 DeepRead::Trees(entity) => classify(name, &entity, &prune),
-            };
-            entities.insert(name.to_owned(), verdict);
+            });
         })?;
-        Ok(ComponentDeep {
-            component: COMPONENT.to_owned(),
-            entities: entities.into_values().collect(),
-            unavailable: None,
-        })
+        // By name, as the trees' map orders (and dedups: the last one read wins) them; declared
+        // entities come sorted and unique, so this is one pass.
+        if !entities.is_sorted_by(|a, b| a.entity < b.entity) {
+            let mut by_name = BTreeMap::new();
+            for entity in entities {
+                by_name.insert(entity.entity.clone(), entity);
+            }
+            entities = by_name.into_values().collect();
+        }
+        Ok(ComponentDeep { component: COMPONENT.to_owned(), entities, unavailable: None })
     }
 
     /// Reads each declared file present for the deep read and hands `found` its trees, or
@@ -207,18 +210,21 @@ mod tests {
     /// The classified shortcut and core's classification of the trees, each after its own thin
     /// read (which keeps what the deep read reads) and without one.
     fn both(lexicon: &FilesLexicon) -> [(ComponentDeep, ComponentDeep); 2] {
-        let declared = lexicon.declared().unwrap();
+        both_of(lexicon, &lexicon.declared().unwrap())
+    }
+
+    fn both_of(lexicon: &FilesLexicon, declared: &[DeclaredEntity]) -> [(ComponentDeep, ComponentDeep); 2] {
         let slow = |thin: bool| {
             if thin {
-                let _ = observe_component(lexicon, &declared);
+                let _ = observe_component(lexicon, declared);
             }
-            classify_all(COMPONENT, &lexicon.deep(&declared).unwrap(), SUBSTRATE_WRITTEN)
+            classify_all(COMPONENT, &lexicon.deep(declared).unwrap(), SUBSTRATE_WRITTEN)
         };
         let fast = |thin: bool| {
             if thin {
-                let _ = observe_component(lexicon, &declared);
+                let _ = observe_component(lexicon, declared);
             }
-            lexicon.deep_classified(&declared).unwrap()
+            lexicon.deep_classified(declared).unwrap()
         };
         [(fast(true), slow(true)), (fast(false), slow(false))]
     }
@@ -262,6 +268,14 @@ mod tests {
             );
             let all: Vec<&str> = fast.entities.iter().map(|e| e.entity.as_str()).collect();
             assert_eq!(all.len(), 9, "every present file has its verdict, the clean ones too: {all:?}");
+        }
+        // Declared out of order, one entity twice (by hand; a declaration lists each file once).
+        let mut declared = lexicon.declared().unwrap();
+        declared.reverse();
+        declared.push(declared[3].clone());
+        for (fast, slow) in both_of(&lexicon, &declared) {
+            assert_eq!(fast, slow);
+            assert_eq!(fast.entities.len(), 9);
         }
     }
 

@@ -374,7 +374,7 @@ impl FilesLexicon {
         // directory could not be opened).
         let file_name = confine::file_name(name);
         let address = dir.join(file_name);
-        let shown = address.display().to_string();
+        let shown = shown(&address);
         out.insert_queried(name, shown.clone());
         let resource = |kind_value: &str| {
             PresentResource::new(self.ownership(name)).kind(FILE_KIND).property(property::TYPE, kind_value)
@@ -458,6 +458,12 @@ struct OneRead {
 struct Parents {
     resolved: HashMap<String, Result<Parent, Unreadable>>,
     open: Option<(String, Option<OwnedFd>)>,
+}
+
+/// A path as an observation shows it: as `Path::display` writes it, without its lossy
+/// formatter when the path is UTF-8 (nearly always).
+fn shown(path: &Path) -> String {
+    path.to_str().map_or_else(|| path.display().to_string(), str::to_owned)
 }
 
 /// The directory part of a confined path (`""` at the root).

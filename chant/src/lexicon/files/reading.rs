@@ -8,7 +8,7 @@
 //! so describe one reading of the filesystem, not two moments of it. A clone of the lexicon
 //! starts with nothing kept.
 
-use std::collections::BTreeMap;
+use std::collections::HashMap;
 use std::fs::Metadata;
 use std::os::unix::fs::MetadataExt;
 use std::sync::Mutex;
@@ -56,8 +56,8 @@ pub(super) enum Live {
 }
 
 /// Per path, what the last thin read found (`None`: nothing the deep read reports — absent,
-/// unreadable or not confined).
-pub(super) type Kept = BTreeMap<String, Option<Live>>;
+/// unreadable or not confined). Looked up by name, never iterated: a hash map.
+pub(super) type Kept = HashMap<String, Option<Live>>;
 
 /// The readings a thin read keeps for the deep read after it.
 #[derive(Default)]
@@ -85,7 +85,7 @@ impl Clone for Readings {
 
 impl std::fmt::Debug for Readings {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let kept = self.0.lock().map(|k| k.as_ref().map(BTreeMap::len)).unwrap_or(None);
+        let kept = self.0.lock().map(|k| k.as_ref().map(HashMap::len)).unwrap_or(None);
         f.debug_struct("Readings").field("kept", &kept).finish()
     }
 }
