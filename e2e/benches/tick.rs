@@ -100,8 +100,10 @@ fn main() {
     let split = Split::measure(reps, &project, &doc, &options, (&home, &dir), read_once);
 
     println!(
-        "in-sync tick of a {BULK_FILES}-file estate ({bytes} bytes), {} build, {reps} repetitions",
-        if cfg!(debug_assertions) { "debug" } else { "release" }
+        "in-sync tick of a {BULK_FILES}-file estate ({bytes} bytes), {} build, {reps} repetitions, in {} ({})",
+        if cfg!(debug_assertions) { "debug" } else { "release" },
+        tmp.path().display(),
+        file_system(tmp.path())
     );
     println!("{:>13} | {:>10} | {:>10} | {:>15}", "", "median", "min", "median / read");
     let base = median(&read);
@@ -238,6 +240,18 @@ impl Split {
             println!("{name:>13} | {:>7.3} ms | {:>5.1}x", ms(*d), d.as_secs_f64() / base.as_secs_f64());
         }
     }
+}
+
+/// The type of the file system holding `dir` (`tmpfs`, `ext2/ext3`), as `stat -f` names it:
+/// creating a file costs far more on some than on others, which the append shows.
+fn file_system(dir: &Path) -> String {
+    std::process::Command::new("stat")
+        .args(["-f", "-c", "%T"])
+        .arg(dir)
+        .output()
+        .ok()
+        .filter(|out| out.status.success())
+        .map_or_else(|| "file system unknown".to_owned(), |out| String::from_utf8_lossy(&out.stdout).trim().to_owned())
 }
 
 /// The CPU (user + system) of `who` per run of `f`, over `reps` runs after a warm-up.
