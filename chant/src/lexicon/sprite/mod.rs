@@ -65,7 +65,7 @@ pub struct Settings {
     /// Timeout of a changing command (create, delete, start, stop, restart).
     pub change_timeout: Duration,
     /// Whether `services list` is asked of chant's stand-in through its socket, without a
-    /// process, when the supervisor is the stand-in ([`direct`]); off with `CHANT_SPRITE_DIRECT=0`.
+    /// process, when the supervisor is the stand-in (`direct.rs`); off with `CHANT_SPRITE_DIRECT=0`.
     pub direct: bool,
 }
 
@@ -161,7 +161,7 @@ fn supervise(settings: &Settings, args: &[&str], timeout: Duration) -> Result<St
 
 /// Runs `sprite-env services list` and reads its JSON or table output ([`parse_list`]), whole
 /// or not at all. When the supervisor is chant's stand-in (and [`Settings::direct`]), its daemon
-/// is asked through its socket instead, without a process ([`direct`]), and read the same way;
+/// is asked through its socket instead, without a process (`direct.rs`), and read the same way;
 /// if that fails, the command line is run.
 ///
 /// # Errors
