@@ -75,7 +75,9 @@ fn an_old_lock_is_stale_only_once_no_chant_process_of_the_repository_is_alive() 
     let vars = [("E2E_MARKS", marks.as_str())];
     let mut daemon =
         Running::start(&sandbox, PROJECT, &sandbox.dir, &["operator", "--env", "marks", "--interval", "1h"], &vars);
-    daemon.wait_for("its first round", |l| l.starts_with("operator: mark-loop@marks "));
+    // The round's last line (ops run in name order): no dispatched run, itself a chant process
+    // of this repository, is still starting, which would prune the killed daemon's marker below.
+    daemon.wait_for("its first round", |l| l.starts_with("operator: mark-sched@marks "));
     let alive = chant_processes(&git_dir);
     assert_eq!(alive.len(), 1, "the daemon's marker: {alive:?}");
     let shown = status(&sandbox);
