@@ -129,32 +129,13 @@ pub fn timeline(ledger: &Ledger, ops: &[OpRef], filter: &Filter) -> Result<Timel
                 run_keys.insert((r.member.clone(), r.env.clone(), target.to_owned()));
                 gate_ops.insert((r.member.clone(), r.env.clone(), target.to_owned()));
             }
-            let entry = Entry {
-                kind: EntryKind::Tick,
-                timestamp: tick.timestamp.clone(),
-                op: r.op.clone(),
-                env: r.env.clone(),
-                member: r.member.clone(),
-                record: stored.value,
-                read: Read::Tick(Box::new(tick)),
-            };
-            entries.push((crate::clock::parse(&entry.timestamp), entry));
+            entries.push(entry(Read::Tick(Box::new(tick)), &r.op, &r.env, &r.member, stored.value));
         }
         let key = ShardKey::notify(r.member.as_deref(), &r.env, &r.op)?;
         let (records, unreadable) = window::<NotifyRecord>(ledger, &key, filter, |n| &n.timestamp)?;
         malformed.notifications += unreadable.len();
         for stored in records {
-            let sent = stored.record;
-            let entry = Entry {
-                kind: EntryKind::Notification,
-                timestamp: sent.timestamp.clone(),
-                op: r.op.clone(),
-                env: r.env.clone(),
-                member: r.member.clone(),
-                record: stored.value,
-                read: Read::Notification(Box::new(sent)),
-            };
-            entries.push((crate::clock::parse(&entry.timestamp), entry));
+            entries.push(entry(Read::Notification(Box::new(stored.record)), &r.op, &r.env, &r.member, stored.value));
         }
     }
     for (member, env, op) in &run_keys {
@@ -162,33 +143,15 @@ pub fn timeline(ledger: &Ledger, ops: &[OpRef], filter: &Filter) -> Result<Timel
         let (records, unreadable) = window::<RunRecord>(ledger, &key, filter, |r| &r.ended_at)?;
         malformed.runs += unreadable.len();
         for stored in records {
-            let run = stored.record;
-            let entry = Entry {
-                kind: EntryKind::Run,
-                timestamp: run.ended_at.clone(),
-                op: op.clone(),
-                env: env.clone(),
-                member: member.clone(),
-                record: stored.value,
-                read: Read::Run(Box::new(run)),
-            };
-            entries.push((crate::clock::parse(&entry.timestamp), entry));
+            entries.push(entry(Read::Run(Box::new(stored.record)), op, env, member, stored.value));
         }
     }
     let mut gates = GateReader::new(ledger);
     for (member, env, op) in &gate_ops {
         let Ok(facts) = gates.facts(member.as_deref(), op) else { continue };
         for fact in facts.iter().filter(|f| is_resolution(f) && f.in_env(env)) {
-            let entry = Entry {
-                kind: EntryKind::GateResolution,
-                timestamp: fact.timestamp.clone(),
-                op: op.clone(),
-                env: env.clone(),
-                member: member.clone(),
-                record: serde_json::to_value(fact).unwrap_or(Value::Null),
-                read: Read::Gate(Box::new(fact.clone())),
-            };
-            entries.push((crate::clock::parse(&fact.timestamp), entry));
+            let record = serde_json::to_value(fact).unwrap_or(Value::Null);
+            entries.push(entry(Read::Gate(Box::new(fact.clone())), op, env, member, record));
         }
     }
     malformed.gates = gates.unreadable;
@@ -202,6 +165,38 @@ pub fn timeline(ledger: &Ledger, ops: &[OpRef], filter: &Filter) -> Result<Timel
         entries.drain(..skip);
     }
     Ok(Timeline { version: 1, entries: entries.into_iter().map(|(_, e)| e).collect(), malformed })
+}
+
+impl Read {
+    /// The kind of entry the record makes.
+    fn kind(&self) -> EntryKind {
+        match self {
+            Read::Tick(_) => EntryKind::Tick,
+            Read::Run(_) => EntryKind::Run,
+            Read::Gate(_) => EntryKind::GateResolution,
+            Read::Notification(_) => EntryKind::Notification,
+        }
+    }
+
+    /// When it happened: a tick's `timestamp`, a run's `endedAt`, a resolution's or a
+    /// notification's `timestamp`.
+    fn timestamp(&self) -> &str {
+        match self {
+            Read::Tick(t) => &t.timestamp,
+            Read::Run(r) => &r.ended_at,
+            Read::Gate(f) => &f.timestamp,
+            Read::Notification(n) => &n.timestamp,
+        }
+    }
+}
+
+/// The timeline entry of `op` in `env` for a decoded record (`record` as stored), with the
+/// instant it sorts by; its kind and time come from the record.
+fn entry(read: Read, op: &str, env: &str, member: &Option<String>, record: Value) -> (Option<Timestamp>, Entry) {
+    let timestamp = read.timestamp().to_owned();
+    let at = crate::clock::parse(&timestamp);
+    let kind = read.kind();
+    (at, Entry { kind, timestamp, op: op.to_owned(), env: env.to_owned(), member: member.clone(), record, read })
 }
 
 /// The records of `key` the filtered timeline can show, oldest first, and the unreadable lines
