@@ -258,7 +258,12 @@ pub(crate) fn declared_digest(path: &str, content: &[u8]) -> Result<String, File
 
 /// Formats permission bits as four octal digits (`0644`).
 pub fn format_mode(mode: u32) -> String {
-    format!("{mode:04o}")
+    if mode > MAX_MODE {
+        return format!("{mode:04o}");
+    }
+    // Four octal digits without the formatter: every observed and declared file writes one.
+    let digit = |shift: u32| char::from(b'0' + ((mode >> shift) & 0o7) as u8);
+    [digit(9), digit(6), digit(3), digit(0)].into_iter().collect()
 }
 
 /// A digest that could not be computed: SHA-1 collision detection refused the input.
@@ -274,7 +279,18 @@ pub(crate) fn content_digest(bytes: &[u8]) -> Result<String, DigestError> {
 }
 
 fn finish(hasher: gix::hash::Hasher) -> Result<String, DigestError> {
-    hasher.try_finalize().map(|id| format!("sha1:{}", id.to_hex())).map_err(|e| DigestError(e.to_string()))
+    hasher
+        .try_finalize()
+        .map(|id| {
+            // `sha1:` and the hex digits, written straight into the string (the `Display` of the
+            // hex formats it digit by digit through the formatter).
+            let mut hex = [0u8; 64];
+            let mut digest = String::with_capacity(45);
+            digest.push_str("sha1:");
+            digest.push_str(id.hex_to_buf(&mut hex));
+            digest
+        })
+        .map_err(|e| DigestError(e.to_string()))
 }
 
 /// Why a declared path is not a confined relative path.
@@ -361,6 +377,13 @@ mod tests {
         // `printf hello | git hash-object --stdin` hashes a blob header too; this is the raw SHA-1.
         assert_eq!(entities[1].properties[property::CONTENT], "sha1:aaf4c61ddcc5e8a2dabede0f3b482cd9aea9434d");
         assert_eq!(entities[1].kind.as_deref(), Some(FILE_KIND));
+    }
+
+    #[test]
+    fn format_mode_writes_four_octal_digits_as_the_formatter_does() {
+        for mode in (0..=MAX_MODE).chain([MAX_MODE + 1, 0o17777, u32::MAX]) {
+            assert_eq!(format_mode(mode), format!("{mode:04o}"));
+        }
     }
 
     #[test]

@@ -57,7 +57,7 @@ pub use estate::ARTIFACTS_KEY;
 pub use teardown::{Removal, TEARDOWN_DIGEST};
 
 use self::confine::{FileId, Parent, Target, Unreadable};
-use self::reading::{Kept, Live, LiveFile, Readings};
+use self::reading::{DeclaredDigests, Kept, Live, LiveFile, Readings};
 use crate::model::UnobservedReason;
 use crate::observe::deep::{ComponentDeep, DeepError, DeepObservation};
 use crate::observe::estate::{Ambient, ArtifactListing, TeardownPlan};
@@ -161,6 +161,7 @@ pub struct FilesLexicon {
     last_apply: LastApply,
     artifacts_dir: Option<PathBuf>,
     readings: Readings,
+    declared_digests: DeclaredDigests,
 }
 
 impl FilesLexicon {
@@ -175,6 +176,7 @@ impl FilesLexicon {
             declaration,
             artifacts_dir: None,
             readings: Readings::default(),
+            declared_digests: DeclaredDigests::default(),
         }
     }
 
@@ -226,7 +228,9 @@ impl FilesLexicon {
     ///
     /// [`FilesError::Digest`].
     pub fn declared(&self) -> Result<Vec<DeclaredEntity>, FilesError> {
-        self.declaration.entities()
+        let entities = self.declaration.entities()?;
+        self.declared_digests.remember(&entities);
+        Ok(entities)
     }
 
     /// Observes the declared files (and those of the last recorded apply).
@@ -332,8 +336,8 @@ impl FilesLexicon {
 
     /// Observes the path `name` into `out`, keeping in `read` what it found for the deep read
     /// (and the directories it resolved, for the next paths of this read).
-    fn observe_one(&self, real_root: &Path, name: &str, kind: Option<&str>, read: &mut OneRead, out: &mut Observation) {
-        let live = self.observe_path(real_root, name, kind, &mut read.parents, out);
+    fn observe_one(&self, real_root: &Path, name: &str, kind: Option<&str>, read: &mut OneRead, out: &mut Verdicts) {
+        let live = self.observe_path(real_root, name, kind, read, out);
         read.kept.insert(name.to_owned(), live);
     }
 
@@ -344,9 +348,10 @@ impl FilesLexicon {
         real_root: &Path,
         name: &str,
         kind: Option<&str>,
-        parents: &mut Parents,
-        out: &mut Observation,
+        read: &mut OneRead,
+        out: &mut Verdicts,
     ) -> Option<Live> {
+        let parents = &mut read.parents;
         let unobserved = |detail: String| {
             let mut verdict = Unobserved::new(UnobservedReason::ReadFailed).detail(detail);
             verdict.kind = kind.map(str::to_owned);
@@ -397,7 +402,12 @@ impl FilesLexicon {
                 };
                 match file.and_then(|file| read_checked(file, checked)) {
                     Ok((content, meta)) => {
-                        let digest = declaration::content_digest(&content);
+                        // The declared bytes exactly: the declared digest (computed from them).
+                        let declared = self.declaration.files().get(name).filter(|f| f.content == content);
+                        let digest = match declared.and_then(|_| read.declared_digests.get(name)) {
+                            Some(digest) => Ok(digest.clone()),
+                            None => declaration::content_digest(&content),
+                        };
                         let document = self.declaration.document_format(name).is_some();
                         let live = LiveFile::new(&meta, &content, digest.as_ref().ok().cloned(), document);
                         match digest {
@@ -449,6 +459,8 @@ impl FilesLexicon {
 struct OneRead {
     kept: Kept,
     parents: Parents,
+    /// The declared digests the lexicon remembered (see [`DeclaredDigests`]).
+    declared_digests: HashMap<String, String>,
 }
 
 /// The parent directories one read resolved, by their declared path, and the last one opened
@@ -458,6 +470,45 @@ struct OneRead {
 struct Parents {
     resolved: HashMap<String, Result<Parent, Unreadable>>,
     open: Option<(String, Option<OwnedFd>)>,
+}
+
+/// The verdicts of one read, in the order the paths were observed (sorted), gathered before the
+/// observation's maps are built from them at once ([`Verdicts::into_observation`]): the same
+/// maps as inserting each verdict as it comes (a later verdict of a name replaces an earlier
+/// one), without a search of the growing map per insert.
+#[derive(Default)]
+struct Verdicts {
+    resources: Vec<(String, PresentResource)>,
+    unobserved: Vec<(String, Unobserved)>,
+    queried: Vec<(String, String)>,
+}
+
+impl Verdicts {
+    fn with_capacity(n: usize) -> Self {
+        Verdicts { resources: Vec::with_capacity(n), unobserved: Vec::new(), queried: Vec::with_capacity(n) }
+    }
+
+    fn insert_present(&mut self, name: &str, resource: PresentResource) {
+        self.resources.push((name.to_owned(), resource));
+    }
+
+    fn insert_unobserved(&mut self, name: &str, verdict: Unobserved) {
+        self.unobserved.push((name.to_owned(), verdict));
+    }
+
+    fn insert_queried(&mut self, name: &str, address: String) {
+        self.queried.push((name.to_owned(), address));
+    }
+
+    /// The observation of these verdicts (`collect` sorts stably and keeps the last of equal
+    /// names, as successive inserts would).
+    fn into_observation(self) -> Observation {
+        let mut observation = Observation::new();
+        observation.resources = self.resources.into_iter().collect();
+        observation.unobserved = self.unobserved.into_iter().collect();
+        observation.queried = self.queried.into_iter().collect();
+        observation
+    }
 }
 
 /// A path as an observation shows it: as `Path::display` writes it, without its lossy
@@ -602,12 +653,17 @@ impl Lexicon for FilesLexicon {
             }
         };
 
-        let mut observation = Observation::new();
-        let mut read = OneRead::default();
+        let mut verdicts = Verdicts::with_capacity(names.len());
+        let mut read = OneRead {
+            declared_digests: self.declared_digests.take(),
+            kept: Kept::with_capacity(names.len()),
+            ..OneRead::default()
+        };
         for (name, kind) in names {
-            self.observe_one(&real_root, name, kind, &mut read, &mut observation);
+            self.observe_one(&real_root, name, kind, &mut read, &mut verdicts);
         }
+        self.declared_digests.restore(read.declared_digests);
         self.readings.keep(read.kept);
-        Ok(observation)
+        Ok(verdicts.into_observation())
     }
 }

@@ -13,7 +13,8 @@ use std::fs::Metadata;
 use std::os::unix::fs::MetadataExt;
 use std::sync::Mutex;
 
-use super::MAX_MODE;
+use super::{MAX_MODE, property};
+use crate::observe::DeclaredEntity;
 
 /// What one read found at a path that was a regular file.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -74,6 +75,55 @@ impl Readings {
     /// Takes what was kept, leaving nothing.
     pub(super) fn take(&self) -> Option<Kept> {
         self.0.lock().ok().and_then(|mut slot| slot.take())
+    }
+}
+
+/// The declared content digest of each declared file, by path, as the lexicon's last
+/// [`FilesLexicon::declared`](super::FilesLexicon::declared) computed them from its own
+/// declaration: a live file that holds the declared bytes exactly has that digest, so the thin
+/// read takes it instead of hashing the same bytes a second time (a file whose bytes differ is
+/// hashed as read). A clone of the lexicon starts with nothing remembered.
+#[derive(Default)]
+pub(super) struct DeclaredDigests(Mutex<HashMap<String, String>>);
+
+impl DeclaredDigests {
+    /// Remembers the content digest of each entity that carries one (`entities` are the
+    /// lexicon's own declaration's), replacing what was remembered.
+    pub(super) fn remember(&self, entities: &[DeclaredEntity]) {
+        let digests = entities
+            .iter()
+            .filter_map(|e| e.properties.get(property::CONTENT).map(|d| (e.name.clone(), d.clone())))
+            .collect();
+        if let Ok(mut slot) = self.0.lock() {
+            *slot = digests;
+        }
+    }
+
+    /// Takes what is remembered for one read, which [`DeclaredDigests::restore`] gives back.
+    pub(super) fn take(&self) -> HashMap<String, String> {
+        self.0.lock().map(|mut slot| std::mem::take(&mut *slot)).unwrap_or_default()
+    }
+
+    /// Gives back what [`DeclaredDigests::take`] took, unless something was remembered since.
+    pub(super) fn restore(&self, digests: HashMap<String, String>) {
+        if let Ok(mut slot) = self.0.lock()
+            && slot.is_empty()
+        {
+            *slot = digests;
+        }
+    }
+}
+
+impl Clone for DeclaredDigests {
+    fn clone(&self) -> Self {
+        DeclaredDigests::default()
+    }
+}
+
+impl std::fmt::Debug for DeclaredDigests {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let remembered = self.0.lock().map(|d| d.len()).ok();
+        f.debug_struct("DeclaredDigests").field("remembered", &remembered).finish()
     }
 }
 
