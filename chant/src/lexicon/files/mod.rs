@@ -57,7 +57,7 @@ pub use estate::ARTIFACTS_KEY;
 pub use teardown::{Removal, TEARDOWN_DIGEST};
 
 use self::confine::{FileId, Parent, Target, Unreadable};
-use self::reading::{DeclaredDigests, Kept, Live, LiveFile, Readings};
+use self::reading::{DeclaredCursor, DeclaredDigests, Kept, Live, LiveFile, Readings};
 use crate::model::UnobservedReason;
 use crate::observe::deep::{ComponentDeep, DeepError, DeepObservation};
 use crate::observe::estate::{Ambient, ArtifactListing, TeardownPlan};
@@ -229,7 +229,7 @@ impl FilesLexicon {
     /// [`FilesError::Digest`].
     pub fn declared(&self) -> Result<Vec<DeclaredEntity>, FilesError> {
         let entities = self.declaration.entities()?;
-        self.declared_digests.remember(&entities);
+        self.declared_digests.remember(self.declaration.files(), &entities);
         Ok(entities)
     }
 
@@ -336,7 +336,14 @@ impl FilesLexicon {
 
     /// Observes the path `name` into `out`, keeping in `read` what it found for the deep read
     /// (and the directories it resolved, for the next paths of this read).
-    fn observe_one(&self, real_root: &Path, name: &str, kind: Option<&str>, read: &mut OneRead, out: &mut Verdicts) {
+    fn observe_one(
+        &self,
+        real_root: &Path,
+        name: &str,
+        kind: Option<&str>,
+        read: &mut OneRead<'_>,
+        out: &mut Verdicts,
+    ) {
         let live = self.observe_path(real_root, name, kind, read, out);
         read.kept.insert(name.to_owned(), live);
     }
@@ -348,7 +355,7 @@ impl FilesLexicon {
         real_root: &Path,
         name: &str,
         kind: Option<&str>,
-        read: &mut OneRead,
+        read: &mut OneRead<'_>,
         out: &mut Verdicts,
     ) -> Option<Live> {
         let parents = &mut read.parents;
@@ -403,9 +410,8 @@ impl FilesLexicon {
                 match file.and_then(|file| read_checked(file, checked)) {
                     Ok((content, meta)) => {
                         // The declared bytes exactly: the declared digest (computed from them).
-                        let declared = self.declaration.files().get(name).filter(|f| f.content == content);
-                        let digest = match declared.and_then(|_| read.declared_digests.get(name)) {
-                            Some(digest) => Ok(digest.clone()),
+                        let digest = match read.declared.digest(name, &content) {
+                            Some(digest) => Ok(digest),
                             None => declaration::content_digest(&content),
                         };
                         let document = self.declaration.document_format(name).is_some();
@@ -455,12 +461,11 @@ impl FilesLexicon {
 
 /// One thin read in progress: what it found per path (kept for the deep read) and the parent
 /// directories it resolved, so the files of one directory resolve it once.
-#[derive(Default)]
-struct OneRead {
+struct OneRead<'a> {
     kept: Kept,
     parents: Parents,
-    /// The declared digests the lexicon remembered (see [`DeclaredDigests`]).
-    declared_digests: HashMap<String, String>,
+    /// The declared files with the digests the lexicon remembered (see [`DeclaredDigests`]).
+    declared: DeclaredCursor<'a>,
 }
 
 /// The parent directories one read resolved, by their declared path, and the last one opened
@@ -654,16 +659,17 @@ impl Lexicon for FilesLexicon {
         };
 
         let mut verdicts = Verdicts::with_capacity(names.len());
+        let digests = self.declared_digests.take();
         let mut read = OneRead {
-            declared_digests: self.declared_digests.take(),
             kept: Kept::with_capacity(names.len()),
-            ..OneRead::default()
+            parents: Parents::default(),
+            declared: DeclaredCursor::new(self.declaration.files(), &digests),
         };
         for (name, kind) in names {
             self.observe_one(&real_root, name, kind, &mut read, &mut verdicts);
         }
-        self.declared_digests.restore(read.declared_digests);
         self.readings.keep(read.kept);
+        self.declared_digests.restore(digests);
         Ok(verdicts.into_observation())
     }
 }

@@ -8,12 +8,12 @@
 //! so describe one reading of the filesystem, not two moments of it. A clone of the lexicon
 //! starts with nothing kept.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::fs::Metadata;
 use std::os::unix::fs::MetadataExt;
 use std::sync::Mutex;
 
-use super::{MAX_MODE, property};
+use super::{DeclaredFile, MAX_MODE, property};
 use crate::observe::DeclaredEntity;
 
 /// What one read found at a path that was a regular file.
@@ -78,39 +78,73 @@ impl Readings {
     }
 }
 
-/// The declared content digest of each declared file, by path, as the lexicon's last
+/// The declared content digest of each declared file, in the order of the declaration's files
+/// (`None` for a file whose entity carries no digest, a document), as the lexicon's last
 /// [`FilesLexicon::declared`](super::FilesLexicon::declared) computed them from its own
 /// declaration: a live file that holds the declared bytes exactly has that digest, so the thin
 /// read takes it instead of hashing the same bytes a second time (a file whose bytes differ is
 /// hashed as read). A clone of the lexicon starts with nothing remembered.
 #[derive(Default)]
-pub(super) struct DeclaredDigests(Mutex<HashMap<String, String>>);
+pub(super) struct DeclaredDigests(Mutex<Vec<Option<String>>>);
 
 impl DeclaredDigests {
-    /// Remembers the content digest of each entity that carries one (`entities` are the
-    /// lexicon's own declaration's), replacing what was remembered.
-    pub(super) fn remember(&self, entities: &[DeclaredEntity]) {
-        let digests = entities
-            .iter()
-            .filter_map(|e| e.properties.get(property::CONTENT).map(|d| (e.name.clone(), d.clone())))
-            .collect();
+    /// Remembers the content digest of each of `entities`, which are the entities of `files`
+    /// one for one and in order (else nothing is remembered), replacing what was remembered.
+    pub(super) fn remember(&self, files: &BTreeMap<String, DeclaredFile>, entities: &[DeclaredEntity]) {
+        let aligned = files.len() == entities.len() && files.keys().zip(entities).all(|(path, e)| *path == e.name);
+        let digests = if aligned {
+            entities.iter().map(|e| e.properties.get(property::CONTENT).cloned()).collect()
+        } else {
+            Vec::new()
+        };
         if let Ok(mut slot) = self.0.lock() {
             *slot = digests;
         }
     }
 
     /// Takes what is remembered for one read, which [`DeclaredDigests::restore`] gives back.
-    pub(super) fn take(&self) -> HashMap<String, String> {
+    pub(super) fn take(&self) -> Vec<Option<String>> {
         self.0.lock().map(|mut slot| std::mem::take(&mut *slot)).unwrap_or_default()
     }
 
     /// Gives back what [`DeclaredDigests::take`] took, unless something was remembered since.
-    pub(super) fn restore(&self, digests: HashMap<String, String>) {
+    pub(super) fn restore(&self, digests: Vec<Option<String>>) {
         if let Ok(mut slot) = self.0.lock()
             && slot.is_empty()
         {
             *slot = digests;
         }
+    }
+}
+
+/// The declared files of one read with their remembered digests, walked in step with the
+/// read's sorted paths.
+pub(super) struct DeclaredCursor<'a> {
+    files: Vec<(&'a str, &'a [u8], &'a str)>,
+    next: usize,
+}
+
+impl<'a> DeclaredCursor<'a> {
+    /// The files of `files` that have a remembered digest in `digests` (empty when nothing was
+    /// remembered).
+    pub(super) fn new(files: &'a BTreeMap<String, DeclaredFile>, digests: &'a [Option<String>]) -> Self {
+        let files = files
+            .iter()
+            .zip(digests)
+            .filter_map(|((path, file), digest)| Some((path.as_str(), file.content.as_slice(), digest.as_deref()?)))
+            .collect();
+        DeclaredCursor { files, next: 0 }
+    }
+
+    /// The declared digest of `path` when `content` is its declared content byte for byte;
+    /// `None` otherwise (the caller hashes `content`). Paths are asked in sorted order; one
+    /// asked out of order is only hashed.
+    pub(super) fn digest(&mut self, path: &str, content: &[u8]) -> Option<String> {
+        while self.files.get(self.next).is_some_and(|(p, _, _)| *p < path) {
+            self.next += 1;
+        }
+        let (p, declared, digest) = self.files.get(self.next)?;
+        (*p == path && *declared == content).then(|| (*digest).to_owned())
     }
 }
 
@@ -143,6 +177,30 @@ impl std::fmt::Debug for Readings {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_declared_digest_is_taken_only_for_the_declared_bytes_of_its_path() {
+        let declaration = crate::lexicon::files::FilesDeclaration::new()
+            .file("a", "x", 0o644)
+            .file("b", "y", 0o644)
+            .file("c", "z", 0o644);
+        let entities = declaration.entities().unwrap();
+        let digests = DeclaredDigests::default();
+        digests.remember(declaration.files(), &entities[1..]);
+        assert!(digests.take().is_empty(), "entities that are not the files one for one are not remembered");
+        digests.remember(declaration.files(), &entities);
+        assert_eq!(digests.clone().take(), Vec::<Option<String>>::new());
+        let remembered = digests.take();
+        let mut cursor = DeclaredCursor::new(declaration.files(), &remembered);
+        let digest = |n: usize| entities[n].properties[property::CONTENT].clone();
+        assert_eq!(cursor.digest("a", b"x"), Some(digest(0)));
+        assert_eq!(cursor.digest("b", b"x"), None, "other bytes are hashed as read");
+        assert_eq!(cursor.digest("b0", b"y"), None, "an undeclared path has no declared digest");
+        assert_eq!(cursor.digest("c", b"z"), Some(digest(2)));
+        assert_eq!(cursor.digest("a", b"x"), None, "a path asked out of order is only hashed");
+        digests.restore(remembered);
+        assert_eq!(digests.take().len(), 3);
+    }
 
     #[test]
     fn what_is_kept_is_taken_once_and_a_clone_starts_empty() {
