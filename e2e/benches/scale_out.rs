@@ -9,7 +9,9 @@
 //! `CHANT_BENCH_OPERATOR_BIN` another build of the project binary to run (to compare two builds
 //! in one sitting).
 //! Every repetition runs each N once, in turn, at a fire time of its own. Per N it prints the
-//! round's wall time (spawn to the slowest operator's exit), the ticks per operator, and the
+//! round's wall time (spawn to the slowest operator's exit), the CPU of the busiest operator
+//! (its own and its git processes': the least the round could take with a core per operator, as
+//! on machines of their own, which this 2-core machine cannot give four), the ticks per operator, and the
 //! git traffic: every `git push` and `git fetch` the operators ran goes through a wrapper on
 //! `PATH` that logs it, its exit code and, for a push, how many of its refs the remote or git
 //! rejected (`!` lines of `--porcelain`). A rejected push is one that exited non-zero (a batch
@@ -78,6 +80,7 @@ fn main() {
     println!("temporary directory: {}", chant_testkit::filesystem::describe(tmp.path()));
     println!("every op ticked exactly once at every fire time, and every record reached the remote: checked");
     let mut one = None;
+    let mut one_cpu = None;
     for &n in &counts {
         let trials: Vec<&Trial> = results.iter().filter(|(k, _)| *k == n).map(|(_, t)| t).collect();
         let mut walls: Vec<Duration> = trials.iter().map(|t| t.wall).collect();
@@ -89,6 +92,13 @@ fn main() {
         let (pushes, rejected, refs) = (mean(|t| t.pushes), mean(|t| t.rejected), mean(|t| t.rejected_refs));
         let fetches = mean(|t| t.fetches);
         let cpu = trials.iter().map(|t| t.cpu.as_secs_f64()).sum::<f64>() / trials.len() as f64;
+        // The busiest operator's CPU (its own and its git processes'), median over the trials: the
+        // least a round could take with a core per operator (operators on machines of their own).
+        let mut busiest: Vec<f64> =
+            trials.iter().map(|t| t.operator_cpu.iter().map(Duration::as_secs_f64).fold(0.0, f64::max)).collect();
+        busiest.sort_by(f64::total_cmp);
+        let busiest = busiest[busiest.len() / 2];
+        let one_busiest = *one_cpu.get_or_insert(busiest);
         println!(
             "  N={n}: wall {:>7.2} s ({:.2}x N=1)   ticks per operator [{}]   pushes {pushes:>5.0} ({:.1}/s)   \
              rejected {rejected:>3.0} ({:.3} per tick; {refs:.0} refs)   fetches {fetches:>4.0}   git processes per tick {:.3}   CPU {cpu:.2} s ({:.2}x wall)",
@@ -100,6 +110,11 @@ fn main() {
             (pushes + fetches) / OPS as f64,
             cpu / wall.as_secs_f64()
         );
+        println!(
+            "       busiest operator's CPU (own + its git processes) {busiest:.2} s ({:.2}x N=1): the round's floor \
+             with a core per operator",
+            busiest / one_busiest
+        );
     }
 }
 
@@ -107,6 +122,8 @@ struct Trial {
     wall: Duration,
     /// CPU time (user + system) of the operators and every git process they waited for.
     cpu: Duration,
+    /// The same, per operator (its own process and the git processes it waited for).
+    operator_cpu: Vec<Duration>,
     ticks: Vec<usize>,
     pushes: usize,
     rejected: usize,
@@ -150,8 +167,9 @@ fn trial(home: &Path, shim: &Path, clones: &[PathBuf], bare: &Path, now: &str) -
                 // The op lines are on stdout, the diagnostics on stderr.
                 let mut lines: Vec<String> = BufReader::new(stdout).lines().map_while(Result::ok).collect();
                 lines.extend(errors.join().unwrap());
+                let cpu = own_cpu(&child);
                 let status = child.wait().unwrap();
-                (status, lines)
+                (status, lines, cpu)
             })
         })
         .collect();
@@ -160,7 +178,8 @@ fn trial(home: &Path, shim: &Path, clones: &[PathBuf], bare: &Path, now: &str) -
     let cpu = children_cpu() - cpu_before;
     let mut ticks = Vec::new();
     let mut per_op = vec![0_usize; OPS];
-    for (status, lines) in &outputs {
+    let operator_cpu: Vec<Duration> = outputs.iter().map(|(_, _, cpu)| *cpu).collect();
+    for (status, lines, _) in &outputs {
         assert!(status.success(), "{status}:\n{}", lines.join("\n"));
         let mine: Vec<usize> = lines
             .iter()
@@ -172,7 +191,7 @@ fn trial(home: &Path, shim: &Path, clones: &[PathBuf], bare: &Path, now: &str) -
         }
         ticks.push(mine.len());
     }
-    let all: Vec<&String> = outputs.iter().flat_map(|(_, l)| l).collect();
+    let all: Vec<&String> = outputs.iter().flat_map(|(_, l, _)| l).collect();
     for (op, n) in per_op.iter().enumerate() {
         assert_eq!(*n, 1, "opb-{op:03} ticked {n} times at {now}:\n{all:?}");
     }
@@ -193,12 +212,29 @@ fn trial(home: &Path, shim: &Path, clones: &[PathBuf], bare: &Path, now: &str) -
     Trial {
         wall,
         cpu,
+        operator_cpu,
         ticks,
         pushes: pushes.len(),
         rejected: pushes.iter().filter(|e| e[1] != "0").count(),
         rejected_refs: pushes.iter().map(|e| e[2].parse::<usize>().unwrap()).sum(),
         fetches: entries.iter().filter(|e| e[0] == "fetch").count(),
     }
+}
+
+/// The CPU time (user + system) of `child`, an operator that has exited but is not reaped yet,
+/// and of every process it waited for (its git processes): `/proc/<pid>/stat`'s `utime`,
+/// `stime`, `cutime` and `cstime`, read while the exited child is still a zombie (`waitid` with
+/// `WNOWAIT`), in clock ticks.
+fn own_cpu(child: &std::process::Child) -> Duration {
+    use nix::sys::wait::{Id, WaitPidFlag, waitid};
+    let pid = nix::unistd::Pid::from_raw(child.id() as i32);
+    waitid(Id::Pid(pid), WaitPidFlag::WEXITED | WaitPidFlag::WNOWAIT).unwrap();
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
+    // The fields after the command's closing parenthesis start at field 3 (state); utime is 14.
+    let fields: Vec<u64> =
+        stat.rsplit_once(')').unwrap().1.split_whitespace().skip(11).take(4).map(|f| f.parse().unwrap()).collect();
+    let hz = nix::unistd::sysconf(nix::unistd::SysconfVar::CLK_TCK).unwrap().unwrap() as f64;
+    Duration::from_secs_f64(fields.iter().sum::<u64>() as f64 / hz)
 }
 
 /// The CPU time (user + system) of this process's waited-for children and their descendants.
