@@ -315,7 +315,9 @@ impl PostgresLexicon {
         }
     }
 
-    fn connect(&self) -> Result<(Client, String), ConnectFailure> {
+    /// The connection config of the binding, with chant's connect timeout and application name
+    /// unless the DSN sets them.
+    fn config(&self) -> Result<Config, ConnectFailure> {
         let Some(var) = &self.var else {
             return Err(ConnectFailure::NoBinding(format!(
                 "env {} binds no DSN variable (set `postgres_dsn_var` under `[env.{}]` in chant.toml)",
@@ -337,26 +339,23 @@ impl PostgresLexicon {
         if config.get_application_name().is_none() {
             config.application_name("chant");
         }
-        let address = address(&config);
-        match config.connect(NoTls) {
-            Ok(client) => Ok((client, address)),
-            Err(e) => {
-                let detail = describe(&e);
-                if is_auth_failure(&e) {
-                    Err(ConnectFailure::NoCredentials { address, detail })
-                } else {
-                    Err(ConnectFailure::Failed { address, detail })
-                }
-            }
-        }
+        Ok(config)
+    }
+
+    fn connect(&self) -> Result<(Client, String), ConnectFailure> {
+        connect_with(&self.config()?)
     }
 
     fn connect_or_error(&self) -> Result<(Client, String), PostgresError> {
-        self.connect().map_err(|f| match f {
+        self.connect().map_err(|f| self.connect_error(f))
+    }
+
+    fn connect_error(&self, failure: ConnectFailure) -> PostgresError {
+        match failure {
             ConnectFailure::NoBinding(detail) => PostgresError::NoBinding { env: self.env.clone(), detail },
             ConnectFailure::NoCredentials { address, detail } => PostgresError::NoCredentials { address, detail },
             ConnectFailure::Failed { address, detail } => PostgresError::Unreachable { address, detail },
-        })
+        }
     }
 
     /// Connects through the binding and runs `read` in one read-only, repeatable-read
@@ -386,14 +385,20 @@ impl PostgresLexicon {
         Ok((answer, address))
     }
 
-    /// Reads the live catalog (in one read-only, repeatable-read transaction).
+    /// Reads the live catalog as an observation does: in one snapshot, over two connections
+    /// opened at once, the second importing the snapshot the first's read-only, repeatable-read
+    /// transaction exports (see [`catalog`]).
     ///
     /// # Errors
     ///
     /// [`PostgresError::NoBinding`], [`PostgresError::NoCredentials`] or
     /// [`PostgresError::Unreachable`].
     pub fn read_snapshot(&self) -> Result<(Snapshot, String), PostgresError> {
-        self.read_in_snapshot(|tx| catalog::read(tx))
+        let (snapshot, address) =
+            self.config().and_then(|config| read_catalog(&config)).map_err(|f| self.connect_error(f))?;
+        let snapshot =
+            snapshot.map_err(|e| PostgresError::Unreachable { address: address.clone(), detail: describe(&e) })?;
+        Ok((snapshot, address))
     }
 
     /// Reads the reference attributes of the live catalog ([`references::read_live_attrs`]), in
@@ -577,8 +582,9 @@ impl Lexicon for PostgresLexicon {
         self.declaration
             .validate()
             .map_err(|e| LexiconError::InvalidDeclaration { lexicon: COMPONENT.to_owned(), detail: e.to_string() })?;
-        let (mut client, address) = match self.connect() {
-            Ok(c) => c,
+        let read = self.config().and_then(|config| read_catalog(&config));
+        let (snapshot, address) = match read {
+            Ok(read) => read,
             Err(ConnectFailure::NoBinding(detail)) => {
                 return Ok(self.all_unobserved(declared, UnobservedReason::NoBinding, &detail, None));
             }
@@ -589,16 +595,6 @@ impl Lexicon for PostgresLexicon {
                 return Ok(self.all_unobserved(declared, UnobservedReason::ReadFailed, &detail, Some(&address)));
             }
         };
-        let snapshot = client
-            .build_transaction()
-            .isolation_level(IsolationLevel::RepeatableRead)
-            .read_only(true)
-            .start()
-            .and_then(|mut tx| {
-                let s = catalog::read(&mut tx)?;
-                tx.commit()?;
-                Ok(s)
-            });
         match snapshot {
             Ok(snapshot) => {
                 let ctx =
@@ -669,6 +665,54 @@ impl PostgresLexicon {
         let tables: Vec<String> = self.declaration.tables().keys().cloned().collect();
         self.read_in_snapshot(|tx| deep::read(tx, &tables))
     }
+}
+
+/// Connects with `config`, telling refused credentials from other failures.
+fn connect_with(config: &Config) -> Result<(Client, String), ConnectFailure> {
+    let address = address(config);
+    match config.connect(NoTls) {
+        Ok(client) => Ok((client, address)),
+        Err(e) => {
+            let detail = describe(&e);
+            if is_auth_failure(&e) {
+                Err(ConnectFailure::NoCredentials { address, detail })
+            } else {
+                Err(ConnectFailure::Failed { address, detail })
+            }
+        }
+    }
+}
+
+/// The catalog read of an observation ([`catalog::read_shared`]): two connections opened at
+/// once, the second reading the schemas and relations in the snapshot the first exports while
+/// the first reads the columns. Only the first connection's failure is the observation's: the
+/// second is an optimisation, and when it fails the first reads everything itself. A DSN of
+/// several hosts reads over one connection (the second could reach another server). Returns the
+/// snapshot (or the read's failure) with the address asked.
+fn read_catalog(config: &Config) -> Result<(Result<Snapshot, postgres::Error>, String), ConnectFailure> {
+    if config.get_hosts().len() > 1 || config.get_hostaddrs().len() > 1 {
+        // With several hosts the second connection could reach another server: one connection.
+        let (mut client, address) = connect_with(config)?;
+        let snapshot = client
+            .build_transaction()
+            .isolation_level(IsolationLevel::RepeatableRead)
+            .read_only(true)
+            .start()
+            .and_then(|mut tx| {
+                let snapshot = catalog::read(&mut tx)?;
+                tx.commit()?;
+                Ok(snapshot)
+            });
+        return Ok((snapshot, address));
+    }
+    std::thread::scope(|scope| {
+        let (share, shared) = std::sync::mpsc::channel::<String>();
+        let second = scope.spawn(move || catalog::read_relations_in_shared_snapshot(config, &shared));
+        // On a failure here `share` is dropped, which ends the second reader.
+        let (mut client, address) = connect_with(config)?;
+        let snapshot = catalog::read_shared(&mut client, share, || second.join().ok().flatten());
+        Ok((snapshot, address))
+    })
 }
 
 /// Renders the address of a connection config without its password:
