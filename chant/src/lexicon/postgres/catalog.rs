@@ -123,7 +123,11 @@ pub struct LiveRelation {
 impl LiveRelation {
     /// Returns the relation's entity name (`schema.name`).
     pub fn entity(&self) -> String {
-        format!("{}.{}", self.schema, self.name)
+        let mut entity = String::with_capacity(self.schema.len() + 1 + self.name.len());
+        entity.push_str(&self.schema);
+        entity.push('.');
+        entity.push_str(&self.name);
+        entity
     }
 
     /// Returns true for a table or a partitioned table.
@@ -194,24 +198,23 @@ pub fn read(client: &mut impl GenericClient) -> Result<Snapshot, postgres::Error
     Ok(relations.assemble(columns))
 }
 
-/// The schemas and relations of one read, decoded, waiting for the columns to be filed under
-/// their tables' names ([`Relations::assemble`]).
+/// The schemas and relations of one read, decoded and resolved (owners and toast tables by
+/// name), waiting for the columns to be filed under their tables' names
+/// ([`Relations::assemble`]).
 #[derive(Debug)]
 pub(super) struct Relations {
     schemas: BTreeMap<String, LiveSchema>,
-    /// The toast tables' names by oid.
-    toast_names: HashMap<u32, String>,
-    /// Each relation with its entity name, the oid of its owner and of its toast table, in the
-    /// order read.
-    relations: Vec<(String, LiveRelation, Option<u32>, u32)>,
-    /// By oid, a relation's place in `relations`.
-    by_oid: HashMap<u32, usize>,
+    relations: BTreeMap<String, LiveRelation>,
+    /// The tables' (and partitioned tables') entity names by oid, as [`COLUMNS`] names them.
+    tables: HashMap<u32, String>,
 }
 
 /// The columns of one read by table oid, in the order read (each table's in column order).
 pub(super) type Columns = Vec<(u32, Vec<(String, LiveColumn)>)>;
 
-/// Runs [`SCHEMAS`] and [`RELATIONS`] through `client` and decodes their rows.
+/// Runs [`SCHEMAS`] and [`RELATIONS`] through `client`, decodes their rows and resolves each
+/// relation's owner and toast table by name (all a shared read's second connection does while
+/// the first reads the columns).
 pub(super) fn read_relations(client: &mut impl GenericClient) -> Result<Relations, postgres::Error> {
     let mut schemas = BTreeMap::new();
     for row in client.query_typed(SCHEMAS, &[])? {
@@ -220,6 +223,8 @@ pub(super) fn read_relations(client: &mut impl GenericClient) -> Result<Relation
 
     let rows = client.query_typed(RELATIONS, &[])?;
     let mut toast_names: HashMap<u32, String> = HashMap::new();
+    // Each relation with its entity name, the oid of its owner and of its toast table, in the
+    // order read; by oid, its place in that list.
     let mut relations: Vec<(String, LiveRelation, Option<u32>, u32)> = Vec::with_capacity(rows.len());
     let mut by_oid: HashMap<u32, usize> = HashMap::with_capacity(rows.len());
     for row in rows {
@@ -240,7 +245,35 @@ pub(super) fn read_relations(client: &mut impl GenericClient) -> Result<Relation
         by_oid.insert(oid, relations.len());
         relations.push((relation.entity(), relation, row.try_get(5)?, row.try_get(6)?));
     }
-    Ok(Relations { schemas, toast_names, relations, by_oid })
+
+    // The tables by oid, for the columns: every one read, even one whose entity name another
+    // relation also has (its columns are filed under that name, the last filed staying).
+    let tables = by_oid
+        .iter()
+        .filter(|&(_, &i)| relations[i].1.is_table())
+        .map(|(&oid, &i)| (oid, relations[i].0.clone()))
+        .collect();
+    // Owners and toast tables by name, once every relation is read. An owner outside the read (a
+    // system table, never a user's) still makes it owned.
+    let owners: Vec<Option<String>> = relations
+        .iter()
+        .map(|(_, _, owner, _)| owner.map(|o| by_oid.get(&o).map(|&i| relations[i].0.clone()).unwrap_or_default()))
+        .collect();
+    for ((_, relation, _, toast), owner) in relations.iter_mut().zip(owners) {
+        relation.owner = owner;
+        relation.toast = toast_names.get(toast).map(|t| {
+            let mut name = String::with_capacity(9 + t.len());
+            name.push_str("pg_toast.");
+            name.push_str(t);
+            name
+        });
+    }
+    // Of equal entity names (`a.b` + `c` and `a` + `b.c`) the first read stays, as it always has:
+    // a stable sort, then the later duplicates dropped.
+    relations.sort_by(|a, b| a.0.cmp(&b.0));
+    relations.dedup_by(|later, first| later.0 == first.0);
+    let relations = relations.into_iter().map(|(entity, relation, _, _)| (entity, relation)).collect();
+    Ok(Relations { schemas, relations, tables })
 }
 
 /// Runs [`COLUMNS`] through `client` and decodes its rows, grouped by table (rows come by table,
@@ -261,37 +294,17 @@ pub(super) fn read_columns(client: &mut impl GenericClient) -> Result<Columns, p
 }
 
 impl Relations {
-    /// Files `columns` under their tables' names and resolves owners and toast tables by name:
-    /// the snapshot of the read ([`QUERIES`] queries).
+    /// Files `columns` under their tables' names: the snapshot of the read ([`QUERIES`]
+    /// queries).
     pub(super) fn assemble(self, columns: Columns) -> Snapshot {
-        let Relations { schemas, toast_names, mut relations, by_oid } = self;
+        let Relations { schemas, relations, tables } = self;
         // A table outside the read (never one of the kinds listed) files nothing. Inserting one
         // table at a time, the last of equal names would stay.
         let columns = columns
             .into_iter()
-            .filter_map(|(table, list)| by_oid.get(&table).map(|&i| (relations[i].0.clone(), list)))
+            .filter_map(|(table, list)| tables.get(&table).map(|name| (name.clone(), list)))
             .collect();
-
-        // Owners and toast tables by name, once every relation is read. An owner outside the read
-        // (a system table, never a user's) still makes it owned.
-        let owners: Vec<Option<String>> = relations
-            .iter()
-            .map(|(_, _, owner, _)| owner.map(|o| by_oid.get(&o).map(|&i| relations[i].0.clone()).unwrap_or_default()))
-            .collect();
-        for ((_, relation, _, toast), owner) in relations.iter_mut().zip(owners) {
-            relation.owner = owner;
-            relation.toast = toast_names.get(toast).map(|t| format!("pg_toast.{t}"));
-        }
-        // Of equal entity names (`a.b` + `c` and `a` + `b.c`) the first read stays, as it always
-        // has: a stable sort, then the later duplicates dropped.
-        relations.sort_by(|a, b| a.0.cmp(&b.0));
-        relations.dedup_by(|later, first| later.0 == first.0);
-        Snapshot {
-            schemas,
-            relations: relations.into_iter().map(|(entity, relation, _, _)| (entity, relation)).collect(),
-            columns,
-            queries: QUERIES,
-        }
+        Snapshot { schemas, relations, columns, queries: QUERIES }
     }
 }
 
