@@ -351,6 +351,32 @@ fn the_shared_snapshot_read_is_the_read_of_one_transaction() {
     }
 }
 
+/// A role allowed one connection: the second connection is refused, and the first reads
+/// everything itself, in its own transaction. The observation is the same as the app role's.
+#[test]
+fn a_refused_second_connection_leaves_the_read_to_the_first() {
+    let c = cluster();
+    let db = c.database("solo");
+    c.as_app(&db, "CREATE SCHEMA app; CREATE TABLE app.t (id serial PRIMARY KEY, n integer NOT NULL DEFAULT 7);");
+    let role = format!("chant_solo_{}", std::process::id());
+    c.as_superuser(
+        &db,
+        &format!(
+            "CREATE ROLE {role} LOGIN CONNECTION LIMIT 1 PASSWORD 'solo-pw'; GRANT {APP_ROLE} TO {role}; \
+             ALTER ROLE {role} SET role = {APP_ROLE};"
+        ),
+    );
+    let solo = PostgresLexicon::new("prod-db", STACK, declaration())
+        .with_binding(Some("V".into()), Some(format!("postgres://{role}:solo-pw@127.0.0.1:{}/{db}", c.port)));
+    let (alone, _) = solo.read_snapshot().unwrap();
+    let (shared, _) = lexicon(&db, declaration()).read_snapshot().unwrap();
+    assert_eq!(alone, shared);
+    assert_eq!(alone.columns_of("app.t").len(), 2);
+    let o = chant::observe::observe_component(&solo, &solo.declared());
+    assert!(o.unobserved.is_empty(), "{o:#?}");
+    assert!(o.resources.contains_key("app.t"));
+}
+
 /// Set for a worker run: `<dsn>`.
 const WORKER: &str = "CHANT_PG_APPLY_WORKER";
 

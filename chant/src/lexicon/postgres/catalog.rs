@@ -3,7 +3,7 @@
 //! their comments, the table an index or sequence belongs to, and each table's toast table), and
 //! the columns of every table.
 //!
-//! An observation reads it over two connections opened at once, in one snapshot: the first
+//! An observation reads it over two connections, in one snapshot: the first
 //! connection's read-only, repeatable-read transaction exports its snapshot
 //! (`pg_export_snapshot()`), the second imports it (`SET TRANSACTION SNAPSHOT`) and reads the
 //! schemas and relations while the first reads the columns, as `pg_dump -j` shares one snapshot
@@ -325,14 +325,15 @@ pub(super) fn read_relations_in_shared_snapshot(config: &Config, shared: &Receiv
     read_relations(&mut client).ok()
 }
 
-/// Reads the catalog like [`read`], in one snapshot, over two connections at once: `client`
+/// Reads the catalog like [`read`], in one snapshot, over two connections at the same time: `client`
 /// opens a read-only, repeatable-read transaction, exports its snapshot
 /// (`pg_export_snapshot()`, as `pg_dump -j` shares one) through `share` and runs [`COLUMNS`]
 /// while a second connection ([`read_relations_in_shared_snapshot`], answered by `shared`) runs
-/// [`SCHEMAS`] and [`RELATIONS`] in the same snapshot. The transaction stays open until the
-/// second connection has answered, so the snapshot can be imported for as long as it is waited
-/// for. When the second connection answers nothing, `client` runs those two queries itself in
-/// its transaction; when the server refuses to export, it reads alone in a new transaction.
+/// [`SCHEMAS`] and [`RELATIONS`] in the same snapshot. The transaction stays open until
+/// `shared` has returned, so the snapshot can be imported for as long as it is waited for.
+/// When `shared` returns nothing (the second connection failed, or was not waited for),
+/// `client` runs those two queries itself in its transaction; when the server refuses to
+/// export, it reads alone in a new transaction.
 /// Either way the snapshot is one reading of the catalog, in [`QUERIES`] queries.
 ///
 /// # Errors
@@ -352,7 +353,6 @@ pub(super) fn read_shared(
         // The export failed (and took the transaction with it): no second reader.
         drop(share);
         drop(tx);
-        let _ = shared();
         let mut tx =
             client.build_transaction().isolation_level(IsolationLevel::RepeatableRead).read_only(true).start()?;
         let snapshot = read(&mut tx)?;

@@ -52,7 +52,7 @@ pub mod references;
 pub mod verdict;
 
 use std::str::FromStr;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use postgres::config::Host;
 use postgres::error::SqlState;
@@ -385,8 +385,8 @@ impl PostgresLexicon {
         Ok((answer, address))
     }
 
-    /// Reads the live catalog as an observation does: in one snapshot, over two connections
-    /// opened at once, the second importing the snapshot the first's read-only, repeatable-read
+    /// Reads the live catalog as an observation does: in one snapshot, over two connections,
+    /// the second importing the snapshot the first's read-only, repeatable-read
     /// transaction exports (see [`catalog`]).
     ///
     /// # Errors
@@ -683,10 +683,11 @@ fn connect_with(config: &Config) -> Result<(Client, String), ConnectFailure> {
     }
 }
 
-/// The catalog read of an observation ([`catalog::read_shared`]): two connections opened at
-/// once, the second reading the schemas and relations in the snapshot the first exports while
-/// the first reads the columns. Only the first connection's failure is the observation's: the
-/// second is an optimisation, and when it fails the first reads everything itself. A DSN of
+/// The catalog read of an observation ([`catalog::read_shared`]): a second connection, opened on
+/// a thread of its own once the first is in, reads the schemas and relations in the snapshot the
+/// first exports while the first reads the columns. Only the first connection's failure is the observation's: the
+/// second is an optimisation, and when it fails, or has not answered within as long again as the
+/// first's read has taken (and [`SHARE_GRACE`]), the first reads everything itself. A DSN of
 /// several hosts reads over one connection (the second could reach another server). Returns the
 /// snapshot (or the read's failure) with the address asked.
 fn read_catalog(config: &Config) -> Result<(Result<Snapshot, postgres::Error>, String), ConnectFailure> {
@@ -705,15 +706,30 @@ fn read_catalog(config: &Config) -> Result<(Result<Snapshot, postgres::Error>, S
             });
         return Ok((snapshot, address));
     }
-    std::thread::scope(|scope| {
-        let (share, shared) = std::sync::mpsc::channel::<String>();
-        let second = scope.spawn(move || catalog::read_relations_in_shared_snapshot(config, &shared));
-        // On a failure here `share` is dropped, which ends the second reader.
-        let (mut client, address) = connect_with(config)?;
-        let snapshot = catalog::read_shared(&mut client, share, || second.join().ok().flatten());
-        Ok((snapshot, address))
-    })
+    let started = Instant::now();
+    // The first connection first: a role allowed one connection, or a server with one slot
+    // left, gives it to the read whose failure is the observation's, and the second is refused.
+    let (mut client, address) = connect_with(config)?;
+    let (share, shared) = std::sync::mpsc::channel::<String>();
+    let (answer, answered) = std::sync::mpsc::sync_channel(1);
+    let second = config.clone();
+    // Not joined: the first connection never waits on the second past its own read (a pooler
+    // with one server connection would make it wait for the first's own transaction). Its
+    // channel closes when `share` is dropped, on every path out of here; it then ends once its
+    // own connection attempt does.
+    std::thread::spawn(move || {
+        let _ = answer.send(catalog::read_relations_in_shared_snapshot(&second, &shared));
+    });
+    let snapshot = catalog::read_shared(&mut client, share, || {
+        // As long again as the first connection's read has taken, and a second more: a second
+        // connection slower than that is waiting on something else, and the first reads alone.
+        answered.recv_timeout(started.elapsed() + SHARE_GRACE).ok().flatten()
+    });
+    Ok((snapshot, address))
 }
+
+/// How much longer than the first connection's read the first waits for the second's answer.
+const SHARE_GRACE: Duration = Duration::from_secs(1);
 
 /// Renders the address of a connection config without its password:
 /// `postgres://<user>@<host>:<port>/<dbname>`.
