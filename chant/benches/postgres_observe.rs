@@ -88,9 +88,9 @@ fn main() {
 /// Times each step of one observe on its own, `RUNS` times: connect (SCRAM over 127.0.0.1), the
 /// transaction and each catalog query one after the other on one connection (round trips and
 /// server time), the whole catalog read on one connection (queries and row decoding), the read
-/// as an observation makes it (two connections, the second opened once the first is in, the queries shared between them
-/// in one exported snapshot, connects included), the observation built from the snapshot, and
-/// the change set.
+/// as an observation makes it (two connections, the second opened once the first is in, the
+/// queries shared between them in one exported snapshot, connects included), the observation
+/// built from the snapshot, and the change set.
 fn split(
     lexicon: &PostgresLexicon,
     dsn: &str,
