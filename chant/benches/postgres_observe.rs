@@ -66,7 +66,7 @@ fn main() {
 
     println!("observe {TABLES} declared tables ({entries} change-set entries), median of {RUNS}:");
     println!(
-        "  chant postgres lexicon: {:?} (min {:?}); {} catalog queries (+ BEGIN/COMMIT), connect included",
+        "  chant postgres lexicon: {:?} (min {:?}); {} catalog queries over 2 connections in 1 snapshot, connects included",
         median(observe.clone()),
         observe.iter().min().unwrap(),
         catalog::QUERIES
@@ -86,9 +86,11 @@ fn main() {
 }
 
 /// Times each step of one observe on its own, `RUNS` times: connect (SCRAM over 127.0.0.1), the
-/// transaction and each catalog query as the lexicon sends them (round trips and server time),
-/// the whole catalog read (queries and row decoding), the observation built from the snapshot,
-/// and the change set.
+/// transaction and each catalog query one after the other on one connection (round trips and
+/// server time), the whole catalog read on one connection (queries and row decoding), the read
+/// as an observation makes it (two connections, the second opened once the first is in, the
+/// queries shared between them in one exported snapshot, connects included), the observation
+/// built from the snapshot, and the change set.
 fn split(
     lexicon: &PostgresLexicon,
     dsn: &str,
@@ -102,6 +104,7 @@ fn split(
         "query: columns",
         "COMMIT",
         "catalog::read (3 queries + row decoding)",
+        "read_snapshot (2 connections, 1 snapshot)",
         "observation from the snapshot (verdict)",
         "observe_component (connect + read + verdict)",
         "build_change_set",
@@ -134,15 +137,19 @@ fn split(
         let snapshot = catalog::read(&mut tx).unwrap();
         next(6, &mut lap);
         tx.commit().unwrap();
+        lap = Instant::now();
+        let (shared, _) = lexicon.read_snapshot().unwrap();
+        next(7, &mut lap);
+        assert_eq!(shared, snapshot);
         let ctx = verdict::ReadContext { identity: lexicon.identity(), owned_only: false, address: "bench" };
         lap = Instant::now();
         let observation = verdict::observation(lexicon.declaration(), &snapshot, &ctx);
-        next(7, &mut lap);
+        next(8, &mut lap);
         assert!(observation.unobserved.is_empty());
         let observation = observe_component(lexicon, declared);
-        next(8, &mut lap);
-        let cs = build_change_set("postgres", declared, &observation, &LastApply::none());
         next(9, &mut lap);
+        let cs = build_change_set("postgres", declared, &observation, &LastApply::none());
+        next(10, &mut lap);
         assert!(!cs.entries.is_empty());
     }
     steps.into_iter().zip(times).collect()

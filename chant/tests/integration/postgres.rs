@@ -325,6 +325,58 @@ fn the_catalog_read_resolves_owners_toast_tables_and_defaults_like_the_catalog()
     assert_eq!(read, ["id=nextval('app.t_id_seq'::regclass)", "body=", "n=7", "twice=(n * 2)"]);
 }
 
+/// The observation's read (two connections sharing one exported snapshot) finds exactly what one
+/// transaction reading the three queries in a row finds (the estate read's catalog), read after
+/// read of a changing catalog.
+#[test]
+fn the_shared_snapshot_read_is_the_read_of_one_transaction() {
+    let c = cluster();
+    let db = c.database("shared");
+    c.as_app(
+        &db,
+        "CREATE SCHEMA app; COMMENT ON SCHEMA app IS 'the app'; \
+         CREATE TABLE app.t (id serial PRIMARY KEY, body jsonb, n integer NOT NULL DEFAULT 7); \
+         CREATE INDEX t_n ON app.t (n); CREATE SEQUENCE app.s OWNED BY app.t.n; \
+         CREATE VIEW app.v AS SELECT id FROM app.t; COMMENT ON TABLE app.t IS 'the t';",
+    );
+    let lex = lexicon(&db, declaration());
+    for round in 0..3 {
+        let (shared, address) = lex.read_snapshot().unwrap();
+        let (estate, _) = lex.read_estate().unwrap();
+        assert_eq!(shared, estate.catalog, "round {round}");
+        assert_eq!(shared.queries, catalog::QUERIES);
+        assert_eq!(address, c.address(&db));
+        assert_eq!(shared.columns_of("app.t").len(), 3 + round);
+        c.as_app(&db, &format!("ALTER TABLE app.t ADD COLUMN c{round} text; CREATE TABLE app.u{round} (id int);"));
+    }
+}
+
+/// A role allowed one connection: the second connection is refused, and the first reads
+/// everything itself, in its own transaction. The observation is the same as the app role's.
+#[test]
+fn a_refused_second_connection_leaves_the_read_to_the_first() {
+    let c = cluster();
+    let db = c.database("solo");
+    c.as_app(&db, "CREATE SCHEMA app; CREATE TABLE app.t (id serial PRIMARY KEY, n integer NOT NULL DEFAULT 7);");
+    let role = format!("chant_solo_{}", std::process::id());
+    c.as_superuser(
+        &db,
+        &format!(
+            "CREATE ROLE {role} LOGIN CONNECTION LIMIT 1 PASSWORD 'solo-pw'; GRANT {APP_ROLE} TO {role}; \
+             ALTER ROLE {role} SET role = {APP_ROLE};"
+        ),
+    );
+    let solo = PostgresLexicon::new("prod-db", STACK, declaration())
+        .with_binding(Some("V".into()), Some(format!("postgres://{role}:solo-pw@127.0.0.1:{}/{db}", c.port)));
+    let (alone, _) = solo.read_snapshot().unwrap();
+    let (shared, _) = lexicon(&db, declaration()).read_snapshot().unwrap();
+    assert_eq!(alone, shared);
+    assert_eq!(alone.columns_of("app.t").len(), 2);
+    let o = chant::observe::observe_component(&solo, &solo.declared());
+    assert!(o.unobserved.is_empty(), "{o:#?}");
+    assert!(o.resources.contains_key("app.t"));
+}
+
 /// Set for a worker run: `<dsn>`.
 const WORKER: &str = "CHANT_PG_APPLY_WORKER";
 

@@ -3,13 +3,21 @@
 //! their comments, the table an index or sequence belongs to, and each table's toast table), and
 //! the columns of every table.
 //!
+//! An observation reads it over two connections, in one snapshot: the first
+//! connection's read-only, repeatable-read transaction exports its snapshot
+//! (`pg_export_snapshot()`), the second imports it (`SET TRANSACTION SNAPSHOT`) and reads the
+//! schemas and relations while the first reads the columns, as `pg_dump -j` shares one snapshot
+//! among its workers. When the snapshot cannot be shared, the first connection reads everything
+//! itself, still in one snapshot; a DSN of several hosts reads over one connection.
+//!
 //! Only `pg_catalog` is read: `information_schema` hides what the role cannot use, which would
 //! turn an unreadable table into a false `create`. System schemas (`pg_catalog`,
 //! `information_schema`, `pg_toast`, temporary schemas) are skipped.
 
 use std::collections::{BTreeMap, HashMap};
+use std::sync::mpsc::{Receiver, Sender};
 
-use postgres::GenericClient;
+use postgres::{Client, Config, GenericClient, IsolationLevel, NoTls};
 
 /// How many queries [`read`] issues, whatever the size of the database.
 pub const QUERIES: usize = 3;
@@ -115,7 +123,11 @@ pub struct LiveRelation {
 impl LiveRelation {
     /// Returns the relation's entity name (`schema.name`).
     pub fn entity(&self) -> String {
-        format!("{}.{}", self.schema, self.name)
+        let mut entity = String::with_capacity(self.schema.len() + 1 + self.name.len());
+        entity.push_str(&self.schema);
+        entity.push('.');
+        entity.push_str(&self.name);
+        entity
     }
 
     /// Returns true for a table or a partitioned table.
@@ -181,16 +193,35 @@ impl Snapshot {
 ///
 /// The first query that fails.
 pub fn read(client: &mut impl GenericClient) -> Result<Snapshot, postgres::Error> {
-    let mut snapshot = Snapshot::default();
+    let relations = read_relations(client)?;
+    let columns = read_columns(client)?;
+    Ok(relations.assemble(columns))
+}
 
-    let schemas = client.query_typed(SCHEMAS, &[])?;
-    snapshot.queries += 1;
-    for row in schemas {
-        snapshot.schemas.insert(row.try_get(0)?, LiveSchema { usage: row.try_get(1)?, comment: row.try_get(2)? });
+/// The schemas and relations of one read, decoded and resolved (owners and toast tables by
+/// name), waiting for the columns to be filed under their tables' names
+/// ([`Relations::assemble`]).
+#[derive(Debug)]
+pub(super) struct Relations {
+    schemas: BTreeMap<String, LiveSchema>,
+    relations: BTreeMap<String, LiveRelation>,
+    /// The tables' (and partitioned tables') entity names by oid, as [`COLUMNS`] names them.
+    tables: HashMap<u32, String>,
+}
+
+/// The columns of one read by table oid, in the order read (each table's in column order).
+pub(super) type Columns = Vec<(u32, Vec<(String, LiveColumn)>)>;
+
+/// Runs [`SCHEMAS`] and [`RELATIONS`] through `client`, decodes their rows and resolves each
+/// relation's owner and toast table by name (all a shared read's second connection does while
+/// the first reads the columns).
+pub(super) fn read_relations(client: &mut impl GenericClient) -> Result<Relations, postgres::Error> {
+    let mut schemas = BTreeMap::new();
+    for row in client.query_typed(SCHEMAS, &[])? {
+        schemas.insert(row.try_get(0)?, LiveSchema { usage: row.try_get(1)?, comment: row.try_get(2)? });
     }
 
     let rows = client.query_typed(RELATIONS, &[])?;
-    snapshot.queries += 1;
     let mut toast_names: HashMap<u32, String> = HashMap::new();
     // Each relation with its entity name, the oid of its owner and of its toast table, in the
     // order read; by oid, its place in that list.
@@ -215,32 +246,13 @@ pub fn read(client: &mut impl GenericClient) -> Result<Snapshot, postgres::Error
         relations.push((relation.entity(), relation, row.try_get(5)?, row.try_get(6)?));
     }
 
-    let rows = client.query_typed(COLUMNS, &[])?;
-    snapshot.queries += 1;
-    // The columns of each table, filed under its entity name (rows come by table, in column
-    // order).
-    let mut columns: Vec<(String, Vec<(String, LiveColumn)>)> = Vec::new();
-    let mut current: Option<u32> = None;
-    for row in rows {
-        let table: u32 = row.try_get(0)?;
-        let column = LiveColumn { sql_type: row.try_get(2)?, not_null: row.try_get(3)?, default: row.try_get(4)? };
-        let name: String = row.try_get(1)?;
-        if current != Some(table) {
-            current = Some(table);
-            // A table outside the read (never one of the kinds listed) files nothing.
-            let Some(&i) = by_oid.get(&table) else {
-                current = None;
-                continue;
-            };
-            columns.push((relations[i].0.clone(), Vec::new()));
-        }
-        if let Some((_, list)) = columns.last_mut() {
-            list.push((name, column));
-        }
-    }
-    // Inserting one table at a time, the last of equal names would stay.
-    snapshot.columns = columns.into_iter().collect();
-
+    // The tables by oid, for the columns: every one read, even one whose entity name another
+    // relation also has (its columns are filed under that name, the last filed staying).
+    let tables = by_oid
+        .iter()
+        .filter(|&(_, &i)| relations[i].1.is_table())
+        .map(|(&oid, &i)| (oid, relations[i].0.clone()))
+        .collect();
     // Owners and toast tables by name, once every relation is read. An owner outside the read (a
     // system table, never a user's) still makes it owned.
     let owners: Vec<Option<String>> = relations
@@ -249,12 +261,112 @@ pub fn read(client: &mut impl GenericClient) -> Result<Snapshot, postgres::Error
         .collect();
     for ((_, relation, _, toast), owner) in relations.iter_mut().zip(owners) {
         relation.owner = owner;
-        relation.toast = toast_names.get(toast).map(|t| format!("pg_toast.{t}"));
+        relation.toast = toast_names.get(toast).map(|t| {
+            let mut name = String::with_capacity(9 + t.len());
+            name.push_str("pg_toast.");
+            name.push_str(t);
+            name
+        });
     }
     // Of equal entity names (`a.b` + `c` and `a` + `b.c`) the first read stays, as it always has:
     // a stable sort, then the later duplicates dropped.
     relations.sort_by(|a, b| a.0.cmp(&b.0));
     relations.dedup_by(|later, first| later.0 == first.0);
-    snapshot.relations = relations.into_iter().map(|(entity, relation, _, _)| (entity, relation)).collect();
-    Ok(snapshot)
+    let relations = relations.into_iter().map(|(entity, relation, _, _)| (entity, relation)).collect();
+    Ok(Relations { schemas, relations, tables })
+}
+
+/// Runs [`COLUMNS`] through `client` and decodes its rows, grouped by table (rows come by table,
+/// in column order).
+pub(super) fn read_columns(client: &mut impl GenericClient) -> Result<Columns, postgres::Error> {
+    let rows = client.query_typed(COLUMNS, &[])?;
+    let mut columns: Columns = Vec::new();
+    for row in rows {
+        let table: u32 = row.try_get(0)?;
+        let column = LiveColumn { sql_type: row.try_get(2)?, not_null: row.try_get(3)?, default: row.try_get(4)? };
+        let name: String = row.try_get(1)?;
+        match columns.last_mut() {
+            Some((oid, list)) if *oid == table => list.push((name, column)),
+            _ => columns.push((table, vec![(name, column)])),
+        }
+    }
+    Ok(columns)
+}
+
+impl Relations {
+    /// Files `columns` under their tables' names: the snapshot of the read ([`QUERIES`]
+    /// queries).
+    pub(super) fn assemble(self, columns: Columns) -> Snapshot {
+        let Relations { schemas, relations, tables } = self;
+        // A table outside the read (never one of the kinds listed) files nothing. Inserting one
+        // table at a time, the last of equal names would stay.
+        let columns = columns
+            .into_iter()
+            .filter_map(|(table, list)| tables.get(&table).map(|name| (name.clone(), list)))
+            .collect();
+        Snapshot { schemas, relations, columns, queries: QUERIES }
+    }
+}
+
+/// The half of [`read_shared`] a second connection does: connects with `config`, waits for the
+/// snapshot the first connection's transaction exports, imports it into a read-only,
+/// repeatable-read transaction of its own and reads the schemas and relations in it. `None`
+/// when anything fails (the connection, no snapshot offered, the import, a query): the first
+/// connection then reads them itself, in its own transaction.
+pub(super) fn read_relations_in_shared_snapshot(config: &Config, shared: &Receiver<String>) -> Option<Relations> {
+    let mut client = config.connect(NoTls).ok()?;
+    let id = shared.recv().ok()?;
+    client
+        .batch_execute(&format!(
+            "BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY; SET TRANSACTION SNAPSHOT '{}'",
+            id.replace('\'', "''")
+        ))
+        .ok()?;
+    read_relations(&mut client).ok()
+}
+
+/// Reads the catalog like [`read`], in one snapshot, over two connections at the same time: `client`
+/// opens a read-only, repeatable-read transaction, exports its snapshot
+/// (`pg_export_snapshot()`, as `pg_dump -j` shares one) through `share` and runs [`COLUMNS`]
+/// while a second connection ([`read_relations_in_shared_snapshot`], answered by `shared`) runs
+/// [`SCHEMAS`] and [`RELATIONS`] in the same snapshot. The transaction stays open until
+/// `shared` has returned, so the snapshot can be imported for as long as it is waited for.
+/// When `shared` returns nothing (the second connection failed, or was not waited for),
+/// `client` runs those two queries itself in its transaction; when the server refuses to
+/// export, it reads alone in a new transaction.
+/// Either way the snapshot is one reading of the catalog, in [`QUERIES`] queries.
+///
+/// # Errors
+///
+/// The first query (or the transaction's start or commit) that fails on `client`.
+pub(super) fn read_shared(
+    client: &mut Client,
+    share: Sender<String>,
+    shared: impl FnOnce() -> Option<Relations>,
+) -> Result<Snapshot, postgres::Error> {
+    let mut tx = client.build_transaction().isolation_level(IsolationLevel::RepeatableRead).read_only(true).start()?;
+    let exported = tx
+        .query_typed("SELECT pg_catalog.pg_export_snapshot()", &[])
+        .ok()
+        .and_then(|rows| rows.first().and_then(|row| row.try_get::<_, String>(0).ok()));
+    let Some(id) = exported else {
+        // The export failed (and took the transaction with it): no second reader.
+        drop(share);
+        drop(tx);
+        let mut tx =
+            client.build_transaction().isolation_level(IsolationLevel::RepeatableRead).read_only(true).start()?;
+        let snapshot = read(&mut tx)?;
+        tx.commit()?;
+        return Ok(snapshot);
+    };
+    // The second reader waits for this snapshot and nothing else: its channel closes here.
+    let _ = share.send(id);
+    drop(share);
+    let columns = read_columns(&mut tx)?;
+    let relations = match shared() {
+        Some(relations) => relations,
+        None => read_relations(&mut tx)?,
+    };
+    tx.commit()?;
+    Ok(relations.assemble(columns))
 }

@@ -283,18 +283,29 @@ impl PostgresDeclaration {
             if table.columns.is_empty() {
                 return Err(invalid(entity, "a table needs at least one column".into()));
             }
+            // A few columns are checked for a repeat against the ones before; many, against a
+            // set. The column's entity name is written only for an error.
             let mut seen = BTreeSet::new();
-            for column in &table.columns {
-                let name = format!("{entity}.{}", column.name);
-                check_identifier(&column.name).map_err(|r| invalid(&name, r.to_string()))?;
-                if !seen.insert(column.name.as_str()) {
-                    return Err(invalid(&name, "the column is declared twice".into()));
+            let few = table.columns.len() <= 32;
+            for (i, column) in table.columns.iter().enumerate() {
+                let name = || format!("{entity}.{}", column.name);
+                check_identifier(&column.name).map_err(|r| invalid(&name(), r.to_string()))?;
+                let repeated = if few {
+                    table.columns[..i].iter().any(|c| c.name == column.name)
+                } else {
+                    !seen.insert(column.name.as_str())
+                };
+                if repeated {
+                    return Err(invalid(&name(), "the column is declared twice".into()));
                 }
-                check_type(&column.sql_type).map_err(|r| invalid(&name, r.to_string()))?;
+                check_type(&column.sql_type).map_err(|r| invalid(&name(), r.to_string()))?;
                 if let Some(default) = &column.default
                     && (default.trim().is_empty() || default.contains(';'))
                 {
-                    return Err(invalid(&name, format!("invalid default {default:?}: a single non-empty expression")));
+                    return Err(invalid(
+                        &name(),
+                        format!("invalid default {default:?}: a single non-empty expression"),
+                    ));
                 }
             }
             for constraint in &table.constraints {
@@ -557,6 +568,29 @@ mod tests {
         assert!(!is_widening("numeric(5,2)", "numeric(10,3)"));
         assert!(!is_widening("text", "integer"));
         assert!(!is_widening("text", "text"));
+    }
+
+    #[test]
+    fn a_column_declared_twice_is_refused_by_name_among_few_columns_or_many() {
+        for columns in [2, 3, 33, 40] {
+            let table = (0..columns).fold(Table::new("app", "t"), |t, i| t.column(Column::new(format!("c{i}"), "int")));
+            PostgresDeclaration::new().table(table.clone()).validate().unwrap();
+            let twice = PostgresDeclaration::new().table(table.column(Column::new("c1", "text")));
+            assert_eq!(
+                twice.validate().unwrap_err().to_string(),
+                "invalid postgres declaration for app.t.c1: the column is declared twice",
+                "{columns} columns"
+            );
+        }
+        let bad = PostgresDeclaration::new().table(
+            Table::new("app", "t").column(Column::new("id", "int")).column(Column::new("n", "int").default(" ")),
+        );
+        assert!(
+            bad.validate()
+                .unwrap_err()
+                .to_string()
+                .starts_with("invalid postgres declaration for app.t.n: invalid default")
+        );
     }
 
     #[test]

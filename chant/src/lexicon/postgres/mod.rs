@@ -52,7 +52,7 @@ pub mod references;
 pub mod verdict;
 
 use std::str::FromStr;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use postgres::config::Host;
 use postgres::error::SqlState;
@@ -315,7 +315,9 @@ impl PostgresLexicon {
         }
     }
 
-    fn connect(&self) -> Result<(Client, String), ConnectFailure> {
+    /// The connection config of the binding, with chant's connect timeout and application name
+    /// unless the DSN sets them.
+    fn config(&self) -> Result<Config, ConnectFailure> {
         let Some(var) = &self.var else {
             return Err(ConnectFailure::NoBinding(format!(
                 "env {} binds no DSN variable (set `postgres_dsn_var` under `[env.{}]` in chant.toml)",
@@ -337,26 +339,23 @@ impl PostgresLexicon {
         if config.get_application_name().is_none() {
             config.application_name("chant");
         }
-        let address = address(&config);
-        match config.connect(NoTls) {
-            Ok(client) => Ok((client, address)),
-            Err(e) => {
-                let detail = describe(&e);
-                if is_auth_failure(&e) {
-                    Err(ConnectFailure::NoCredentials { address, detail })
-                } else {
-                    Err(ConnectFailure::Failed { address, detail })
-                }
-            }
-        }
+        Ok(config)
+    }
+
+    fn connect(&self) -> Result<(Client, String), ConnectFailure> {
+        connect_with(&self.config()?)
     }
 
     fn connect_or_error(&self) -> Result<(Client, String), PostgresError> {
-        self.connect().map_err(|f| match f {
+        self.connect().map_err(|f| self.connect_error(f))
+    }
+
+    fn connect_error(&self, failure: ConnectFailure) -> PostgresError {
+        match failure {
             ConnectFailure::NoBinding(detail) => PostgresError::NoBinding { env: self.env.clone(), detail },
             ConnectFailure::NoCredentials { address, detail } => PostgresError::NoCredentials { address, detail },
             ConnectFailure::Failed { address, detail } => PostgresError::Unreachable { address, detail },
-        })
+        }
     }
 
     /// Connects through the binding and runs `read` in one read-only, repeatable-read
@@ -386,14 +385,20 @@ impl PostgresLexicon {
         Ok((answer, address))
     }
 
-    /// Reads the live catalog (in one read-only, repeatable-read transaction).
+    /// Reads the live catalog as an observation does: in one snapshot, over two connections,
+    /// the second importing the snapshot the first's read-only, repeatable-read
+    /// transaction exports (see [`catalog`]).
     ///
     /// # Errors
     ///
     /// [`PostgresError::NoBinding`], [`PostgresError::NoCredentials`] or
     /// [`PostgresError::Unreachable`].
     pub fn read_snapshot(&self) -> Result<(Snapshot, String), PostgresError> {
-        self.read_in_snapshot(|tx| catalog::read(tx))
+        let (snapshot, address) =
+            self.config().and_then(|config| read_catalog(&config)).map_err(|f| self.connect_error(f))?;
+        let snapshot =
+            snapshot.map_err(|e| PostgresError::Unreachable { address: address.clone(), detail: describe(&e) })?;
+        Ok((snapshot, address))
     }
 
     /// Reads the reference attributes of the live catalog ([`references::read_live_attrs`]), in
@@ -577,8 +582,9 @@ impl Lexicon for PostgresLexicon {
         self.declaration
             .validate()
             .map_err(|e| LexiconError::InvalidDeclaration { lexicon: COMPONENT.to_owned(), detail: e.to_string() })?;
-        let (mut client, address) = match self.connect() {
-            Ok(c) => c,
+        let read = self.config().and_then(|config| read_catalog(&config));
+        let (snapshot, address) = match read {
+            Ok(read) => read,
             Err(ConnectFailure::NoBinding(detail)) => {
                 return Ok(self.all_unobserved(declared, UnobservedReason::NoBinding, &detail, None));
             }
@@ -589,16 +595,6 @@ impl Lexicon for PostgresLexicon {
                 return Ok(self.all_unobserved(declared, UnobservedReason::ReadFailed, &detail, Some(&address)));
             }
         };
-        let snapshot = client
-            .build_transaction()
-            .isolation_level(IsolationLevel::RepeatableRead)
-            .read_only(true)
-            .start()
-            .and_then(|mut tx| {
-                let s = catalog::read(&mut tx)?;
-                tx.commit()?;
-                Ok(s)
-            });
         match snapshot {
             Ok(snapshot) => {
                 let ctx =
@@ -670,6 +666,70 @@ impl PostgresLexicon {
         self.read_in_snapshot(|tx| deep::read(tx, &tables))
     }
 }
+
+/// Connects with `config`, telling refused credentials from other failures.
+fn connect_with(config: &Config) -> Result<(Client, String), ConnectFailure> {
+    let address = address(config);
+    match config.connect(NoTls) {
+        Ok(client) => Ok((client, address)),
+        Err(e) => {
+            let detail = describe(&e);
+            if is_auth_failure(&e) {
+                Err(ConnectFailure::NoCredentials { address, detail })
+            } else {
+                Err(ConnectFailure::Failed { address, detail })
+            }
+        }
+    }
+}
+
+/// The catalog read of an observation ([`catalog::read_shared`]): a second connection, opened on
+/// a thread of its own once the first is in, reads the schemas and relations in the snapshot the
+/// first exports while the first reads the columns. Only the first connection's failure is the observation's: the
+/// second is an optimisation, and when it fails, or has not answered within as long again as the
+/// first's read has taken (and [`SHARE_GRACE`]), the first reads everything itself. A DSN of
+/// several hosts reads over one connection (the second could reach another server). Returns the
+/// snapshot (or the read's failure) with the address asked.
+fn read_catalog(config: &Config) -> Result<(Result<Snapshot, postgres::Error>, String), ConnectFailure> {
+    if config.get_hosts().len() > 1 || config.get_hostaddrs().len() > 1 {
+        // With several hosts the second connection could reach another server: one connection.
+        let (mut client, address) = connect_with(config)?;
+        let snapshot = client
+            .build_transaction()
+            .isolation_level(IsolationLevel::RepeatableRead)
+            .read_only(true)
+            .start()
+            .and_then(|mut tx| {
+                let snapshot = catalog::read(&mut tx)?;
+                tx.commit()?;
+                Ok(snapshot)
+            });
+        return Ok((snapshot, address));
+    }
+    let started = Instant::now();
+    // The first connection first: a role allowed one connection, or a server with one slot
+    // left, gives it to the read whose failure is the observation's, and the second is refused.
+    let (mut client, address) = connect_with(config)?;
+    let (share, shared) = std::sync::mpsc::channel::<String>();
+    let (answer, answered) = std::sync::mpsc::sync_channel(1);
+    let second = config.clone();
+    // Not joined: the first connection never waits on the second past its own read (a pooler
+    // with one server connection would make it wait for the first's own transaction). Its
+    // channel closes when `share` is dropped, on every path out of here; it then ends once its
+    // own connection attempt does.
+    std::thread::spawn(move || {
+        let _ = answer.send(catalog::read_relations_in_shared_snapshot(&second, &shared));
+    });
+    let snapshot = catalog::read_shared(&mut client, share, || {
+        // As long again as the first connection's read has taken, and a second more: a second
+        // connection slower than that is waiting on something else, and the first reads alone.
+        answered.recv_timeout(started.elapsed() + SHARE_GRACE).ok().flatten()
+    });
+    Ok((snapshot, address))
+}
+
+/// How much longer than the first connection's read the first waits for the second's answer.
+const SHARE_GRACE: Duration = Duration::from_secs(1);
 
 /// Renders the address of a connection config without its password:
 /// `postgres://<user>@<host>:<port>/<dbname>`.

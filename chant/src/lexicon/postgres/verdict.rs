@@ -16,7 +16,7 @@
 //!   `runtime_owner` set, so they classify `runtime`. Undeclared tables anywhere outside the
 //!   system schemas are present too (owned: a `delete` candidate; foreign: `adopt`).
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 
 use super::catalog::{LiveColumn, LiveRelation, Snapshot};
 use super::declaration::{COLUMN_KIND, PostgresDeclaration, SCHEMA_KIND, TABLE_KIND, property};
@@ -156,7 +156,7 @@ pub fn observation(declaration: &PostgresDeclaration, snapshot: &Snapshot, ctx: 
 
     // Declared tables and their columns. The declared tables present as tables, with their
     // ownership: what their runtime parts (indexes, sequences) take under the owned filter.
-    let mut runtime_owners: BTreeMap<&str, Ownership> = BTreeMap::new();
+    let mut runtime_owners: HashMap<&str, Ownership> = HashMap::with_capacity(declaration.tables().len());
     for (entity, table) in declaration.tables() {
         out.insert_queried(entity.clone(), ctx.address);
         let mut column_names: Vec<String> = table.columns.iter().map(|c| dotted(entity, &c.name)).collect();
@@ -202,11 +202,13 @@ pub fn observation(declaration: &PostgresDeclaration, snapshot: &Snapshot, ctx: 
                 continue;
             }
             let mut resource = PresentResource::new(column_ownership).kind(COLUMN_KIND);
-            resource.properties = BTreeMap::from([
-                (property::TYPE.to_owned(), column.sql_type.clone()),
-                (property::NOT_NULL.to_owned(), if column.not_null { "true" } else { "false" }.to_owned()),
-                (property::DEFAULT.to_owned(), column.default.clone()),
-            ]);
+            // Three inserts into an empty map: cheaper than building it from an array, which
+            // sorts the array first.
+            resource.properties.insert(property::TYPE.to_owned(), column.sql_type.clone());
+            resource
+                .properties
+                .insert(property::NOT_NULL.to_owned(), if column.not_null { "true" } else { "false" }.to_owned());
+            resource.properties.insert(property::DEFAULT.to_owned(), column.default.clone());
             out.insert_present(dotted(entity, name), resource);
         }
     }
