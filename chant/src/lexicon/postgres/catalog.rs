@@ -308,6 +308,22 @@ impl Relations {
     }
 }
 
+/// Runs `read` in one read-only, repeatable-read transaction of `client` (one consistent
+/// snapshot of the catalog) and commits it.
+///
+/// # Errors
+///
+/// The transaction's start, `read`'s error, or the commit's.
+pub(super) fn in_one_snapshot<T>(
+    client: &mut Client,
+    read: impl FnOnce(&mut postgres::Transaction<'_>) -> Result<T, postgres::Error>,
+) -> Result<T, postgres::Error> {
+    let mut tx = client.build_transaction().isolation_level(IsolationLevel::RepeatableRead).read_only(true).start()?;
+    let answer = read(&mut tx)?;
+    tx.commit()?;
+    Ok(answer)
+}
+
 /// The half of [`read_shared`] a second connection does: connects with `config`, waits for the
 /// snapshot the first connection's transaction exports, imports it into a read-only,
 /// repeatable-read transaction of its own and reads the schemas and relations in it. `None`
@@ -353,11 +369,7 @@ pub(super) fn read_shared(
         // The export failed (and took the transaction with it): no second reader.
         drop(share);
         drop(tx);
-        let mut tx =
-            client.build_transaction().isolation_level(IsolationLevel::RepeatableRead).read_only(true).start()?;
-        let snapshot = read(&mut tx)?;
-        tx.commit()?;
-        return Ok(snapshot);
+        return in_one_snapshot(client, |tx| read(tx));
     };
     // The second reader waits for this snapshot and nothing else: its channel closes here.
     let _ = share.send(id);

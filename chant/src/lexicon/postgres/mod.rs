@@ -56,7 +56,7 @@ use std::time::{Duration, Instant};
 
 use postgres::config::Host;
 use postgres::error::SqlState;
-use postgres::{Client, Config, IsolationLevel, NoTls};
+use postgres::{Client, Config, NoTls};
 use serde::{Deserialize, Serialize};
 
 pub use declaration::{Column, Constraint, Index, PostgresDeclaration, Table};
@@ -371,16 +371,7 @@ impl PostgresLexicon {
         read: impl FnOnce(&mut postgres::Transaction<'_>) -> Result<T, postgres::Error>,
     ) -> Result<(T, String), PostgresError> {
         let (mut client, address) = self.connect_or_error()?;
-        let answer = client
-            .build_transaction()
-            .isolation_level(IsolationLevel::RepeatableRead)
-            .read_only(true)
-            .start()
-            .and_then(|mut tx| {
-                let answer = read(&mut tx)?;
-                tx.commit()?;
-                Ok(answer)
-            })
+        let answer = catalog::in_one_snapshot(&mut client, read)
             .map_err(|e| PostgresError::Unreachable { address: address.clone(), detail: describe(&e) })?;
         Ok((answer, address))
     }
@@ -694,17 +685,7 @@ fn read_catalog(config: &Config) -> Result<(Result<Snapshot, postgres::Error>, S
     if config.get_hosts().len() > 1 || config.get_hostaddrs().len() > 1 {
         // With several hosts the second connection could reach another server: one connection.
         let (mut client, address) = connect_with(config)?;
-        let snapshot = client
-            .build_transaction()
-            .isolation_level(IsolationLevel::RepeatableRead)
-            .read_only(true)
-            .start()
-            .and_then(|mut tx| {
-                let snapshot = catalog::read(&mut tx)?;
-                tx.commit()?;
-                Ok(snapshot)
-            });
-        return Ok((snapshot, address));
+        return Ok((catalog::in_one_snapshot(&mut client, |tx| catalog::read(tx)), address));
     }
     let started = Instant::now();
     // The first connection first: a role allowed one connection, or a server with one slot
