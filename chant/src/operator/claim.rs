@@ -87,7 +87,8 @@ impl RoundContext {
             let now = self.leases.clock().now();
             let (ours, free, peers) = self.survey(remaining, now, &mut say);
             saw_peers |= !peers.is_empty();
-            let ours = self.give_back(&peers, ours, &mut say);
+            let ours = self.give_back(&peers, ours, now, &mut say);
+            let free = self.not_waiting(&peers, free, now, &mut say);
             let alone = peers.is_empty() && ours.is_empty();
             let (batch, rest) = choose(&self.holder, &peers, ours, free, first);
             remaining = rest;
@@ -130,6 +131,7 @@ impl RoundContext {
         &self,
         peers: &BTreeSet<String>,
         ours: Vec<&'a Target>,
+        now: Timestamp,
         say: &mut dyn FnMut(&Target, OpReport),
     ) -> Vec<&'a Target> {
         if peers.is_empty() || ours.is_empty() {
@@ -155,6 +157,8 @@ impl RoundContext {
                 Ok(true) => {
                     self.hooks.lease(target, false);
                     self.held_map().remove(target.op());
+                    let until = now.checked_add(self.ttl).unwrap_or(now);
+                    self.given_map().insert(target.op().to_owned(), (to.clone(), until));
                     say(target, OpReport::new(target, OpEvent::GivenBack { to }));
                 }
                 // The remote's lease moved meanwhile: it is not ours any more.
@@ -168,6 +172,41 @@ impl RoundContext {
             }
         }
         keep
+    }
+
+    /// Leaves out of `free` the ops this operator gave back to a peer that is still live and has
+    /// not claimed them yet (for at most a lease TTL): they are the peer's to claim at its next
+    /// round, and stealing them back would only give them back again. Each is reported
+    /// `given-back` again. Returns the others.
+    fn not_waiting<'a>(
+        &self,
+        peers: &BTreeSet<String>,
+        free: Vec<&'a Target>,
+        now: Timestamp,
+        say: &mut dyn FnMut(&Target, OpReport),
+    ) -> Vec<&'a Target> {
+        let mut given = self.given_map();
+        given.retain(|_, (peer, until)| *until > now && peers.contains(peer));
+        if given.is_empty() {
+            return free;
+        }
+        let mut left = Vec::new();
+        let mut waiting = Vec::new();
+        for target in free {
+            match given.get(target.op()) {
+                Some((peer, _)) => waiting.push((target, peer.clone())),
+                None => left.push(target),
+            }
+        }
+        drop(given);
+        for (target, to) in waiting {
+            say(target, OpReport::new(target, OpEvent::GivenBack { to }));
+        }
+        left
+    }
+
+    fn given_map(&self) -> std::sync::MutexGuard<'_, std::collections::BTreeMap<String, (String, Timestamp)>> {
+        self.given.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
     /// Announces this operator to its peers with its presence lease (taken, or renewed once a

@@ -251,6 +251,9 @@ pub struct RoundContext {
     pub held: Arc<Mutex<BTreeMap<String, HeldLease>>>,
     /// This operator's presence lease, once it announced itself (`operator::claim`).
     pub presence: Arc<Mutex<Option<Held>>>,
+    /// The ops this operator gave back, by op: the peer, and until when it waits for the peer to
+    /// claim them instead of stealing them back (`operator::claim`).
+    pub given: Arc<Mutex<BTreeMap<String, (String, Timestamp)>>>,
     /// The tick running now.
     pub in_flight: Arc<Mutex<Option<InFlight>>>,
     /// Who is told what the round does (metrics, notifications); nobody by default.
@@ -270,6 +273,7 @@ impl RoundContext {
             stopping: Arc::default(),
             held: Arc::default(),
             presence: Arc::default(),
+            given: Arc::default(),
             in_flight: Arc::default(),
             hooks: Arc::new(NoHooks),
         }
