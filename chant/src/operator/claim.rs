@@ -137,9 +137,9 @@ impl RoundContext {
         if peers.is_empty() || ours.is_empty() {
             return ours;
         }
-        let releasable: Vec<(String, Held)> =
+        let releasable: std::collections::BTreeMap<String, Held> =
             self.held_map().iter().filter(|(_, h)| h.releasable).map(|(op, h)| (op.clone(), h.held.clone())).collect();
-        let held_of = |t: &Target| releasable.iter().find(|(op, _)| op == t.op()).map(|(_, h)| h.clone());
+        let held_of = |t: &Target| releasable.get(t.op()).cloned();
         let (mut keep, given) = split_given_back(&self.holder, peers, ours, |t| held_of(t).is_some());
         let giving: Vec<(&Target, Held, String)> =
             given.into_iter().filter_map(|(t, to)| held_of(t).map(|h| (t, h, to))).collect();

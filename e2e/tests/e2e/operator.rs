@@ -619,13 +619,14 @@ pub(crate) fn sandbox_with_marks() -> (Sandbox, String) {
 /// (env `opbench`).
 const BENCH_OPERATOR: &str = env!("CARGO_BIN_EXE_e2e-bench-operator");
 
-/// The ops of `lines` with a `ticked=1` line, and how many each.
+/// The ops of `lines` with a line of a tick that wrote its record (`ticked=1`, or `fenced=1` and
+/// `interrupted=1`, whose records are written too), and how many each.
 fn ticked_ops(lines: &[String]) -> BTreeMap<String, usize> {
     let mut ticked = BTreeMap::new();
     for line in lines {
         if let Some(rest) = line.strip_prefix("operator: ")
             && let Some((op, outcome)) = rest.split_once("@opbench ")
-            && outcome.starts_with("ticked=1")
+            && ["ticked=1", "fenced=1", "interrupted=1"].iter().any(|o| outcome.starts_with(o))
         {
             *ticked.entry(op.to_owned()).or_insert(0) += 1;
         }
@@ -702,6 +703,9 @@ fn a_daemon_started_later_gets_its_share_from_one_holding_every_op_which_takes_i
     let given: BTreeSet<String> = a_lines.iter().filter_map(|l| given_back(l)).map(|(op, _)| op).collect();
     let b_ticked = ticked_ops(&b_lines);
     assert!(!b_ticked.is_empty() && b_ticked.keys().all(|op| given.contains(op)), "{b_ticked:?} vs {given:?}");
+    for line in a_lines.iter().chain(&b_lines) {
+        assert!(!line.contains(" failed=1 ") && !line.contains(" error=1("), "{line}");
+    }
     let mut ticks = ticked_ops(&a_lines);
     for (op, n) in ticked_ops(&b_lines) {
         *ticks.entry(op).or_insert(0) += n;
