@@ -202,6 +202,23 @@ impl Repo {
         }
     }
 
+    /// The full names of the direct references under `prefix` (a directory, such as
+    /// `refs/chant/x/`), loose or packed, sorted.
+    pub fn refs_under(&self, prefix: &str) -> Result<Vec<String>> {
+        let read_error = |source: gix::Error| Error::ReadRef { name: prefix.to_owned(), source: Box::new(source) };
+        let platform = self.inner.references().map_err(read_error)?;
+        let iter = platform.prefixed(prefix).map_err(read_error)?;
+        let mut names = Vec::new();
+        for reference in iter {
+            let reference = reference.map_err(read_error)?;
+            if let gix::refs::TargetRef::Object(_) = reference.target() {
+                names.push(reference.name().as_bstr().to_str_lossy().into_owned());
+            }
+        }
+        names.sort();
+        Ok(names)
+    }
+
     /// Whether a reference of this exact full name exists, direct or symbolic.
     pub fn ref_exists(&self, name: &str) -> Result<bool> {
         let full = full_name(name)?;

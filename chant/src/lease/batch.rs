@@ -19,8 +19,8 @@ use crate::git::porcelain::PushRefusal;
 use crate::git::{self, ObjectId, Repo};
 
 use super::{
-    Acquisition, Error, Held, LeaseKey, LeaseRecord, LeaseStore, REF_PREFIX, REMOTE_REF_PREFIX, Refusal, Renewal,
-    Result, check_ttl, extend, fresh, lock_error, remote,
+    Acquisition, Error, Held, LeaseKey, LeaseRecord, LeaseStore, PRESENCE_DIR, REF_PREFIX, REMOTE_REF_PREFIX, Refusal,
+    Renewal, Result, check_ttl, extend, fresh, lock_error, remote,
 };
 
 /// How the fetch of every lease ref is retried: another process of the same clone may hold a
@@ -88,6 +88,26 @@ impl LeaseStore {
     pub fn seen(&self, key: &LeaseKey) -> Result<Option<Seen>> {
         let repo = self.repo.local();
         Ok(self.record(&repo, &key.remote_ref_name())?.map(|(blob, record)| Seen { blob, record }))
+    }
+
+    /// Returns the live presence leases ([`LeaseKey::presence`]) of the remote as the last
+    /// [`LeaseStore::fetch_every`] saw them, other than `holder`'s (local refs only).
+    ///
+    /// # Errors
+    ///
+    /// Git storage errors.
+    pub fn presences_seen(&self, holder: &str, now: Timestamp) -> Result<Vec<Seen>> {
+        let repo = self.repo.local();
+        let mut seen = Vec::new();
+        for name in repo.refs_under(&format!("{REMOTE_REF_PREFIX}{PRESENCE_DIR}"))? {
+            if let Some((blob, record)) = self.record(&repo, &name)?
+                && record.holder != holder
+                && record.is_live(now)
+            {
+                seen.push(Seen { blob, record });
+            }
+        }
+        Ok(seen)
     }
 
     /// Acquires every lease of `keys` for `holder` as [`LeaseStore::acquire`] does, deciding from

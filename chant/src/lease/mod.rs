@@ -42,6 +42,11 @@
 //! does not land undoes the local write. Reads fetch the remote's lease into
 //! `refs/chant/lease-remote/<member-prefix><op>`, never over the local ref. Without a remote the
 //! lease is local to the repository: two machines sharing no remote are not coordinated at all.
+//!
+//! An operator that holds no op's lease but shares the remote with others makes itself seen with
+//! a *presence lease* ([`LeaseKey::presence`]): an ordinary lease record on
+//! `refs/chant/lease/_operators/<16 hex of a hash of the holder id>`, a ref no op or member lease
+//! can take (op names start with a lowercase letter, member prefixes are `_members/...`).
 
 mod batch;
 mod memo;
@@ -68,6 +73,8 @@ pub use crate::ledger::STALE_LOCK_AGE;
 pub const REF_PREFIX: &str = "refs/chant/lease/";
 /// The prefix of the local copies of the remote's lease refs.
 pub const REMOTE_REF_PREFIX: &str = "refs/chant/lease-remote/";
+/// The directory, under [`REF_PREFIX`], of the operators' presence leases.
+pub const PRESENCE_DIR: &str = "_operators/";
 /// The default time a lease lives without renewal.
 pub const DEFAULT_TTL: Duration = Duration::from_secs(300);
 /// The longest time a lease may live without renewal (`--lease-ttl` is bounded by it); a lease
@@ -199,6 +206,20 @@ impl LeaseKey {
             _ => Error::InvalidName { what: "op", name: op.to_owned() },
         })?;
         Ok(LeaseKey { member: member.map(str::to_owned), op: op.to_owned() })
+    }
+
+    /// Creates the key of the presence lease of the operator `holder`:
+    /// `refs/chant/lease/_operators/<16 hex of a hash of the holder id>`. No op or member lease
+    /// can have that ref (an op name starts with a lowercase letter; a member prefix is
+    /// `_members/...`); its record's `op` is `_operators/<hex>`.
+    pub fn presence(holder: &str) -> Self {
+        let hash = crate::model::contract::fnv1a64(holder.as_bytes());
+        LeaseKey { member: None, op: format!("{PRESENCE_DIR}{hash:016x}") }
+    }
+
+    /// Returns true for a presence lease's key ([`LeaseKey::presence`]).
+    pub fn is_presence(&self) -> bool {
+        self.member.is_none() && self.op.starts_with(PRESENCE_DIR)
     }
 
     /// Returns the op.

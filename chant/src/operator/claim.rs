@@ -3,8 +3,12 @@
 //!
 //! Each batch: one fetch of every lease ref of the remote ([`LeaseStore::fetch_every`]); the ops
 //! whose lease another holder keeps live are skipped (`skipped=1(lease-held:...)`), and those
-//! holders are this operator's live peers. The batch is every op whose lease is already this
-//! operator's, plus the free ops that hash to this operator among itself and its peers
+//! holders, with those of the other operators' live presence leases, are this operator's live
+//! peers. An op whose lease this operator holds but which hashes to a live peer is given back
+//! (its lease released, if its last record reached the remote: `skipped=1(given-back:...)`), so
+//! a daemon started after another took every op gets its share. The batch is every other op
+//! whose lease is already this operator's, plus the free ops that hash to this operator among
+//! itself and its peers
 //! (rendezvous hashing), or, when none is left, a share of the free ops nobody claimed (stealing);
 //! an operator that sees no peer and holds nothing starts with a small batch, so that operators
 //! started together see each other at their second fetch, which follows that batch's push at once
@@ -16,15 +20,18 @@
 //! records (re-appending onto the remote tip when another operator pushed first), and only then
 //! are the batch's leases releasable. While the batch runs its leases are renewed together every
 //! TTL/3 (one fetch, one push); each tick's fence answers from what those pushes proved
-//! ([`tick::Proofs`]).
+//! ([`tick::Proofs`]). An operator that saw peers but claimed nothing in a round announces
+//! itself with its presence lease ([`LeaseKey::presence`]), the only way a peer holding every op
+//! can see it.
 
 use std::collections::BTreeSet;
+use std::sync::PoisonError;
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
-use jiff::Timestamp;
+use jiff::{SignedDuration, Timestamp};
 
-use crate::lease::{self, Acquisition, Held, LeaseStore, Renewal};
+use crate::lease::{self, Acquisition, Held, LeaseKey, LeaseStore, Renewal};
 use crate::ledger::{self, PushStatus};
 use crate::project::Project;
 use crate::tick::{self, Fence, Proof, Proofs};
@@ -63,6 +70,8 @@ impl RoundContext {
         };
         let mut remaining = visiting_order(targets, &self.holder);
         let mut first = true;
+        let mut saw_peers = false;
+        let mut claimed_any = false;
         while !remaining.is_empty() {
             if self.stopping.load(Ordering::SeqCst) {
                 return;
@@ -77,6 +86,9 @@ impl RoundContext {
             }
             let now = self.leases.clock().now();
             let (ours, free, peers) = self.survey(remaining, now, &mut say);
+            saw_peers |= !peers.is_empty();
+            let ours = self.give_back(&peers, ours, now, &mut say);
+            let free = self.not_waiting(&peers, free, now, &mut say);
             let alone = peers.is_empty() && ours.is_empty();
             let (batch, rest) = choose(&self.holder, &peers, ours, free, first);
             remaining = rest;
@@ -102,8 +114,123 @@ impl RoundContext {
             }
             let lease_time = claiming.elapsed() / u32::try_from(claimed.len()).unwrap_or(u32::MAX).max(1);
             if !claimed.is_empty() {
+                claimed_any = true;
                 self.tick_batch(&local, claimed, round_start, woken, lease_time, &mut say);
             }
+        }
+        if saw_peers && !claimed_any && !self.stopping.load(Ordering::SeqCst) {
+            self.announce();
+        }
+    }
+
+    /// Gives back the ops of `ours` that hash to a live peer: their leases are released in one
+    /// push (each under its own lease) for the peer to claim, and each is reported
+    /// `given-back`. A lease whose last record has not reached the remote is kept (it stays in
+    /// the batch), as is one whose release failed. Returns the ops this operator keeps.
+    fn give_back<'a>(
+        &self,
+        peers: &BTreeSet<String>,
+        ours: Vec<&'a Target>,
+        now: Timestamp,
+        say: &mut dyn FnMut(&Target, OpReport),
+    ) -> Vec<&'a Target> {
+        if peers.is_empty() || ours.is_empty() {
+            return ours;
+        }
+        let releasable: std::collections::BTreeMap<String, Held> =
+            self.held_map().iter().filter(|(_, h)| h.releasable).map(|(op, h)| (op.clone(), h.held.clone())).collect();
+        let held_of = |t: &Target| releasable.get(t.op()).cloned();
+        let (mut keep, given) = split_given_back(&self.holder, peers, ours, |t| held_of(t).is_some());
+        let giving: Vec<(&Target, Held, String)> =
+            given.into_iter().filter_map(|(t, to)| held_of(t).map(|h| (t, h, to))).collect();
+        if giving.is_empty() {
+            return keep;
+        }
+        let helds: Vec<Held> = giving.iter().map(|(_, h, _)| h.clone()).collect();
+        let Ok(outcomes) = self.leases.release_every(&helds) else {
+            // Nothing was released: the leases are still ours and tick in this round's batch.
+            keep.extend(giving.into_iter().map(|(t, _, _)| t));
+            return keep;
+        };
+        for ((target, _, to), outcome) in giving.into_iter().zip(outcomes) {
+            match outcome {
+                Ok(true) => {
+                    self.hooks.lease(target, false);
+                    self.held_map().remove(target.op());
+                    let until = now.checked_add(self.ttl).unwrap_or(now);
+                    self.given_map().insert(target.op().to_owned(), (to.clone(), until));
+                    say(target, OpReport::new(target, OpEvent::GivenBack { to }));
+                }
+                // The remote's lease moved meanwhile: it is not ours any more.
+                Ok(false) => {
+                    self.hooks.lease(target, false);
+                    self.held_map().remove(target.op());
+                    say(target, OpReport::new(target, OpEvent::LeaseHeld { holder: None }));
+                }
+                // Not released: still ours, so it ticks in the batch (its claim renews it).
+                Err(_) => keep.push(target),
+            }
+        }
+        keep
+    }
+
+    /// Leaves out of `free` the ops this operator gave back to a peer that is still live and has
+    /// not claimed them yet (for at most a lease TTL): they are the peer's to claim at its next
+    /// round, and stealing them back would only give them back again. Each is reported
+    /// `given-back` again. Returns the others.
+    fn not_waiting<'a>(
+        &self,
+        peers: &BTreeSet<String>,
+        free: Vec<&'a Target>,
+        now: Timestamp,
+        say: &mut dyn FnMut(&Target, OpReport),
+    ) -> Vec<&'a Target> {
+        let mut given = self.given_map();
+        given.retain(|_, (peer, until)| *until > now && peers.contains(peer));
+        if given.is_empty() {
+            return free;
+        }
+        let mut left = Vec::new();
+        let mut waiting = Vec::new();
+        for target in free {
+            match given.get(target.op()) {
+                Some((peer, _)) => waiting.push((target, peer.clone())),
+                None => left.push(target),
+            }
+        }
+        drop(given);
+        for (target, to) in waiting {
+            say(target, OpReport::new(target, OpEvent::GivenBack { to }));
+        }
+        left
+    }
+
+    fn given_map(&self) -> std::sync::MutexGuard<'_, std::collections::BTreeMap<String, (String, Timestamp)>> {
+        self.given.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Announces this operator to its peers with its presence lease (taken, or renewed once a
+    /// third of its TTL has passed), after a round in which it saw peers and claimed nothing:
+    /// peers are seen only through the live leases they hold. A failure is retried at the next
+    /// such round.
+    fn announce(&self) {
+        let key = LeaseKey::presence(&self.holder);
+        let now = self.leases.clock().now();
+        let current = self.presence.lock().unwrap_or_else(PoisonError::into_inner).clone();
+        if let Some(held) = current {
+            let fresh = crate::clock::parse(&held.record.expires_at).is_some_and(|expires| {
+                expires.duration_since(now) > SignedDuration::try_from(self.ttl * 2 / 3).unwrap_or(SignedDuration::MAX)
+            });
+            let landed = self.leases.seen(&key).ok().flatten().is_some_and(|s| s.blob == held.blob);
+            if fresh && landed {
+                return;
+            }
+        }
+        let Ok(outcomes) = self.leases.acquire_every(std::slice::from_ref(&key), &self.holder, self.ttl, now) else {
+            return;
+        };
+        if let Some(Ok(Acquisition::Acquired { held, .. })) = outcomes.into_iter().next() {
+            *self.presence.lock().unwrap_or_else(PoisonError::into_inner) = Some(held);
         }
     }
 
@@ -119,6 +246,10 @@ impl RoundContext {
         let mut ours = Vec::new();
         let mut free = Vec::new();
         let mut peers = BTreeSet::new();
+        // The operators that hold no op's lease announce themselves with a presence lease.
+        if let Ok(present) = self.leases.presences_seen(&self.holder, now) {
+            peers.extend(present.into_iter().map(|s| s.record.holder));
+        }
         for target in remaining {
             match self.leases.seen(&target.lease) {
                 Err(e) => say(target, OpReport::new(target, OpEvent::LeaseError { error: chain(&e) })),
@@ -283,16 +414,8 @@ fn choose<'a>(
     free: Vec<&'a Target>,
     first: bool,
 ) -> (Vec<&'a Target>, Vec<&'a Target>) {
-    let owner = |t: &Target| {
-        peers
-            .iter()
-            .map(String::as_str)
-            .chain(std::iter::once(holder))
-            .max_by_key(|h| (rendezvous(h, t.op()), *h))
-            .unwrap_or(holder)
-            == holder
-    };
-    let (mine, theirs): (Vec<&Target>, Vec<&Target>) = free.into_iter().partition(|t| owner(t));
+    let (mine, theirs): (Vec<&Target>, Vec<&Target>) =
+        free.into_iter().partition(|t| owner(holder, peers, t.op()) == holder);
     let mut batch = ours;
     let mut rest = Vec::new();
     if !mine.is_empty() {
@@ -310,6 +433,40 @@ fn choose<'a>(
         rest.extend(theirs);
     }
     (batch, rest)
+}
+
+/// Splits `ours` (the ops whose lease `holder` holds) into those it keeps and those it gives
+/// back, each with the peer it hashes to: an op that hashes to a peer is given back when
+/// `releasable` says its lease may be released (its last record reached the remote); one that
+/// may not be stays in the batch this round. Both keep the order of `ours`.
+fn split_given_back<'a>(
+    holder: &str,
+    peers: &BTreeSet<String>,
+    ours: Vec<&'a Target>,
+    releasable: impl Fn(&Target) -> bool,
+) -> (Vec<&'a Target>, Vec<(&'a Target, String)>) {
+    let mut keep = Vec::new();
+    let mut given = Vec::new();
+    for target in ours {
+        let to = owner(holder, peers, target.op());
+        if to != holder && releasable(target) {
+            given.push((target, to.to_owned()));
+        } else {
+            keep.push(target);
+        }
+    }
+    (keep, given)
+}
+
+/// The holder `op` hashes to among `holder` and `peers` (rendezvous hashing: every operator
+/// computes the same owner from the same set).
+fn owner<'h>(holder: &'h str, peers: &'h BTreeSet<String>, op: &str) -> &'h str {
+    peers
+        .iter()
+        .map(String::as_str)
+        .chain(std::iter::once(holder))
+        .max_by_key(|h| (rendezvous(h, op), *h))
+        .unwrap_or(holder)
 }
 
 /// Pushes the batch's records: one sync of the ledger (its re-append loop on a rejected push).
@@ -420,6 +577,45 @@ mod tests {
         // A daemon's next round: what it holds is renewed in its first batch, whatever the hash.
         let (batch, rest) = choose("h:1:aaaa", &BTreeSet::new(), free, Vec::new(), true);
         assert_eq!((batch.len(), rest.len()), (40, 0));
+    }
+
+    #[test]
+    fn a_daemon_gives_back_what_hashes_to_a_peer_it_sees_and_keeps_its_share() {
+        let all = targets(200);
+        let (a, b) = ("h:1:aaaa", "h:2:bbbb");
+        // A holds everything (it started alone); B announced itself.
+        let ours: Vec<&Target> = all.iter().collect();
+        let peers: BTreeSet<String> = [b.to_owned()].into();
+        let (keep, given) = split_given_back(a, &peers, ours.clone(), |_| true);
+        assert_eq!(keep.len() + given.len(), 200);
+        assert!((50..=150).contains(&given.len()), "about half goes to B, got {}", given.len());
+        assert!(given.iter().all(|(t, to)| to == b && owner(a, &peers, t.op()) == b));
+        assert!(keep.iter().all(|t| owner(a, &peers, t.op()) == a));
+        // The batch is what A keeps; the ops given back are free for B, whose split claims
+        // exactly them.
+        let (batch, rest) = choose(a, &peers, keep.clone(), Vec::new(), false);
+        assert_eq!((names(&batch), rest.len()), (names(&keep), 0));
+        let freed: Vec<&Target> = given.iter().map(|(t, _)| *t).collect();
+        let a_peer: BTreeSet<String> = [a.to_owned()].into();
+        let (b_batch, b_rest) = choose(b, &a_peer, Vec::new(), freed.clone(), false);
+        assert_eq!((names(&b_batch), b_rest.len()), (names(&freed), 0));
+        // With no peer, nothing is given back.
+        let (keep, given) = split_given_back(a, &BTreeSet::new(), ours, |_| true);
+        assert_eq!((keep.len(), given.len()), (200, 0));
+    }
+
+    #[test]
+    fn a_lease_whose_record_has_not_reached_the_remote_is_not_given_back() {
+        let all = targets(100);
+        let (a, b) = ("h:1:aaaa", "h:2:bbbb");
+        let peers: BTreeSet<String> = [b.to_owned()].into();
+        let unpushed = |t: &Target| t.op().ends_with('7');
+        let (keep, given) = split_given_back(a, &peers, all.iter().collect(), |t| !unpushed(t));
+        assert!(given.iter().all(|(t, _)| !unpushed(t)));
+        let kept_for_b: Vec<&&Target> = keep.iter().filter(|t| owner(a, &peers, t.op()) == b).collect();
+        assert!(!kept_for_b.is_empty() && kept_for_b.iter().all(|t| unpushed(t)), "kept only while unreleasable");
+        let (batch, _) = choose(a, &peers, keep.clone(), Vec::new(), false);
+        assert_eq!(names(&batch), names(&keep), "they tick in A's batch this round");
     }
 
     #[test]

@@ -264,6 +264,7 @@ impl Hooks for Metrics {
             OpEvent::Fenced => tick("fenced"),
             OpEvent::Interrupted { .. } => tick("interrupted"),
             OpEvent::LeaseHeld { .. } => skip("lease-held"),
+            OpEvent::GivenBack { .. } => skip("given-back"),
             OpEvent::NotDue { .. } => skip("not-due"),
             OpEvent::LeaseError { .. } => skip("lease-error"),
         }

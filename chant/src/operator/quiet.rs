@@ -165,6 +165,8 @@ fn reported(report: &OpReport) -> String {
 fn eventful(seen: &mut Seen, report: &OpReport) -> bool {
     let lease = match &report.event {
         OpEvent::LeaseHeld { holder } => Some(LeaseSeen::Theirs(holder.clone())),
+        // Released for the peer to take: the peer's from now on.
+        OpEvent::GivenBack { to } => Some(LeaseSeen::Theirs(Some(to.clone()))),
         OpEvent::LeaseError { .. } => None,
         _ => Some(LeaseSeen::Ours),
     };
@@ -179,7 +181,7 @@ fn eventful(seen: &mut Seen, report: &OpReport) -> bool {
     }
     let happened = match &report.event {
         OpEvent::Failed { .. } | OpEvent::LeaseError { .. } | OpEvent::Interrupted { .. } | OpEvent::Fenced => true,
-        OpEvent::LeaseHeld { .. } | OpEvent::NotDue { .. } => false,
+        OpEvent::LeaseHeld { .. } | OpEvent::GivenBack { .. } | OpEvent::NotDue { .. } => false,
         OpEvent::Ticked { gate } => {
             let health = Health::of_tick(report.record.as_ref()).state;
             let acted = report.record.iter().flat_map(|r| &r.outcomes).any(|o| {

@@ -1,11 +1,12 @@
 //! One operator round: for each ConvergeOp, under its lease ([`tick::leased()`], the one leased
 //! tick: acquire or renew, renew while running, fence before every side effect), a due check,
 //! the tick, and one report line. The operator keeps the leases it holds from round to round
-//! ([`Release::Keep`]) and releases them when it stops.
+//! ([`Release::Keep`]) and releases them when it stops (with a remote, it also gives back an op
+//! that hashes to a live peer: `operator::claim`).
 //!
 //! The per-op lines follow the original's formats:
 //! `operator: <op>@<env> ticked=1 status=<health>[(<detail>)]` (the words of [`tick::health`]),
-//! `skipped=1(lease-held:<holder>)`,
+//! `skipped=1(lease-held:<holder>)`, `skipped=1(given-back:<peer>)`,
 //! `skipped=1(not-due:<cron>)`, `failed=1 error="..."`, `fenced=1(...)`,
 //! `error=1(lease acquire failed — ...)`, and `interrupted=1(...)` for a tick a stop cut short.
 
@@ -110,6 +111,12 @@ pub enum OpEvent {
         /// The holder, when known.
         holder: Option<String>,
     },
+    /// This operator held the lease, but the op hashes to a live peer: the lease was released
+    /// for the peer to claim, and this operator did not tick the op.
+    GivenBack {
+        /// The peer the op hashes to.
+        to: String,
+    },
     /// The op is not due.
     NotDue {
         /// Why.
@@ -192,6 +199,7 @@ impl fmt::Display for OpReport {
             OpEvent::Fenced => f.write_str("fenced=1(lease lost mid-tick — ledger record still written)"),
             OpEvent::LeaseHeld { holder: Some(h) } => write!(f, "skipped=1(lease-held:{h})"),
             OpEvent::LeaseHeld { holder: None } => f.write_str("skipped=1(lease-held)"),
+            OpEvent::GivenBack { to } => write!(f, "skipped=1(given-back:{to})"),
             OpEvent::NotDue { reason } => write!(f, "skipped=1(not-due:{reason})"),
             OpEvent::LeaseError { error } => write!(f, "error=1(lease acquire failed — {error})"),
             OpEvent::Interrupted { grace } => write!(
@@ -241,6 +249,11 @@ pub struct RoundContext {
     pub stopping: Arc<AtomicBool>,
     /// The leases held, by op.
     pub held: Arc<Mutex<BTreeMap<String, HeldLease>>>,
+    /// This operator's presence lease, once it announced itself (`operator::claim`).
+    pub presence: Arc<Mutex<Option<Held>>>,
+    /// The ops this operator gave back, by op: the peer, and until when it waits for the peer to
+    /// claim them instead of stealing them back (`operator::claim`).
+    pub given: Arc<Mutex<BTreeMap<String, (String, Timestamp)>>>,
     /// The tick running now.
     pub in_flight: Arc<Mutex<Option<InFlight>>>,
     /// Who is told what the round does (metrics, notifications); nobody by default.
@@ -259,6 +272,8 @@ impl RoundContext {
             dispatcher,
             stopping: Arc::default(),
             held: Arc::default(),
+            presence: Arc::default(),
+            given: Arc::default(),
             in_flight: Arc::default(),
             hooks: Arc::new(NoHooks),
         }
@@ -450,8 +465,9 @@ impl RoundContext {
         (Work::Ticked(Box::new(outcome)), landing, stats)
     }
 
-    /// Releases every lease held whose tick record is on the remote; returns warnings for those
-    /// kept (they expire on their own) and those that could not be released.
+    /// Releases every lease held whose tick record is on the remote, and the presence lease;
+    /// returns how many op leases were released, and warnings for those kept (they expire on
+    /// their own) and those that could not be released.
     pub fn release_all(&self) -> (usize, Vec<String>) {
         let held: Vec<(String, HeldLease)> = std::mem::take(&mut *self.held_map()).into_iter().collect();
         let mut released = 0;
@@ -467,6 +483,11 @@ impl RoundContext {
                 continue;
             }
             releasing.push((op, lease.held));
+        }
+        // The presence lease goes in the same push; it covers no record.
+        let presence = self.presence.lock().unwrap_or_else(PoisonError::into_inner).take();
+        if let Some(presence) = presence {
+            releasing.push((String::new(), presence));
         }
         // With a remote, one fetch and one push release them all (each ref under its own lease).
         let helds: Vec<lease::Held> = releasing.iter().map(|(_, h)| h.clone()).collect();
@@ -486,10 +507,17 @@ impl RoundContext {
                     .collect()
             }
         };
-        for ((op, _), outcome) in releasing.iter().zip(outcomes) {
+        for ((op, held), outcome) in releasing.iter().zip(outcomes) {
             match outcome {
+                Ok(true) if held.key.is_presence() => {}
                 Ok(true) => released += 1,
                 Ok(false) => {}
+                Err(e) if held.key.is_presence() => warnings.push(format!(
+                    "could not release this operator's presence lease ({}), so it lapses on its own at {}: {}",
+                    held.key.ref_name(),
+                    held.record.expires_at,
+                    chain(&e)
+                )),
                 Err(e) => warnings.push(format!("could not release the lease of {op}: {}", chain(&e))),
             }
         }
@@ -663,6 +691,7 @@ mod tests {
             format!("{p}skipped=1(lease-held:h:1:x)")
         );
         assert_eq!(line(OpEvent::LeaseHeld { holder: None }), format!("{p}skipped=1(lease-held)"));
+        assert_eq!(line(OpEvent::GivenBack { to: "h:2:b".into() }), format!("{p}skipped=1(given-back:h:2:b)"));
         let reason = NotDueReason::NoFire { cron: "*/10 * * * *".into(), next: None };
         assert_eq!(line(OpEvent::NotDue { reason }), format!("{p}skipped=1(not-due:*/10 * * * *)"));
         assert_eq!(line(OpEvent::Failed { error: "say \"x\"".into() }), format!("{p}failed=1 error=\"say 'x'\""));
@@ -708,6 +737,7 @@ mod tests {
             OpEvent::Ticked { gate: None },
             OpEvent::Fenced,
             OpEvent::LeaseHeld { holder: None },
+            OpEvent::GivenBack { to: "h:2:b".into() },
             OpEvent::NotDue { reason: NotDueReason::NoFire { cron: "* * * * *".into(), next: None } },
         ] {
             assert!(!ok.is_failure(), "{ok:?}");

@@ -413,6 +413,9 @@ fn stale_locks(ledger: &Ledger) -> Vec<StaleLockView> {
                 "every ledger append".to_owned()
             } else {
                 match name.strip_prefix(crate::lease::REF_PREFIX) {
+                    Some(presence) if presence.starts_with(crate::lease::PRESENCE_DIR) => {
+                        format!("an operator's presence lease ({presence})")
+                    }
                     Some(op) => format!("the lease of {op}"),
                     None => format!("updates of {name}"),
                 }

@@ -614,3 +614,108 @@ pub(crate) fn history(sandbox: &Sandbox, marks: &str, times: usize) -> BTreeMap<
 pub(crate) fn sandbox_with_marks() -> (Sandbox, String) {
     marks_sandbox()
 }
+
+/// The project binary of the 200 trivial, unscheduled ConvergeOps of `e2e/src/bench_ops.rs`
+/// (env `opbench`).
+const BENCH_OPERATOR: &str = env!("CARGO_BIN_EXE_e2e-bench-operator");
+
+/// The ops of `lines` with a line of a tick that wrote its record (`ticked=1`, or `fenced=1` and
+/// `interrupted=1`, whose records are written too), and how many each.
+fn ticked_ops(lines: &[String]) -> BTreeMap<String, usize> {
+    let mut ticked = BTreeMap::new();
+    for line in lines {
+        if let Some(rest) = line.strip_prefix("operator: ")
+            && let Some((op, outcome)) = rest.split_once("@opbench ")
+            && ["ticked=1", "fenced=1", "interrupted=1"].iter().any(|o| outcome.starts_with(o))
+        {
+            *ticked.entry(op.to_owned()).or_insert(0) += 1;
+        }
+    }
+    ticked
+}
+
+/// The op of a `given-back` line, with the peer it went to.
+fn given_back(line: &str) -> Option<(String, String)> {
+    let rest = line.strip_prefix("operator: ")?;
+    let (op, outcome) = rest.split_once("@opbench ")?;
+    let peer = outcome.strip_prefix("skipped=1(given-back:")?.strip_suffix(')')?;
+    Some((op.to_owned(), peer.to_owned()))
+}
+
+#[test]
+fn a_daemon_started_later_gets_its_share_from_one_holding_every_op_which_takes_it_back_at_its_stop() {
+    let config = "[project]\nname = \"opbench\"\n\n[ledger]\nremote = \"origin\"\n";
+    let sandbox = Sandbox::new(config);
+    let bare = sandbox.root().join("remote.git");
+    sandbox.git(sandbox.root(), &["init", "-q", "--bare", bare.to_str().unwrap()]);
+    sandbox.git(&sandbox.dir, &["remote", "add", "origin", bare.to_str().unwrap()]);
+    sandbox.git(&sandbox.dir, &["push", "-q", "origin", "main"]);
+    let other = sandbox.root().join("other");
+    sandbox.git(sandbox.root(), &["clone", "-q", bare.to_str().unwrap(), other.to_str().unwrap()]);
+    std::fs::write(other.join("chant.toml"), config).unwrap();
+    let args = ["operator", "-v", "--interval", "1s"];
+    let all = 200;
+
+    // A starts alone and takes every op.
+    let mut a = Running::start(&sandbox, BENCH_OPERATOR, &sandbox.dir, &args, &[]);
+    while ticked_ops(&a.stdout).len() < all {
+        a.wait_for("A's ticks of every op", |l| l.contains(" ticked=1"));
+    }
+
+    // B starts in the other clone: it sees every op held by A, announces itself, and A gives
+    // B its share back; B claims and ticks it.
+    let mut b = Running::start(&sandbox, BENCH_OPERATOR, &other, &args, &[]);
+    b.wait_for("B's first tick", |l| l.contains(" ticked=1"));
+    let line = a.seen_or_wait_for("A giving an op back", |l| given_back(l).is_some());
+    let (op, peer) = given_back(&line).unwrap();
+    assert!(peer.contains(':'), "given back to a holder id: {line}");
+
+    // B stops and releases what it holds; A takes the ops back.
+    b.signal(&sandbox, "TERM");
+    let (code, b_lines) = b.finish();
+    assert_eq!(code, 0, "{}", b_lines.join("\n"));
+    assert!(
+        b_lines.iter().any(|l| l.starts_with("operator: stopped; released ") && !l.contains("released 0 ")),
+        "{}",
+        b_lines.join("\n")
+    );
+    let ticked_again = |l: &str| l.starts_with(&format!("operator: {op}@opbench ticked=1"));
+    let given_at = a.seen.iter().rposition(|l| l.starts_with(&format!("operator: {op}@opbench skipped=1(given-back:")));
+    let already = given_at.is_some_and(|i| a.seen[i..].iter().any(|l| ticked_again(l)));
+    if !already {
+        a.wait_for("A ticking a given-back op again", ticked_again);
+    }
+    a.signal(&sandbox, "TERM");
+    let (code, a_lines) = a.finish();
+    assert_eq!(code, 0, "{}", a_lines.join("\n"));
+
+    // Nothing was lost: after each clone's last sync, the remote holds one record per tick line
+    // of either operator, and no lease (nor presence) is left anywhere.
+    for dir in [&sandbox.dir, &other] {
+        let ledger = chant::ledger::Ledger::open(
+            dir,
+            chant::ledger::LedgerConfig { remote: Some("origin".into()), ..sandbox.ledger_of(dir).config().clone() },
+        )
+        .unwrap();
+        ledger.sync().unwrap();
+    }
+    // B ticked only what A gave it (A's leases never lapsed), and A said whom it gave them to.
+    let given: BTreeSet<String> = a_lines.iter().filter_map(|l| given_back(l)).map(|(op, _)| op).collect();
+    let b_ticked = ticked_ops(&b_lines);
+    assert!(!b_ticked.is_empty() && b_ticked.keys().all(|op| given.contains(op)), "{b_ticked:?} vs {given:?}");
+    for line in a_lines.iter().chain(&b_lines) {
+        assert!(!line.contains(" failed=1 ") && !line.contains(" error=1("), "{line}");
+    }
+    let mut ticks = ticked_ops(&a_lines);
+    for (op, n) in ticked_ops(&b_lines) {
+        *ticks.entry(op).or_insert(0) += n;
+    }
+    assert_eq!(ticks.len(), all);
+    for (op, n) in &ticks {
+        let records = sandbox.ledger_of(&bare).read(&converge_key("opbench", op)).unwrap().records;
+        assert_eq!(records.len(), *n, "{op}: one record on the remote per tick");
+    }
+    for dir in [&bare, &sandbox.dir, &other] {
+        assert_eq!(sandbox.git(dir, &["for-each-ref", "refs/chant/lease/"]), "", "{}", dir.display());
+    }
+}

@@ -140,3 +140,42 @@ fn a_batched_fence_answers_from_its_proofs_until_they_expire() {
     let fence = Fence::batched(store, held, proofs);
     assert_eq!(fence.check(), Err(Lost::TakenOver { by: Some("thief:1:00000000".into()) }));
 }
+
+#[test]
+fn a_presence_lease_rides_the_fetch_of_every_lease_beside_the_ops_and_is_released_like_them() {
+    let world = World::new();
+    let (bare, a, b) = world.remote_pair();
+    let store_a = world.store(&a, Some("origin"));
+    let store_b = world.store(&b, Some("origin"));
+    let (holder_a, holder_b) = ("a:1:aaaaaaaa", "b:1:bbbbbbbb");
+    let presence = LeaseKey::presence(holder_b);
+    assert!(presence.is_presence() && !key("op-0").is_presence());
+    assert!(presence.ref_name().starts_with("refs/chant/lease/_operators/"), "{}", presence.ref_name());
+    assert_eq!(presence.ref_name().len(), "refs/chant/lease/_operators/".len() + 16);
+    assert!(LeaseKey::new(None, "_operators").is_err(), "no op can take the presence directory's name");
+
+    // A holds an op; B announces itself: one push, beside A's op lease on the remote.
+    store_a.fetch_every().unwrap();
+    all_acquired(store_a.acquire_every(&keys(1), holder_a, TTL, at(0)).unwrap());
+    store_b.fetch_every().unwrap();
+    let held_b = all_acquired(store_b.acquire_every(std::slice::from_ref(&presence), holder_b, TTL, at(0)).unwrap());
+    let mut on_remote = remote_leases(&world, &bare);
+    on_remote.sort();
+    assert_eq!(on_remote, [presence.op().to_owned(), "op-0".to_owned()]);
+
+    // A sees B's presence through the one fetch of every lease (the glob takes nested refs);
+    // nobody sees their own, and a lapsed one is no peer.
+    store_a.fetch_every().unwrap();
+    let seen = store_a.presences_seen(holder_a, at(1)).unwrap();
+    assert_eq!(seen.iter().map(|s| s.record.holder.as_str()).collect::<Vec<_>>(), [holder_b]);
+    assert!(store_a.presences_seen(holder_b, at(1)).unwrap().is_empty(), "its own");
+    let lapsed = at(i64::try_from(TTL.as_secs() / 60).unwrap() + 1);
+    assert!(store_a.presences_seen(holder_a, lapsed).unwrap().is_empty(), "lapsed");
+
+    // B releases it with the same push of deletions as any lease.
+    let released = store_b.release_every(&held_b).unwrap();
+    assert!(matches!(released[..], [Ok(true)]), "{released:?}");
+    assert_eq!(remote_leases(&world, &bare), ["op-0"]);
+    store_a.fetch_every().unwrap();
+    assert!(store_a.presences_seen(holder_a, at(1)).unwrap().is_empty(), "the fetch prunes it");
+}
