@@ -110,8 +110,11 @@ fn a_scrape_of_a_running_operator_matches_the_ledger() {
     let sandbox = Sandbox::new(&config_with_roots(&["site"]));
     let (mut daemon, base) = start(&sandbox, "site", "300s", &[]);
     daemon.seen_or_wait_for("the first tick", |l| l.starts_with("operator: site-converge@site ticked=1"));
-    daemon
-        .wait_for("the subscription", |l| l == "operator: files(site) change signal subscribed (the timer still runs)");
+    // The subscription's note is on stderr, the tick's line on stdout: two pipes read by two
+    // threads, so the note may have been read while waiting for the tick.
+    daemon.seen_or_wait_for("the subscription", |l| {
+        l == "operator: files(site) change signal subscribed (the timer still runs)"
+    });
     assert_eq!(get(&base, "/healthz"), (200, "text/plain; charset=utf-8".into(), "ok\n".into()));
     scrape_until(&base, "the first round", |s| value(s, "chant_rounds_total", &[]) == Some(1.0));
     assert_eq!(get(&base, "/readyz").0, 200);
