@@ -197,6 +197,19 @@ pub(crate) fn ticks(sandbox: &Sandbox, dir: &Path, op: &str) -> Vec<Value> {
     sandbox.ledger_of(dir).read(&converge_key("marks", op)).unwrap().records.into_iter().map(|r| r.value).collect()
 }
 
+/// Gives `sandbox`'s project a real bare remote (`origin`, holding its `main`) and a second
+/// clone of it with `config` as its `chant.toml`; returns the remote and the clone.
+fn second_clone_of_a_bare_remote(sandbox: &Sandbox, config: &str) -> (PathBuf, PathBuf) {
+    let bare = sandbox.root().join("remote.git");
+    sandbox.git(sandbox.root(), &["init", "-q", "--bare", bare.to_str().unwrap()]);
+    sandbox.git(&sandbox.dir, &["remote", "add", "origin", bare.to_str().unwrap()]);
+    sandbox.git(&sandbox.dir, &["push", "-q", "origin", "main"]);
+    let other = sandbox.root().join("other");
+    sandbox.git(sandbox.root(), &["clone", "-q", bare.to_str().unwrap(), other.to_str().unwrap()]);
+    std::fs::write(other.join("chant.toml"), config).unwrap();
+    (bare, other)
+}
+
 #[test]
 fn eight_once_processes_tick_each_op_exactly_once_per_fire_time() {
     let (sandbox, marks) = marks_sandbox();
@@ -227,13 +240,7 @@ fn once_processes_in_two_clones_of_one_remote_tick_each_op_exactly_once_per_fire
     let (sandbox, marks) = marks_sandbox();
     let config = format!("{}\n[ledger]\nremote = \"origin\"\n", config_with_roots(&["site"]));
     sandbox.write_config(&config);
-    let bare = sandbox.root().join("remote.git");
-    sandbox.git(sandbox.root(), &["init", "-q", "--bare", bare.to_str().unwrap()]);
-    sandbox.git(&sandbox.dir, &["remote", "add", "origin", bare.to_str().unwrap()]);
-    sandbox.git(&sandbox.dir, &["push", "-q", "origin", "main"]);
-    let other = sandbox.root().join("other");
-    sandbox.git(sandbox.root(), &["clone", "-q", bare.to_str().unwrap(), other.to_str().unwrap()]);
-    std::fs::write(other.join("chant.toml"), &config).unwrap();
+    let (bare, other) = second_clone_of_a_bare_remote(&sandbox, &config);
 
     let dirs: Vec<&Path> = vec![&sandbox.dir, &other, &sandbox.dir, &other, &sandbox.dir, &other, &sandbox.dir, &other];
     let rounds = 15;
@@ -646,13 +653,7 @@ fn given_back(line: &str) -> Option<(String, String)> {
 fn a_daemon_started_later_gets_its_share_from_one_holding_every_op_which_takes_it_back_at_its_stop() {
     let config = "[project]\nname = \"opbench\"\n\n[ledger]\nremote = \"origin\"\n";
     let sandbox = Sandbox::new(config);
-    let bare = sandbox.root().join("remote.git");
-    sandbox.git(sandbox.root(), &["init", "-q", "--bare", bare.to_str().unwrap()]);
-    sandbox.git(&sandbox.dir, &["remote", "add", "origin", bare.to_str().unwrap()]);
-    sandbox.git(&sandbox.dir, &["push", "-q", "origin", "main"]);
-    let other = sandbox.root().join("other");
-    sandbox.git(sandbox.root(), &["clone", "-q", bare.to_str().unwrap(), other.to_str().unwrap()]);
-    std::fs::write(other.join("chant.toml"), config).unwrap();
+    let (bare, other) = second_clone_of_a_bare_remote(&sandbox, config);
     let args = ["operator", "-v", "--interval", "1s"];
     let all = 200;
 
