@@ -334,22 +334,9 @@ impl FilesLexicon {
         }
     }
 
-    /// Observes the path `name` into `out`, keeping in `read` what it found for the deep read
-    /// (and the directories it resolved, for the next paths of this read).
-    fn observe_one(
-        &self,
-        real_root: &Path,
-        name: &str,
-        kind: Option<&str>,
-        read: &mut OneRead<'_>,
-        out: &mut Verdicts,
-    ) {
-        let live = self.observe_path(real_root, name, kind, read, out);
-        read.kept.insert(name.to_owned(), live);
-    }
-
     /// Observes the path `name` into `out` and returns what the deep read keeps of it (`None`
-    /// when it is absent, unreadable or not confined).
+    /// when it is absent, unreadable or not confined); `read` keeps the directories it resolved
+    /// for the next paths of this read.
     fn observe_path(
         &self,
         real_root: &Path,
@@ -666,7 +653,8 @@ impl Lexicon for FilesLexicon {
             declared: DeclaredCursor::new(self.declaration.files(), &digests),
         };
         for (name, kind) in names {
-            self.observe_one(&real_root, name, kind, &mut read, &mut verdicts);
+            let live = self.observe_path(&real_root, name, kind, &mut read, &mut verdicts);
+            read.kept.insert(name.to_owned(), live);
         }
         self.readings.keep(read.kept);
         self.declared_digests.restore(digests);
