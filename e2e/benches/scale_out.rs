@@ -7,7 +7,8 @@
 //! Run with `cargo bench -p chant-e2e --bench scale_out` (release build); `CHANT_BENCH_REPS` sets
 //! the repetitions (default 2), `CHANT_BENCH_OPERATORS` the operator counts (default `1,2,4`),
 //! `CHANT_BENCH_OPERATOR_BIN` another build of the project binary to run (to compare two builds
-//! in one sitting).
+//! in one sitting), `CHANT_BENCH_DUMP` prints every operator's lines to stderr, and
+//! `GIT_TRACE2_EVENT` reaches the operators' git processes (to see where a round's git time goes).
 //! Every repetition runs each N once, in turn, at a fire time of its own. Per N it prints the
 //! round's wall time (spawn to the slowest operator's exit), the CPU of the busiest operator
 //! (its own and its git processes': the least the round could take with a core per operator, as
@@ -79,6 +80,7 @@ fn main() {
     );
     println!("temporary directory: {}", chant_testkit::filesystem::describe(tmp.path()));
     println!("every op ticked exactly once at every fire time, and every record reached the remote: checked");
+    let cores = std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get);
     let mut one = None;
     let mut one_cpu = None;
     for &n in &counts {
@@ -115,6 +117,14 @@ fn main() {
              with a core per operator",
             busiest / one_busiest
         );
+        // Work conservation: the operators cannot finish before the machine's cores have done the
+        // round's CPU, so no protocol takes the wall time below this on this machine.
+        let floor = cpu / cores as f64;
+        println!(
+            "       the round's CPU over this machine's {cores} cores {floor:.2} s ({:.2}x N=1's wall): the least wall \
+             time any split of this round's work can take here",
+            floor / one_wall.as_secs_f64()
+        );
     }
 }
 
@@ -149,6 +159,7 @@ fn trial(home: &Path, shim: &Path, clones: &[PathBuf], bare: &Path, now: &str) -
                 .env("CHANT_NOW", now)
                 .env("PATH", &path)
                 .env("CHANT_BENCH_PUSH_LOG", &log)
+                .envs(std::env::var_os("GIT_TRACE2_EVENT").map(|t| ("GIT_TRACE2_EVENT", t)))
                 .stdout(Stdio::piped())
                 .stderr(Stdio::piped())
                 .spawn()
@@ -179,6 +190,13 @@ fn trial(home: &Path, shim: &Path, clones: &[PathBuf], bare: &Path, now: &str) -
     let mut ticks = Vec::new();
     let mut per_op = vec![0_usize; OPS];
     let operator_cpu: Vec<Duration> = outputs.iter().map(|(_, _, cpu)| *cpu).collect();
+    if std::env::var_os("CHANT_BENCH_DUMP").is_some() {
+        for (i, (_, lines, _)) in outputs.iter().enumerate() {
+            for l in lines {
+                eprintln!("[{i}] {l}");
+            }
+        }
+    }
     for (status, lines, _) in &outputs {
         assert!(status.success(), "{status}:\n{}", lines.join("\n"));
         let mine: Vec<usize> = lines

@@ -4,7 +4,8 @@
 //! Each batch: one fetch of every lease ref of the remote ([`LeaseStore::fetch_every`]); the ops
 //! whose lease another holder keeps live are skipped (`skipped=1(lease-held:...)`), and those
 //! holders, with those of the other operators' live presence leases, are this operator's live
-//! peers. An op whose lease this operator holds but which hashes to a live peer is given back
+//! peers. A free op whose newest record (after one ledger sync) already says it is not due is
+//! reported `not-due` without a lease. An op whose lease this operator holds but which hashes to a live peer is given back
 //! (its lease released, if its last record reached the remote: `skipped=1(given-back:...)`), so
 //! a daemon started after another took every op gets its share. The batch is every other op
 //! whose lease is already this operator's, plus the free ops that hash to this operator among
@@ -34,7 +35,8 @@ use jiff::{SignedDuration, Timestamp};
 use crate::lease::{self, Acquisition, Held, LeaseKey, LeaseStore, Renewal};
 use crate::ledger::{self, PushStatus};
 use crate::project::Project;
-use crate::tick::{self, Fence, Proof, Proofs};
+use crate::schedule::{self, Decision, LastTick};
+use crate::tick::{self, Fence, Proof, Proofs, TickRecord};
 
 use super::chain;
 use super::round::{
@@ -89,6 +91,7 @@ impl RoundContext {
             saw_peers |= !peers.is_empty();
             let ours = self.give_back(&peers, ours, now, &mut say);
             let free = self.not_waiting(&peers, free, now, &mut say);
+            let free = self.not_yet_ticked(free, round_start, woken, &mut say);
             let alone = peers.is_empty() && ours.is_empty();
             let (batch, rest) = choose(&self.holder, &peers, ours, free, first);
             remaining = rest;
@@ -201,6 +204,45 @@ impl RoundContext {
         drop(given);
         for (target, to) in waiting {
             say(target, OpReport::new(target, OpEvent::GivenBack { to }));
+        }
+        left
+    }
+
+    /// Leaves out of `free` the ops whose newest record, after one ledger sync, already says
+    /// they are not due: most often ops a peer ticked at this fire time and released when it
+    /// finished (a `--once` started after it, or the rest of a round after a peer's), and
+    /// claiming them would only cost a lease push for a due check that skips them. Each is reported `not-due` as the due check under its lease
+    /// would report it. A record can only show that an op ran, so an op this check finds due
+    /// (or cannot read) stays free, to be claimed and checked again under its lease, after the
+    /// ledger sync that follows the claim. When the sync fails nothing is left out.
+    fn not_yet_ticked<'a>(
+        &self,
+        free: Vec<&'a Target>,
+        round_start: Timestamp,
+        woken: &BTreeSet<String>,
+        say: &mut dyn FnMut(&Target, OpReport),
+    ) -> Vec<&'a Target> {
+        let ledger = &self.project.ledger;
+        if free.is_empty() || sync_before_due_check(ledger).is_err() {
+            return free;
+        }
+        let now = ledger.clock().now();
+        let mut left = Vec::new();
+        for target in free {
+            let last = match ledger.latest_typed::<TickRecord>(&target.key) {
+                Ok(newest) => newest
+                    .record
+                    .and_then(|stored| LastTick::from_stamps(&stored.record.started_at, &stored.record.timestamp)),
+                Err(_) => {
+                    left.push(target);
+                    continue;
+                }
+            };
+            let signalled = woken.contains(target.op());
+            match schedule::decide_woken(target.schedule.as_ref(), last, round_start, now, signalled) {
+                Decision::NotDue(reason) => say(target, OpReport::new(target, OpEvent::NotDue { reason })),
+                Decision::Due(_) => left.push(target),
+            }
         }
         left
     }

@@ -720,3 +720,43 @@ fn a_daemon_started_later_gets_its_share_from_one_holding_every_op_which_takes_i
         assert_eq!(sandbox.git(dir, &["for-each-ref", "refs/chant/lease/"]), "", "{}", dir.display());
     }
 }
+
+#[test]
+fn an_operator_that_finds_every_op_ticked_at_this_fire_time_claims_no_lease() {
+    let config = "[project]\nname = \"opbench\"\n\n[ledger]\nremote = \"origin\"\n";
+    let sandbox = Sandbox::new(config);
+    let (bare, other) = second_clone_of_a_bare_remote(&sandbox, config);
+    // The remote logs every ref it commits, as `<old> <new> <ref>` lines.
+    let updates = sandbox.root().join("ref-updates.log");
+    let hook = bare.join("hooks/reference-transaction");
+    std::fs::create_dir_all(hook.parent().unwrap()).unwrap();
+    std::fs::write(&hook, format!("#!/bin/sh\n[ \"$1\" = committed ] || exit 0\ncat >> '{}'\n", updates.display()))
+        .unwrap();
+    std::fs::set_permissions(&hook, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let lease_updates = || -> Vec<String> {
+        std::fs::read_to_string(&updates)
+            .unwrap_or_default()
+            .lines()
+            .filter(|l| l.contains(" refs/chant/lease/opb-"))
+            .map(str::to_owned)
+            .collect()
+    };
+    let now = [("CHANT_NOW", "2026-03-02T00:01:00.000Z")];
+    let once = ["operator", "--once"];
+
+    // A ticks every op at this fire time, pushes the records and releases the leases.
+    let (code, a_lines) = Running::start(&sandbox, BENCH_OPERATOR, &sandbox.dir, &once, &now).finish();
+    assert_eq!(code, 0, "{}", a_lines.join("\n"));
+    assert_eq!(ticked_ops(&a_lines).len(), 200, "{}", a_lines.join("\n"));
+    let after_a = lease_updates();
+    assert!(after_a.len() >= 400, "A's claims and releases reached the remote: {after_a:?}");
+
+    // B, in the other clone at the same fire time, reads from the ledger that every op ran: each
+    // is not due, and B takes no lease to find that out.
+    let (code, b_lines) = Running::start(&sandbox, BENCH_OPERATOR, &other, &once, &now).finish();
+    assert_eq!(code, 0, "{}", b_lines.join("\n"));
+    let skipped = b_lines.iter().filter(|l| l.contains(" skipped=1(not-due:")).count();
+    assert_eq!(skipped, 200, "{}", b_lines.join("\n"));
+    assert!(ticked_ops(&b_lines).is_empty(), "{}", b_lines.join("\n"));
+    assert_eq!(lease_updates(), after_a, "B moved no op's lease on the remote");
+}
