@@ -12,8 +12,9 @@
 //! itself and its peers
 //! (rendezvous hashing), or, when none is left, a share of the free ops nobody claimed (stealing);
 //! an operator that sees no peer and holds nothing starts with a small batch, so that operators
-//! started together see each other at their second fetch, which follows that batch's push at once
-//! (the share it then claims joins the small batch, and both tick as one). The batch's leases are pushed in one
+//! started together see each other at their second fetch, which follows that batch's push after
+//! waiting as long again as the push took (the share it then claims joins the small batch, and
+//! both tick as one). The batch's leases are pushed in one
 //! non-atomic push, each ref under its own `--force-with-lease` ([`LeaseStore::acquire_every`]):
 //! each lease counts only when its own ref lands, so a lost ref is that op's `lease-held` and
 //! nothing else. Then one ledger sync (the fetch before the due checks), the due check and tick
@@ -45,6 +46,9 @@ use super::round::{
 
 /// How many ops an operator that sees no peer and holds no lease claims first.
 const FIRST_BATCH: usize = 8;
+/// The longest an operator that opened with a small batch waits before its second fetch (it
+/// waits as long as its opening push took, up to this).
+const OPENING_SETTLE: Duration = Duration::from_millis(250);
 /// The fewest ops a steal claims at once.
 const MIN_STEAL: usize = 8;
 
@@ -100,11 +104,16 @@ impl RoundContext {
             if batch.is_empty() {
                 continue;
             }
+            let opening_push = Instant::now();
             let mut claimed = self.claim(&batch, now, &mut say);
             if opening && !remaining.is_empty() {
                 // The opening batch was small so that operators started together see each
                 // other's leases now: claim this operator's share of the rest at once, and tick
                 // both in one batch (one ledger sync and one push of its records, not two).
+                // Peers started with this one push their opening batches at about the same time
+                // and take about as long: waiting as long again as this push took lets theirs
+                // land before the fetch, so that the share is computed among all of them.
+                std::thread::sleep(opening_push.elapsed().min(OPENING_SETTLE));
                 if self.leases.fetch_every().is_ok() {
                     let now = self.leases.clock().now();
                     let (ours, free, peers) = self.survey(remaining, now, &mut say);
