@@ -244,8 +244,9 @@ impl ChangeSet {
 /// Duplicate declared names are read once (the first declaration wins).
 ///
 /// One pass: the declared entities (sorted by name once, unless they already are) and the
-/// observation's maps are all in name order, so each entry is classified by advancing a cursor
-/// over each source, not by looking its name up in every map.
+/// observation's maps are all in name order, so the entries' names are those three sources
+/// merged, and each entry is classified by advancing a cursor over each source, not by looking
+/// its name up in every map.
 pub fn build_change_set(
     component: &str,
     declared: &[DeclaredEntity],
@@ -258,23 +259,22 @@ pub fn build_change_set(
         sorted.sort_by(|a, b| a.name.cmp(&b.name));
         sorted.dedup_by(|later, first| later.name == first.name);
     }
-    let mut names: Vec<&str> =
-        Vec::with_capacity(sorted.len() + observation.resources.len() + observation.unobserved.len());
-    names.extend(sorted.iter().map(|d| d.name.as_str()));
-    names.extend(observation.resources.keys().map(String::as_str));
-    names.extend(observation.unobserved.keys().map(String::as_str));
-    // Three sorted runs: the sort merges them.
-    names.sort();
-    names.dedup();
-
     let mut declared_at = sorted.iter().map(|d| (d.name.as_str(), *d)).peekable();
     let mut present_at = observation.resources.iter().map(|(k, v)| (k.as_str(), v)).peekable();
     let mut unobserved_at = observation.unobserved.iter().map(|(k, v)| (k.as_str(), v)).peekable();
     let mut queried_at = observation.queried.iter().map(|(k, v)| (k.as_str(), v)).peekable();
     let mut owned_at = last_apply.owned.iter().map(|k| (k.as_str(), ())).peekable();
     let is_declared = |owner: &str| sorted.binary_search_by(|d| d.name.as_str().cmp(owner)).is_ok();
-    let mut entries = Vec::with_capacity(names.len());
-    for name in names {
+    let mut entries = Vec::with_capacity(sorted.len().max(observation.resources.len()) + observation.unobserved.len());
+    // The names of the entries, in order: the three name-ordered sources (each without
+    // repeats) merged, the smallest head first.
+    loop {
+        let heads = [
+            declared_at.peek().map(|(k, _)| *k),
+            present_at.peek().map(|(k, _)| *k),
+            unobserved_at.peek().map(|(k, _)| *k),
+        ];
+        let Some(name) = heads.into_iter().flatten().min() else { break };
         entries.push(classify(
             name,
             at(&mut declared_at, name),

@@ -386,9 +386,10 @@ impl PostgresLexicon {
     /// [`PostgresError::Unreachable`].
     pub fn read_snapshot(&self) -> Result<(Snapshot, String), PostgresError> {
         let (snapshot, address) =
-            self.config().and_then(|config| read_catalog(&config)).map_err(|f| self.connect_error(f))?;
-        let snapshot =
-            snapshot.map_err(|e| PostgresError::Unreachable { address: address.clone(), detail: describe(&e) })?;
+            self.config().and_then(|config| read_catalog(&config, |_, _| ())).map_err(|f| self.connect_error(f))?;
+        let snapshot = snapshot
+            .map(|(snapshot, _)| snapshot)
+            .map_err(|e| PostgresError::Unreachable { address: address.clone(), detail: describe(&e) })?;
         Ok((snapshot, address))
     }
 
@@ -573,7 +574,15 @@ impl Lexicon for PostgresLexicon {
         self.declaration
             .validate()
             .map_err(|e| LexiconError::InvalidDeclaration { lexicon: COMPONENT.to_owned(), detail: e.to_string() })?;
-        let read = self.config().and_then(|config| read_catalog(&config));
+        // The columns' verdicts and the `queried` map are made as soon as the columns are read,
+        // while the second connection is still reading the relations.
+        let prepare = |columns: &catalog::NamedColumns, address: &str| {
+            let ctx = verdict::ReadContext { identity: &self.identity, owned_only: self.owned_only, address };
+            let by_table: std::collections::HashMap<&str, &[(String, catalog::LiveColumn)]> =
+                columns.tables().collect();
+            verdict::prepare(&self.declaration, &ctx, |entity| by_table.get(entity).copied().unwrap_or(&[]))
+        };
+        let read = self.config().and_then(|config| read_catalog(&config, prepare));
         let (snapshot, address) = match read {
             Ok(read) => read,
             Err(ConnectFailure::NoBinding(detail)) => {
@@ -587,10 +596,13 @@ impl Lexicon for PostgresLexicon {
             }
         };
         match snapshot {
-            Ok(snapshot) => {
+            Ok((snapshot, prepared)) => {
                 let ctx =
                     verdict::ReadContext { identity: &self.identity, owned_only: self.owned_only, address: &address };
-                Ok(verdict::observation(&self.declaration, &snapshot, &ctx))
+                Ok(match prepared {
+                    Some(prepared) => verdict::observation_prepared(&self.declaration, &snapshot, &ctx, prepared),
+                    None => verdict::observation(&self.declaration, &snapshot, &ctx),
+                })
             }
             Err(e) => Ok(self.all_unobserved(
                 declared,
@@ -674,18 +686,29 @@ fn connect_with(config: &Config) -> Result<(Client, String), ConnectFailure> {
     }
 }
 
+/// What [`read_catalog`] returns: the snapshot with what its `meanwhile` made of the columns
+/// (`None` when the read went over one connection), or the read's failure; and the address asked.
+type CatalogRead<P> = (Result<(Snapshot, Option<P>), postgres::Error>, String);
+
 /// The catalog read of an observation ([`catalog::read_shared`]): a second connection, opened on
 /// a thread of its own once the first is in, reads the schemas and relations in the snapshot the
 /// first exports while the first reads the columns. Only the first connection's failure is the observation's: the
 /// second is an optimisation, and when it fails, or has not answered within as long again as the
 /// first's read has taken (and [`SHARE_GRACE`]), the first reads everything itself. A DSN of
-/// several hosts reads over one connection (the second could reach another server). Returns the
-/// snapshot (or the read's failure) with the address asked.
-fn read_catalog(config: &Config) -> Result<(Result<Snapshot, postgres::Error>, String), ConnectFailure> {
+/// several hosts reads over one connection (the second could reach another server).
+/// `meanwhile` is given the columns and the address as soon as the first connection has read
+/// them, while the second may still be reading (see [`catalog::read_shared`]). Returns the
+/// snapshot with `meanwhile`'s answer (`None` when the read went over one connection), or the
+/// read's failure, with the address asked.
+fn read_catalog<P>(
+    config: &Config,
+    meanwhile: impl FnOnce(&catalog::NamedColumns, &str) -> P,
+) -> Result<CatalogRead<P>, ConnectFailure> {
     if config.get_hosts().len() > 1 || config.get_hostaddrs().len() > 1 {
         // With several hosts the second connection could reach another server: one connection.
         let (mut client, address) = connect_with(config)?;
-        return Ok((catalog::in_one_snapshot(&mut client, |tx| catalog::read(tx)), address));
+        let snapshot = catalog::in_one_snapshot(&mut client, |tx| catalog::read(tx)).map(|s| (s, None));
+        return Ok((snapshot, address));
     }
     let started = Instant::now();
     // The first connection first: a role allowed one connection, or a server with one slot
@@ -701,11 +724,16 @@ fn read_catalog(config: &Config) -> Result<(Result<Snapshot, postgres::Error>, S
     std::thread::spawn(move || {
         let _ = answer.send(catalog::read_relations_in_shared_snapshot(&second, &shared));
     });
-    let snapshot = catalog::read_shared(&mut client, share, || {
-        // As long again as the first connection's read has taken, and a second more: a second
-        // connection slower than that is waiting on something else, and the first reads alone.
-        answered.recv_timeout(started.elapsed() + SHARE_GRACE).ok().flatten()
-    });
+    let snapshot = catalog::read_shared(
+        &mut client,
+        share,
+        || {
+            // As long again as the first connection's read has taken, and a second more: a second
+            // connection slower than that is waiting on something else, and the first reads alone.
+            answered.recv_timeout(started.elapsed() + SHARE_GRACE).ok().flatten()
+        },
+        |columns| meanwhile(columns, &address),
+    );
     Ok((snapshot, address))
 }
 
