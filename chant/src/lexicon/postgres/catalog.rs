@@ -15,7 +15,7 @@
 //! `information_schema`, `pg_toast`, temporary schemas) are skipped.
 
 use std::collections::{BTreeMap, HashMap};
-use std::sync::mpsc::{Receiver, Sender};
+use std::sync::mpsc::{Receiver, Sender, SyncSender};
 
 use postgres::{Client, Config, GenericClient, IsolationLevel, NoTls};
 
@@ -353,27 +353,57 @@ pub(super) fn in_one_snapshot<T>(
     Ok(answer)
 }
 
-/// The half of [`read_shared`] a second connection does: connects with `config`, waits for the
-/// snapshot the first connection's transaction exports, imports it into a read-only,
-/// repeatable-read transaction of its own and reads the schemas and relations in it. `None`
-/// when anything fails (the connection, no snapshot offered, the import, a query): the first
-/// connection then reads them itself, in its own transaction.
-pub(super) fn read_relations_in_shared_snapshot(config: &Config, shared: &Receiver<String>) -> Option<Relations> {
-    let mut client = config.connect(NoTls).ok()?;
-    let id = shared.recv().ok()?;
-    client
-        .batch_execute(&format!(
-            "BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY; SET TRANSACTION SNAPSHOT '{}'",
-            id.replace('\'', "''")
-        ))
-        .ok()?;
-    read_relations(&mut client).ok()
+/// What the first connection of a shared read tells the second ([`second_reader`]).
+#[derive(Debug)]
+pub(super) enum Share {
+    /// Import this exported snapshot and read the schemas and relations in it.
+    Snapshot(String),
+    /// The first connection was refused: read everything alone, in one snapshot of its own.
+    Alone,
+}
+
+/// What the second connection of a shared read answers ([`second_reader`]).
+#[derive(Debug)]
+pub(super) enum SecondRead {
+    /// The schemas and relations, read in the first connection's snapshot.
+    Relations(Relations),
+    /// The whole read ([`read`] in one snapshot), done alone: the first connection was refused.
+    Alone(Result<Snapshot, postgres::Error>),
+}
+
+/// The half of [`read_shared`] a second connection does: connects with `config`, tells
+/// `connected` whether it got in, then does what the first connection asks through `share`:
+/// imports the snapshot the first one's transaction exports into a read-only, repeatable-read
+/// transaction of its own and reads the schemas and relations in it, or, when the first was
+/// refused, the whole read alone. `None` when anything fails on the shared way (the
+/// connection, no snapshot offered, the import, a query): the first connection then reads them
+/// itself, in its own transaction.
+pub(super) fn second_reader(
+    config: &Config,
+    connected: SyncSender<bool>,
+    share: &Receiver<Share>,
+) -> Option<SecondRead> {
+    let client = config.connect(NoTls);
+    let _ = connected.send(client.is_ok());
+    let mut client = client.ok()?;
+    match share.recv().ok()? {
+        Share::Snapshot(id) => {
+            client
+                .batch_execute(&format!(
+                    "BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY; SET TRANSACTION SNAPSHOT '{}'",
+                    id.replace('\'', "''")
+                ))
+                .ok()?;
+            read_relations(&mut client).ok().map(SecondRead::Relations)
+        }
+        Share::Alone => Some(SecondRead::Alone(in_one_snapshot(&mut client, |tx| read(tx)))),
+    }
 }
 
 /// Reads the catalog like [`read`], in one snapshot, over two connections at the same time: `client`
 /// opens a read-only, repeatable-read transaction, exports its snapshot
 /// (`pg_export_snapshot()`, as `pg_dump -j` shares one) through `share` and runs [`COLUMNS`]
-/// while a second connection ([`read_relations_in_shared_snapshot`], answered by `shared`) runs
+/// while a second connection ([`second_reader`], answered by `shared`) runs
 /// [`SCHEMAS`] and [`RELATIONS`] in the same snapshot. The transaction stays open until
 /// `shared` has returned, so the snapshot can be imported for as long as it is waited for.
 /// When `shared` returns nothing (the second connection failed, or was not waited for),
@@ -382,7 +412,7 @@ pub(super) fn read_relations_in_shared_snapshot(config: &Config, shared: &Receiv
 /// Either way the snapshot is one reading of the catalog, in [`QUERIES`] queries.
 ///
 /// `meanwhile` is given the columns as soon as they are read, before the relations are waited
-/// for (the second connection, which opened later, is usually still reading them): the work
+/// for (the second connection, whose query is the longer, is usually still reading them): the work
 /// it does there is off the read's critical path. Its answer is returned with the snapshot;
 /// `None` when the export failed and the read went the one-connection way.
 ///
@@ -391,7 +421,7 @@ pub(super) fn read_relations_in_shared_snapshot(config: &Config, shared: &Receiv
 /// The first query (or the transaction's start or commit) that fails on `client`.
 pub(super) fn read_shared<P>(
     client: &mut Client,
-    share: Sender<String>,
+    share: Sender<Share>,
     shared: impl FnOnce() -> Option<Relations>,
     meanwhile: impl FnOnce(&NamedColumns) -> P,
 ) -> Result<(Snapshot, Option<P>), postgres::Error> {
@@ -407,7 +437,7 @@ pub(super) fn read_shared<P>(
         return in_one_snapshot(client, |tx| read(tx)).map(|snapshot| (snapshot, None));
     };
     // The second reader waits for this snapshot and nothing else: its channel closes here.
-    let _ = share.send(id);
+    let _ = share.send(Share::Snapshot(id));
     drop(share);
     let columns = read_columns(&mut tx)?;
     let early = meanwhile(&columns);

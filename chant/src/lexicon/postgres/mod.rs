@@ -690,10 +690,13 @@ fn connect_with(config: &Config) -> Result<(Client, String), ConnectFailure> {
 /// (`None` when the read went over one connection), or the read's failure; and the address asked.
 type CatalogRead<P> = (Result<(Snapshot, Option<P>), postgres::Error>, String);
 
-/// The catalog read of an observation ([`catalog::read_shared`]): a second connection, opened on
-/// a thread of its own once the first is in, reads the schemas and relations in the snapshot the
-/// first exports while the first reads the columns. Only the first connection's failure is the observation's: the
-/// second is an optimisation, and when it fails, or has not answered within as long again as the
+/// The catalog read of an observation ([`catalog::read_shared`]): two connections are opened
+/// at once, the second on a thread of its own, and the second reads the schemas and relations
+/// in the snapshot the first exports while the first reads the columns. The first connection's
+/// failure is the observation's, with one exception: when the first is refused and the second
+/// got in (a role allowed one connection, or a server with one slot left, gave the slot to the
+/// second), the second reads everything alone, in one snapshot of its own. Otherwise the
+/// second is an optimisation: when it fails, or has not answered within as long again as the
 /// first's read has taken (and [`SHARE_GRACE`]), the first reads everything itself. A DSN of
 /// several hosts reads over one connection (the second could reach another server).
 /// `meanwhile` is given the columns and the address as soon as the first connection has read
@@ -711,26 +714,41 @@ fn read_catalog<P>(
         return Ok((snapshot, address));
     }
     let started = Instant::now();
-    // The first connection first: a role allowed one connection, or a server with one slot
-    // left, gives it to the read whose failure is the observation's, and the second is refused.
-    let (mut client, address) = connect_with(config)?;
-    let (share, shared) = std::sync::mpsc::channel::<String>();
+    let (share, shared) = std::sync::mpsc::channel::<catalog::Share>();
     let (answer, answered) = std::sync::mpsc::sync_channel(1);
+    let (connected, second_in) = std::sync::mpsc::sync_channel(1);
     let second = config.clone();
-    // Not joined: the first connection never waits on the second past its own read (a pooler
-    // with one server connection would make it wait for the first's own transaction). Its
-    // channel closes when `share` is dropped, on every path out of here; it then ends once its
-    // own connection attempt does.
+    // Both logins at once: the second's no longer waits for the first's. Not joined: the first
+    // connection never waits on the second past its own read (a pooler with one server
+    // connection would make it wait for the first's own transaction). Its channel closes when
+    // `share` is dropped, on every path out of here; it then ends once its own connection
+    // attempt does.
     std::thread::spawn(move || {
-        let _ = answer.send(catalog::read_relations_in_shared_snapshot(&second, &shared));
+        let _ = answer.send(catalog::second_reader(&second, connected, &shared));
     });
+    let (mut client, address) = match connect_with(config) {
+        Ok(first) => first,
+        Err(refused) => {
+            // The slot the first was refused may be the second's: then the second reads alone.
+            if second_in.recv().unwrap_or(false)
+                && share.send(catalog::Share::Alone).is_ok()
+                && let Ok(Some(catalog::SecondRead::Alone(snapshot))) = answered.recv()
+            {
+                return Ok((snapshot.map(|snapshot| (snapshot, None)), address(config)));
+            }
+            return Err(refused);
+        }
+    };
     let snapshot = catalog::read_shared(
         &mut client,
         share,
         || {
             // As long again as the first connection's read has taken, and a second more: a second
             // connection slower than that is waiting on something else, and the first reads alone.
-            answered.recv_timeout(started.elapsed() + SHARE_GRACE).ok().flatten()
+            match answered.recv_timeout(started.elapsed() + SHARE_GRACE) {
+                Ok(Some(catalog::SecondRead::Relations(relations))) => Some(relations),
+                _ => None,
+            }
         },
         |columns| meanwhile(columns, &address),
     );
