@@ -113,22 +113,63 @@ pub(super) struct Prepared {
 
 /// Makes the part of the observation of `declaration` that does not depend on the schemas and
 /// relations: the `queried` map, and the verdicts of the live columns of each declared table,
-/// `live_columns(entity)` giving them (as [`Snapshot::columns_of`] would).
+/// `live_columns(entity)` giving them (as [`Snapshot::columns_of`] would). For a large
+/// declaration the two are made at once, the `queried` map on a scoped thread of its own (when
+/// the columns are in, the server has nothing left to do for this connection).
 pub(super) fn prepare<'a>(
     declaration: &PostgresDeclaration,
     ctx: &ReadContext<'_>,
     live_columns: impl Fn(&str) -> &'a [(String, LiveColumn)],
 ) -> Prepared {
+    if declaration.tables().len() < PARALLEL_FROM {
+        return Prepared {
+            queried: queried(declaration, ctx.address),
+            columns: column_verdicts(declaration, ctx, live_columns),
+        };
+    }
+    std::thread::scope(|scope| {
+        let beside = std::thread::Builder::new().spawn_scoped(scope, || queried(declaration, ctx.address));
+        let columns = column_verdicts(declaration, ctx, live_columns);
+        let queried = match beside {
+            Ok(beside) => match beside.join() {
+                Ok(queried) => queried,
+                Err(panic) => std::panic::resume_unwind(panic),
+            },
+            // No thread to be had: made here, after the columns.
+            Err(_) => queried(declaration, ctx.address),
+        };
+        Prepared { queried, columns }
+    })
+}
+
+/// From how many declared tables [`prepare`] makes the `queried` map beside the columns'
+/// verdicts.
+const PARALLEL_FROM: usize = 256;
+
+/// The `queried` map of `declaration`: every declared schema, table and column, asked at
+/// `address`.
+fn queried(declaration: &PostgresDeclaration, address: &str) -> BTreeMap<String, String> {
     let mut queried: Vec<(String, String)> = Vec::new();
     for schema in declaration.schemas() {
-        queried.push((schema, ctx.address.to_owned()));
+        queried.push((schema, address.to_owned()));
     }
+    for (entity, table) in declaration.tables() {
+        queried.push((entity.clone(), address.to_owned()));
+        for c in column_names(entity, table) {
+            queried.push((c, address.to_owned()));
+        }
+    }
+    map_of(queried)
+}
+
+/// Per declared table, in name order: the verdicts of its live columns (see [`Prepared`]).
+fn column_verdicts<'a>(
+    declaration: &PostgresDeclaration,
+    ctx: &ReadContext<'_>,
+    live_columns: impl Fn(&str) -> &'a [(String, LiveColumn)],
+) -> Vec<Vec<(String, PresentResource)>> {
     let mut columns = Vec::with_capacity(declaration.tables().len());
     for (entity, table) in declaration.tables() {
-        queried.push((entity.clone(), ctx.address.to_owned()));
-        for c in column_names(entity, table) {
-            queried.push((c, ctx.address.to_owned()));
-        }
         let mut live: Vec<&(String, LiveColumn)> = live_columns(entity).iter().collect();
         live.sort_unstable_by(|a, b| a.0.cmp(&b.0));
         let mut verdicts = Vec::with_capacity(live.len());
@@ -148,7 +189,7 @@ pub(super) fn prepare<'a>(
         }
         columns.push(verdicts);
     }
-    Prepared { queried: map_of(queried), columns }
+    columns
 }
 
 /// The entity names of the declared columns of `table` (entity name `entity`), sorted.
@@ -425,6 +466,35 @@ mod tests {
         assert!(!o.resources.contains_key("public.theirs"));
         assert_eq!(o.resources["public.old"].ownership, Ownership::Owned);
         assert!(o.resources.values().all(|r| r.ownership != Ownership::Unknown));
+    }
+
+    #[test]
+    fn a_large_declaration_prepared_on_two_threads_observes_as_on_one() {
+        let id = identity();
+        let d = (0..PARALLEL_FROM + 10).fold(declaration(), |d, i| {
+            d.table(
+                Table::new("public", format!("t{i}"))
+                    .column(Column::new("id", "bigint"))
+                    .column(Column::new("b", "text")),
+            )
+        });
+        let mut s = snapshot();
+        for i in (0..PARALLEL_FROM).step_by(3) {
+            let r = rel("public", &format!("t{i}"), 'r', "", None);
+            s.columns.insert(
+                r.entity(),
+                vec![("id".into(), col("bigint", false, "")), ("z".into(), col("text", true, "''"))],
+            );
+            s.relations.insert(r.entity(), r);
+        }
+        for owned_only in [false, true] {
+            let ctx = ReadContext { identity: &id, owned_only, address: "a" };
+            let on_one = Prepared {
+                queried: queried(&d, ctx.address),
+                columns: column_verdicts(&d, &ctx, |entity| s.columns_of(entity)),
+            };
+            assert_eq!(observation(&d, &s, &ctx), observation_prepared(&d, &s, &ctx, on_one));
+        }
     }
 
     #[test]
