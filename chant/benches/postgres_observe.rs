@@ -151,6 +151,11 @@ fn split(
         let cs = build_change_set("postgres", declared, &observation, &LastApply::none());
         next(10, &mut lap);
         assert!(!cs.entries.is_empty());
+        // The observation's read makes the columns' verdicts before the relations are in: the
+        // same observation as the one built from the whole snapshot.
+        let address = lexicon.address().unwrap();
+        let ctx = verdict::ReadContext { address: &address, ..ctx };
+        assert!(observation == verdict::observation(lexicon.declaration(), &snapshot, &ctx), "observations differ");
     }
     steps.into_iter().zip(times).collect()
 }

@@ -19,6 +19,7 @@
 //! dropped. Entries are sorted by name.
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::ops::Bound;
 
 use serde::{Deserialize, Serialize};
 
@@ -244,8 +245,9 @@ impl ChangeSet {
 /// Duplicate declared names are read once (the first declaration wins).
 ///
 /// One pass: the declared entities (sorted by name once, unless they already are) and the
-/// observation's maps are all in name order, so each entry is classified by advancing a cursor
-/// over each source, not by looking its name up in every map.
+/// observation's maps are all in name order, so the entries' names are those three sources
+/// merged, and each entry is classified by advancing a cursor over each source, not by looking
+/// its name up in every map.
 pub fn build_change_set(
     component: &str,
     declared: &[DeclaredEntity],
@@ -258,23 +260,79 @@ pub fn build_change_set(
         sorted.sort_by(|a, b| a.name.cmp(&b.name));
         sorted.dedup_by(|later, first| later.name == first.name);
     }
-    let mut names: Vec<&str> =
-        Vec::with_capacity(sorted.len() + observation.resources.len() + observation.unobserved.len());
-    names.extend(sorted.iter().map(|d| d.name.as_str()));
-    names.extend(observation.resources.keys().map(String::as_str));
-    names.extend(observation.unobserved.keys().map(String::as_str));
-    // Three sorted runs: the sort merges them.
-    names.sort();
-    names.dedup();
+    let all = (Bound::Unbounded, Bound::Unbounded);
+    let size = sorted.len().max(observation.resources.len()) + observation.unobserved.len();
+    // A large change set is built in two halves of the name space at once, the upper half on a
+    // thread of its own (the two halves are independent and concatenate in order). The pivot is
+    // the middle name of the larger of the two big sources.
+    let pivot = if size < PARALLEL_FROM {
+        None
+    } else if observation.resources.len() >= sorted.len() {
+        observation.resources.keys().nth(observation.resources.len() / 2).map(String::as_str)
+    } else {
+        sorted.get(sorted.len() / 2).map(|d| d.name.as_str())
+    };
+    // Each half holds about half the entries; the lower one takes the upper's in the end.
+    let half = size / 2 + size / 8;
+    let entries = match pivot {
+        None => entries_between(&sorted, observation, last_apply, all, size),
+        Some(pivot) => std::thread::scope(|scope| {
+            let upper = std::thread::Builder::new().spawn_scoped(scope, || {
+                entries_between(&sorted, observation, last_apply, (Bound::Included(pivot), Bound::Unbounded), half)
+            });
+            match upper {
+                Ok(upper) => {
+                    let lower = (Bound::Unbounded, Bound::Excluded(pivot));
+                    let mut entries = entries_between(&sorted, observation, last_apply, lower, size);
+                    match upper.join() {
+                        Ok(mut upper) => entries.append(&mut upper),
+                        Err(panic) => std::panic::resume_unwind(panic),
+                    }
+                    entries
+                }
+                // No thread to be had: one pass over every name.
+                Err(_) => entries_between(&sorted, observation, last_apply, all, size),
+            }
+        }),
+    };
+    ChangeSet { component: component.to_owned(), entries }
+}
 
-    let mut declared_at = sorted.iter().map(|d| (d.name.as_str(), *d)).peekable();
-    let mut present_at = observation.resources.iter().map(|(k, v)| (k.as_str(), v)).peekable();
-    let mut unobserved_at = observation.unobserved.iter().map(|(k, v)| (k.as_str(), v)).peekable();
-    let mut queried_at = observation.queried.iter().map(|(k, v)| (k.as_str(), v)).peekable();
-    let mut owned_at = last_apply.owned.iter().map(|k| (k.as_str(), ())).peekable();
+/// From how many entries (about) [`build_change_set`] builds its two halves at once.
+const PARALLEL_FROM: usize = 4096;
+
+/// The entries of the names within `bounds`, in order: the three name-ordered sources (the
+/// declared entities, sorted and without repeats, and the observation's two verdict maps),
+/// each cut to `bounds`, merged, the smallest head first.
+fn entries_between(
+    sorted: &[&DeclaredEntity],
+    observation: &Observation,
+    last_apply: &LastApply,
+    bounds: (Bound<&str>, Bound<&str>),
+    capacity: usize,
+) -> Vec<ChangeEntry> {
+    let first = sorted.partition_point(|d| match bounds.0 {
+        Bound::Included(start) => d.name.as_str() < start,
+        _ => false,
+    });
+    let last = sorted.partition_point(|d| match bounds.1 {
+        Bound::Excluded(end) => d.name.as_str() < end,
+        _ => true,
+    });
+    let mut declared_at = sorted[first..last.max(first)].iter().map(|d| (d.name.as_str(), *d)).peekable();
+    let mut present_at = observation.resources.range::<str, _>(bounds).map(|(k, v)| (k.as_str(), v)).peekable();
+    let mut unobserved_at = observation.unobserved.range::<str, _>(bounds).map(|(k, v)| (k.as_str(), v)).peekable();
+    let mut queried_at = observation.queried.range::<str, _>(bounds).map(|(k, v)| (k.as_str(), v)).peekable();
+    let mut owned_at = last_apply.owned.range::<str, _>(bounds).map(|k| (k.as_str(), ())).peekable();
     let is_declared = |owner: &str| sorted.binary_search_by(|d| d.name.as_str().cmp(owner)).is_ok();
-    let mut entries = Vec::with_capacity(names.len());
-    for name in names {
+    let mut entries = Vec::with_capacity(capacity);
+    loop {
+        let heads = [
+            declared_at.peek().map(|(k, _)| *k),
+            present_at.peek().map(|(k, _)| *k),
+            unobserved_at.peek().map(|(k, _)| *k),
+        ];
+        let Some(name) = heads.into_iter().flatten().min() else { break };
         entries.push(classify(
             name,
             at(&mut declared_at, name),
@@ -285,7 +343,7 @@ pub fn build_change_set(
             at(&mut owned_at, name).is_some(),
         ));
     }
-    ChangeSet { component: component.to_owned(), entries }
+    entries
 }
 
 /// Advances a name-ordered source past the names before `name` and returns the value of
@@ -463,6 +521,35 @@ mod tests {
         assert_eq!(action(&cs, "foreign"), ChangeAction::Adopt);
         assert_eq!(action(&cs, "unknown"), ChangeAction::Adopt, "unknown ownership never becomes delete");
         assert_eq!(cs.entry("owned").unwrap().ownership, Some(Ownership::Owned));
+    }
+
+    #[test]
+    fn a_large_change_set_built_in_two_halves_is_the_one_pass_over_every_name() {
+        let mut obs = Observation::new();
+        let mut declared = Vec::new();
+        for i in 0..6000 {
+            let name = format!("e{i:05}");
+            if i % 3 != 0 {
+                declared.push(file(&name, "x"));
+            }
+            match i % 5 {
+                0 => obs.insert_present(name.as_str(), live(Ownership::Owned, "x")),
+                1 => obs.insert_present(name.as_str(), live(Ownership::Foreign, "y")),
+                2 => obs.insert_unobserved(name.as_str(), Unobserved::new(UnobservedReason::ReadFailed)),
+                3 => obs.insert_present(name.as_str(), PresentResource::new(Ownership::Unknown).runtime_of("e00001")),
+                _ => {}
+            }
+            if i % 7 == 0 {
+                obs.insert_queried(name.as_str(), "addr");
+            }
+        }
+        let last = LastApply::recorded(["e00000", "e03000", "e05999"]);
+        let cs = build_change_set("c", &declared, &obs, &last);
+        assert!(cs.entries.len() >= PARALLEL_FROM);
+        let sorted: Vec<&DeclaredEntity> = declared.iter().collect();
+        let one_pass = entries_between(&sorted, &obs, &last, (Bound::Unbounded, Bound::Unbounded), 0);
+        assert_eq!(cs.entries, one_pass);
+        assert!(cs.entries.is_sorted_by(|a, b| a.name < b.name));
     }
 
     #[test]

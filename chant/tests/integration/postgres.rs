@@ -351,8 +351,9 @@ fn the_shared_snapshot_read_is_the_read_of_one_transaction() {
     }
 }
 
-/// A role allowed one connection: the second connection is refused, and the first reads
-/// everything itself, in its own transaction. The observation is the same as the app role's.
+/// A role allowed one connection: of the two connections an observation opens at once, one is
+/// refused, and the other reads everything itself, in its own transaction. The observation is
+/// the same as the app role's.
 #[test]
 fn a_refused_second_connection_leaves_the_read_to_the_first() {
     let c = cluster();

@@ -15,7 +15,7 @@
 //! `information_schema`, `pg_toast`, temporary schemas) are skipped.
 
 use std::collections::{BTreeMap, HashMap};
-use std::sync::mpsc::{Receiver, Sender};
+use std::sync::mpsc::{Receiver, Sender, SyncSender};
 
 use postgres::{Client, Config, GenericClient, IsolationLevel, NoTls};
 
@@ -81,11 +81,13 @@ macro_rules! default_expr {
 
 pub(super) const DEFAULT_EXPR: &str = default_expr!();
 
-/// The columns query: each column of every table by the table's oid, in column order.
+/// The columns query: each column of every table by the table's oid, in column order, with the
+/// table's schema and name (read from each table's first row only), so that the columns can be
+/// turned into verdicts before the relations are in ([`read_shared`]).
 pub const COLUMNS: &str = concat!(
     "SELECT a.attrelid, a.attname::text, pg_catalog.format_type(a.atttypid, a.atttypmod), a.attnotnull, ",
     default_expr!(),
-    " FROM pg_catalog.pg_attribute a \
+    ", n.nspname::text, c.relname::text FROM pg_catalog.pg_attribute a \
      JOIN pg_catalog.pg_class c ON c.oid = a.attrelid \
      JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace \
      LEFT JOIN pg_catalog.pg_attrdef ad ON ad.adrelid = a.attrelid AND ad.adnum = a.attnum \
@@ -195,7 +197,7 @@ impl Snapshot {
 pub fn read(client: &mut impl GenericClient) -> Result<Snapshot, postgres::Error> {
     let relations = read_relations(client)?;
     let columns = read_columns(client)?;
-    Ok(relations.assemble(columns))
+    Ok(relations.assemble(columns.columns))
 }
 
 /// The schemas and relations of one read, decoded and resolved (owners and toast tables by
@@ -211,6 +213,24 @@ pub(super) struct Relations {
 
 /// The columns of one read by table oid, in the order read (each table's in column order).
 pub(super) type Columns = Vec<(u32, Vec<(String, LiveColumn)>)>;
+
+/// The columns of one read ([`Columns`]) with each table's entity name as the columns query
+/// names it (`schema.name`), in the same order: what an observation turns into verdicts while
+/// the relations are still being read.
+#[derive(Debug, Default)]
+pub(super) struct NamedColumns {
+    /// The columns by table oid.
+    pub(super) columns: Columns,
+    /// The entity name of each table of `columns`, at the same position.
+    pub(super) names: Vec<String>,
+}
+
+impl NamedColumns {
+    /// Returns the columns of each table with its entity name.
+    pub(super) fn tables(&self) -> impl Iterator<Item = (&str, &[(String, LiveColumn)])> {
+        self.names.iter().map(String::as_str).zip(self.columns.iter().map(|(_, list)| list.as_slice()))
+    }
+}
 
 /// Runs [`SCHEMAS`] and [`RELATIONS`] through `client`, decodes their rows and resolves each
 /// relation's owner and toast table by name (all a shared read's second connection does while
@@ -278,19 +298,28 @@ pub(super) fn read_relations(client: &mut impl GenericClient) -> Result<Relation
 
 /// Runs [`COLUMNS`] through `client` and decodes its rows, grouped by table (rows come by table,
 /// in column order).
-pub(super) fn read_columns(client: &mut impl GenericClient) -> Result<Columns, postgres::Error> {
+pub(super) fn read_columns(client: &mut impl GenericClient) -> Result<NamedColumns, postgres::Error> {
     let rows = client.query_typed(COLUMNS, &[])?;
-    let mut columns: Columns = Vec::new();
+    let mut read = NamedColumns::default();
     for row in rows {
         let table: u32 = row.try_get(0)?;
         let column = LiveColumn { sql_type: row.try_get(2)?, not_null: row.try_get(3)?, default: row.try_get(4)? };
         let name: String = row.try_get(1)?;
-        match columns.last_mut() {
+        match read.columns.last_mut() {
             Some((oid, list)) if *oid == table => list.push((name, column)),
-            _ => columns.push((table, vec![(name, column)])),
+            _ => {
+                let schema: &str = row.try_get(5)?;
+                let relation: &str = row.try_get(6)?;
+                let mut entity = String::with_capacity(schema.len() + 1 + relation.len());
+                entity.push_str(schema);
+                entity.push('.');
+                entity.push_str(relation);
+                read.names.push(entity);
+                read.columns.push((table, vec![(name, column)]));
+            }
         }
     }
-    Ok(columns)
+    Ok(read)
 }
 
 impl Relations {
@@ -324,27 +353,57 @@ pub(super) fn in_one_snapshot<T>(
     Ok(answer)
 }
 
-/// The half of [`read_shared`] a second connection does: connects with `config`, waits for the
-/// snapshot the first connection's transaction exports, imports it into a read-only,
-/// repeatable-read transaction of its own and reads the schemas and relations in it. `None`
-/// when anything fails (the connection, no snapshot offered, the import, a query): the first
-/// connection then reads them itself, in its own transaction.
-pub(super) fn read_relations_in_shared_snapshot(config: &Config, shared: &Receiver<String>) -> Option<Relations> {
-    let mut client = config.connect(NoTls).ok()?;
-    let id = shared.recv().ok()?;
-    client
-        .batch_execute(&format!(
-            "BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY; SET TRANSACTION SNAPSHOT '{}'",
-            id.replace('\'', "''")
-        ))
-        .ok()?;
-    read_relations(&mut client).ok()
+/// What the first connection of a shared read tells the second ([`second_reader`]).
+#[derive(Debug)]
+pub(super) enum Share {
+    /// Import this exported snapshot and read the schemas and relations in it.
+    Snapshot(String),
+    /// The first connection was refused: read everything alone, in one snapshot of its own.
+    Alone,
+}
+
+/// What the second connection of a shared read answers ([`second_reader`]).
+#[derive(Debug)]
+pub(super) enum SecondRead {
+    /// The schemas and relations, read in the first connection's snapshot.
+    Relations(Relations),
+    /// The whole read ([`read`] in one snapshot), done alone: the first connection was refused.
+    Alone(Result<Snapshot, postgres::Error>),
+}
+
+/// The half of [`read_shared`] a second connection does: connects with `config`, tells
+/// `connected` whether it got in, then does what the first connection asks through `share`:
+/// imports the snapshot the first one's transaction exports into a read-only, repeatable-read
+/// transaction of its own and reads the schemas and relations in it, or, when the first was
+/// refused, the whole read alone. `None` when anything fails on the shared way (the
+/// connection, no snapshot offered, the import, a query): the first connection then reads them
+/// itself, in its own transaction.
+pub(super) fn second_reader(
+    config: &Config,
+    connected: SyncSender<bool>,
+    share: &Receiver<Share>,
+) -> Option<SecondRead> {
+    let client = config.connect(NoTls);
+    let _ = connected.send(client.is_ok());
+    let mut client = client.ok()?;
+    match share.recv().ok()? {
+        Share::Snapshot(id) => {
+            client
+                .batch_execute(&format!(
+                    "BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY; SET TRANSACTION SNAPSHOT '{}'",
+                    id.replace('\'', "''")
+                ))
+                .ok()?;
+            read_relations(&mut client).ok().map(SecondRead::Relations)
+        }
+        Share::Alone => Some(SecondRead::Alone(in_one_snapshot(&mut client, |tx| read(tx)))),
+    }
 }
 
 /// Reads the catalog like [`read`], in one snapshot, over two connections at the same time: `client`
 /// opens a read-only, repeatable-read transaction, exports its snapshot
 /// (`pg_export_snapshot()`, as `pg_dump -j` shares one) through `share` and runs [`COLUMNS`]
-/// while a second connection ([`read_relations_in_shared_snapshot`], answered by `shared`) runs
+/// while a second connection ([`second_reader`], answered by `shared`) runs
 /// [`SCHEMAS`] and [`RELATIONS`] in the same snapshot. The transaction stays open until
 /// `shared` has returned, so the snapshot can be imported for as long as it is waited for.
 /// When `shared` returns nothing (the second connection failed, or was not waited for),
@@ -352,14 +411,20 @@ pub(super) fn read_relations_in_shared_snapshot(config: &Config, shared: &Receiv
 /// export, it reads alone in a new transaction.
 /// Either way the snapshot is one reading of the catalog, in [`QUERIES`] queries.
 ///
+/// `meanwhile` is given the columns as soon as they are read, before the relations are waited
+/// for (the second connection, whose query is the longer, is usually still reading them): the work
+/// it does there is off the read's critical path. Its answer is returned with the snapshot;
+/// `None` when the export failed and the read went the one-connection way.
+///
 /// # Errors
 ///
 /// The first query (or the transaction's start or commit) that fails on `client`.
-pub(super) fn read_shared(
+pub(super) fn read_shared<P>(
     client: &mut Client,
-    share: Sender<String>,
+    share: Sender<Share>,
     shared: impl FnOnce() -> Option<Relations>,
-) -> Result<Snapshot, postgres::Error> {
+    meanwhile: impl FnOnce(&NamedColumns) -> P,
+) -> Result<(Snapshot, Option<P>), postgres::Error> {
     let mut tx = client.build_transaction().isolation_level(IsolationLevel::RepeatableRead).read_only(true).start()?;
     let exported = tx
         .query_typed("SELECT pg_catalog.pg_export_snapshot()", &[])
@@ -369,16 +434,17 @@ pub(super) fn read_shared(
         // The export failed (and took the transaction with it): no second reader.
         drop(share);
         drop(tx);
-        return in_one_snapshot(client, |tx| read(tx));
+        return in_one_snapshot(client, |tx| read(tx)).map(|snapshot| (snapshot, None));
     };
     // The second reader waits for this snapshot and nothing else: its channel closes here.
-    let _ = share.send(id);
+    let _ = share.send(Share::Snapshot(id));
     drop(share);
     let columns = read_columns(&mut tx)?;
+    let early = meanwhile(&columns);
     let relations = match shared() {
         Some(relations) => relations,
         None => read_relations(&mut tx)?,
     };
     tx.commit()?;
-    Ok(relations.assemble(columns))
+    Ok((relations.assemble(columns.columns), Some(early)))
 }

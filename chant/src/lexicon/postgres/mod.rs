@@ -386,9 +386,10 @@ impl PostgresLexicon {
     /// [`PostgresError::Unreachable`].
     pub fn read_snapshot(&self) -> Result<(Snapshot, String), PostgresError> {
         let (snapshot, address) =
-            self.config().and_then(|config| read_catalog(&config)).map_err(|f| self.connect_error(f))?;
-        let snapshot =
-            snapshot.map_err(|e| PostgresError::Unreachable { address: address.clone(), detail: describe(&e) })?;
+            self.config().and_then(|config| read_catalog(&config, |_, _| ())).map_err(|f| self.connect_error(f))?;
+        let snapshot = snapshot
+            .map(|(snapshot, _)| snapshot)
+            .map_err(|e| PostgresError::Unreachable { address: address.clone(), detail: describe(&e) })?;
         Ok((snapshot, address))
     }
 
@@ -573,7 +574,15 @@ impl Lexicon for PostgresLexicon {
         self.declaration
             .validate()
             .map_err(|e| LexiconError::InvalidDeclaration { lexicon: COMPONENT.to_owned(), detail: e.to_string() })?;
-        let read = self.config().and_then(|config| read_catalog(&config));
+        // The columns' verdicts and the `queried` map are made as soon as the columns are read,
+        // while the second connection is still reading the relations.
+        let prepare = |columns: &catalog::NamedColumns, address: &str| {
+            let ctx = verdict::ReadContext { identity: &self.identity, owned_only: self.owned_only, address };
+            let by_table: std::collections::HashMap<&str, &[(String, catalog::LiveColumn)]> =
+                columns.tables().collect();
+            verdict::prepare(&self.declaration, &ctx, |entity| by_table.get(entity).copied().unwrap_or(&[]))
+        };
+        let read = self.config().and_then(|config| read_catalog(&config, prepare));
         let (snapshot, address) = match read {
             Ok(read) => read,
             Err(ConnectFailure::NoBinding(detail)) => {
@@ -587,10 +596,13 @@ impl Lexicon for PostgresLexicon {
             }
         };
         match snapshot {
-            Ok(snapshot) => {
+            Ok((snapshot, prepared)) => {
                 let ctx =
                     verdict::ReadContext { identity: &self.identity, owned_only: self.owned_only, address: &address };
-                Ok(verdict::observation(&self.declaration, &snapshot, &ctx))
+                Ok(match prepared {
+                    Some(prepared) => verdict::observation_prepared(&self.declaration, &snapshot, &ctx, prepared),
+                    None => verdict::observation(&self.declaration, &snapshot, &ctx),
+                })
             }
             Err(e) => Ok(self.all_unobserved(
                 declared,
@@ -674,38 +686,72 @@ fn connect_with(config: &Config) -> Result<(Client, String), ConnectFailure> {
     }
 }
 
-/// The catalog read of an observation ([`catalog::read_shared`]): a second connection, opened on
-/// a thread of its own once the first is in, reads the schemas and relations in the snapshot the
-/// first exports while the first reads the columns. Only the first connection's failure is the observation's: the
-/// second is an optimisation, and when it fails, or has not answered within as long again as the
+/// What [`read_catalog`] returns: the snapshot with what its `meanwhile` made of the columns
+/// (`None` when the read went over one connection), or the read's failure; and the address asked.
+type CatalogRead<P> = (Result<(Snapshot, Option<P>), postgres::Error>, String);
+
+/// The catalog read of an observation ([`catalog::read_shared`]): two connections are opened
+/// at once, the second on a thread of its own, and the second reads the schemas and relations
+/// in the snapshot the first exports while the first reads the columns. The first connection's
+/// failure is the observation's, with one exception: when the first is refused and the second
+/// got in (a role allowed one connection, or a server with one slot left, gave the slot to the
+/// second), the second reads everything alone, in one snapshot of its own. Otherwise the
+/// second is an optimisation: when it fails, or has not answered within as long again as the
 /// first's read has taken (and [`SHARE_GRACE`]), the first reads everything itself. A DSN of
-/// several hosts reads over one connection (the second could reach another server). Returns the
-/// snapshot (or the read's failure) with the address asked.
-fn read_catalog(config: &Config) -> Result<(Result<Snapshot, postgres::Error>, String), ConnectFailure> {
+/// several hosts reads over one connection (the second could reach another server).
+/// `meanwhile` is given the columns and the address as soon as the first connection has read
+/// them, while the second may still be reading (see [`catalog::read_shared`]). Returns the
+/// snapshot with `meanwhile`'s answer (`None` when the read went over one connection), or the
+/// read's failure, with the address asked.
+fn read_catalog<P>(
+    config: &Config,
+    meanwhile: impl FnOnce(&catalog::NamedColumns, &str) -> P,
+) -> Result<CatalogRead<P>, ConnectFailure> {
     if config.get_hosts().len() > 1 || config.get_hostaddrs().len() > 1 {
         // With several hosts the second connection could reach another server: one connection.
         let (mut client, address) = connect_with(config)?;
-        return Ok((catalog::in_one_snapshot(&mut client, |tx| catalog::read(tx)), address));
+        let snapshot = catalog::in_one_snapshot(&mut client, |tx| catalog::read(tx)).map(|s| (s, None));
+        return Ok((snapshot, address));
     }
     let started = Instant::now();
-    // The first connection first: a role allowed one connection, or a server with one slot
-    // left, gives it to the read whose failure is the observation's, and the second is refused.
-    let (mut client, address) = connect_with(config)?;
-    let (share, shared) = std::sync::mpsc::channel::<String>();
+    let (share, shared) = std::sync::mpsc::channel::<catalog::Share>();
     let (answer, answered) = std::sync::mpsc::sync_channel(1);
+    let (connected, second_in) = std::sync::mpsc::sync_channel(1);
     let second = config.clone();
-    // Not joined: the first connection never waits on the second past its own read (a pooler
-    // with one server connection would make it wait for the first's own transaction). Its
-    // channel closes when `share` is dropped, on every path out of here; it then ends once its
-    // own connection attempt does.
+    // Both logins at once: the second's no longer waits for the first's. Not joined: the first
+    // connection never waits on the second past its own read (a pooler with one server
+    // connection would make it wait for the first's own transaction). Its channel closes when
+    // `share` is dropped, on every path out of here; it then ends once its own connection
+    // attempt does.
     std::thread::spawn(move || {
-        let _ = answer.send(catalog::read_relations_in_shared_snapshot(&second, &shared));
+        let _ = answer.send(catalog::second_reader(&second, connected, &shared));
     });
-    let snapshot = catalog::read_shared(&mut client, share, || {
-        // As long again as the first connection's read has taken, and a second more: a second
-        // connection slower than that is waiting on something else, and the first reads alone.
-        answered.recv_timeout(started.elapsed() + SHARE_GRACE).ok().flatten()
-    });
+    let (mut client, address) = match connect_with(config) {
+        Ok(first) => first,
+        Err(refused) => {
+            // The slot the first was refused may be the second's: then the second reads alone.
+            if second_in.recv().unwrap_or(false)
+                && share.send(catalog::Share::Alone).is_ok()
+                && let Ok(Some(catalog::SecondRead::Alone(snapshot))) = answered.recv()
+            {
+                return Ok((snapshot.map(|snapshot| (snapshot, None)), address(config)));
+            }
+            return Err(refused);
+        }
+    };
+    let snapshot = catalog::read_shared(
+        &mut client,
+        share,
+        || {
+            // As long again as the first connection's read has taken, and a second more: a second
+            // connection slower than that is waiting on something else, and the first reads alone.
+            match answered.recv_timeout(started.elapsed() + SHARE_GRACE) {
+                Ok(Some(catalog::SecondRead::Relations(relations))) => Some(relations),
+                _ => None,
+            }
+        },
+        |columns| meanwhile(columns, &address),
+    );
     Ok((snapshot, address))
 }
 

@@ -57,17 +57,11 @@ struct Verdicts {
     /// Toast tables, pushed after every other resource (no other resource is named `pg_toast.*`).
     toasts: Vec<(String, PresentResource)>,
     unobserved: Vec<(String, Unobserved)>,
-    queried: Vec<(String, String)>,
 }
 
 impl Verdicts {
     fn with_capacity(n: usize) -> Self {
-        Verdicts {
-            resources: Vec::with_capacity(n),
-            toasts: Vec::new(),
-            unobserved: Vec::new(),
-            queried: Vec::with_capacity(n),
-        }
+        Verdicts { resources: Vec::with_capacity(n), toasts: Vec::new(), unobserved: Vec::new() }
     }
 
     fn insert_present(&mut self, name: String, resource: PresentResource) {
@@ -78,17 +72,9 @@ impl Verdicts {
         self.unobserved.push((name, verdict));
     }
 
-    fn insert_queried(&mut self, name: String, address: &str) {
-        self.queried.push((name, address.to_owned()));
-    }
-
-    fn finish(mut self) -> Observation {
+    fn finish(mut self, queried: BTreeMap<String, String>) -> Observation {
         self.resources.append(&mut self.toasts);
-        Observation {
-            resources: map_of(self.resources),
-            unobserved: map_of(self.unobserved),
-            queried: map_of(self.queried),
-        }
+        Observation { resources: map_of(self.resources), unobserved: map_of(self.unobserved), queried }
     }
 }
 
@@ -112,10 +98,125 @@ fn dotted(prefix: &str, name: &str) -> String {
     out
 }
 
+/// What of an observation the declaration and the live columns alone decide, made before the
+/// rest ([`prepare`]): an observation's read makes it while its second connection is still
+/// reading the relations, off the read's critical path.
+#[derive(Debug)]
+pub(super) struct Prepared {
+    /// The address asked for every declared schema, table and column.
+    queried: BTreeMap<String, String>,
+    /// Per declared table, in name order: the verdicts of its live columns (those the owned
+    /// filter keeps), sorted by name, ownership `unknown` (the owned filter gives them their
+    /// table's once that is read). Used only where the table is found present as a table.
+    columns: Vec<Vec<(String, PresentResource)>>,
+}
+
+/// Makes the part of the observation of `declaration` that does not depend on the schemas and
+/// relations: the `queried` map, and the verdicts of the live columns of each declared table,
+/// `live_columns(entity)` giving them (as [`Snapshot::columns_of`] would). For a large
+/// declaration the two are made at once, the `queried` map on a scoped thread of its own (when
+/// the columns are in, the server has nothing left to do for this connection).
+pub(super) fn prepare<'a>(
+    declaration: &PostgresDeclaration,
+    ctx: &ReadContext<'_>,
+    live_columns: impl Fn(&str) -> &'a [(String, LiveColumn)],
+) -> Prepared {
+    if declaration.tables().len() < PARALLEL_FROM {
+        return Prepared {
+            queried: queried(declaration, ctx.address),
+            columns: column_verdicts(declaration, ctx, live_columns),
+        };
+    }
+    std::thread::scope(|scope| {
+        let beside = std::thread::Builder::new().spawn_scoped(scope, || queried(declaration, ctx.address));
+        let columns = column_verdicts(declaration, ctx, live_columns);
+        let queried = match beside {
+            Ok(beside) => match beside.join() {
+                Ok(queried) => queried,
+                Err(panic) => std::panic::resume_unwind(panic),
+            },
+            // No thread to be had: made here, after the columns.
+            Err(_) => queried(declaration, ctx.address),
+        };
+        Prepared { queried, columns }
+    })
+}
+
+/// From how many declared tables [`prepare`] makes the `queried` map beside the columns'
+/// verdicts.
+const PARALLEL_FROM: usize = 256;
+
+/// The `queried` map of `declaration`: every declared schema, table and column, asked at
+/// `address`.
+fn queried(declaration: &PostgresDeclaration, address: &str) -> BTreeMap<String, String> {
+    let mut queried: Vec<(String, String)> = Vec::new();
+    for schema in declaration.schemas() {
+        queried.push((schema, address.to_owned()));
+    }
+    for (entity, table) in declaration.tables() {
+        queried.push((entity.clone(), address.to_owned()));
+        for c in column_names(entity, table) {
+            queried.push((c, address.to_owned()));
+        }
+    }
+    map_of(queried)
+}
+
+/// Per declared table, in name order: the verdicts of its live columns (see [`Prepared`]).
+fn column_verdicts<'a>(
+    declaration: &PostgresDeclaration,
+    ctx: &ReadContext<'_>,
+    live_columns: impl Fn(&str) -> &'a [(String, LiveColumn)],
+) -> Vec<Vec<(String, PresentResource)>> {
+    let mut columns = Vec::with_capacity(declaration.tables().len());
+    for (entity, table) in declaration.tables() {
+        let mut live: Vec<&(String, LiveColumn)> = live_columns(entity).iter().collect();
+        live.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+        let mut verdicts = Vec::with_capacity(live.len());
+        for (name, column) in live {
+            if ctx.owned_only && table.find_column(name).is_none() {
+                continue;
+            }
+            let mut resource = PresentResource::new(Ownership::Unknown).kind(COLUMN_KIND);
+            // Three inserts into an empty map: cheaper than building it from an array, which
+            // sorts the array first.
+            resource.properties.insert(property::TYPE.to_owned(), column.sql_type.clone());
+            resource
+                .properties
+                .insert(property::NOT_NULL.to_owned(), if column.not_null { "true" } else { "false" }.to_owned());
+            resource.properties.insert(property::DEFAULT.to_owned(), column.default.clone());
+            verdicts.push((dotted(entity, name), resource));
+        }
+        columns.push(verdicts);
+    }
+    columns
+}
+
+/// The entity names of the declared columns of `table` (entity name `entity`), sorted.
+fn column_names(entity: &str, table: &super::declaration::Table) -> Vec<String> {
+    let mut names: Vec<String> = table.columns.iter().map(|c| dotted(entity, &c.name)).collect();
+    names.sort_unstable();
+    names
+}
+
 /// Builds the observation of `declaration` from `snapshot`.
 pub fn observation(declaration: &PostgresDeclaration, snapshot: &Snapshot, ctx: &ReadContext<'_>) -> Observation {
-    let columns: usize = declaration.tables().values().map(|t| t.columns.len()).sum();
-    let mut out = Verdicts::with_capacity(2 * declaration.tables().len() + columns + snapshot.relations.len());
+    let prepared = prepare(declaration, ctx, |entity| snapshot.columns_of(entity));
+    observation_prepared(declaration, snapshot, ctx, prepared)
+}
+
+/// Builds the observation of `declaration` from `snapshot` and what [`prepare`] made of the
+/// same declaration, context and snapshot's columns.
+pub(super) fn observation_prepared(
+    declaration: &PostgresDeclaration,
+    snapshot: &Snapshot,
+    ctx: &ReadContext<'_>,
+    prepared: Prepared,
+) -> Observation {
+    let Prepared { queried, columns: prepared_columns } = prepared;
+    let columns: usize = prepared_columns.iter().map(Vec::len).sum();
+    let mut prepared_columns = prepared_columns.into_iter();
+    let mut out = Verdicts::with_capacity(declaration.tables().len() + columns + snapshot.relations.len());
     let unobserved = |kind: &str, reason: UnobservedReason, detail: String| {
         Unobserved::new(reason).kind(kind).detail(detail).queried(ctx.address)
     };
@@ -128,7 +229,6 @@ pub fn observation(declaration: &PostgresDeclaration, snapshot: &Snapshot, ctx: 
     // Schemas.
     let declared_schemas = declaration.schemas();
     for schema in &declared_schemas {
-        out.insert_queried(schema.clone(), ctx.address);
         let Some(live) = snapshot.schemas.get(schema) else { continue };
         let (ownership, marker) = ownership_of(&live.comment, ctx.identity);
         if !live.usage {
@@ -158,16 +258,12 @@ pub fn observation(declaration: &PostgresDeclaration, snapshot: &Snapshot, ctx: 
     // ownership: what their runtime parts (indexes, sequences) take under the owned filter.
     let mut runtime_owners: HashMap<&str, Ownership> = HashMap::with_capacity(declaration.tables().len());
     for (entity, table) in declaration.tables() {
-        out.insert_queried(entity.clone(), ctx.address);
-        let mut column_names: Vec<String> = table.columns.iter().map(|c| dotted(entity, &c.name)).collect();
-        column_names.sort_unstable();
-        for c in &column_names {
-            out.insert_queried(c.clone(), ctx.address);
-        }
+        // The table's prepared column verdicts, in the same (name) order as the tables.
+        let live_columns = prepared_columns.next().unwrap_or_default();
         let hide_all = |out: &mut Verdicts, reason: UnobservedReason, detail: String| {
             out.insert_unobserved(entity.clone(), unobserved(TABLE_KIND, reason, detail.clone()));
-            for c in &column_names {
-                out.insert_unobserved(c.clone(), unobserved(COLUMN_KIND, reason, detail.clone()));
+            for c in column_names(entity, table) {
+                out.insert_unobserved(c, unobserved(COLUMN_KIND, reason, detail.clone()));
             }
         };
         if snapshot.schemas.get(&table.schema).is_some_and(|s| !s.usage) {
@@ -194,22 +290,12 @@ pub fn observation(declaration: &PostgresDeclaration, snapshot: &Snapshot, ctx: 
         if let Some(toast) = &live.toast {
             out.toasts.push((toast.clone(), runtime(ctx, "toast", ownership, entity)));
         }
-        let column_ownership = if ctx.owned_only { ownership } else { Ownership::Unknown };
-        let mut live_columns: Vec<&(String, LiveColumn)> = snapshot.columns_of(entity).iter().collect();
-        live_columns.sort_unstable_by(|a, b| a.0.cmp(&b.0));
-        for (name, column) in live_columns {
-            if ctx.owned_only && table.find_column(name).is_none() {
-                continue;
+        // Columns carry no marker: `unknown`, or under the owned filter their table's verdict.
+        for (name, mut resource) in live_columns {
+            if ctx.owned_only {
+                resource.ownership = ownership;
             }
-            let mut resource = PresentResource::new(column_ownership).kind(COLUMN_KIND);
-            // Three inserts into an empty map: cheaper than building it from an array, which
-            // sorts the array first.
-            resource.properties.insert(property::TYPE.to_owned(), column.sql_type.clone());
-            resource
-                .properties
-                .insert(property::NOT_NULL.to_owned(), if column.not_null { "true" } else { "false" }.to_owned());
-            resource.properties.insert(property::DEFAULT.to_owned(), column.default.clone());
-            out.insert_present(dotted(entity, name), resource);
+            out.insert_present(name, resource);
         }
     }
 
@@ -258,7 +344,7 @@ pub fn observation(declaration: &PostgresDeclaration, snapshot: &Snapshot, ctx: 
         }
         out.insert_present(entity.clone(), undeclared_table(live, ownership, marker));
     }
-    out.finish()
+    out.finish(queried)
 }
 
 fn runtime(ctx: &ReadContext<'_>, kind: &str, owner_ownership: Ownership, owner: &str) -> PresentResource {
@@ -380,6 +466,35 @@ mod tests {
         assert!(!o.resources.contains_key("public.theirs"));
         assert_eq!(o.resources["public.old"].ownership, Ownership::Owned);
         assert!(o.resources.values().all(|r| r.ownership != Ownership::Unknown));
+    }
+
+    #[test]
+    fn a_large_declaration_prepared_on_two_threads_observes_as_on_one() {
+        let id = identity();
+        let d = (0..PARALLEL_FROM + 10).fold(declaration(), |d, i| {
+            d.table(
+                Table::new("public", format!("t{i}"))
+                    .column(Column::new("id", "bigint"))
+                    .column(Column::new("b", "text")),
+            )
+        });
+        let mut s = snapshot();
+        for i in (0..PARALLEL_FROM).step_by(3) {
+            let r = rel("public", &format!("t{i}"), 'r', "", None);
+            s.columns.insert(
+                r.entity(),
+                vec![("id".into(), col("bigint", false, "")), ("z".into(), col("text", true, "''"))],
+            );
+            s.relations.insert(r.entity(), r);
+        }
+        for owned_only in [false, true] {
+            let ctx = ReadContext { identity: &id, owned_only, address: "a" };
+            let on_one = Prepared {
+                queried: queried(&d, ctx.address),
+                columns: column_verdicts(&d, &ctx, |entity| s.columns_of(entity)),
+            };
+            assert_eq!(observation(&d, &s, &ctx), observation_prepared(&d, &s, &ctx, on_one));
+        }
     }
 
     #[test]
