@@ -83,7 +83,7 @@ pub(super) const DEFAULT_EXPR: &str = default_expr!();
 
 /// The columns query: each column of every table by the table's oid, in column order, with the
 /// table's schema and name (read from each table's first row only), so that the columns can be
-/// turned into verdicts before the relations are in ([`read_shared`]).
+/// turned into verdicts before the relations are in (the two-connection read).
 pub const COLUMNS: &str = concat!(
     "SELECT a.attrelid, a.attname::text, pg_catalog.format_type(a.atttypid, a.atttypmod), a.attnotnull, ",
     default_expr!(),
