@@ -36,12 +36,13 @@ use jiff::{SignedDuration, Timestamp};
 use crate::lease::{self, Acquisition, Held, LeaseKey, LeaseStore, Renewal};
 use crate::ledger::{self, PushStatus};
 use crate::project::Project;
-use crate::schedule::{self, Decision, LastTick};
+use crate::schedule::Decision;
 use crate::tick::{self, Fence, Proof, Proofs, TickRecord};
 
 use super::chain;
 use super::round::{
-    HeldLease, OpEvent, OpReport, OpTimings, RoundContext, Target, rendezvous, sync_before_due_check, visiting_order,
+    HeldLease, OpEvent, OpReport, OpTimings, RoundContext, Target, due_decision, rendezvous, sync_before_due_check,
+    visiting_order,
 };
 
 /// How many ops an operator that sees no peer and holds no lease claims first.
@@ -238,17 +239,11 @@ impl RoundContext {
         let now = ledger.clock().now();
         let mut left = Vec::new();
         for target in free {
-            let last = match ledger.latest_typed::<TickRecord>(&target.key) {
-                Ok(newest) => newest
-                    .record
-                    .and_then(|stored| LastTick::from_stamps(&stored.record.started_at, &stored.record.timestamp)),
-                Err(_) => {
-                    left.push(target);
-                    continue;
-                }
+            let Ok(newest) = ledger.latest_typed::<TickRecord>(&target.key) else {
+                left.push(target);
+                continue;
             };
-            let signalled = woken.contains(target.op());
-            match schedule::decide_woken(target.schedule.as_ref(), last, round_start, now, signalled) {
+            match due_decision(target, &newest, round_start, now, woken.contains(target.op())) {
                 Decision::NotDue(reason) => say(target, OpReport::new(target, OpEvent::NotDue { reason })),
                 Decision::Due(_) => left.push(target),
             }

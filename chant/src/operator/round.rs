@@ -21,7 +21,7 @@ use jiff::Timestamp;
 
 use crate::backoff::{Backoff, Growth, Limit};
 use crate::lease::{self, Held, LeaseKey, LeaseStore};
-use crate::ledger::{self, ShardKey};
+use crate::ledger::{self, ShardKey, TypedLatest};
 use crate::model::OpDocument;
 use crate::project::Project;
 use crate::schedule::{self, Decision, LastTick, NotDueReason, Schedule};
@@ -434,12 +434,8 @@ impl RoundContext {
             Ok(latest) => latest,
             Err(e) => return stopped(chain(&e)),
         };
-        let last = newest
-            .record
-            .as_ref()
-            .and_then(|stored| LastTick::from_stamps(&stored.record.started_at, &stored.record.timestamp));
         let now = ledger.clock().now();
-        let decision = schedule::decide_woken(target.schedule.as_ref(), last, round_start, now, signalled);
+        let decision = due_decision(target, &newest, round_start, now, signalled);
         timings.due = checking.elapsed();
         if let Decision::NotDue(reason) = decision {
             return (Work::Stopped(OpEvent::NotDue { reason }), Landing::Nothing, None);
@@ -588,6 +584,23 @@ pub(super) enum Work {
     Stopped(OpEvent),
     /// It ticked (or the tick failed).
     Ticked(Box<Result<tick::TickOutcome, tick::execute::Error>>),
+}
+
+/// Whether `target` is due at `now` in the round started at `round_start`, from its newest tick
+/// record (`signalled`: a change signal woke it): the due check under its lease, and the check
+/// of a free op before it is claimed (`operator::claim`).
+pub(super) fn due_decision(
+    target: &Target,
+    newest: &TypedLatest<TickRecord>,
+    round_start: Timestamp,
+    now: Timestamp,
+    signalled: bool,
+) -> Decision {
+    let last = newest
+        .record
+        .as_ref()
+        .and_then(|stored| LastTick::from_stamps(&stored.record.started_at, &stored.record.timestamp));
+    schedule::decide_woken(target.schedule.as_ref(), last, round_start, now, signalled)
 }
 
 /// How the ledger is synchronised before a due check: five tries, waiting 25 ms more after each
