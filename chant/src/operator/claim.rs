@@ -5,17 +5,17 @@
 //! whose lease another holder keeps live are skipped (`skipped=1(lease-held:...)`), and those
 //! holders, with those of the other operators' live presence leases, are this operator's live
 //! peers. A free op whose newest record (after one ledger sync) already says it is not due is
-//! reported `not-due` without a lease. An op whose lease this operator holds but which hashes to a live peer is given back
-//! (its lease released, if its last record reached the remote: `skipped=1(given-back:...)`), so
-//! a daemon started after another took every op gets its share. The batch is every other op
-//! whose lease is already this operator's, plus the free ops that hash to this operator among
-//! itself and its peers
-//! (rendezvous hashing), or, when none is left, a share of the free ops nobody claimed (stealing);
-//! an operator that sees no peer and holds nothing starts with a small batch, so that operators
-//! started together see each other at their second fetch, which follows that batch's push after
-//! waiting as long again as the push took (the share it then claims joins the small batch, and
-//! both tick as one). The batch's leases are pushed in one
-//! non-atomic push, each ref under its own `--force-with-lease` ([`LeaseStore::acquire_every`]):
+//! reported `not-due` without a lease. An op whose lease this operator holds but which hashes to
+//! a live peer is given back (its lease released, if its last record reached the remote:
+//! `skipped=1(given-back:...)`), so a daemon started after another took every op gets its share.
+//! The batch is every other op whose lease is already this operator's, plus the free ops that
+//! hash to this operator among itself and its peers (rendezvous hashing), or, when none is left,
+//! a share of the free ops nobody claimed (stealing); an operator that sees no peer and holds
+//! nothing starts with a small batch, so that operators started together see each other at their
+//! second fetch, which follows that batch's push after waiting as long again as the push took
+//! (the share it then claims joins the small batch, and both tick as one). The batch's leases are
+//! pushed in one non-atomic push, each ref under its own `--force-with-lease`
+//! ([`LeaseStore::acquire_every`]):
 //! each lease counts only when its own ref lands, so a lost ref is that op's `lease-held` and
 //! nothing else. Then one ledger sync (the fetch before the due checks), the due check and tick
 //! of each claimed op with its record appended locally, one ledger sync that pushes the batch's
@@ -221,10 +221,12 @@ impl RoundContext {
     /// Leaves out of `free` the ops whose newest record, after one ledger sync, already says
     /// they are not due: most often ops a peer ticked at this fire time and released when it
     /// finished (a `--once` started after it, or the rest of a round after a peer's), and
-    /// claiming them would only cost a lease push for a due check that skips them. Each is reported `not-due` as the due check under its lease
-    /// would report it. A record can only show that an op ran, so an op this check finds due
-    /// (or cannot read) stays free, to be claimed and checked again under its lease, after the
-    /// ledger sync that follows the claim. When the sync fails nothing is left out.
+    /// claiming them would only cost a lease push for a due check that skips them. Each is
+    /// reported `not-due` as the due check under its lease would report it. A record can only
+    /// show that an op ran, so an op this check finds due (or cannot read) stays free, to be
+    /// claimed and checked again under its lease, after the ledger sync that follows the claim
+    /// (a lease ref deleted at a release can be back to "absent" between this sync and the
+    /// claim). When the sync fails nothing is left out.
     fn not_yet_ticked<'a>(
         &self,
         free: Vec<&'a Target>,
