@@ -205,8 +205,10 @@ pub fn read(client: &mut impl GenericClient) -> Result<Snapshot, postgres::Error
 /// ([`Relations::assemble`]).
 #[derive(Debug)]
 pub(super) struct Relations {
-    schemas: BTreeMap<String, LiveSchema>,
-    relations: BTreeMap<String, LiveRelation>,
+    /// Schemas by name.
+    pub(super) schemas: BTreeMap<String, LiveSchema>,
+    /// Relations by entity name.
+    pub(super) relations: BTreeMap<String, LiveRelation>,
     /// The tables' (and partitioned tables') entity names by oid, as [`COLUMNS`] names them.
     tables: HashMap<u32, String>,
 }
@@ -364,9 +366,10 @@ pub(super) enum Share {
 
 /// What the second connection of a shared read answers ([`second_reader`]).
 #[derive(Debug)]
-pub(super) enum SecondRead {
-    /// The schemas and relations, read in the first connection's snapshot.
-    Relations(Relations),
+pub(super) enum SecondRead<B> {
+    /// The schemas and relations, read in the first connection's snapshot, with what `beside`
+    /// made of them.
+    Relations(Relations, B),
     /// The whole read ([`read`] in one snapshot), done alone: the first connection was refused.
     Alone(Result<Snapshot, postgres::Error>),
 }
@@ -374,15 +377,17 @@ pub(super) enum SecondRead {
 /// The half of [`read_shared`] a second connection does: connects with `config`, tells
 /// `connected` whether it got in, then does what the first connection asks through `share`:
 /// imports the snapshot the first one's transaction exports into a read-only, repeatable-read
-/// transaction of its own and reads the schemas and relations in it, or, when the first was
-/// refused, the whole read alone. `None` when anything fails on the shared way (the
+/// transaction of its own, reads the schemas and relations in it and gives them to `beside`
+/// (work done here, while the first connection is still reading the columns), or, when the
+/// first was refused, the whole read alone. `None` when anything fails on the shared way (the
 /// connection, no snapshot offered, the import, a query): the first connection then reads them
 /// itself, in its own transaction.
-pub(super) fn second_reader(
+pub(super) fn second_reader<B>(
     config: &Config,
     connected: SyncSender<bool>,
     share: &Receiver<Share>,
-) -> Option<SecondRead> {
+    beside: impl FnOnce(&Relations) -> B,
+) -> Option<SecondRead<B>> {
     let client = config.connect(NoTls);
     let _ = connected.send(client.is_ok());
     let mut client = client.ok()?;
@@ -394,7 +399,9 @@ pub(super) fn second_reader(
                     id.replace('\'', "''")
                 ))
                 .ok()?;
-            read_relations(&mut client).ok().map(SecondRead::Relations)
+            let relations = read_relations(&mut client).ok()?;
+            let beside = beside(&relations);
+            Some(SecondRead::Relations(relations, beside))
         }
         Share::Alone => Some(SecondRead::Alone(in_one_snapshot(&mut client, |tx| read(tx)))),
     }
@@ -412,19 +419,21 @@ pub(super) fn second_reader(
 /// Either way the snapshot is one reading of the catalog, in [`QUERIES`] queries.
 ///
 /// `meanwhile` is given the columns as soon as they are read, before the relations are waited
-/// for (the second connection, whose query is the longer, is usually still reading them): the work
-/// it does there is off the read's critical path. Its answer is returned with the snapshot;
-/// `None` when the export failed and the read went the one-connection way.
+/// for: what it makes there is made while the second connection may still be reading. `shared`
+/// answers the relations with what the second connection's `beside` made of them; when the
+/// first connection reads them itself, `beside` is called here. Both answers are returned with
+/// the snapshot; `None` when the export failed and the read went the one-connection way.
 ///
 /// # Errors
 ///
 /// The first query (or the transaction's start or commit) that fails on `client`.
-pub(super) fn read_shared<P>(
+pub(super) fn read_shared<P, B>(
     client: &mut Client,
     share: Sender<Share>,
-    shared: impl FnOnce() -> Option<Relations>,
+    shared: impl FnOnce() -> Option<(Relations, B)>,
     meanwhile: impl FnOnce(&NamedColumns) -> P,
-) -> Result<(Snapshot, Option<P>), postgres::Error> {
+    beside: impl FnOnce(&Relations) -> B,
+) -> Result<(Snapshot, Option<(P, B)>), postgres::Error> {
     let mut tx = client.build_transaction().isolation_level(IsolationLevel::RepeatableRead).read_only(true).start()?;
     let exported = tx
         .query_typed("SELECT pg_catalog.pg_export_snapshot()", &[])
@@ -441,10 +450,14 @@ pub(super) fn read_shared<P>(
     drop(share);
     let columns = read_columns(&mut tx)?;
     let early = meanwhile(&columns);
-    let relations = match shared() {
-        Some(relations) => relations,
-        None => read_relations(&mut tx)?,
+    let (relations, made) = match shared() {
+        Some(answer) => answer,
+        None => {
+            let relations = read_relations(&mut tx)?;
+            let made = beside(&relations);
+            (relations, made)
+        }
     };
     tx.commit()?;
-    Ok((relations.assemble(columns.columns), Some(early)))
+    Ok((relations.assemble(columns.columns), Some((early, made))))
 }

@@ -340,34 +340,74 @@ impl PostgresDeclaration {
         Ok(())
     }
 
-    /// Returns the declared entities: schemas, tables, their columns, and unsupported kinds.
+    /// Returns the declared entities: schemas, tables, their columns, and unsupported kinds, in
+    /// name order for a declaration that [validates](Self::validate): each schema, then the
+    /// tables and unsupported entities in it by name, each table followed by its columns by
+    /// name. Its identifiers sort after the `.` that joins them, so this is the order of the
+    /// names themselves, and a change set takes the list as it is instead of sorting it. Of a
+    /// declaration that does not validate, the entities no schema's turn reached come last.
     pub fn entities(&self) -> Vec<DeclaredEntity> {
-        let mut out = Vec::new();
+        let columns: usize = self.tables.values().map(|t| t.columns.len()).sum();
+        let mut out = Vec::with_capacity(self.schemas.len() + self.tables.len() * 2 + columns + self.unsupported.len());
+        let mut tables = self.tables.iter().peekable();
+        let mut unsupported = self.unsupported.iter().peekable();
         for schema in self.schemas() {
+            let mut prefix = String::with_capacity(schema.len() + 1);
+            prefix.push_str(&schema);
+            prefix.push('.');
             out.push(DeclaredEntity::new(schema).kind(SCHEMA_KIND));
-        }
-        for (entity, table) in &self.tables {
-            out.push(
-                DeclaredEntity::new(entity.clone())
-                    .kind(TABLE_KIND)
-                    .property(property::KIND, TABLE_KIND)
-                    .property(property::COMMENT, table.comment.clone()),
-            );
-            for column in &table.columns {
-                out.push(
-                    DeclaredEntity::new(format!("{entity}.{}", column.name))
-                        .kind(COLUMN_KIND)
-                        .property(property::TYPE, column.sql_type.clone())
-                        .property(property::NOT_NULL, column.not_null.to_string())
-                        .property(property::DEFAULT, column.default.clone().unwrap_or_default()),
-                );
+            loop {
+                let table = tables.peek().map(|(name, _)| name.as_str()).filter(|n| n.starts_with(&prefix));
+                let other = unsupported.peek().map(|(name, _)| name.as_str()).filter(|n| n.starts_with(&prefix));
+                let unsupported_first = match (table, other) {
+                    (None, None) => break,
+                    (Some(table), Some(other)) => other < table,
+                    (None, Some(_)) => true,
+                    (Some(_), None) => false,
+                };
+                if unsupported_first {
+                    out.extend(unsupported.next().map(unsupported_entity));
+                } else if let Some((entity, table)) = tables.next() {
+                    table_entities(entity, table, &mut out);
+                }
             }
         }
-        for (name, kind) in &self.unsupported {
-            out.push(DeclaredEntity::new(name.clone()).kind(kind.clone()));
+        for (entity, table) in tables {
+            table_entities(entity, table, &mut out);
         }
+        out.extend(unsupported.map(unsupported_entity));
         out
     }
+}
+
+/// Pushes the entity of the declared table `entity` and those of its columns, by name.
+fn table_entities(entity: &str, table: &Table, out: &mut Vec<DeclaredEntity>) {
+    out.push(
+        DeclaredEntity::new(entity)
+            .kind(TABLE_KIND)
+            .property(property::KIND, TABLE_KIND)
+            .property(property::COMMENT, table.comment.clone()),
+    );
+    let mut columns: Vec<&Column> = table.columns.iter().collect();
+    columns.sort_by(|a, b| a.name.cmp(&b.name));
+    for column in columns {
+        let mut name = String::with_capacity(entity.len() + 1 + column.name.len());
+        name.push_str(entity);
+        name.push('.');
+        name.push_str(&column.name);
+        out.push(
+            DeclaredEntity::new(name)
+                .kind(COLUMN_KIND)
+                .property(property::TYPE, column.sql_type.clone())
+                .property(property::NOT_NULL, column.not_null.to_string())
+                .property(property::DEFAULT, column.default.clone().unwrap_or_default()),
+        );
+    }
+}
+
+/// The entity of a declared entity of an unsupported kind (`name`, `kind`).
+fn unsupported_entity((name, kind): (&String, &String)) -> DeclaredEntity {
+    DeclaredEntity::new(name.clone()).kind(kind.clone())
 }
 
 /// Why a declared identifier or type is refused.
@@ -606,7 +646,25 @@ mod tests {
             .materialized_view("app", "stats");
         d.validate().unwrap();
         let names: Vec<String> = d.entities().into_iter().map(|e| e.name).collect();
-        assert_eq!(names, ["app", "extra", "app.users", "app.users.id", "app.users.email", "app.stats"]);
+        assert_eq!(names, ["app", "app.stats", "app.users", "app.users.email", "app.users.id", "extra"]);
+        assert!(names.is_sorted(), "a valid declaration's entities come in name order");
+        // Names that are prefixes of others, across schemas, tables, columns and views.
+        let tricky = ["a_b", "a", "a0"].into_iter().fold(PostgresDeclaration::new().schema("b"), |d, schema| {
+            ["t_x", "t", "t2", "t_"].into_iter().fold(d.materialized_view(schema, "t1"), |d, table| {
+                d.table(
+                    Table::new(schema, table)
+                        .column(Column::new("x_", "int"))
+                        .column(Column::new("x", "int"))
+                        .column(Column::new("a", "int")),
+                )
+            })
+        });
+        tricky.validate().unwrap();
+        let names: Vec<String> = tricky.entities().into_iter().map(|e| e.name).collect();
+        let mut sorted = names.clone();
+        sorted.sort();
+        assert_eq!(names, sorted);
+        assert_eq!(names.len(), 4 + 3 * (1 + 4 * 4));
         let email = d.entities().into_iter().find(|e| e.name == "app.users.email").unwrap();
         assert_eq!(email.properties[property::TYPE], "character varying(20)");
         assert_eq!(email.properties[property::NOT_NULL], "false");

@@ -219,7 +219,8 @@ enum ConnectFailure {
 pub struct PostgresLexicon {
     env: String,
     identity: Identity,
-    declaration: PostgresDeclaration,
+    /// Shared with the thread of an observation's second connection ([`read_catalog`]).
+    declaration: std::sync::Arc<PostgresDeclaration>,
     var: Option<String>,
     dsn: Option<String>,
     owned_only: bool,
@@ -235,7 +236,7 @@ impl PostgresLexicon {
         PostgresLexicon {
             identity: Identity { stack: stack.into(), env: env.clone() },
             env,
-            declaration,
+            declaration: std::sync::Arc::new(declaration),
             var: None,
             dsn: None,
             owned_only: false,
@@ -385,8 +386,10 @@ impl PostgresLexicon {
     /// [`PostgresError::NoBinding`], [`PostgresError::NoCredentials`] or
     /// [`PostgresError::Unreachable`].
     pub fn read_snapshot(&self) -> Result<(Snapshot, String), PostgresError> {
-        let (snapshot, address) =
-            self.config().and_then(|config| read_catalog(&config, |_, _| ())).map_err(|f| self.connect_error(f))?;
+        let (snapshot, address) = self
+            .config()
+            .and_then(|config| read_catalog(&config, |_, _| (), |_, _| ()))
+            .map_err(|f| self.connect_error(f))?;
         let snapshot = snapshot
             .map(|(snapshot, _)| snapshot)
             .map_err(|e| PostgresError::Unreachable { address: address.clone(), detail: describe(&e) })?;
@@ -574,15 +577,26 @@ impl Lexicon for PostgresLexicon {
         self.declaration
             .validate()
             .map_err(|e| LexiconError::InvalidDeclaration { lexicon: COMPONENT.to_owned(), detail: e.to_string() })?;
-        // The columns' verdicts and the `queried` map are made as soon as the columns are read,
-        // while the second connection is still reading the relations.
+        // The verdicts the schemas and relations decide are made on the second connection's
+        // thread as soon as it has read them; the columns' verdicts and the `queried` map as
+        // soon as the first has read the columns. Each is made while the other connection may
+        // still be reading.
         let prepare = |columns: &catalog::NamedColumns, address: &str| {
             let ctx = verdict::ReadContext { identity: &self.identity, owned_only: self.owned_only, address };
             let by_table: std::collections::HashMap<&str, &[(String, catalog::LiveColumn)]> =
                 columns.tables().collect();
             verdict::prepare(&self.declaration, &ctx, |entity| by_table.get(entity).copied().unwrap_or(&[]))
         };
-        let read = self.config().and_then(|config| read_catalog(&config, prepare));
+        let relation_verdicts = {
+            let declaration = std::sync::Arc::clone(&self.declaration);
+            let identity = self.identity.clone();
+            let owned_only = self.owned_only;
+            move |relations: &catalog::Relations, address: &str| {
+                let ctx = verdict::ReadContext { identity: &identity, owned_only, address };
+                verdict::relation_verdicts(&declaration, &relations.schemas, &relations.relations, &ctx)
+            }
+        };
+        let read = self.config().and_then(|config| read_catalog(&config, prepare, relation_verdicts));
         let (snapshot, address) = match read {
             Ok(read) => read,
             Err(ConnectFailure::NoBinding(detail)) => {
@@ -596,13 +610,21 @@ impl Lexicon for PostgresLexicon {
             }
         };
         match snapshot {
-            Ok((snapshot, prepared)) => {
-                let ctx =
-                    verdict::ReadContext { identity: &self.identity, owned_only: self.owned_only, address: &address };
-                Ok(match prepared {
-                    Some(prepared) => verdict::observation_prepared(&self.declaration, &snapshot, &ctx, prepared),
-                    None => verdict::observation(&self.declaration, &snapshot, &ctx),
-                })
+            Ok((snapshot, made)) => {
+                let observation = match made {
+                    Some((prepared, relations)) => {
+                        verdict::observation_of(&self.declaration, relations, prepared, self.owned_only)
+                    }
+                    None => {
+                        let ctx = verdict::ReadContext {
+                            identity: &self.identity,
+                            owned_only: self.owned_only,
+                            address: &address,
+                        };
+                        verdict::observation(&self.declaration, &snapshot, &ctx)
+                    }
+                };
+                Ok(observation)
             }
             Err(e) => Ok(self.all_unobserved(
                 declared,
@@ -687,8 +709,9 @@ fn connect_with(config: &Config) -> Result<(Client, String), ConnectFailure> {
 }
 
 /// What [`read_catalog`] returns: the snapshot with what its `meanwhile` made of the columns
-/// (`None` when the read went over one connection), or the read's failure; and the address asked.
-type CatalogRead<P> = (Result<(Snapshot, Option<P>), postgres::Error>, String);
+/// and its `beside` of the schemas and relations (`None` when the read went over one
+/// connection), or the read's failure; and the address asked.
+type CatalogRead<P, B> = (Result<(Snapshot, Option<(P, B)>), postgres::Error>, String);
 
 /// The catalog read of an observation ([`catalog::read_shared`]): two connections are opened
 /// at once, the second on a thread of its own, and the second reads the schemas and relations
@@ -699,14 +722,21 @@ type CatalogRead<P> = (Result<(Snapshot, Option<P>), postgres::Error>, String);
 /// second is an optimisation: when it fails, or has not answered within as long again as the
 /// first's read has taken (and [`SHARE_GRACE`]), the first reads everything itself. A DSN of
 /// several hosts reads over one connection (the second could reach another server).
-/// `meanwhile` is given the columns and the address as soon as the first connection has read
-/// them, while the second may still be reading (see [`catalog::read_shared`]). Returns the
-/// snapshot with `meanwhile`'s answer (`None` when the read went over one connection), or the
-/// read's failure, with the address asked.
-fn read_catalog<P>(
+///
+/// Each connection's thread works on what it has read as soon as it has it, while the other
+/// may still be reading: `meanwhile` is given the columns and the address on the first,
+/// `beside` the schemas and relations and the address on the second (or on the first, when
+/// that one read them itself). Returns the snapshot with both answers (`None` when the read
+/// went over one connection), or the read's failure, with the address asked.
+fn read_catalog<P, B, F>(
     config: &Config,
     meanwhile: impl FnOnce(&catalog::NamedColumns, &str) -> P,
-) -> Result<CatalogRead<P>, ConnectFailure> {
+    beside: F,
+) -> Result<CatalogRead<P, B>, ConnectFailure>
+where
+    B: Send + 'static,
+    F: Fn(&catalog::Relations, &str) -> B + Send + Sync + 'static,
+{
     if config.get_hosts().len() > 1 || config.get_hostaddrs().len() > 1 {
         // With several hosts the second connection could reach another server: one connection.
         let (mut client, address) = connect_with(config)?;
@@ -718,13 +748,17 @@ fn read_catalog<P>(
     let (answer, answered) = std::sync::mpsc::sync_channel(1);
     let (connected, second_in) = std::sync::mpsc::sync_channel(1);
     let second = config.clone();
+    let beside = std::sync::Arc::new(beside);
+    let second_beside = std::sync::Arc::clone(&beside);
     // Both logins at once: the second's no longer waits for the first's. Not joined: the first
     // connection never waits on the second past its own read (a pooler with one server
     // connection would make it wait for the first's own transaction). Its channel closes when
     // `share` is dropped, on every path out of here; it then ends once its own connection
     // attempt does.
     std::thread::spawn(move || {
-        let _ = answer.send(catalog::second_reader(&second, connected, &shared));
+        let address = address(&second);
+        let read = catalog::second_reader(&second, connected, &shared, |relations| second_beside(relations, &address));
+        let _ = answer.send(read);
     });
     let (mut client, address) = match connect_with(config) {
         Ok(first) => first,
@@ -746,11 +780,12 @@ fn read_catalog<P>(
             // As long again as the first connection's read has taken, and a second more: a second
             // connection slower than that is waiting on something else, and the first reads alone.
             match answered.recv_timeout(started.elapsed() + SHARE_GRACE) {
-                Ok(Some(catalog::SecondRead::Relations(relations))) => Some(relations),
+                Ok(Some(catalog::SecondRead::Relations(relations, made))) => Some((relations, made)),
                 _ => None,
             }
         },
         |columns| meanwhile(columns, &address),
+        |relations| beside(relations, &address),
     );
     Ok((snapshot, address))
 }

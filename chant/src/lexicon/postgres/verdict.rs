@@ -17,8 +17,9 @@
 //!   system schemas are present too (owned: a `delete` candidate; foreign: `adopt`).
 
 use std::collections::{BTreeMap, HashMap};
+use std::ops::Bound;
 
-use super::catalog::{LiveColumn, LiveRelation, Snapshot};
+use super::catalog::{LiveColumn, LiveRelation, LiveSchema, Snapshot};
 use super::declaration::{COLUMN_KIND, PostgresDeclaration, SCHEMA_KIND, TABLE_KIND, property};
 use super::marker::{self, Identity};
 use crate::model::UnobservedReason;
@@ -44,14 +45,13 @@ fn ownership_of(comment: &str, identity: &Identity) -> (Ownership, Option<Marker
     (ownership, marker)
 }
 
-/// The observation as it is built: its three maps as lists in insertion order, turned into maps
-/// once at the end ([`Verdicts::finish`]). Inserting one by one compared each name with a dozen
+/// The verdicts the relations decide as they are built: lists in insertion order, turned into
+/// maps once at the end ([`map_of`]). Inserting one by one compared each name with a dozen
 /// others, which was most of the verdict's time over a 2,000-table catalog; a list is pushed in
-/// a few long runs already in name order (schemas, declared tables each followed by its columns
-/// by name, the other relations, toast tables), so the one sort is nearly a merge, and it sorts
-/// positions, not the resources themselves. Of equal names the last pushed stays, as inserting
-/// would have kept it.
-#[derive(Default)]
+/// a few long runs already in name order (schemas, declared tables, the other relations, toast
+/// tables), so the one sort is nearly a merge, and it sorts positions, not the resources
+/// themselves. Of equal names the last pushed stays, as inserting would have kept it.
+#[derive(Debug, Default)]
 struct Verdicts {
     resources: Vec<(String, PresentResource)>,
     /// Toast tables, pushed after every other resource (no other resource is named `pg_toast.*`).
@@ -70,11 +70,6 @@ impl Verdicts {
 
     fn insert_unobserved(&mut self, name: String, verdict: Unobserved) {
         self.unobserved.push((name, verdict));
-    }
-
-    fn finish(mut self, queried: BTreeMap<String, String>) -> Observation {
-        self.resources.append(&mut self.toasts);
-        Observation { resources: map_of(self.resources), unobserved: map_of(self.unobserved), queried }
     }
 }
 
@@ -99,16 +94,30 @@ fn dotted(prefix: &str, name: &str) -> String {
 }
 
 /// What of an observation the declaration and the live columns alone decide, made before the
-/// rest ([`prepare`]): an observation's read makes it while its second connection is still
-/// reading the relations, off the read's critical path.
+/// rest ([`prepare`]): an observation's read makes it as soon as its first connection has read
+/// the columns, while the second may still be reading the relations.
 #[derive(Debug)]
 pub(super) struct Prepared {
     /// The address asked for every declared schema, table and column.
     queried: BTreeMap<String, String>,
-    /// Per declared table, in name order: the verdicts of its live columns (those the owned
-    /// filter keeps), sorted by name, ownership `unknown` (the owned filter gives them their
-    /// table's once that is read). Used only where the table is found present as a table.
-    columns: Vec<Vec<(String, PresentResource)>>,
+    /// The verdicts of the live columns (those the owned filter keeps) of every declared table,
+    /// ownership `unknown` (the owned filter gives them their table's once that is read). Those
+    /// of a table not found present as a table are taken out ([`observation_of`]).
+    columns: BTreeMap<String, PresentResource>,
+    /// Per declared table, in name order: how many of `columns` are its.
+    counts: Vec<usize>,
+}
+
+impl Prepared {
+    /// Prepared from the `queried` map and, per declared table in name order, the verdicts of
+    /// its live columns, sorted by name.
+    fn new(queried: BTreeMap<String, String>, per_table: Vec<Vec<(String, PresentResource)>>) -> Self {
+        let counts = per_table.iter().map(Vec::len).collect();
+        // In name order already (a declared table's columns follow it and precede the next
+        // table's, its identifiers sorting after the `.`): the map is built without a sort.
+        let columns = per_table.into_iter().flatten().collect();
+        Prepared { queried, columns, counts }
+    }
 }
 
 /// Makes the part of the observation of `declaration` that does not depend on the schemas and
@@ -122,10 +131,7 @@ pub(super) fn prepare<'a>(
     live_columns: impl Fn(&str) -> &'a [(String, LiveColumn)],
 ) -> Prepared {
     if declaration.tables().len() < PARALLEL_FROM {
-        return Prepared {
-            queried: queried(declaration, ctx.address),
-            columns: column_verdicts(declaration, ctx, live_columns),
-        };
+        return Prepared::new(queried(declaration, ctx.address), column_verdicts(declaration, ctx, live_columns));
     }
     std::thread::scope(|scope| {
         let beside = std::thread::Builder::new().spawn_scoped(scope, || queried(declaration, ctx.address));
@@ -138,7 +144,7 @@ pub(super) fn prepare<'a>(
             // No thread to be had: made here, after the columns.
             Err(_) => queried(declaration, ctx.address),
         };
-        Prepared { queried, columns }
+        Prepared::new(queried, columns)
     })
 }
 
@@ -213,10 +219,36 @@ pub(super) fn observation_prepared(
     ctx: &ReadContext<'_>,
     prepared: Prepared,
 ) -> Observation {
-    let Prepared { queried, columns: prepared_columns } = prepared;
-    let columns: usize = prepared_columns.iter().map(Vec::len).sum();
-    let mut prepared_columns = prepared_columns.into_iter();
-    let mut out = Verdicts::with_capacity(declaration.tables().len() + columns + snapshot.relations.len());
+    let relations = relation_verdicts(declaration, &snapshot.schemas, &snapshot.relations, ctx);
+    observation_of(declaration, relations, prepared, ctx.owned_only)
+}
+
+/// What of an observation the schemas and relations decide: every verdict but those of the live
+/// columns, and which tables' live columns are reported. An observation's read makes it on the
+/// second connection's thread as soon as that one has read the relations, while the first may
+/// still be reading the columns ([`relation_verdicts`]); [`observation_of`] puts the two
+/// together.
+#[derive(Debug)]
+pub(super) struct RelationVerdicts {
+    resources: BTreeMap<String, PresentResource>,
+    unobserved: BTreeMap<String, Unobserved>,
+    /// Per declared table, in name order: the ownership its live columns take under the owned
+    /// filter; `None` where they are not reported (the table is absent, withheld, or not a
+    /// table).
+    slots: Vec<Option<Ownership>>,
+}
+
+/// Makes the verdicts of `declaration` that the `schemas` and `relations` of a snapshot decide
+/// (see [`RelationVerdicts`]).
+pub(super) fn relation_verdicts(
+    declaration: &PostgresDeclaration,
+    schemas: &BTreeMap<String, LiveSchema>,
+    relations: &BTreeMap<String, LiveRelation>,
+    ctx: &ReadContext<'_>,
+) -> RelationVerdicts {
+    let columns: usize = declaration.tables().values().map(|t| t.columns.len()).sum();
+    let mut out = Verdicts::with_capacity(declaration.tables().len() + columns + relations.len());
+    let mut slots = Vec::with_capacity(declaration.tables().len());
     let unobserved = |kind: &str, reason: UnobservedReason, detail: String| {
         Unobserved::new(reason).kind(kind).detail(detail).queried(ctx.address)
     };
@@ -229,7 +261,7 @@ pub(super) fn observation_prepared(
     // Schemas.
     let declared_schemas = declaration.schemas();
     for schema in &declared_schemas {
-        let Some(live) = snapshot.schemas.get(schema) else { continue };
+        let Some(live) = schemas.get(schema) else { continue };
         let (ownership, marker) = ownership_of(&live.comment, ctx.identity);
         if !live.usage {
             out.insert_unobserved(
@@ -242,7 +274,7 @@ pub(super) fn observation_prepared(
             out.insert_present(schema.clone(), present(SCHEMA_KIND, ownership, marker));
         }
     }
-    for (schema, live) in &snapshot.schemas {
+    for (schema, live) in schemas {
         if declared_schemas.contains(schema) || !live.usage {
             continue;
         }
@@ -254,26 +286,30 @@ pub(super) fn observation_prepared(
         }
     }
 
-    // Declared tables and their columns. The declared tables present as tables, with their
-    // ownership: what their runtime parts (indexes, sequences) take under the owned filter.
+    // Declared tables (their columns' verdicts go into the slots). The declared tables present
+    // as tables, with their ownership: what their runtime parts (indexes, sequences) take under
+    // the owned filter.
     let mut runtime_owners: HashMap<&str, Ownership> = HashMap::with_capacity(declaration.tables().len());
     for (entity, table) in declaration.tables() {
-        // The table's prepared column verdicts, in the same (name) order as the tables.
-        let live_columns = prepared_columns.next().unwrap_or_default();
         let hide_all = |out: &mut Verdicts, reason: UnobservedReason, detail: String| {
             out.insert_unobserved(entity.clone(), unobserved(TABLE_KIND, reason, detail.clone()));
             for c in column_names(entity, table) {
                 out.insert_unobserved(c, unobserved(COLUMN_KIND, reason, detail.clone()));
             }
         };
-        if snapshot.schemas.get(&table.schema).is_some_and(|s| !s.usage) {
+        if schemas.get(&table.schema).is_some_and(|s| !s.usage) {
             hide_all(&mut out, UnobservedReason::ReadFailed, no_usage(&table.schema));
+            slots.push(None);
             continue;
         }
-        let Some(live) = snapshot.relations.get(entity) else { continue };
+        let Some(live) = relations.get(entity) else {
+            slots.push(None);
+            continue;
+        };
         let (ownership, marker) = ownership_of(&live.comment, ctx.identity);
         if ctx.owned_only && ownership != Ownership::Owned {
             hide_all(&mut out, UnobservedReason::Filtered, filtered());
+            slots.push(None);
             continue;
         }
         let (comment, _) = marker::split(&live.comment);
@@ -284,18 +320,13 @@ pub(super) fn observation_prepared(
                 .property(property::COMMENT, comment),
         );
         if !live.is_table() {
+            slots.push(None);
             continue;
         }
+        slots.push(Some(ownership));
         runtime_owners.insert(entity, ownership);
         if let Some(toast) = &live.toast {
             out.toasts.push((toast.clone(), runtime(ctx, "toast", ownership, entity)));
-        }
-        // Columns carry no marker: `unknown`, or under the owned filter their table's verdict.
-        for (name, mut resource) in live_columns {
-            if ctx.owned_only {
-                resource.ownership = ownership;
-            }
-            out.insert_present(name, resource);
         }
     }
 
@@ -313,7 +344,7 @@ pub(super) fn observation_prepared(
     // Everything else the catalog holds: runtime parts of declared tables, undeclared tables.
     // The relations and the declared tables are both in name order: one walk of each.
     let mut declared_tables = declaration.tables().keys().map(|k| (k.as_str(), ())).peekable();
-    for (entity, live) in &snapshot.relations {
+    for (entity, live) in relations {
         while declared_tables.next_if(|(k, _)| *k < entity.as_str()).is_some() {}
         if declared_tables.peek().is_some_and(|(k, _)| *k == entity.as_str())
             || declaration.unsupported().contains_key(entity)
@@ -327,7 +358,7 @@ pub(super) fn observation_prepared(
         if !live.is_table() {
             continue;
         }
-        let usage = snapshot.schemas.get(&live.schema).is_none_or(|s| s.usage);
+        let usage = schemas.get(&live.schema).is_none_or(|s| s.usage);
         let (ownership, marker) = ownership_of(&live.comment, ctx.identity);
         if !usage {
             // chant's own table where the role can no longer look: a hole, not a silence.
@@ -344,7 +375,52 @@ pub(super) fn observation_prepared(
         }
         out.insert_present(entity.clone(), undeclared_table(live, ownership, marker));
     }
-    out.finish(queried)
+    out.resources.append(&mut out.toasts);
+    RelationVerdicts { resources: map_of(out.resources), unobserved: map_of(out.unobserved), slots }
+}
+
+/// The observation of `declaration` from the verdicts the relations decided and what
+/// [`prepare`] made of the columns (of the same declaration, context and snapshot): the live
+/// columns of each table found present as a table, with their table's ownership under the owned
+/// filter. Of a column and another resource of the same name (only an undeclared relation's name
+/// can hold the dots that make one), the other stays.
+pub(super) fn observation_of(
+    declaration: &PostgresDeclaration,
+    relations: RelationVerdicts,
+    prepared: Prepared,
+    owned_only: bool,
+) -> Observation {
+    let Prepared { queried, mut columns, counts } = prepared;
+    let RelationVerdicts { mut resources, unobserved, slots } = relations;
+    for ((entity, slot), count) in declaration.tables().keys().zip(slots).zip(counts) {
+        if count == 0 || (slot.is_some() && !owned_only) {
+            continue;
+        }
+        // A declared table's name is an identifier of its own: its columns are the names
+        // between `entity.` and `entity/`, `/` coming right after `.`.
+        let (from, to) = (dotted(entity, ""), format!("{entity}/"));
+        match slot {
+            Some(ownership) => {
+                for (_, column) in
+                    columns.range_mut::<str, _>((Bound::Included(from.as_str()), Bound::Excluded(to.as_str())))
+                {
+                    column.ownership = ownership;
+                }
+            }
+            None => {
+                let names: Vec<String> = columns
+                    .range::<str, _>((Bound::Included(from.as_str()), Bound::Excluded(to.as_str())))
+                    .map(|(name, _)| name.clone())
+                    .collect();
+                for name in names {
+                    columns.remove(&name);
+                }
+            }
+        }
+    }
+    // One merge of two maps in name order; of equal names the relations' verdict stays.
+    columns.append(&mut resources);
+    Observation { resources: columns, unobserved, queried }
 }
 
 fn runtime(ctx: &ReadContext<'_>, kind: &str, owner_ownership: Ownership, owner: &str) -> PresentResource {
@@ -489,10 +565,8 @@ mod tests {
         }
         for owned_only in [false, true] {
             let ctx = ReadContext { identity: &id, owned_only, address: "a" };
-            let on_one = Prepared {
-                queried: queried(&d, ctx.address),
-                columns: column_verdicts(&d, &ctx, |entity| s.columns_of(entity)),
-            };
+            let on_one =
+                Prepared::new(queried(&d, ctx.address), column_verdicts(&d, &ctx, |entity| s.columns_of(entity)));
             assert_eq!(observation(&d, &s, &ctx), observation_prepared(&d, &s, &ctx, on_one));
         }
     }
