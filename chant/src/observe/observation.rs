@@ -739,18 +739,39 @@ impl std::fmt::Debug for ChangeSink {
 /// An open change subscription; dropping it closes the stream.
 pub struct Subscription {
     _guard: Box<dyn Send>,
+    settle: std::time::Duration,
 }
 
 impl Subscription {
+    /// How long a change waits by default for the next one of its stream before it wakes a
+    /// round ([`Subscription::with_settle`]): 50 ms, the burst of writes of an editor's save or
+    /// a loop of edits.
+    pub const DEFAULT_SETTLE: std::time::Duration = std::time::Duration::from_millis(50);
+
     /// Wraps whatever keeps the stream open (a watcher, a connection); it is dropped on close.
+    /// Its changes settle in [`Subscription::DEFAULT_SETTLE`].
     pub fn new(guard: impl Send + 'static) -> Self {
-        Subscription { _guard: Box::new(guard) }
+        Subscription { _guard: Box::new(guard), settle: Self::DEFAULT_SETTLE }
+    }
+
+    /// Sets how long one of this stream's changes waits for the next before it wakes a round:
+    /// a stream whose every event is a whole change (a supervisor's "exited") settles sooner
+    /// than one whose changes come as bursts of writes (a file saved).
+    #[must_use]
+    pub fn with_settle(mut self, settle: std::time::Duration) -> Self {
+        self.settle = settle;
+        self
+    }
+
+    /// Returns how long one of this stream's changes waits for the next before it wakes a round.
+    pub fn settle(&self) -> std::time::Duration {
+        self.settle
     }
 }
 
 impl std::fmt::Debug for Subscription {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("Subscription")
+        f.debug_struct("Subscription").field("settle", &self.settle).finish_non_exhaustive()
     }
 }
 

@@ -192,7 +192,7 @@ impl Daemon {
                     }
                     Event::Changed(label) => {
                         self.ctx.hooks.signal();
-                        gate.signal(Instant::now());
+                        gate.signal(Instant::now(), subscriptions.settle(&label));
                         woken.signal(&label);
                     }
                     Event::Lost(label, why) => {
@@ -229,7 +229,7 @@ impl Daemon {
                     }
                     Ok(Event::Changed(label)) => {
                         self.ctx.hooks.signal();
-                        gate.signal(Instant::now());
+                        gate.signal(Instant::now(), subscriptions.settle(&label));
                         woken.signal(&label);
                     }
                     Ok(Event::Lost(label, why)) => {

@@ -5,8 +5,10 @@
 //! ordinary round run earlier and the signalling lexicon's ops due in it (a scheduled op
 //! whatever its cron; ops whose lexicons did not signal keep their schedules), and that round
 //! re-observes everything. A signal wakes the daemon as soon as the substrate has been quiet for
-//! [`SETTLE`] (50 ms: a burst of writes, such as an editor's save or a loop of edits, is one wake
-//! that observes all of it, not a round that sees half), whatever its interval, unless a round
+//! its stream's settle ([`Subscription::settle`]; [`SETTLE`], 50 ms, unless the lexicon says
+//! otherwise: a burst of writes, such as an editor's save or a loop of edits, is one wake that
+//! observes all of it, not a round that sees half; a supervisor's stream, whose every line is a
+//! whole change, settles in 10 ms), whatever its interval, unless a round
 //! that consumed signals started less than a floor ago ([`DEFAULT_FLOOR`], 5 s): then it waits
 //! for the floor. A substrate that never goes quiet wakes a round a floor after its first signal. A storm inside one window costs at most one early round per floor, and
 //! a substrate that never stops sending settles into ticking on the floor; rounds the timer
@@ -26,9 +28,10 @@ use crate::observe::{ChangeSink, Lexicon, SubscribeError, Subscription};
 /// The earliest a signal wakes a round after the last round that consumed signals started.
 pub const DEFAULT_FLOOR: Duration = Duration::from_secs(5);
 
-/// How long a pending signal waits for the next one before it wakes a round; a signal coming
-/// sooner restarts the wait, up to a floor after the first pending signal.
-pub const SETTLE: Duration = Duration::from_millis(50);
+/// How long a pending signal waits by default for the next one before it wakes a round; a signal
+/// coming sooner restarts the wait, up to a floor after the first pending signal. A stream may
+/// settle sooner or later ([`Subscription::with_settle`]).
+pub const SETTLE: Duration = Subscription::DEFAULT_SETTLE;
 
 /// Why the daemon woke.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -49,13 +52,15 @@ pub struct Gate {
     pending: bool,
     signals: u64,
     first: Option<Instant>,
-    last: Option<Instant>,
+    /// When the pending signals have settled: the latest of each one's arrival plus its
+    /// stream's settle.
+    settled: Option<Instant>,
 }
 
 impl Gate {
     /// Creates a gate with `floor`, as if a round started at `now` with no signal pending.
     pub fn new(floor: Duration, now: Instant) -> Gate {
-        Gate { floor, round_start: now, consumed: None, pending: false, signals: 0, first: None, last: None }
+        Gate { floor, round_start: now, consumed: None, pending: false, signals: 0, first: None, settled: None }
     }
 
     /// Records that a round started at `now`: pending signals are consumed by it (and the floor
@@ -68,15 +73,15 @@ impl Gate {
         self.pending = false;
         self.signals = 0;
         self.first = None;
-        self.last = None;
+        self.settled = None;
     }
 
-    /// Records a signal that arrived at `now`.
-    pub fn signal(&mut self, now: Instant) {
+    /// Records a signal that arrived at `now` on a stream that settles in `settle`.
+    pub fn signal(&mut self, now: Instant, settle: Duration) {
         self.pending = true;
         self.signals += 1;
         self.first.get_or_insert(now);
-        self.last = Some(now);
+        self.settled = self.settled.max(Some(now + settle));
     }
 
     /// Returns how many signals arrived since the last round started.
@@ -90,14 +95,14 @@ impl Gate {
     }
 
     /// Returns when to wake after a round that ended at `round_end`, and why: the timer at
-    /// `round_end + interval`, or, with a signal pending, once the signals have settled
-    /// ([`SETTLE`] after the last, at most a floor after the first) and no earlier than the floor
+    /// `round_end + interval`, or, with a signal pending, once the signals have settled (each
+    /// its stream's settle after it, at most a floor after the first) and no earlier than the floor
     /// after the last round that consumed signals started, if that is earlier.
     pub fn next_wake(&self, round_end: Instant, interval: Duration) -> (Instant, Wake) {
         let timer = round_end + interval;
         if self.pending {
-            let settled = match (self.first, self.last) {
-                (Some(first), Some(last)) => (last + SETTLE).min(first + self.floor),
+            let settled = match (self.first, self.settled) {
+                (Some(first), Some(settled)) => settled.min(first + self.floor),
                 _ => round_end,
             };
             let at = self.consumed.map_or(round_end, |consumed| (consumed + self.floor).max(round_end)).max(settled);
@@ -161,6 +166,15 @@ impl Subscriptions {
     /// Creates an empty set.
     pub fn new() -> Self {
         Subscriptions::default()
+    }
+
+    /// Returns how long a signal of `label`'s stream waits for the next ([`SETTLE`] when it has
+    /// no live subscription).
+    pub fn settle(&self, label: &str) -> Duration {
+        match self.states.get(label) {
+            Some(State::Live(subscription)) => subscription.settle(),
+            _ => SETTLE,
+        }
     }
 
     /// Makes sure `lexicon` (labelled `label`) is subscribed, returning the line to print, if
@@ -228,13 +242,13 @@ mod tests {
     fn a_signal_wakes_at_once_then_no_earlier_than_the_floor_after_the_round_that_consumed_it() {
         let t0 = Instant::now();
         let mut gate = Gate::new(DEFAULT_FLOOR, t0);
-        gate.signal(t0);
+        gate.signal(t0, SETTLE);
         let end = t0 + Duration::from_secs(1);
         // No round consumed a signal yet: at once, under a long timer or a short one.
         assert_eq!(gate.next_wake(end, Duration::from_secs(300)), (end, Wake::Signal));
         assert_eq!(gate.next_wake(end, Duration::from_secs(1)), (end, Wake::Signal));
         gate.round_started(end);
-        gate.signal(end);
+        gate.signal(end, SETTLE);
         let end2 = end + Duration::from_millis(300);
         assert_eq!(gate.next_wake(end2, Duration::from_secs(300)), (end + DEFAULT_FLOOR, Wake::Signal));
         // A round that ran past the floor: the signal wakes at once (a deadline already passed).
@@ -249,7 +263,7 @@ mod tests {
         for n in 1..=3 {
             gate.round_started(t0 + Duration::from_secs(n));
         }
-        gate.signal(t0 + Duration::from_secs(3));
+        gate.signal(t0 + Duration::from_secs(3), SETTLE);
         let end = t0 + Duration::from_millis(3100);
         assert_eq!(gate.next_wake(end, Duration::from_secs(1)), (end, Wake::Signal));
     }
@@ -259,7 +273,7 @@ mod tests {
         let t0 = Instant::now();
         let mut gate = Gate::new(DEFAULT_FLOOR, t0);
         for _ in 0..100 {
-            gate.signal(t0);
+            gate.signal(t0, SETTLE);
         }
         assert_eq!(gate.signals(), 100);
         let end = t0 + Duration::from_millis(200);
@@ -271,7 +285,7 @@ mod tests {
         assert_eq!(gate.next_wake(end, Duration::from_secs(300)), (end + Duration::from_secs(300), Wake::Timer));
         // ...and the storm going on waits for the floor after that round's start.
         for _ in 0..100 {
-            gate.signal(end);
+            gate.signal(end, SETTLE);
         }
         assert_eq!(gate.next_wake(end, Duration::from_secs(300)), (at + DEFAULT_FLOOR, Wake::Signal));
     }
@@ -282,16 +296,31 @@ mod tests {
         let mut gate = Gate::new(DEFAULT_FLOOR, t0);
         let ms = Duration::from_millis;
         for n in 0..10 {
-            gate.signal(t0 + ms(10 * n));
+            gate.signal(t0 + ms(10 * n), SETTLE);
         }
         // Still bursting when the round ended: the wake waits for the last signal to settle.
         let end = t0 + ms(60);
         assert_eq!(gate.next_wake(end, Duration::from_secs(300)), (t0 + ms(90) + SETTLE, Wake::Signal));
         // A substrate that never goes quiet: a floor after its first signal.
         for n in 10..1000 {
-            gate.signal(t0 + ms(10 * n));
+            gate.signal(t0 + ms(10 * n), SETTLE);
         }
         assert_eq!(gate.next_wake(end, Duration::from_secs(300)), (t0 + DEFAULT_FLOOR, Wake::Signal));
+    }
+
+    #[test]
+    fn each_signal_settles_in_its_own_streams_time() {
+        let t0 = Instant::now();
+        let ms = Duration::from_millis;
+        let mut gate = Gate::new(DEFAULT_FLOOR, t0);
+        gate.signal(t0, ms(10));
+        assert_eq!(gate.next_wake(t0, Duration::from_secs(300)), (t0 + ms(10), Wake::Signal));
+        // A file written meanwhile: the wake waits for the burst its stream may still send.
+        gate.signal(t0 + ms(5), SETTLE);
+        assert_eq!(gate.next_wake(t0, Duration::from_secs(300)), (t0 + ms(5) + SETTLE, Wake::Signal));
+        // A supervisor's line after it does not bring the wake forward.
+        gate.signal(t0 + ms(6), ms(10));
+        assert_eq!(gate.next_wake(t0, Duration::from_secs(300)), (t0 + ms(5) + SETTLE, Wake::Signal));
     }
 
     #[test]
@@ -321,9 +350,9 @@ mod tests {
     fn the_timer_wins_when_it_is_sooner_than_the_floor() {
         let t0 = Instant::now();
         let mut gate = Gate::new(DEFAULT_FLOOR, t0);
-        gate.signal(t0);
+        gate.signal(t0, SETTLE);
         gate.round_started(t0);
-        gate.signal(t0);
+        gate.signal(t0, SETTLE);
         let end = t0 + Duration::from_millis(100);
         assert_eq!(gate.next_wake(end, Duration::from_secs(1)), (end + Duration::from_secs(1), Wake::Timer));
     }

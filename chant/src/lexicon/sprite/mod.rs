@@ -497,8 +497,14 @@ pub fn subscribe_changes_in(
             let _ = self.0.shutdown(std::net::Shutdown::Both);
         }
     }
-    Ok(crate::observe::Subscription::new(Guard(closer, closed)))
+    Ok(crate::observe::Subscription::new(Guard(closer, closed)).with_settle(SUPERVISOR_SETTLE))
 }
+
+/// How long a supervisor's change waits for the next before it wakes a round: each line of its
+/// stream is one whole state change (a child exited, a service started), not a part of a burst
+/// of writes, so the wait only gathers the lines of one cause (the exits of a service's
+/// processes, which the supervisor writes within a millisecond of each other).
+pub const SUPERVISOR_SETTLE: std::time::Duration = std::time::Duration::from_millis(10);
 
 /// One line describing a box services step's result, for the run record.
 pub fn describe(step: &Step, result: &Value) -> String {
