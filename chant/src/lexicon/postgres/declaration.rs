@@ -341,41 +341,37 @@ impl PostgresDeclaration {
     }
 
     /// Returns the declared entities: schemas, tables, their columns, and unsupported kinds, in
-    /// name order for a declaration that [validates](Self::validate): each schema, then the
-    /// tables and unsupported entities in it by name, each table followed by its columns by
-    /// name. Its identifiers sort after the `.` that joins them, so this is the order of the
-    /// names themselves, and a change set takes the list as it is instead of sorting it. Of a
-    /// declaration that does not validate, the entities no schema's turn reached come last.
+    /// name order: the schemas, tables and unsupported entities merged by name, each table
+    /// followed by its columns by name. The identifiers of a declaration that
+    /// [validates](Self::validate) sort after the `.` that joins them, so a table's columns sort
+    /// before any name after the table's, and a change set takes the list as it is instead of
+    /// sorting it.
     pub fn entities(&self) -> Vec<DeclaredEntity> {
         let columns: usize = self.tables.values().map(|t| t.columns.len()).sum();
         let mut out = Vec::with_capacity(self.schemas.len() + self.tables.len() * 2 + columns + self.unsupported.len());
+        let mut schemas = self.schemas().into_iter().peekable();
         let mut tables = self.tables.iter().peekable();
         let mut unsupported = self.unsupported.iter().peekable();
-        for schema in self.schemas() {
-            let mut prefix = String::with_capacity(schema.len() + 1);
-            prefix.push_str(&schema);
-            prefix.push('.');
-            out.push(DeclaredEntity::new(schema).kind(SCHEMA_KIND));
-            loop {
-                let table = tables.peek().map(|(name, _)| name.as_str()).filter(|n| n.starts_with(&prefix));
-                let other = unsupported.peek().map(|(name, _)| name.as_str()).filter(|n| n.starts_with(&prefix));
-                let unsupported_first = match (table, other) {
-                    (None, None) => break,
-                    (Some(table), Some(other)) => other < table,
-                    (None, Some(_)) => true,
-                    (Some(_), None) => false,
-                };
-                if unsupported_first {
-                    out.extend(unsupported.next().map(unsupported_entity));
-                } else if let Some((entity, table)) = tables.next() {
-                    table_entities(entity, table, &mut out);
+        loop {
+            // The source whose next name is the smallest (of equal names, the first source).
+            let heads = [
+                schemas.peek().map(String::as_str),
+                tables.peek().map(|(name, _)| name.as_str()),
+                unsupported.peek().map(|(name, _)| name.as_str()),
+            ];
+            let Some((_, source)) = heads.into_iter().enumerate().filter_map(|(i, head)| Some((head?, i))).min() else {
+                break;
+            };
+            match source {
+                0 => out.extend(schemas.next().map(|schema| DeclaredEntity::new(schema).kind(SCHEMA_KIND))),
+                1 => {
+                    if let Some((entity, table)) = tables.next() {
+                        table_entities(entity, table, &mut out);
+                    }
                 }
+                _ => out.extend(unsupported.next().map(unsupported_entity)),
             }
         }
-        for (entity, table) in tables {
-            table_entities(entity, table, &mut out);
-        }
-        out.extend(unsupported.map(unsupported_entity));
         out
     }
 }
@@ -665,6 +661,12 @@ mod tests {
         sorted.sort();
         assert_eq!(names, sorted);
         assert_eq!(names.len(), 4 + 3 * (1 + 4 * 4));
+        // A view in a schema with no table and no schema of its own still comes in its place.
+        let lone = PostgresDeclaration::new()
+            .materialized_view("m", "v")
+            .table(Table::new("z", "t").column(Column::new("a", "int")));
+        let names: Vec<String> = lone.entities().into_iter().map(|e| e.name).collect();
+        assert_eq!(names, ["m.v", "z", "z.t", "z.t.a"]);
         let email = d.entities().into_iter().find(|e| e.name == "app.users.email").unwrap();
         assert_eq!(email.properties[property::TYPE], "character varying(20)");
         assert_eq!(email.properties[property::NOT_NULL], "false");
