@@ -407,6 +407,35 @@ pub(super) fn second_reader<B>(
     }
 }
 
+/// One reading of the catalog, in one snapshot ([`read_shared`]).
+#[derive(Debug)]
+pub(super) enum Read<P, B> {
+    /// Over two connections: what each read, with what was made of it as soon as it was read
+    /// (`meanwhile` of the columns, `beside` of the schemas and relations).
+    Shared {
+        /// The schemas and relations.
+        relations: Relations,
+        /// What `beside` made of them.
+        made: B,
+        /// The columns.
+        columns: NamedColumns,
+        /// What `meanwhile` made of them.
+        early: P,
+    },
+    /// Over one connection.
+    Whole(Snapshot),
+}
+
+impl<P, B> Read<P, B> {
+    /// The snapshot of the read ([`QUERIES`] queries), what was made of it set aside.
+    pub(super) fn snapshot(self) -> Snapshot {
+        match self {
+            Read::Shared { relations, columns, .. } => relations.assemble(columns.columns),
+            Read::Whole(snapshot) => snapshot,
+        }
+    }
+}
+
 /// Reads the catalog like [`read`], in one snapshot, over two connections at the same time: `client`
 /// opens a read-only, repeatable-read transaction, exports its snapshot
 /// (`pg_export_snapshot()`, as `pg_dump -j` shares one) through `share` and runs [`COLUMNS`]
@@ -421,8 +450,9 @@ pub(super) fn second_reader<B>(
 /// `meanwhile` is given the columns as soon as they are read, before the relations are waited
 /// for: what it makes there is made while the second connection may still be reading. `shared`
 /// answers the relations with what the second connection's `beside` made of them; when the
-/// first connection reads them itself, `beside` is called here. Both answers are returned with
-/// the snapshot; `None` when the export failed and the read went the one-connection way.
+/// first connection reads them itself, `beside` is called here. Both reads are returned with
+/// what was made of them ([`Read::Shared`]); when the export failed, the read goes the
+/// one-connection way ([`Read::Whole`]).
 ///
 /// # Errors
 ///
@@ -433,7 +463,7 @@ pub(super) fn read_shared<P, B>(
     shared: impl FnOnce() -> Option<(Relations, B)>,
     meanwhile: impl FnOnce(&NamedColumns) -> P,
     beside: impl FnOnce(&Relations) -> B,
-) -> Result<(Snapshot, Option<(P, B)>), postgres::Error> {
+) -> Result<Read<P, B>, postgres::Error> {
     let mut tx = client.build_transaction().isolation_level(IsolationLevel::RepeatableRead).read_only(true).start()?;
     let exported = tx
         .query_typed("SELECT pg_catalog.pg_export_snapshot()", &[])
@@ -443,7 +473,7 @@ pub(super) fn read_shared<P, B>(
         // The export failed (and took the transaction with it): no second reader.
         drop(share);
         drop(tx);
-        return in_one_snapshot(client, |tx| read(tx)).map(|snapshot| (snapshot, None));
+        return in_one_snapshot(client, |tx| read(tx)).map(Read::Whole);
     };
     // The second reader waits for this snapshot and nothing else: its channel closes here.
     let _ = share.send(Share::Snapshot(id));
@@ -459,5 +489,5 @@ pub(super) fn read_shared<P, B>(
         }
     };
     tx.commit()?;
-    Ok((relations.assemble(columns.columns), Some((early, made))))
+    Ok(Read::Shared { relations, made, columns, early })
 }

@@ -391,7 +391,7 @@ impl PostgresLexicon {
             .and_then(|config| read_catalog(&config, |_, _| (), |_, _| ()))
             .map_err(|f| self.connect_error(f))?;
         let snapshot = snapshot
-            .map(|(snapshot, _)| snapshot)
+            .map(catalog::Read::snapshot)
             .map_err(|e| PostgresError::Unreachable { address: address.clone(), detail: describe(&e) })?;
         Ok((snapshot, address))
     }
@@ -610,21 +610,13 @@ impl Lexicon for PostgresLexicon {
             }
         };
         match snapshot {
-            Ok((snapshot, made)) => {
-                let observation = match made {
-                    Some((prepared, relations)) => {
-                        verdict::observation_of(&self.declaration, relations, prepared, self.owned_only)
-                    }
-                    None => {
-                        let ctx = verdict::ReadContext {
-                            identity: &self.identity,
-                            owned_only: self.owned_only,
-                            address: &address,
-                        };
-                        verdict::observation(&self.declaration, &snapshot, &ctx)
-                    }
-                };
-                Ok(observation)
+            Ok(catalog::Read::Shared { made, early, .. }) => {
+                Ok(verdict::observation_of(&self.declaration, made, early, self.owned_only))
+            }
+            Ok(catalog::Read::Whole(snapshot)) => {
+                let ctx =
+                    verdict::ReadContext { identity: &self.identity, owned_only: self.owned_only, address: &address };
+                Ok(verdict::observation(&self.declaration, &snapshot, &ctx))
             }
             Err(e) => Ok(self.all_unobserved(
                 declared,
@@ -708,10 +700,10 @@ fn connect_with(config: &Config) -> Result<(Client, String), ConnectFailure> {
     }
 }
 
-/// What [`read_catalog`] returns: the snapshot with what its `meanwhile` made of the columns
-/// and its `beside` of the schemas and relations (`None` when the read went over one
-/// connection), or the read's failure; and the address asked.
-type CatalogRead<P, B> = (Result<(Snapshot, Option<(P, B)>), postgres::Error>, String);
+/// What [`read_catalog`] returns: the read (with what its `meanwhile` made of the columns and
+/// its `beside` of the schemas and relations, when it went over two connections), or the read's
+/// failure; and the address asked.
+type CatalogRead<P, B> = (Result<catalog::Read<P, B>, postgres::Error>, String);
 
 /// The catalog read of an observation ([`catalog::read_shared`]): two connections are opened
 /// at once, the second on a thread of its own, and the second reads the schemas and relations
@@ -740,7 +732,7 @@ where
     if config.get_hosts().len() > 1 || config.get_hostaddrs().len() > 1 {
         // With several hosts the second connection could reach another server: one connection.
         let (mut client, address) = connect_with(config)?;
-        let snapshot = catalog::in_one_snapshot(&mut client, |tx| catalog::read(tx)).map(|s| (s, None));
+        let snapshot = catalog::in_one_snapshot(&mut client, |tx| catalog::read(tx)).map(catalog::Read::Whole);
         return Ok((snapshot, address));
     }
     let started = Instant::now();
@@ -768,7 +760,7 @@ where
                 && share.send(catalog::Share::Alone).is_ok()
                 && let Ok(Some(catalog::SecondRead::Alone(snapshot))) = answered.recv()
             {
-                return Ok((snapshot.map(|snapshot| (snapshot, None)), address(config)));
+                return Ok((snapshot.map(catalog::Read::Whole), address(config)));
             }
             return Err(refused);
         }
