@@ -69,6 +69,19 @@ impl World {
         String::from_utf8(out.stdout).unwrap()
     }
 
+    /// As [`World::git`], with `input` on git's stdin.
+    fn git_stdin(&self, dir: &Path, args: &[&str], input: &str) {
+        use std::io::Write as _;
+        let mut cmd = Command::new("git");
+        cmd.arg("-C").arg(dir).args(args).envs(self.env()).stdin(std::process::Stdio::piped());
+        for name in ["GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_COMMON_DIR"] {
+            cmd.env_remove(name);
+        }
+        let mut child = cmd.spawn().unwrap();
+        child.stdin.take().unwrap().write_all(input.as_bytes()).unwrap();
+        assert!(child.wait().unwrap().success(), "git {args:?}");
+    }
+
     fn project(&self, name: &str) -> PathBuf {
         let dir = self.tmp.path().join(name);
         std::fs::create_dir_all(&dir).unwrap();

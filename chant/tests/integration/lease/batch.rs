@@ -179,3 +179,41 @@ fn a_presence_lease_rides_the_fetch_of_every_lease_beside_the_ops_and_is_release
     store_a.fetch_every().unwrap();
     assert!(store_a.presences_seen(holder_a, at(1)).unwrap().is_empty(), "the fetch prunes it");
 }
+
+/// A batch is pushed from the repository's push directory (`.git/chant/push.git`), which borrows
+/// its objects and includes its configuration: a remote reachable only through a URL rewrite
+/// of the clone's own configuration still takes the batch, the clone's many tags do not slow
+/// the push down by what git would match them against, and a push directory made for a clone
+/// that has since moved is made again for where it is now.
+#[test]
+fn a_batch_is_pushed_from_the_push_directory_with_the_clones_own_configuration() {
+    let world = World::new();
+    let (bare, a, _b) = world.remote_pair();
+    // Only the clone's configuration knows where `chant-test:` goes.
+    world.git(&a, &["config", &format!("url.{}.insteadOf", bare.display()), "chant-test:"]);
+    world.git(&a, &["remote", "set-url", "origin", "chant-test:"]);
+    let tags: String = (0..2000)
+        .map(|i| format!("create refs/tags/v{i} {}\n", world.git(&a, &["rev-parse", "HEAD"]).trim()))
+        .collect();
+    world.git_stdin(&a, &["update-ref", "--stdin"], &tags);
+
+    let store = world.store(&a, Some("origin"));
+    store.fetch_every().unwrap();
+    let held = all_acquired(store.acquire_every(&keys(50), "a:1:aaaaaaaa", TTL, at(0)).unwrap());
+    assert_eq!(remote_leases(&world, &bare).len(), 50, "every lease landed through the rewritten URL");
+    let push_dir = a.join(".git/chant/push.git");
+    let lent = std::fs::read_to_string(push_dir.join("objects/info/alternates")).unwrap();
+    assert_eq!(lent.trim_end(), std::path::absolute(a.join(".git/objects")).unwrap().to_str().unwrap());
+    assert_eq!(world.git(&push_dir, &["for-each-ref"]), "", "the push directory holds no references");
+    assert_eq!(world.git(&push_dir, &["config", "--bool", "core.bare"]).trim(), "true");
+
+    // The clone moves: the push directory lends the old place's objects, and is made again.
+    let moved = world.tmp.path().join("moved");
+    std::fs::rename(&a, &moved).unwrap();
+    let store = world.store(&moved, Some("origin"));
+    let released: Vec<bool> = store.release_every(&held).unwrap().into_iter().map(Result::unwrap).collect();
+    assert!(released.iter().all(|r| *r), "{released:?}");
+    assert_eq!(remote_leases(&world, &bare), Vec::<String>::new());
+    let lent = std::fs::read_to_string(moved.join(".git/chant/push.git/objects/info/alternates")).unwrap();
+    assert!(lent.starts_with(std::path::absolute(&moved).unwrap().to_str().unwrap()), "{lent}");
+}
