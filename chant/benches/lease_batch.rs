@@ -3,7 +3,9 @@
 //! (`LeaseStore::acquire_every`, `release_every`), each ref under its own `--force-with-lease`.
 //!
 //! Run: `cargo bench -p chant --bench lease_batch` (`CHANT_BENCH_LEASES=100,200,500,1000,2000`
-//! picks the batch sizes, `CHANT_BENCH_REPS` the repetitions of each, default 3).
+//! picks the batch sizes, `CHANT_BENCH_REPS` the repetitions of each, default 3, and
+//! `CHANT_BENCH_TAGS=5000` gives each clone that many tags, as a project's repository has: git
+//! matches each ref of a push against every local ref, which the push directory avoids).
 //!
 //! For each size K it makes a bare remote on this machine and a clone, then times, K leases at a
 //! time: the fetch of every lease plus the acquiring push, and the fetch plus the releasing push,
@@ -35,7 +37,10 @@ fn main() {
         .map(|s| s.trim().parse().unwrap())
         .collect();
     let reps: usize = std::env::var("CHANT_BENCH_REPS").ok().and_then(|s| s.parse().ok()).unwrap_or(3);
-    println!("lease batches against a bare remote on this machine, {reps} repetitions of each size");
+    let tags: usize = std::env::var("CHANT_BENCH_TAGS").ok().and_then(|s| s.parse().ok()).unwrap_or(0);
+    println!(
+        "lease batches against a bare remote on this machine, {reps} repetitions of each size, {tags} tags in the clone"
+    );
     println!("temporary directory: {}", chant_testkit::filesystem::describe(&std::env::temp_dir()));
     let anchor = median((0..reps.max(3)).map(|_| one_git_push()).collect());
     println!("anchor: one `git push` of one lease ref by the git binary: {:.1} ms", ms(anchor));
@@ -47,7 +52,7 @@ fn main() {
     for &k in &sizes {
         let (mut acquires, mut releases) = (Vec::new(), Vec::new());
         for _ in 0..reps {
-            let (a, r) = batch(k);
+            let (a, r) = batch(k, tags);
             acquires.push(a);
             releases.push(r);
         }
@@ -72,9 +77,20 @@ fn main() {
 
 /// Acquires `k` leases in one batch on a fresh remote and releases them in another; the two
 /// durations, each with its fetch of every lease.
-fn batch(k: usize) -> (Duration, Duration) {
+fn batch(k: usize, tags: usize) -> (Duration, Duration) {
     let tmp = tempfile::tempdir().unwrap();
     let work = remote_and_clone(tmp.path());
+    if tags > 0 {
+        // Packed, as a clone's tags are: one file of `<object> <ref>` lines, sorted.
+        let file = tmp.path().join("tag.txt");
+        std::fs::write(&file, "tagged\n").unwrap();
+        let object = git(&work, &["hash-object", "-w", file.to_str().unwrap()]);
+        let mut names: Vec<String> = (0..tags).map(|i| format!("refs/tags/v{i}")).collect();
+        names.sort();
+        let lines: String = names.iter().map(|n| format!("{} {n}\n", object.trim())).collect();
+        std::fs::write(work.join(".git/packed-refs"), format!("# pack-refs with: peeled fully-peeled sorted\n{lines}"))
+            .unwrap();
+    }
     let config =
         LedgerConfig { remote: Some("origin".into()), git_env: hermetic(tmp.path()), ..LedgerConfig::default() };
     let store = LeaseStore::new(&Ledger::open(&work, config).unwrap());
