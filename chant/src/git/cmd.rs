@@ -288,7 +288,8 @@ impl Git {
     /// own `--force-with-lease=<ref>:<expected>`: the remote accepts or refuses each reference on
     /// its own. Returns the outcome of each update, in order. Hooks are not run.
     ///
-    /// The push runs from this repository's push directory ([`push_dir`]) when it has one: git
+    /// The push runs from this repository's push directory (`.git/chant/push.git`, a bare
+    /// repository with no references that borrows this one's objects) when it has one: git
     /// matches every reference of a push against every local reference, so from the repository
     /// itself a push of K leases costs K times its reference count (tags, branches, lease copies).
     pub fn push_many(&self, remote: &str, updates: &[RefUpdate]) -> Result<Vec<Pushed>> {
@@ -401,6 +402,37 @@ mod tests {
     use std::os::unix::fs::PermissionsExt;
 
     use super::*;
+
+    /// A git directory's files as `push_dir` reads them: `objects/` and `config`.
+    fn git_dir_with(dir: &Path, config: &str) {
+        std::fs::create_dir_all(dir.join("objects")).unwrap();
+        std::fs::write(dir.join("config"), config).unwrap();
+    }
+
+    #[test]
+    fn a_linked_worktree_pushes_from_its_common_directorys_push_directory() {
+        let tmp = tempfile::tempdir().unwrap();
+        let common = tmp.path().join("repo/.git");
+        git_dir_with(&common, "[core]\n\tbare = false\n");
+        let linked = common.join("worktrees/feature");
+        std::fs::create_dir_all(&linked).unwrap();
+        std::fs::write(linked.join("commondir"), "../..\n").unwrap();
+
+        let dir = push_dir(&linked).unwrap();
+        assert_eq!(std::fs::canonicalize(&dir).unwrap(), std::fs::canonicalize(common.join("chant/push.git")).unwrap());
+        let config = std::fs::read_to_string(dir.join("config")).unwrap();
+        let include = config.find("[include]").unwrap();
+        assert!(include < config.find("bare = true").unwrap(), "our core lines come after the include: {config}");
+        assert_eq!(push_dir(&common), Some(dir), "the same directory from the main worktree");
+    }
+
+    #[test]
+    fn a_repository_that_names_an_object_format_pushes_from_itself() {
+        let tmp = tempfile::tempdir().unwrap();
+        git_dir_with(tmp.path(), "[core]\n\trepositoryformatversion = 1\n[extensions]\n\tobjectFormat = sha256\n");
+        assert_eq!(push_dir(tmp.path()), None);
+        assert!(!tmp.path().join("chant/push.git").exists());
+    }
 
     /// A stand-in for git: a shell script that ignores its arguments.
     fn fake_git(dir: &Path, body: &str) -> PathBuf {
