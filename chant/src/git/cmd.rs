@@ -423,7 +423,12 @@ mod tests {
         let config = std::fs::read_to_string(dir.join("config")).unwrap();
         let include = config.find("[include]").unwrap();
         assert!(include < config.find("bare = true").unwrap(), "our core lines come after the include: {config}");
-        assert_eq!(push_dir(&common), Some(dir), "the same directory from the main worktree");
+        let from_main = push_dir(&common).unwrap();
+        assert_eq!(
+            std::fs::canonicalize(from_main).unwrap(),
+            std::fs::canonicalize(dir).unwrap(),
+            "the same directory from the main worktree"
+        );
     }
 
     #[test]
