@@ -137,7 +137,9 @@ pub(crate) fn push_dir(git_dir: &Path) -> Option<PathBuf> {
         Ok(text) => git_dir.join(text.trim_end_matches(['\n', '\r'])),
         Err(_) => git_dir.to_owned(),
     };
-    let common = std::path::absolute(common).ok()?;
+    // Canonical, so that a linked worktree (whose `commondir` is reached through `..`) and the
+    // main one name the same objects in the same words and do not remake each other's.
+    let common = std::fs::canonicalize(common).ok()?;
     let dir = common.join("chant").join("push.git");
     let alternates = dir.join("objects").join("info").join("alternates");
     let objects = common.join("objects");
@@ -423,7 +425,13 @@ mod tests {
         let config = std::fs::read_to_string(dir.join("config")).unwrap();
         let include = config.find("[include]").unwrap();
         assert!(include < config.find("bare = true").unwrap(), "our core lines come after the include: {config}");
+        let lent = std::fs::read_to_string(dir.join("objects/info/alternates")).unwrap();
         let from_main = push_dir(&common).unwrap();
+        assert_eq!(
+            std::fs::read_to_string(from_main.join("objects/info/alternates")).unwrap(),
+            lent,
+            "not made again from the main worktree"
+        );
         assert_eq!(
             std::fs::canonicalize(from_main).unwrap(),
             std::fs::canonicalize(dir).unwrap(),
