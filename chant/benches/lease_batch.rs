@@ -2,7 +2,7 @@
 //! round's ops in one push of their leases and releases them in one push of deletions
 //! (`LeaseStore::acquire_every`, `release_every`), each ref under its own `--force-with-lease`.
 //!
-//! Run: `cargo bench -p chant --bench lease_batch` (`CHANT_BENCH_LEASES=100,200,500,1000,2000`
+//! Run: `cargo bench -p chant-ops --bench lease_batch` (`CHANT_BENCH_LEASES=100,200,500,1000,2000`
 //! picks the batch sizes, `CHANT_BENCH_REPS` the repetitions of each, default 3, and
 //! `CHANT_BENCH_TAGS=5000` gives each clone that many tags, as a project's repository has: git
 //! matches each ref of a push against every local ref, which the push directory avoids).

@@ -1,6 +1,6 @@
 //! Append cost of the ledger at growing history, to show it is O(1) in the number of records.
 //!
-//! Run with `cargo bench -p chant --bench ledger_append` (release build). For each history size
+//! Run with `cargo bench -p chant-ops --bench ledger_append` (release build). For each history size
 //! it fills one shard key of its own repository to that many records through the public API.
 //! Then, in 31 rounds that visit every repository in turn (so every size sees the same machine
 //! load), it times one more append per repository, then one read of the newest record, and

@@ -3,7 +3,7 @@
 //! core's classification, against `pg_dump --schema-only` of the same database in the same run,
 //! with the ratio. Starts its own throw-away cluster (the integration tests' harness).
 //!
-//! Run: `cargo bench -p chant --bench postgres_deep_observe` (server binaries from `.ci/postgres.sh`).
+//! Run: `cargo bench -p chant-ops --bench postgres_deep_observe` (server binaries from `.ci/postgres.sh`).
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, unreachable_pub, missing_docs)]
 // A benchmark drives pg_dump and the cluster's binaries directly; chant's own children go

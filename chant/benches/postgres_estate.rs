@@ -6,7 +6,7 @@
 //! `lifecycle teardown` call them. Prints the queries each issues and the ratios.
 //! Starts its own throw-away cluster (the integration tests' harness).
 //!
-//! Run: `cargo bench -p chant --bench postgres_estate` (server binaries from `.ci/postgres.sh`).
+//! Run: `cargo bench -p chant-ops --bench postgres_estate` (server binaries from `.ci/postgres.sh`).
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, unreachable_pub, missing_docs)]
 

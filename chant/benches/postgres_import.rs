@@ -4,7 +4,7 @@
 //! the generated module compiled into a scratch project by real cargo, timed (chant itself is
 //! built first, so the second, timed build is the module's own compile and link).
 //!
-//! Run: `cargo bench -p chant --bench postgres_import` (server binaries from `.ci/postgres.sh`).
+//! Run: `cargo bench -p chant-ops --bench postgres_import` (server binaries from `.ci/postgres.sh`).
 //! Set `CHANT_BENCH_SKIP_COMPILE=1` to skip the compile.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, unreachable_pub, missing_docs)]

@@ -3,7 +3,7 @@
 //! the same run, with the ratios of the medians. Starts its own throw-away cluster (the
 //! integration tests' harness).
 //!
-//! Run: `cargo bench -p chant --bench postgres_observe` (server binaries from `.ci/postgres.sh`).
+//! Run: `cargo bench -p chant-ops --bench postgres_observe` (server binaries from `.ci/postgres.sh`).
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, unreachable_pub, missing_docs)]
 // A benchmark drives psql, pg_dump and the cluster's binaries directly; chant's own children go

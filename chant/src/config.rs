@@ -161,6 +161,13 @@ pub struct NotifySection {
     pub command: Vec<CommandSink>,
 }
 
+impl NotifySection {
+    /// Whether it names any sink (a webhook or a command): a section with none sends nothing.
+    pub fn configures_a_sink(&self) -> bool {
+        !self.webhook.is_empty() || !self.command.is_empty()
+    }
+}
+
 /// `[[notify.webhook]]`.
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
 #[serde(deny_unknown_fields)]

@@ -29,6 +29,17 @@ pub enum CheckError {
     },
 }
 
+/// Why a build without the `tls` feature refuses `url`: it is `https://` (compared without regard
+/// to case). `None` when the URL can be sent, always so in a build with the feature.
+pub(crate) fn tls_refusal(url: &str) -> Option<String> {
+    let https = url.get(..8).is_some_and(|s| s.eq_ignore_ascii_case("https://"));
+    (https && !cfg!(feature = "tls")).then(|| {
+        "https:// needs chant's `tls` feature, which this binary was built without \
+         (add \"tls\" to the features of the chant dependency in Cargo.toml)"
+            .to_owned()
+    })
+}
+
 /// ureq's resolver, except that a host that is an IP address is taken as it is: ureq resolves a
 /// name under a timeout on a thread of its own, which a probe of `127.0.0.1` every second need
 /// not start.
@@ -70,6 +81,9 @@ pub fn check(url: &str, timeout: Duration) -> Result<u16, CheckError> {
         .http_status_as_error(false)
         .max_redirects(0)
         .build();
+    if let Some(message) = tls_refusal(url) {
+        return Err(CheckError::Transport { url: url.to_owned(), message });
+    }
     let agent = ureq::Agent::with_parts(config, DefaultConnector::new(), Literal::default());
     match agent.get(url).call() {
         Ok(resp) => {
@@ -107,6 +121,21 @@ mod tests {
             }
         });
         port
+    }
+
+    #[test]
+    fn https_is_refused_naming_the_feature_only_in_a_build_without_tls() {
+        assert_eq!(tls_refusal("http://127.0.0.1/"), None);
+        let refused = tls_refusal("HTTPS://127.0.0.1:9/");
+        assert_eq!(refused.is_some(), !cfg!(feature = "tls"));
+        if let Some(why) = refused {
+            assert!(why.contains("`tls` feature"), "{why}");
+            let Err(CheckError::Transport { message, .. }) = check("https://127.0.0.1:9/", Duration::from_secs(1))
+            else {
+                panic!("an https check without tls did not fail as a transport error");
+            };
+            assert_eq!(message, why);
+        }
     }
 
     #[test]

@@ -29,6 +29,7 @@ pub mod ledger;
 pub mod lexicon;
 pub mod model;
 pub mod notification;
+#[cfg(feature = "notify")]
 pub mod notify;
 pub mod observe;
 pub mod operator;

@@ -1,8 +1,9 @@
 //! `init [DIR] [--env NAME] [--name NAME] [--chant SOURCE]`: a new project that builds and ticks
 //! on its first `cargo run`.
 //!
-//! It writes a package depending on chant (a version, a path or a git repository, as `--chant`
-//! says; default: the version of the running binary), a library declaring one files env and the
+//! It writes a package depending on chant's facade (`chant = { package = "chant-ops", ... }`: a
+//! version, a path or a git repository, as `--chant` says; by default the source this binary was
+//! built from, see [`ChantSource::built_from`]), a library declaring one files env and the
 //! ConvergeOp that keeps it converged, the project binary (`chant::main!()`), a one-tick binary
 //! (`cargo run`'s default), `chant.toml`, `.gitignore` and `.cargo/config.toml`, and runs
 //! `git init` when the directory is in no repository. It never overwrites a file: a target that
@@ -17,6 +18,9 @@ use super::error::println;
 use super::{CommandError, Exit};
 use crate::model::Name;
 
+/// The facade's package name, which the generated `Cargo.toml` renames to `chant`.
+const FACADE_PACKAGE: &str = env!("CARGO_PKG_NAME");
+
 /// Create a new chant project that builds and ticks on the first `cargo run`
 #[derive(Debug, Args)]
 pub struct InitArgs {
@@ -28,8 +32,8 @@ pub struct InitArgs {
     /// The package and project name (default: the directory's name).
     #[arg(long)]
     pub name: Option<String>,
-    /// Where the chant dependency comes from: `VERSION`, `path:DIR` or `git:URL[#REV]`
-    /// (default: this binary's version).
+    /// Where the chant dependency comes from: `VERSION`, `path:DIR` (or a bare `DIR`) or
+    /// `git:URL[#REV]` (default: the source this binary was built from).
     #[arg(long, value_name = "SOURCE")]
     pub chant: Option<String>,
     /// Print what was written as one JSON document on stdout.
@@ -40,11 +44,11 @@ pub struct InitArgs {
 /// Where the generated package's chant dependency comes from.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ChantSource {
-    /// A registry version requirement (`chant = "0.1.0"`).
+    /// A registry version requirement (`chant = { package = "chant-ops", version = "0.1.0" }`).
     Version(String),
-    /// A local checkout of the `chant` crate (`chant = { path = "..." }`).
+    /// A local checkout of the facade crate (`chant = { package = "chant-ops", path = "..." }`).
     Path(PathBuf),
-    /// A git repository, optionally at a revision (`chant = { git = "...", rev = "..." }`).
+    /// A git repository, optionally at a revision (`chant = { package = "chant-ops", git = "..." }`).
     Git {
         /// The repository's URL.
         url: String,
@@ -63,16 +67,17 @@ pub enum ChantSourceError {
     #[error("--chant git: needs a URL (`--chant git:https://host/chant.git#v0.1.0`)")]
     NoUrl,
     /// Neither form nor a version requirement.
-    #[error("--chant `{0}` is neither a version, `path:DIR` nor `git:URL[#REV]`")]
+    #[error("--chant `{0}` is neither a version, a directory (`path:DIR`, `./DIR`) nor `git:URL[#REV]`")]
     Unrecognised(String),
 }
 
 impl ChantSource {
-    /// Parses `--chant`: `path:DIR`, `git:URL[#REV]`, or a version.
+    /// Parses `--chant`: `path:DIR`, `git:URL[#REV]`, a version, or a bare directory (a value
+    /// holding a `/` or starting with `.` or `~`, such as `../chant`).
     ///
     /// # Errors
     ///
-    /// A [`ChantSourceError`] naming the flag when the value is empty or not one of the three forms.
+    /// A [`ChantSourceError`] naming the flag when the value is empty or not one of the forms.
     pub fn parse(text: &str) -> Result<Self, ChantSourceError> {
         if let Some(dir) = text.strip_prefix("path:") {
             if dir.is_empty() {
@@ -90,6 +95,9 @@ impl ChantSource {
             }
             return Ok(ChantSource::Git { url: url.to_owned(), rev });
         }
+        if text.contains('/') || text.starts_with('.') || text.starts_with('~') {
+            return Ok(ChantSource::Path(PathBuf::from(text)));
+        }
         let version_like = !text.is_empty()
             && text.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '+' | '=' | '^' | '~' | '*'));
         if version_like {
@@ -99,17 +107,65 @@ impl ChantSource {
         }
     }
 
+    /// The source this binary was built from, `init`'s default: the facade's directory when it
+    /// is a checkout that still holds the facade's `Cargo.toml`; this version from the registry
+    /// when it was built from the registry (`cargo install`); `None` when the checkout is gone.
+    pub fn built_from() -> Option<ChantSource> {
+        Self::built_from_dir(Path::new(env!("CARGO_MANIFEST_DIR")))
+    }
+
+    fn built_from_dir(dir: &Path) -> Option<ChantSource> {
+        let from_registry = dir
+            .components()
+            .collect::<Vec<_>>()
+            .windows(2)
+            .any(|w| w[0].as_os_str() == "registry" && w[1].as_os_str() == "src");
+        if from_registry {
+            return Some(ChantSource::Version(env!("CARGO_PKG_VERSION").to_owned()));
+        }
+        facade_dir(dir).map(ChantSource::Path)
+    }
+
     /// The dependency line of the generated `Cargo.toml`.
     pub fn dependency(&self) -> String {
+        let package = toml_str(FACADE_PACKAGE);
         match self {
-            ChantSource::Version(v) => format!("chant = {}", toml_str(v)),
-            ChantSource::Path(p) => format!("chant = {{ path = {} }}", toml_str(&p.display().to_string())),
-            ChantSource::Git { url, rev: None } => format!("chant = {{ git = {} }}", toml_str(url)),
+            ChantSource::Version(v) => format!("chant = {{ package = {package}, version = {} }}", toml_str(v)),
+            ChantSource::Path(p) => {
+                format!("chant = {{ package = {package}, path = {} }}", toml_str(&p.display().to_string()))
+            }
+            ChantSource::Git { url, rev: None } => {
+                format!("chant = {{ package = {package}, git = {} }}", toml_str(url))
+            }
             ChantSource::Git { url, rev: Some(r) } => {
-                format!("chant = {{ git = {}, rev = {} }}", toml_str(url), toml_str(r))
+                format!("chant = {{ package = {package}, git = {}, rev = {} }}", toml_str(url), toml_str(r))
             }
         }
     }
+
+    /// Says in words where the dependency comes from, for `init`'s output.
+    pub fn describe(&self) -> String {
+        match self {
+            ChantSource::Version(v) => format!("{FACADE_PACKAGE} {v} from the registry"),
+            ChantSource::Path(p) => format!("the checkout at {}", p.display()),
+            ChantSource::Git { url, rev: None } => format!("the git repository {url}"),
+            ChantSource::Git { url, rev: Some(r) } => format!("the git repository {url} at {r}"),
+        }
+    }
+}
+
+/// The facade's directory at or under `dir`: `dir` itself when its `Cargo.toml` is the facade's
+/// package, else its `chant/` (a checkout's workspace root names its facade directory that way).
+fn facade_dir(dir: &Path) -> Option<PathBuf> {
+    [dir.to_owned(), dir.join("chant")]
+        .into_iter()
+        .find(|d| package_name(&d.join("Cargo.toml")).as_deref() == Some(FACADE_PACKAGE))
+}
+
+/// The `[package] name` of the manifest at `manifest`, when it is one.
+fn package_name(manifest: &Path) -> Option<String> {
+    let table: toml::Table = std::fs::read_to_string(manifest).ok()?.parse().ok()?;
+    Some(table.get("package")?.get("name")?.as_str()?.to_owned())
 }
 
 /// A TOML basic string (the JSON escape rules are a subset TOML accepts).
@@ -173,9 +229,27 @@ default-run = "{tick_bin}"
 
 [dependencies]
 {chant_dep}
+# The runtime, the files lexicon and the command line are always there. Optional parts, each a
+# feature on the line above (`features = ["postgres", "serve"]`):
+#   "postgres"  the PostgreSQL lexicon: tables, columns and roles, observed and applied
+#   "box"       box services: observe, restart and apply them through the sprite-env supervisor
+#   "serve"     `chant serve`: the read-only web dashboard over the ledger
+#   "metrics"   `operator --metrics-addr`: Prometheus metrics, /healthz and /readyz
+#   "notify"    the operator's notifications to webhooks and commands
+#   "import"    `chant import --from`: Rust declarations written from a live estate
+#   "watch"     the operator wakes as soon as a watched files root changes (inotify)
+#   "tls"       https:// URLs for http_check, notifications and approvals
 
 # A project of its own, even when it sits inside another cargo workspace.
 [workspace]
+
+# Small, quick debug builds: line tables for your own code (backtraces keep file and line), no
+# debug info for dependencies.
+[profile.dev]
+debug = "line-tables-only"
+
+[profile.dev.package."*"]
+debug = false
 "#;
 
 const CHANT_TOML: &str = r#"# chant's configuration of this project. Relative paths are anchored at this directory; secrets
@@ -266,6 +340,8 @@ pub struct Initialised {
     pub project: String,
     /// The declared env.
     pub env: String,
+    /// The chant dependency, as the generated `Cargo.toml` spells it.
+    pub chant: String,
     /// The files written, relative to the root.
     pub files: Vec<String>,
     /// Whether `git init` ran (the directory was in no repository).
@@ -289,7 +365,13 @@ pub fn cmd_init(args: &InitArgs) -> Result<Exit, CommandError> {
     let env = Name::parse("env name", args.env.as_str()).map_err(CommandError::usage)?;
     let chant = match &args.chant {
         Some(s) => ChantSource::parse(s).map_err(CommandError::usage)?,
-        None => ChantSource::Version(env!("CARGO_PKG_VERSION").to_owned()),
+        None => ChantSource::built_from().ok_or_else(|| {
+            CommandError::usage(format!(
+                "this chant was built from {}, which no longer holds chant's source",
+                env!("CARGO_MANIFEST_DIR")
+            ))
+            .hint("say where chant comes from: --chant path:DIR (a checkout), --chant git:URL[#REV] or --chant VERSION")
+        })?,
     };
     let chant = match chant {
         ChantSource::Path(p) => ChantSource::Path(absolute(&p, &super::working_dir()?)?),
@@ -320,6 +402,7 @@ pub fn cmd_init(args: &InitArgs) -> Result<Exit, CommandError> {
         root: root.clone(),
         project: scaffold.name.as_str().to_owned(),
         env: scaffold.env.as_str().to_owned(),
+        chant: scaffold.chant.dependency(),
         files: files.into_iter().map(|(p, _)| p).collect(),
         git_init,
     };
@@ -329,6 +412,7 @@ pub fn cmd_init(args: &InitArgs) -> Result<Exit, CommandError> {
         return Ok(Exit::Done);
     }
     println(&format!("created project {} in {}", done.project, root.display()))?;
+    println(&format!("  chant: {} ({})", scaffold.chant.describe(), scaffold.chant.dependency()))?;
     for f in &done.files {
         println(&format!("  {f}"))?;
     }
@@ -350,16 +434,19 @@ fn dir_name(root: &Path) -> Result<String, CommandError> {
 }
 
 fn absolute(p: &Path, cwd: &Path) -> Result<PathBuf, CommandError> {
-    let joined = if p.is_absolute() { p.to_owned() } else { cwd.join(p) };
-    let canonical =
-        joined.canonicalize().map_err(|e| CommandError::usage(format!("--chant path:{}: {e}", p.display())))?;
-    if !canonical.join("Cargo.toml").is_file() {
-        return Err(CommandError::usage(format!(
-            "--chant path:{} holds no Cargo.toml; name the `chant` crate's directory (the one with chant's Cargo.toml)",
+    let expanded = match (p.strip_prefix("~"), std::env::var_os("HOME")) {
+        (Ok(rest), Some(home)) => PathBuf::from(home).join(rest),
+        _ => p.to_owned(),
+    };
+    let joined = if expanded.is_absolute() { expanded } else { cwd.join(expanded) };
+    let canonical = joined.canonicalize().map_err(|e| CommandError::usage(format!("--chant {}: {e}", p.display())))?;
+    facade_dir(&canonical).ok_or_else(|| {
+        CommandError::usage(format!(
+            "--chant {} holds no {FACADE_PACKAGE} package (neither its Cargo.toml nor chant/Cargo.toml names it)",
             p.display()
-        )));
-    }
-    Ok(canonical)
+        ))
+        .hint("name a checkout of chant (its root or its chant/ directory): --chant path:../chant")
+    })
 }
 
 fn write_new(path: &Path, text: &str) -> Result<(), CommandError> {
@@ -405,14 +492,7 @@ pub fn no_ops_hint() -> String {
 
 /// The library crate name of the package whose `Cargo.toml` is nearest above `dir`.
 fn package_lib(dir: &Path) -> Option<String> {
-    let manifest = dir.ancestors().map(|d| d.join("Cargo.toml")).find(|p| {
-        std::fs::read_to_string(p)
-            .ok()
-            .and_then(|t| t.parse::<toml::Table>().ok())
-            .is_some_and(|t| t.contains_key("package"))
-    })?;
-    let table: toml::Table = std::fs::read_to_string(manifest).ok()?.parse().ok()?;
-    let name = table.get("package")?.get("name")?.as_str()?;
+    let name = dir.ancestors().find_map(|d| package_name(&d.join("Cargo.toml")))?;
     Some(name.replace('-', "_"))
 }
 
@@ -436,11 +516,49 @@ mod tests {
             ChantSource::parse("git:https://h/c.git#v1"),
             Ok(ChantSource::Git { url: "https://h/c.git".into(), rev: Some("v1".into()) })
         );
-        for bad in ["", "path:", "git:", "../chant", "a b"] {
+        for bare in ["../chant", "./chant", "/src/chant", "~/src/chant", "chant/"] {
+            assert_eq!(ChantSource::parse(bare), Ok(ChantSource::Path(bare.into())), "{bare:?}");
+        }
+        for bad in ["", "path:", "git:", "a b"] {
             assert!(ChantSource::parse(bad).is_err(), "{bad:?} accepted");
         }
         let git = ChantSource::Git { url: "https://h/c.git".into(), rev: Some("v1".into()) };
-        assert_eq!(git.dependency(), r#"chant = { git = "https://h/c.git", rev = "v1" }"#);
+        assert_eq!(git.dependency(), r#"chant = { package = "chant-ops", git = "https://h/c.git", rev = "v1" }"#);
+        assert_eq!(
+            ChantSource::Version("0.1.0".into()).dependency(),
+            r#"chant = { package = "chant-ops", version = "0.1.0" }"#
+        );
+    }
+
+    #[test]
+    fn the_default_source_is_the_checkout_this_binary_was_built_from_or_the_registry_version() {
+        let here = Path::new(env!("CARGO_MANIFEST_DIR"));
+        assert_eq!(ChantSource::built_from(), Some(ChantSource::Path(here.to_owned())));
+        let workspace_root = here.parent().unwrap();
+        assert_eq!(ChantSource::built_from_dir(workspace_root), Some(ChantSource::Path(workspace_root.join("chant"))));
+        let gone = tempfile::tempdir().unwrap();
+        assert_eq!(ChantSource::built_from_dir(&gone.path().join("chant")), None);
+        let registry = Path::new("/home/u/.cargo/registry/src/index.crates.io-1949cf8c6b5b557f/chant-ops-0.1.0");
+        assert_eq!(ChantSource::built_from_dir(registry), Some(ChantSource::Version(env!("CARGO_PKG_VERSION").into())));
+    }
+
+    /// Every optional part the generated `Cargo.toml` lists is a feature of the facade, and every
+    /// feature but the default `cli` and the `full` bundle is listed.
+    #[test]
+    fn the_generated_feature_list_names_the_facades_features() {
+        let manifest: toml::Table =
+            toml::from_str(&std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("Cargo.toml")).unwrap())
+                .unwrap();
+        let features = manifest["features"].as_table().unwrap();
+        let listed: Vec<&str> =
+            CARGO_TOML.lines().filter_map(|l| l.strip_prefix("#   \"")).filter_map(|l| l.split('"').next()).collect();
+        assert!(!listed.is_empty());
+        for f in &listed {
+            assert!(features.contains_key(*f), "the template lists {f:?}, which is no feature");
+        }
+        for f in features.keys().filter(|f| !matches!(f.as_str(), "default" | "cli" | "full")) {
+            assert!(listed.contains(&f.as_str()), "feature {f:?} is not listed in the template");
+        }
     }
 
     #[test]
@@ -455,6 +573,8 @@ mod tests {
         assert!(get("src/lib.rs").contains(r#"DeclaredEnv::new("dev-a", dev_a)"#));
         let cargo: toml::Table = toml::from_str(&get("Cargo.toml")).unwrap();
         assert_eq!(cargo["dependencies"]["chant"]["path"].as_str(), Some("/src/chant"));
+        assert_eq!(cargo["dependencies"]["chant"]["package"].as_str(), Some("chant-ops"));
+        assert_eq!(cargo["profile"]["dev"]["debug"].as_str(), Some("line-tables-only"));
         assert_eq!(cargo["package"]["default-run"].as_str(), Some("my-estate-converge"));
         let chant: toml::Table = toml::from_str(&get("chant.toml")).unwrap();
         assert_eq!(chant["env"]["dev-a"]["files_root"].as_str(), Some("estates/dev-a"));

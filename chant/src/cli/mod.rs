@@ -26,6 +26,7 @@ pub mod delegate;
 pub mod error;
 pub mod explain;
 pub mod graph;
+#[cfg(feature = "import")]
 pub mod import;
 pub mod init;
 pub mod lifecycle;
@@ -37,10 +38,12 @@ pub mod replay;
 pub mod run;
 #[cfg(feature = "serve")]
 pub mod serve;
+#[cfg(feature = "box")]
 pub mod services;
 pub mod shell;
 pub mod teardown;
 pub mod units;
+#[cfg(feature = "box")]
 pub mod workspace;
 
 use std::process::ExitCode;
@@ -127,14 +130,17 @@ impl Command {
             | Command::Replay(_)
             | Command::Explain(_)
             | Command::Lifecycle(_)
-            | Command::Graph(_)
-            | Command::Import(_)
-            | Command::Workspace(_) => true,
+            | Command::Graph(_) => true,
+            #[cfg(feature = "import")]
+            Command::Import(_) => true,
+            #[cfg(feature = "box")]
+            Command::Workspace(_) => true,
             Command::Ops(a) => a.command.is_none(),
             Command::Ci(_) => true,
             Command::Init(_) | Command::Completions(_) | Command::Man(_) => false,
             Command::Operator(a) => a.command.is_none(),
             Command::Approve(_) => false,
+            #[cfg(feature = "box")]
             Command::Services(_) => false,
             #[cfg(feature = "serve")]
             Command::Serve(_) => true,
@@ -162,12 +168,15 @@ pub enum Command {
     /// Draw an env's estate as a graph: declared, or live with edges rebuilt from identifiers
     Graph(graph::GraphArgs),
     /// Write a declaration module from an env's live estate
+    #[cfg(feature = "import")]
     Import(import::ImportArgs),
     /// Tick every ConvergeOp on its schedule under its lease, or show what the operator did
     Operator(operator::OperatorArgs),
     /// Show each workspace member's box services and its ConvergeOps' newest ticks
+    #[cfg(feature = "box")]
     Workspace(workspace::WorkspaceArgs),
     /// Start, stop or restart a declared box service through the supervisor
+    #[cfg(feature = "box")]
     Services(services::ServicesArgs),
     /// Serve a read-only web dashboard of the ledger (estate, ops, pending gates)
     #[cfg(feature = "serve")]
@@ -239,9 +248,12 @@ fn dispatch(binary: Binary, default: DefaultCommand) -> Exit {
         Some(Command::Approve(args)) => approve::cmd_approve(binary, &args),
         Some(Command::Lifecycle(args)) => lifecycle::cmd_lifecycle(binary, &args),
         Some(Command::Graph(args)) => graph::cmd_graph(binary, &args),
+        #[cfg(feature = "import")]
         Some(Command::Import(args)) => import::cmd_import(binary, &args),
         Some(Command::Operator(args)) => operator::cmd_operator(binary, &args),
+        #[cfg(feature = "box")]
         Some(Command::Workspace(args)) => workspace::cmd_workspace(binary, &args),
+        #[cfg(feature = "box")]
         Some(Command::Services(args)) => services::cmd_services(&args),
         #[cfg(feature = "serve")]
         Some(Command::Serve(args)) => serve::cmd_serve(binary, &args),

@@ -170,15 +170,28 @@ fn cmd_daemon(binary: Binary, args: &OperatorArgs) -> Result<Exit, CommandError>
         heartbeat,
         ..Default::default()
     };
+    #[cfg_attr(not(any(feature = "metrics", feature = "notify")), allow(unused_mut))]
     let mut hooks = operator::HookSet::default();
-    #[cfg(feature = "metrics")]
+    #[cfg(all(feature = "metrics", feature = "notify"))]
     let mut metrics_handle = None;
     #[cfg(feature = "metrics")]
     if let Some(addr) = &args.metrics_addr {
         let metrics = start_metrics(addr, interval, &project)?;
-        metrics_handle = Some(Arc::clone(&metrics));
+        #[cfg(feature = "notify")]
+        {
+            metrics_handle = Some(Arc::clone(&metrics));
+        }
         hooks.0.push(metrics);
     }
+    #[cfg(not(feature = "notify"))]
+    if project.config.notify.configures_a_sink() {
+        return Err(CommandError::usage(format!(
+            "{} configures [notify] sinks, and this binary was built without chant's `notify` feature",
+            project.config.root.join(crate::config::FILE_NAME).display()
+        ))
+        .hint("add \"notify\" to the features of the chant dependency in Cargo.toml, or remove [notify]"));
+    }
+    #[cfg(feature = "notify")]
     if let Some(notify) = crate::notify::NotifyConfig::from_config(&project.config).map_err(CommandError::usage)? {
         #[cfg(feature = "metrics")]
         let on_failure = metrics_handle

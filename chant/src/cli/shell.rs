@@ -129,7 +129,7 @@ const EXAMPLES: &[(&[&str], &str)] = &[
     ),
     (
         &["init"],
-        "Examples:\n  chant init my-estate\n  chant init . --env staging --chant path:../chant\n\nExit codes: 0 written, 2 usage error (a file exists, a bad name, a bad --chant).",
+        "Examples:\n  chant init my-estate\n  chant init . --env staging --chant ../chant\n\nExit codes: 0 written, 2 usage error (a file exists, a bad name, a bad --chant).",
     ),
     (
         &["completions"],
@@ -165,6 +165,8 @@ pub fn command() -> clap::Command {
 fn with_after_help(cmd: clap::Command, path: &[&str], text: &'static str) -> clap::Command {
     match path {
         [] => cmd.after_help(text),
+        // A subcommand this build leaves out (its feature is off) gets no text.
+        [first, ..] if cmd.find_subcommand(first).is_none() => cmd,
         [first, rest @ ..] => {
             let rest = rest.to_vec();
             cmd.mut_subcommand(*first, move |c| with_after_help(c, &rest, text))

@@ -50,6 +50,7 @@ pub mod binding;
 pub mod bound;
 pub mod env;
 pub mod estate;
+#[cfg(feature = "import")]
 pub mod export;
 pub mod files;
 pub mod plugin;

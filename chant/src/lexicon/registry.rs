@@ -28,8 +28,10 @@ use std::collections::BTreeMap;
 use std::fmt;
 
 use super::binding::{Binding, BindingKey};
+#[cfg(feature = "import")]
 use super::export::{ExportError, ExportOptions, ExportedTemplate, Generated};
 use super::plugin::EnvLexicon;
+#[cfg(feature = "import")]
 use crate::redact::Redactor;
 
 /// The key every `[env.<name>]` accepts whatever lexicons are registered: variables to redact.
@@ -66,7 +68,7 @@ pub trait Declaration: fmt::Debug + Clone + PartialEq + Send + Sync + 'static {
         last: Option<<Self::Lexicon as EnvLexicon>::Record>,
     ) -> Result<Self::Lexicon, BindError>;
 
-    // --- export hooks ---
+    // --- export hooks (the `import` feature) ---
 
     /// Reads the full input configuration of the live resources `binding`'s env holds of this
     /// substrate ([`crate::lexicon::export`]), whatever the env declares. An associated function,
@@ -76,6 +78,7 @@ pub trait Declaration: fmt::Debug + Clone + PartialEq + Send + Sync + 'static {
     ///
     /// [`ExportError::NotImplemented`] by default; [`ExportError::NotBound`] when the env binds
     /// nothing to read; [`ExportError::Read`] when the read failed.
+    #[cfg(feature = "import")]
     fn export_resources(binding: &Binding<'_>, options: &ExportOptions) -> Result<ExportedTemplate, ExportError> {
         let _ = (binding, options);
         Err(ExportError::not_implemented(Self::LEXICON))
@@ -89,6 +92,7 @@ pub trait Declaration: fmt::Debug + Clone + PartialEq + Send + Sync + 'static {
     ///
     /// [`ExportError::NotImplemented`] by default; [`ExportError::Generate`] when the template
     /// cannot be expressed.
+    #[cfg(feature = "import")]
     fn generate(template: &ExportedTemplate, redactor: &Redactor) -> Result<Generated, ExportError> {
         let _ = (template, redactor);
         Err(ExportError::not_implemented(Self::LEXICON))
@@ -96,9 +100,11 @@ pub trait Declaration: fmt::Debug + Clone + PartialEq + Send + Sync + 'static {
 }
 
 /// A lexicon's `export_resources`, as its registration holds it.
+#[cfg(feature = "import")]
 pub type ExportFn = fn(&Binding<'_>, &ExportOptions) -> Result<ExportedTemplate, ExportError>;
 
 /// A lexicon's `generate`, as its registration holds it.
+#[cfg(feature = "import")]
 pub type GenerateFn = fn(&ExportedTemplate, &Redactor) -> Result<Generated, ExportError>;
 
 /// The error of binding a declaration to an env.
@@ -163,10 +169,12 @@ pub struct Registration {
     pub binding_keys: &'static [BindingKey],
     declaration: fn() -> TypeId,
     type_name: fn() -> &'static str,
-    // --- export hooks ---
+    // --- export hooks (the `import` feature) ---
     /// Its `export_resources` ([`Declaration::export_resources`]).
+    #[cfg(feature = "import")]
     pub export: ExportFn,
     /// Its template generator ([`Declaration::generate`]).
+    #[cfg(feature = "import")]
     pub generate: GenerateFn,
 }
 
@@ -178,7 +186,9 @@ impl Registration {
             binding_keys: D::BINDING_KEYS,
             declaration: TypeId::of::<D>,
             type_name: std::any::type_name::<D>,
+            #[cfg(feature = "import")]
             export: D::export_resources,
+            #[cfg(feature = "import")]
             generate: D::generate,
         }
     }
@@ -335,7 +345,9 @@ mod tests {
             binding_keys: keys,
             declaration: TypeId::of::<T>,
             type_name: std::any::type_name::<T>,
+            #[cfg(feature = "import")]
             export: |_, _| Err(ExportError::not_implemented("fake")),
+            #[cfg(feature = "import")]
             generate: |_, _| Err(ExportError::not_implemented("fake")),
         }
     }

@@ -78,15 +78,7 @@ impl Event {
     }
 }
 
-/// Returns the command that approves the gate a `gated` outcome stopped at.
-pub fn approve_command(outcome: &crate::tick::Outcome) -> Option<String> {
-    if outcome.action != Action::Gated {
-        return None;
-    }
-    let (op, gate) = (outcome.op.as_deref()?, outcome.gate_name.as_deref()?);
-    let resource = outcome.resource.as_deref().map(|r| format!(" --resource {r}")).unwrap_or_default();
-    Some(format!("chant approve {op} {gate}{resource}"))
-}
+pub use crate::gate::approve_command;
 
 /// Returns true when `record` is an unknown tick: something was not observed.
 pub fn is_unknown(record: &TickRecord) -> bool {

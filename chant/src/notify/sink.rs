@@ -127,6 +127,9 @@ fn webhook(url_var: &str, body: &str, timeout: Duration) -> Result<(), SendError
         Ok(u) if !u.trim().is_empty() => u,
         _ => return Err(SendError::NoUrl { var: var() }),
     };
+    if let Some(why) = crate::http::tls_refusal(&url) {
+        return Err(SendError::Unreachable { var: var(), why });
+    }
     let agent: ureq::Agent = ureq::Agent::config_builder()
         .timeout_global(Some(timeout))
         .http_status_as_error(false)

@@ -1,7 +1,9 @@
-//! `chant init` writes a project that builds and ticks on its first `cargo run`: the stock binary
-//! generates it in a directory outside any repository (so it runs `git init`), real cargo builds
-//! it against this checkout of chant, and the first tick applies the env while the second finds it
-//! in sync. A bin without the `use <lib> as _;` line carries no ops, and the error names the line.
+//! `chant init` with no flags writes a project that builds and ticks on its first `cargo run`: the
+//! stock binary generates it in a directory outside any repository (so it runs `git init`), its
+//! chant dependency is the checkout the binary was built from (CI runs this suite in a fresh clone
+//! of main, so that is a fresh clone), real cargo builds it with the generated profile and the
+//! default features, and the first tick applies the env while the second finds it in sync. A bin
+//! without the `use <lib> as _;` line carries no ops, and the error names the line.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -12,15 +14,14 @@ fn workspace() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap().to_path_buf()
 }
 
-/// Real cargo in `dir`, with this suite's target directory and the workspace's profile, so the
-/// third-party dependencies already built for the suite are reused (only chant and the project
-/// compile), resolved offline from a copy of the workspace's lock file.
+/// Real cargo in `dir`, with this suite's target directory, so the third-party dependencies
+/// already built for the suite are reused where their features agree, resolved offline from a
+/// copy of the workspace's lock file. The profile is the one the project was generated with.
 fn cargo(dir: &Path, args: &[&str]) -> Out {
     let target = std::env::var_os("CARGO_TARGET_DIR").map_or_else(|| workspace().join("target"), PathBuf::from);
     let out = Command::new(env!("CARGO"))
         .current_dir(dir)
-        .args(["--offline", "--config", "profile.dev.debug=\"line-tables-only\""])
-        .args(["--config", "profile.dev.package.\"*\".debug=false"])
+        .arg("--offline")
         .args(args)
         .env("CARGO_TARGET_DIR", target)
         .env("GIT_CONFIG_GLOBAL", "/dev/null")
@@ -39,9 +40,14 @@ fn cargo(dir: &Path, args: &[&str]) -> Out {
 #[test]
 fn init_then_cargo_run_ticks_the_new_project_and_a_bin_without_its_use_line_names_it() {
     let sandbox = Sandbox::new("");
-    let chant = format!("path:{}", workspace().join("chant").display());
-    let out = sandbox.run_in(STOCK, sandbox.root(), &["init", "demo", "--env", "site", "--chant", &chant], &[]);
+    let out = sandbox.run_in(STOCK, sandbox.root(), &["init", "demo", "--env", "site"], &[]);
     out.code(0);
+    let facade = workspace().join("chant");
+    assert!(
+        out.stdout.contains(&format!("chant: the checkout at {}", facade.display())),
+        "init does not say where chant comes from\n{}",
+        out.all()
+    );
     let dir = sandbox.root().join("demo");
     for f in ["Cargo.toml", "chant.toml", ".gitignore", "src/lib.rs", "src/bin/demo.rs", "src/bin/demo-converge.rs"] {
         assert!(dir.join(f).is_file(), "{f} missing\n{}", out.all());
@@ -51,9 +57,14 @@ fn init_then_cargo_run_ticks_the_new_project_and_a_bin_without_its_use_line_name
     assert!(out.stdout.contains("cd demo && cargo run"), "{}", out.all());
 
     // A second init refuses to overwrite, naming what is there.
-    let again = sandbox.run_in(STOCK, sandbox.root(), &["init", "demo", "--chant", &chant], &[]);
+    // (A bare directory is a path: the workspace's root names its facade directory.)
+    let root = workspace().display().to_string();
+    let again = sandbox.run_in(STOCK, sandbox.root(), &["init", "demo", "--chant", &format!("{root}/")], &[]);
     again.code(2);
     assert!(again.stderr.contains("already holds Cargo.toml"), "{}", again.all());
+    let manifest: toml::Table = std::fs::read_to_string(dir.join("Cargo.toml")).unwrap().parse().unwrap();
+    assert_eq!(manifest["dependencies"]["chant"]["package"].as_str(), Some("chant-ops"));
+    assert_eq!(manifest["dependencies"]["chant"]["path"].as_str(), Some(facade.to_str().unwrap()));
 
     std::fs::copy(workspace().join("Cargo.lock"), dir.join("Cargo.lock")).unwrap();
     let first = cargo(&dir, &["run", "-q"]);

@@ -5,7 +5,8 @@
 //! has one timeout. Without a token set the transport is never built, so nothing is sent. The
 //! token goes in the `Authorization` header and nowhere else; whatever the engine sends back has
 //! it scrubbed out before chant keeps any of it. `https://` goes through rustls with the
-//! webpki roots; a failed handshake is `engine-unreachable`, never a downgrade to plain HTTP.
+//! webpki roots (the `tls` feature; a build without it refuses such an engine, naming the
+//! feature); a failed handshake is `engine-unreachable`, never a downgrade to plain HTTP.
 
 use std::io::Read;
 
@@ -52,6 +53,9 @@ impl HttpTransport {
         let Some(token) = &self.wire.token else {
             return Err(WireCondition::NoToken);
         };
+        if let Some(why) = crate::http::tls_refusal(self.wire.engine.value.as_str()) {
+            return Err(WireCondition::Connect(why));
+        }
         let agent: ureq::Agent = ureq::Agent::config_builder()
             .timeout_global(Some(self.options.timeout))
             .http_status_as_error(false)

@@ -14,6 +14,9 @@ use serde::Deserialize;
 use super::Error;
 use crate::config::Config;
 
+/// The package name of chant's facade, as cargo metadata names a project's dependency on it.
+const FACADE_PACKAGE: &str = env!("CARGO_PKG_NAME");
+
 /// One project binary as configuration or cargo names it, not yet built.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct BinTarget {
@@ -60,8 +63,10 @@ impl Package {
         self.targets.iter().filter(|t| t.kind.iter().any(|k| k == "bin")).map(|t| t.name.as_str())
     }
 
+    /// Whether the package depends on chant's facade: cargo metadata names a dependency by its
+    /// package (`chant-ops`), whatever the manifest renames it to.
     fn depends_on_chant(&self) -> bool {
-        self.dependencies.iter().any(|d| d.name == "chant")
+        self.dependencies.iter().any(|d| d.name == FACADE_PACKAGE)
     }
 
     /// Returns the package's directory.
@@ -172,7 +177,7 @@ mod tests {
                 .map(|(name, chant, bins)| Package {
                     name: (*name).into(),
                     manifest_path: PathBuf::from(format!("/nowhere/{name}/Cargo.toml")),
-                    dependencies: if *chant { vec![Dependency { name: "chant".into() }] } else { Vec::new() },
+                    dependencies: if *chant { vec![Dependency { name: FACADE_PACKAGE.into() }] } else { Vec::new() },
                     targets: bins.iter().map(|b| Target { name: (*b).into(), kind: vec!["bin".into()] }).collect(),
                 })
                 .collect(),

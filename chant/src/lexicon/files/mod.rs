@@ -36,6 +36,7 @@ mod confine;
 pub mod declaration;
 mod deep;
 pub mod estate;
+#[cfg(feature = "import")]
 pub mod export;
 mod plugin;
 mod reading;

@@ -2,7 +2,10 @@
 //! its `files_root` key, and [`FilesLexicon`] applies (removing owned, undeclared files only under
 //! `owned-only`) and tears down, each returning the [`ApplyRecord`] the core appends.
 
-use super::{ApplyRecord, COMPONENT, FilesDeclaration, FilesLexicon, ROOT_KEY, export};
+#[cfg(feature = "import")]
+use super::export;
+use super::{ApplyRecord, COMPONENT, FilesDeclaration, FilesLexicon, ROOT_KEY};
+#[cfg(feature = "import")]
 use crate::lexicon::export::{ExportError, ExportOptions, ExportedTemplate, Generated};
 use crate::lexicon::references::ReferenceCatalog;
 use crate::lexicon::{
@@ -10,6 +13,7 @@ use crate::lexicon::{
 };
 use crate::observe::estate::TeardownPlan;
 use crate::observe::{DeclaredEntity, LastApply, LexiconError};
+#[cfg(feature = "import")]
 use crate::redact::Redactor;
 
 impl Declaration for FilesDeclaration {
@@ -35,6 +39,7 @@ impl Declaration for FilesDeclaration {
 
     // --- export hooks ---
 
+    #[cfg(feature = "import")]
     fn export_resources(binding: &Binding<'_>, options: &ExportOptions) -> Result<ExportedTemplate, ExportError> {
         let (Some(configured), Some(root)) = (binding.value(ROOT_KEY), binding.path(ROOT_KEY)) else {
             return Err(ExportError::NotBound {
@@ -54,6 +59,7 @@ impl Declaration for FilesDeclaration {
         Ok(export::template(&walk, binding.env(), configured, &read_at, options))
     }
 
+    #[cfg(feature = "import")]
     fn generate(template: &ExportedTemplate, redactor: &Redactor) -> Result<Generated, ExportError> {
         export::generate(template, redactor)
     }

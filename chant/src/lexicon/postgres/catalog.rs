@@ -79,6 +79,7 @@ macro_rules! default_expr {
     };
 }
 
+#[cfg(feature = "import")]
 pub(super) const DEFAULT_EXPR: &str = default_expr!();
 
 /// The columns query: each column of every table by the table's oid, in column order, with the

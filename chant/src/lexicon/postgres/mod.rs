@@ -40,10 +40,12 @@
 //! [`EnvLexicon`](crate::lexicon::EnvLexicon).
 
 pub mod catalog;
+#[cfg(feature = "import")]
 pub mod codegen;
 pub mod declaration;
 pub mod deep;
 pub mod estate;
+#[cfg(feature = "import")]
 pub mod export;
 pub mod marker;
 pub mod plan;

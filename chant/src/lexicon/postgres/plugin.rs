@@ -4,9 +4,10 @@
 //! returning the [`PostgresApplyRecord`] the core appends.
 
 use super::references;
-use super::{
-    COMPONENT, DSN_VAR_KEY, PostgresApplyRecord, PostgresDeclaration, PostgresError, PostgresLexicon, codegen, export,
-};
+use super::{COMPONENT, DSN_VAR_KEY, PostgresApplyRecord, PostgresDeclaration, PostgresLexicon};
+#[cfg(feature = "import")]
+use super::{PostgresError, codegen, export};
+#[cfg(feature = "import")]
 use crate::lexicon::export::{ExportError, ExportOptions, ExportedTemplate, Generated};
 use crate::lexicon::references::{Attrs, ReferenceCatalog};
 use crate::lexicon::{
@@ -14,6 +15,7 @@ use crate::lexicon::{
 };
 use crate::observe::estate::TeardownPlan;
 use crate::observe::{DeclaredEntity, LastApply, LexiconError};
+#[cfg(feature = "import")]
 use crate::redact::Redactor;
 
 impl Declaration for PostgresDeclaration {
@@ -31,6 +33,7 @@ impl Declaration for PostgresDeclaration {
 
     // --- export hooks ---
 
+    #[cfg(feature = "import")]
     fn export_resources(binding: &Binding<'_>, options: &ExportOptions) -> Result<ExportedTemplate, ExportError> {
         let Some(var) = binding.value(DSN_VAR_KEY) else {
             return Err(ExportError::NotBound {
@@ -61,6 +64,7 @@ impl Declaration for PostgresDeclaration {
         Ok(export::template(&snapshot, &ctx))
     }
 
+    #[cfg(feature = "import")]
     fn generate(template: &ExportedTemplate, redactor: &Redactor) -> Result<Generated, ExportError> {
         codegen::generate(template, redactor)
     }
