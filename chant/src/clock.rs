@@ -172,13 +172,17 @@ pub struct FileClock {
 }
 
 impl FileClock {
-    /// Returns the clock of the file at `path`, which must hold an instant now.
+    /// Returns the clock of the file at `path` (a relative path is taken from the working
+    /// directory now), which must hold an instant now.
     ///
     /// # Errors
     ///
     /// Returns [`BadNow`] when the file cannot be read or holds no instant.
     pub fn open(path: impl AsRef<Path>) -> Result<FileClock, BadNow> {
-        let path: Arc<Path> = Arc::from(path.as_ref());
+        let path = path.as_ref();
+        let path: Arc<Path> = std::path::absolute(path)
+            .map_err(|e| BadNow::Unreadable { path: path.to_owned(), source: Arc::new(e) })?
+            .into();
         let at = read_clock_file(&path)?;
         Ok(FileClock { path, last: ManualClock::new(at) })
     }
@@ -216,14 +220,15 @@ pub struct ClockFile {
 }
 
 impl ClockFile {
-    /// Writes a clock file at `path` standing at `start` (a path inside a directory the test
-    /// owns: the new instant is written beside it, then renamed over it).
+    /// Writes a clock file at `path` (made absolute, so that [`ClockFile::var`] names it from
+    /// any working directory) standing at `start`. The path is inside a directory the test owns:
+    /// each new instant is written beside it, then renamed over it.
     ///
     /// # Errors
     ///
-    /// Returns the error of writing the file.
-    pub fn create(path: impl Into<PathBuf>, start: Timestamp) -> io::Result<ClockFile> {
-        let file = ClockFile { path: path.into(), now: ManualClock::new(start) };
+    /// Returns the error of making the path absolute or writing the file.
+    pub fn create(path: impl AsRef<Path>, start: Timestamp) -> io::Result<ClockFile> {
+        let file = ClockFile { path: std::path::absolute(path)?, now: ManualClock::new(start) };
         file.write(start)?;
         Ok(file)
     }
@@ -409,6 +414,7 @@ mod tests {
             Clock::Fixed(at("2026-08-25T10:00:00Z"))
         );
         assert!(matches!(Clock::from_value(Some("yesterday")), Err(BadNow::Instant { .. })));
+        assert!(matches!(Clock::from_value(Some("@")), Err(BadNow::Unreadable { .. })), "no path");
         let missing = format!("@{}", dir.path().join("missing").display());
         let e = Clock::from_value(Some(&missing)).unwrap_err();
         assert!(matches!(e, BadNow::Unreadable { .. }), "{e}");
