@@ -198,7 +198,10 @@ fn behaviour_answer(bytes: &[u8]) {
 
 fn chant_now(bytes: &[u8]) {
     let text = text(bytes);
-    if let Ok(clock) = crate::clock::Clock::from_value(Some(&text)) {
+    // `@` names a clock file: the target parses instants, it does not read files.
+    if !text.trim_start().starts_with('@')
+        && let Ok(clock) = crate::clock::Clock::from_value(Some(&text))
+    {
         let _ = crate::clock::format(clock.now());
     }
     if let Some(at) = crate::clock::parse(&text) {

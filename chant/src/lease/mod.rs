@@ -377,7 +377,7 @@ impl LeaseStore {
 
     /// Returns the clock leases are dated and expired by.
     pub fn clock(&self) -> Clock {
-        self.clock
+        self.clock.clone()
     }
 
     /// Reads the lease of `key` from local refs only: the local ref and the last fetched copy

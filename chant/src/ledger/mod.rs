@@ -277,7 +277,7 @@ impl Ledger {
 
     /// The clock this ledger dates its commits by.
     pub fn clock(&self) -> Clock {
-        self.config.clock
+        self.config.clock.clone()
     }
 
     /// The repository's git directory.

@@ -1,6 +1,13 @@
 //! The daemon: rounds on a timer, woken early by change signals, stopped cleanly by SIGINT or
 //! SIGTERM (or the end of `--once`).
 //!
+//! The timer is real time: the next round starts an interval after the last one ended. On a
+//! clock a test moves ([`crate::clock::Clock::is_manual`]) it is that clock's time instead: the
+//! next round starts once the clock reads an interval past the start of the last round, so a
+//! test advances the clock instead of waiting, and the daemon never sleeps towards an instant of
+//! that clock (it reads the clock again every [`MANUAL_POLL`]). Signals and the grace period stay
+//! in real time.
+//!
 //! The round runs on its own thread; this thread only waits on one channel for the round's
 //! lines, stops, change signals and lost subscriptions, and prints. A stop sets the round's
 //! `stopping` flag (no new tick starts), waits up to the grace period for the running tick, then
@@ -19,6 +26,7 @@ use std::time::Instant;
 use signal_hook::consts::{SIGINT, SIGTERM};
 use signal_hook::iterator::Signals;
 
+use crate::clock::MANUAL_POLL;
 use crate::observe::ChangeSink;
 #[cfg(feature = "box")]
 use crate::observe::{Lexicon as _, SubscribeError};
@@ -168,8 +176,12 @@ impl Daemon {
         let mut woken = Woken::default();
         let mut gate = Gate::new(self.config.signal_floor, Instant::now());
         let mut quiet = Quiet::new(self.config.verbose || self.config.once, self.config.heartbeat, Instant::now());
+        // A clock a test moves runs the timer: the next round is due when that clock has moved
+        // an interval past the start of the last one (read again every `MANUAL_POLL`).
+        let clock = project.ledger.clock();
         loop {
             let start = Instant::now();
+            let timer_due = clock.is_manual().then(|| crate::clock::after(clock.now(), self.config.interval));
             let due = woken.take(start, self.config.signal_floor);
             gate.round_started(start);
             self.spawn_round(&targets, due);
@@ -217,10 +229,16 @@ impl Daemon {
             let wake = loop {
                 let (at, why) = gate.next_wake(round_end, self.config.interval);
                 let now = Instant::now();
-                if at <= now {
-                    break why;
-                }
-                match self.rx.recv_timeout(at - now) {
+                let wait = match timer_due {
+                    None if at <= now => break why,
+                    None => at - now,
+                    Some(due) if clock.now() >= due => break Wake::Timer,
+                    Some(_) if why == Wake::Signal && at <= now => break Wake::Signal,
+                    Some(_) if why == Wake::Signal => (at - now).min(MANUAL_POLL),
+                    Some(_) => MANUAL_POLL,
+                };
+                match self.rx.recv_timeout(wait) {
+                    Err(RecvTimeoutError::Timeout) if timer_due.is_some() => {}
                     Err(RecvTimeoutError::Timeout) => break why,
                     Err(RecvTimeoutError::Disconnected) => break Wake::Timer,
                     Ok(Event::Stop(why)) => {

@@ -9,7 +9,7 @@ use std::process::Command;
 use std::sync::{Arc, Barrier};
 use std::time::{Duration, SystemTime};
 
-use chant::clock::Clock;
+use chant::clock::{Clock, ManualClock};
 use chant::lease::{Acquisition, Error, LeaseKey, LeaseStore, Refusal, Renewal};
 use chant::ledger::{Ledger, LedgerConfig};
 use chant::tick::{Claim, Landing, Leased, Lost, Release};
@@ -100,6 +100,13 @@ impl World {
     /// A local store whose clock is fixed at `now`.
     fn store_at(&self, dir: &Path, now: Timestamp) -> LeaseStore {
         let config = LedgerConfig { git_env: self.env(), clock: Clock::Fixed(now), ..LedgerConfig::default() };
+        LeaseStore::new(&Ledger::open(dir, config).unwrap())
+    }
+
+    /// A local store on `clock`, a clock the test moves.
+    fn store_on(&self, dir: &Path, clock: &ManualClock) -> LeaseStore {
+        let config =
+            LedgerConfig { git_env: self.env(), clock: Clock::Manual(clock.clone()), ..LedgerConfig::default() };
         LeaseStore::new(&Ledger::open(dir, config).unwrap())
     }
 
@@ -237,6 +244,35 @@ fn acquire_renew_hand_over_and_release_on_a_fixed_clock() {
     assert!(store.release(&b).unwrap());
     assert_eq!(world.git(&dir, &["for-each-ref", "refs/chant/lease/"]), "");
     assert_eq!(world.git_out(&dir, &["fsck", "--strict"]).status.code(), Some(0));
+}
+
+/// Two stores of one repository on one manual clock: the lease expires when the test advances
+/// the clock past its TTL, not before, and with no real wait (each acquire tries once).
+#[test]
+fn a_lease_expires_when_the_manual_clock_is_advanced_past_its_ttl() {
+    let world = World::new();
+    let dir = world.project("p");
+    let clock = ManualClock::new(at(0));
+    let (a, b) = (world.store_on(&dir, &clock), world.store_on(&dir, &clock));
+    let k = key("manual");
+    let once = Duration::ZERO;
+    let (held, _) = acquired(a.acquire_waiting(&k, "host:1:aaaaaaaa", TTL, once).unwrap());
+    assert_eq!(held.record.expires_at, "2026-08-25T10:05:00.000Z", "dated by the manual clock");
+    let refused = |outcome: Acquisition| matches!(outcome, Acquisition::Refused { reason: Refusal::Held, .. });
+    assert!(refused(b.acquire_waiting(&k, "host:2:bbbbbbbb", TTL, once).unwrap()), "live at 10:00");
+
+    clock.advance(Duration::from_secs(299));
+    assert_eq!(b.clock().now(), at(5).checked_sub(jiff::SignedDuration::from_secs(1)).unwrap(), "one clock");
+    assert!(refused(b.acquire_waiting(&k, "host:2:bbbbbbbb", TTL, once).unwrap()), "live a second before expiry");
+    assert!(a.still_holds(&held).unwrap());
+
+    clock.advance(Duration::from_secs(1));
+    let (taken, renewed) = acquired(b.acquire_waiting(&k, "host:2:bbbbbbbb", TTL, once).unwrap());
+    assert!(!renewed);
+    assert_ne!(taken.record.token, held.record.token);
+    assert_eq!(taken.record.acquired_at, "2026-08-25T10:05:00.000Z");
+    assert!(!a.still_holds(&held).unwrap(), "the first holder sees the loss");
+    assert!(b.release(&taken).unwrap());
 }
 
 /// A renewal or release by the store that set the lease last swaps against the value it set,

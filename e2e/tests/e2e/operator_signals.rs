@@ -10,14 +10,15 @@ use serde_json::Value;
 use super::operator::Running;
 use crate::support::{PROJECT, Sandbox, config_with_roots, converge_key};
 
-/// Starts `operator --env site` with `interval` and waits until it ticked once and subscribed.
-fn watching(sandbox: &Sandbox, interval: &str) -> Running {
+/// Starts `operator --env site` with `interval` and `vars`, and waits until it ticked once and
+/// subscribed.
+fn watching(sandbox: &Sandbox, interval: &str, vars: &[(&str, &str)]) -> Running {
     let mut daemon = Running::start(
         sandbox,
         PROJECT,
         &sandbox.dir,
         &["operator", "-v", "--env", "site", "--interval", interval],
-        &[],
+        vars,
     );
     daemon.wait_for("the first tick", |l| l.starts_with("operator: site-converge@site ticked=1"));
     daemon.seen_or_wait_for("the subscription", |l| {
@@ -37,7 +38,7 @@ fn count(lines: &[String], want: impl Fn(&str) -> bool) -> usize {
 #[test]
 fn an_edit_wakes_an_ordinary_round_and_a_storm_costs_one() {
     let sandbox = Sandbox::new(&config_with_roots(&["site"]));
-    let mut daemon = watching(&sandbox, "300s");
+    let mut daemon = watching(&sandbox, "300s", &[]);
     let conf = sandbox.path("estates/site/app.conf");
     for n in 0..100 {
         std::fs::write(&conf, format!("port = {n}\n")).unwrap();
@@ -58,12 +59,17 @@ fn an_edit_wakes_an_ordinary_round_and_a_storm_costs_one() {
 #[test]
 fn removing_the_watched_root_degrades_to_the_timer_with_one_line() {
     let sandbox = Sandbox::new(&config_with_roots(&["site"]));
-    let mut daemon = watching(&sandbox, "2s");
+    // The timer runs on a clock the test moves: each move of an interval is a timer round.
+    let clock = clock_file(&sandbox);
+    let now = clock.var();
+    let mut daemon = watching(&sandbox, "2s", &[("CHANT_NOW", &now)]);
     std::fs::remove_dir_all(sandbox.path("estates/site")).unwrap();
     daemon
         .wait_for("the lost line", |l| l.starts_with("operator: files(site) change signal lost, polling on the timer"));
     // The timer keeps ticking: the next round restores the root and re-subscribes.
+    clock.advance(std::time::Duration::from_secs(2)).unwrap();
     daemon.wait_for("a tick after the loss", |l| l.starts_with("operator: site-converge@site ticked=1"));
+    clock.advance(std::time::Duration::from_secs(2)).unwrap();
     daemon.wait_for("another tick", |l| l.starts_with("operator: site-converge@site ticked=1"));
     daemon.signal(&sandbox, "TERM");
     let (code, lines) = daemon.finish();
@@ -85,7 +91,7 @@ fn verdict(tick: &Value) -> Value {
 fn a_round_woken_by_a_signal_and_one_woken_by_the_timer_reach_identical_verdicts() {
     let by_signal = Sandbox::new(&config_with_roots(&["site"]));
     let by_timer = Sandbox::new(&config_with_roots(&["site"]));
-    let mut signalled = watching(&by_signal, "300s");
+    let mut signalled = watching(&by_signal, "300s", &[]);
     // A signal wakes a round at once under any timer, so the round no signal woke is an
     // ordinary `--once` round, the one a timer starts: a first one in sync, then one after the edit.
     let once = ["operator", "--once", "--env", "site"];
@@ -109,10 +115,16 @@ fn a_round_woken_by_a_signal_and_one_woken_by_the_timer_reach_identical_verdicts
 /// The fixed clock of the scheduled-op tests: `night-converge` fires at 03:00, seventeen hours on.
 const TEN_AM: &str = "2026-03-01T10:00:00.000Z";
 
-/// Starts `operator --env night` at 10:00 and waits until it ticked once and subscribed.
-fn watching_night(sandbox: &Sandbox, interval: &str) -> Running {
+/// A clock file under the sandbox standing at 10:00, for a daemon whose timer the test moves.
+fn clock_file(sandbox: &Sandbox) -> chant::clock::ClockFile {
+    chant::clock::ClockFile::create(sandbox.root().join("clock"), chant::clock::parse(TEN_AM).unwrap()).unwrap()
+}
+
+/// Starts `operator --env night` with `CHANT_NOW` at `now` (10:00, or a clock file standing at
+/// 10:00) and waits until it ticked once and subscribed.
+fn watching_night(sandbox: &Sandbox, interval: &str, now: &str) -> Running {
     let args = ["operator", "-v", "--env", "night", "--interval", interval];
-    let mut daemon = Running::start(sandbox, PROJECT, &sandbox.dir, &args, &[("CHANT_NOW", TEN_AM)]);
+    let mut daemon = Running::start(sandbox, PROJECT, &sandbox.dir, &args, &[("CHANT_NOW", now)]);
     daemon.wait_for("the first tick", |l| l.starts_with("operator: night-converge@night ticked=1"));
     daemon.seen_or_wait_for("the subscription", |l| {
         l == "operator: files(night) change signal subscribed (the timer still runs)"
@@ -123,8 +135,11 @@ fn watching_night(sandbox: &Sandbox, interval: &str) -> Running {
 #[test]
 fn a_scheduled_op_woken_by_a_file_edit_ticks_before_its_fire_time() {
     let sandbox = Sandbox::new(&config_with_roots(&["night"]));
-    // A 2 s timer: its rounds find the op not due (the next fire is at 03:00), until the edit.
-    let mut daemon = watching_night(&sandbox, "2s");
+    // A 2 s timer on a clock the test moves: its rounds find the op not due (the next fire is at
+    // 03:00), until the edit.
+    let clock = clock_file(&sandbox);
+    let mut daemon = watching_night(&sandbox, "2s", &clock.var());
+    clock.advance(std::time::Duration::from_secs(2)).unwrap();
     daemon.wait_for("a timer round that keeps the cron", |l| {
         l == "operator: night-converge@night skipped=1(not-due:0 3 * * *)"
     });
@@ -137,14 +152,14 @@ fn a_scheduled_op_woken_by_a_file_edit_ticks_before_its_fire_time() {
     let ticks = sandbox.values(&converge_key("night", "night-converge"));
     assert_eq!(ticks.len(), 2, "the first tick and the woken one:\n{}", lines.join("\n"));
     assert!(ticks[1]["log"].as_str().unwrap().contains("drifted=1 remediated=1"), "{}", ticks[1]);
-    assert_eq!(ticks[1]["startedAt"], TEN_AM, "long before the fire time");
+    assert_eq!(ticks[1]["startedAt"], "2026-03-01T10:00:02.000Z", "long before the fire time");
 }
 
 #[test]
 fn a_scheduled_op_woken_by_a_signal_reaches_the_verdict_its_timer_reaches_at_its_fire_time() {
     let by_signal = Sandbox::new(&config_with_roots(&["night"]));
     let by_timer = Sandbox::new(&config_with_roots(&["night"]));
-    let mut signalled = watching_night(&by_signal, "300s");
+    let mut signalled = watching_night(&by_signal, "300s", TEN_AM);
     // The timer's rounds: one at 10:00, and one past the next fire (03:00 the next day).
     by_timer.project(&["operator", "--once", "--env", "night"], &[("CHANT_NOW", TEN_AM)]).code(0);
     for sandbox in [&by_signal, &by_timer] {

@@ -53,8 +53,16 @@ fn verbose_prints_every_round_and_once_prints_its_round() {
     once.code(0);
     assert_eq!(once.stdout, "operator: site-converge@site ticked=1 status=in-sync\n", "{}", once.all());
     let args = ["operator", "-v", "--env", "site", "--interval", "100ms", "--heartbeat", "1h"];
-    let mut daemon = Running::start(&sandbox, PROJECT, &sandbox.dir, &args, &[]);
+    // The timer runs on a clock the test moves (starting now, after the `--once` tick above): a
+    // round at the start, and one per move.
+    let start = chant::clock::now().unwrap();
+    let clock = chant::clock::ClockFile::create(sandbox.root().join("clock"), start).unwrap();
+    let now = clock.var();
+    let mut daemon = Running::start(&sandbox, PROJECT, &sandbox.dir, &args, &[("CHANT_NOW", &now)]);
     for n in 1..=3 {
+        if n > 1 {
+            clock.advance(std::time::Duration::from_millis(100)).unwrap();
+        }
         daemon.wait_for(&format!("in-sync line {n}"), |l| l == "operator: site-converge@site ticked=1 status=in-sync");
     }
     daemon.signal(&sandbox, "TERM");
