@@ -95,7 +95,7 @@ fn compile(source: &str) {
     std::fs::write(
         root.join("Cargo.toml"),
         format!(
-            "[package]\nname = \"bench-import\"\nversion = \"0.1.0\"\nedition = \"2024\"\npublish = false\n\n[dependencies]\nchant = {{ path = {:?} }}\n\n[workspace]\n",
+            "[package]\nname = \"bench-import\"\nversion = \"0.1.0\"\nedition = \"2024\"\npublish = false\n\n[dependencies]\nchant = {{ package = \"chant-ops\", path = {:?}, features = [\"full\"] }}\n\n[workspace]\n",
             workspace.join("chant").display().to_string()
         ),
     )

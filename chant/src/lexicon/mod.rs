@@ -37,6 +37,8 @@
 //!   newest record of its apply on the env's ledger);
 //! - registered once with `inventory::submit! { chant::lexicon::Registration::of::<MyDeclaration>() }`
 //!   ([`registry`]), which is what makes `chant.toml` accept its keys;
+//! - for a step of its own (`sprite_apply_services(box = true)`), one [`steps::StepKind`] per
+//!   step, submitted the same way: its kind, class and runner, which the runtime finds by kind;
 //! - the bound lexicon implementing [`Lexicon`](crate::observe::Lexicon) (describe, the one
 //!   required read) and [`EnvLexicon`] (declared entities, last apply, and the optional `apply` /
 //!   `teardown` hooks, whose default is [`HookError::NotImplemented`]).
@@ -60,6 +62,7 @@ pub mod references;
 pub mod registry;
 #[cfg(feature = "box")]
 pub mod sprite;
+pub mod steps;
 
 pub use inventory;
 

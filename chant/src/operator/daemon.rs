@@ -28,8 +28,6 @@ use signal_hook::iterator::Signals;
 
 use crate::clock::MANUAL_POLL;
 use crate::observe::ChangeSink;
-#[cfg(feature = "box")]
-use crate::observe::{Lexicon as _, SubscribeError};
 use crate::project::Project;
 use crate::tick::Dispatcher;
 
@@ -399,31 +397,31 @@ impl Daemon {
                 }
             }
         }
-        #[cfg(feature = "box")]
-        {
-            let mut boxes: Vec<Option<String>> =
-                targets.iter().filter(|t| observes_box_services(t)).map(|t| t.doc.member.clone()).collect();
-            boxes.sort();
-            boxes.dedup();
-            let from_env = |k: &str| std::env::var(k).ok();
-            for member in boxes {
-                let label = match &member {
-                    Some(m) => format!("sprite-env({m})"),
-                    None => "sprite-env".to_owned(),
-                };
-                for t in targets.iter().filter(|t| observes_box_services(t) && t.doc.member == member) {
-                    woken.serve(&label, t.op());
-                }
-                let sink = self.sink(&label);
-                let root = &self.ctx.project.root;
-                let subscribed = subscriptions.ensure_with(&label, || {
-                    let lexicon = crate::lexicon::sprite::BoxLexicon::open(root, member.as_deref(), &from_env)
-                        .map_err(|e| SubscribeError::Unavailable(Box::new(e)))?;
-                    lexicon.subscribe_changes(sink)
-                });
-                if let Some(line) = subscribed {
-                    out(Line::note(line));
-                }
+        // Observer steps a lexicon registered with a change stream (a box's supervisor): one
+        // subscription per stream and member, waking the ConvergeOps that observe through it.
+        let mut streams: Vec<(Option<String>, &'static crate::lexicon::steps::StepKind)> =
+            targets.iter().filter_map(|t| observer_stream(t).map(|k| (t.doc.member.clone(), k))).collect();
+        streams.sort_by(|a, b| (&a.0, a.1.kind).cmp(&(&b.0, b.1.kind)));
+        streams.dedup_by(|a, b| a.0 == b.0 && a.1.kind == b.1.kind);
+        let from_env = |k: &str| std::env::var(k).ok();
+        for (member, kind) in streams {
+            let Some(changes) = kind.changes else { continue };
+            let label = match &member {
+                Some(m) => format!("{}({m})", changes.label),
+                None => changes.label.to_owned(),
+            };
+            for t in targets
+                .iter()
+                .filter(|t| t.doc.member == member && observer_stream(t).is_some_and(|k| k.kind == kind.kind))
+            {
+                woken.serve(&label, t.op());
+            }
+            let sink = self.sink(&label);
+            let root = &self.ctx.project.root;
+            let subscribed =
+                subscriptions.ensure_with(&label, || (changes.subscribe)(root, member.as_deref(), &from_env, sink));
+            if let Some(line) = subscribed {
+                out(Line::note(line));
             }
         }
     }
@@ -467,16 +465,11 @@ impl Daemon {
     }
 }
 
-/// Whether `target` is a resource-mode ConvergeOp observing its member's box services
-/// (`sprite_services_observe`, whatever its list), whose supervisor's change stream can wake a round.
-#[cfg(feature = "box")]
-fn observes_box_services(target: &Target) -> bool {
-    target
-        .doc
-        .converge
-        .as_ref()
-        .and_then(|c| c.observe.as_ref())
-        .is_some_and(|o| matches!(o, crate::model::Step::SpriteServicesObserve { .. }))
+/// The registered step kind `target`'s resource-mode observer runs, when the lexicon that
+/// registered it offers a change stream that can wake a round (a box's supervisor).
+fn observer_stream(target: &Target) -> Option<&'static crate::lexicon::steps::StepKind> {
+    let observer = target.doc.converge.as_ref()?.observe.as_ref()?;
+    crate::lexicon::steps::find(observer.kind()).filter(|k| k.changes.is_some())
 }
 
 /// The line a round prints once when the configured remote did not answer.

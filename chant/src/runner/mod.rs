@@ -428,42 +428,42 @@ impl Ctx<'_> {
                     Err(e) => StepEnd::Failed(format!("step `{name}`: {e}")),
                 }
             }
-            #[cfg(feature = "box")]
             Step::SpriteServicesObserve { .. }
             | Step::SpriteServiceRestart { .. }
-            | Step::SpriteApplyServices { .. } => {
-                let kind = step.kind();
-                let root = match std::env::current_dir() {
-                    Ok(cwd) => crate::config::project_root(&cwd).map_err(|e| crate::error::chain(&e)),
-                    Err(e) => Err(format!("cannot read the working directory: {e}")),
-                };
-                let result = root.and_then(|root| {
-                    let resource = self.settings.resource.as_deref();
-                    crate::lexicon::sprite::run_step(
-                        &step,
-                        &root,
-                        self.doc.member.as_deref(),
-                        resource,
-                        self.environment.var,
-                    )
-                    .map_err(|e| crate::error::chain(&e))
-                });
-                match result {
-                    Ok(v) => StepEnd::Ok {
-                        detail: Some(self.settings.redactor.record(&crate::lexicon::sprite::describe(&step, &v))),
-                        approved_by: None,
-                        output: Some(v),
-                    },
-                    Err(e) => StepEnd::Failed(format!("{kind}: {}", crate::redact::sanitise(&e))),
-                }
-            }
-            #[cfg(not(feature = "box"))]
-            other @ (Step::SpriteServicesObserve { .. }
-            | Step::SpriteServiceRestart { .. }
-            | Step::SpriteApplyServices { .. }) => StepEnd::Failed(format!(
-                "step `{}` needs chant's `box` feature, which this binary was built without",
-                other.kind()
-            )),
+            | Step::SpriteApplyServices { .. } => self.registered(&step),
+        }
+    }
+
+    /// Runs a step a lexicon registered ([`crate::lexicon::steps`]), found by its kind.
+    fn registered(&self, step: &Step) -> StepEnd {
+        let kind = step.kind();
+        let Some(registered) = crate::lexicon::steps::find(kind) else {
+            return StepEnd::Failed(crate::lexicon::steps::unregistered(kind));
+        };
+        let root = match std::env::current_dir() {
+            Ok(cwd) => crate::config::project_root(&cwd).map_err(|e| crate::error::chain(&e)),
+            Err(e) => Err(format!("cannot read the working directory: {e}")),
+        };
+        let root = match root {
+            Ok(root) => root,
+            Err(e) => return StepEnd::Failed(format!("{kind}: {}", crate::redact::sanitise(&e))),
+        };
+        let args = crate::lexicon::steps::args_of(step);
+        let input = crate::lexicon::steps::StepInput {
+            kind,
+            args: &args,
+            root: &root,
+            member: self.doc.member.as_deref(),
+            resource: self.settings.resource.as_deref(),
+            var: self.environment.var,
+        };
+        match (registered.run)(&input) {
+            Ok(v) => StepEnd::Ok {
+                detail: registered.describe.map(|d| self.settings.redactor.record(&d(&input, &v))),
+                approved_by: None,
+                output: Some(v),
+            },
+            Err(e) => StepEnd::Failed(format!("{kind}: {}", crate::redact::sanitise(&crate::error::chain(&*e)))),
         }
     }
 

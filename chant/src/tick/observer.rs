@@ -30,13 +30,13 @@ pub enum ObserveError {
         /// The first line of its stderr, sanitised.
         stderr: String,
     },
-    /// The box services observer failed.
-    #[cfg(feature = "box")]
-    #[error("{}", crate::error::chain(.0))]
-    Box(crate::lexicon::sprite::SpriteError),
-    /// The step is no observer this version of chant can run.
-    #[error("the observer `{0}` is not available in this version of chant")]
-    Unavailable(&'static str),
+    /// A lexicon's observer step failed.
+    #[error("{}", crate::error::chain(&**.0))]
+    Registered(crate::lexicon::steps::StepRunError),
+    /// The step is no observer this binary can run: a built-in that does not observe, or a kind
+    /// no linked lexicon registers.
+    #[error("the observer `{0}` is not available in this binary")]
+    Unavailable(String),
     /// Its stdout is not JSON.
     #[error("the observer step's stdout is not JSON: {0}")]
     NotJson(String),
@@ -83,16 +83,26 @@ pub(super) fn observe_resources(
             }
             parse_observation(&out.stdout, env)
         }
-        #[cfg(feature = "box")]
-        Step::SpriteServicesObserve { .. } => {
-            let from_env = crate::runner::expand::from_env;
-            let v = crate::lexicon::sprite::run_step(step, &project.root, member, None, &from_env)
-                .map_err(ObserveError::Box)?;
-            parse_observation(&v.to_string(), env)
+        Step::Apply { .. } | Step::Teardown { .. } | Step::HttpCheck { .. } | Step::Gate { .. } | Step::User { .. } => {
+            Err(ObserveError::Unavailable(step.kind().to_owned()))
         }
-        other => {
-            let _ = member;
-            Err(ObserveError::Unavailable(other.kind()))
+        registered => {
+            let kind = registered.kind();
+            let found = crate::lexicon::steps::find(kind)
+                .filter(|k| k.class == crate::model::ClassKind::ReadOnly)
+                .ok_or_else(|| ObserveError::Unavailable(kind.to_owned()))?;
+            let args = crate::lexicon::steps::args_of(registered);
+            let from_env = crate::runner::expand::from_env;
+            let input = crate::lexicon::steps::StepInput {
+                kind,
+                args: &args,
+                root: &project.root,
+                member,
+                resource: None,
+                var: &from_env,
+            };
+            let v = (found.run)(&input).map_err(ObserveError::Registered)?;
+            parse_observation(&v.to_string(), env)
         }
     }
 }

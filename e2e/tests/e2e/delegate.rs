@@ -99,7 +99,7 @@ fn two_candidate_bins_without_a_configured_one_are_a_usage_error_listing_both() 
     std::fs::write(
         sandbox.path("Cargo.toml"),
         format!(
-            "[package]\nname = \"two-bins\"\nversion = \"0.1.0\"\nedition = \"2024\"\n\n[workspace]\n\n[dependencies]\nchant = {{ path = {:?} }}\n",
+            "[package]\nname = \"two-bins\"\nversion = \"0.1.0\"\nedition = \"2024\"\n\n[workspace]\n\n[dependencies]\nchant = {{ package = \"chant-ops\", path = {:?}, features = [\"full\"] }}\n",
             chant.display().to_string()
         ),
     )

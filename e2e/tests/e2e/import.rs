@@ -207,7 +207,7 @@ fn imported_schemas_and_files_compile_and_diff_in_sync() {
     std::fs::write(
         sandbox.path("Cargo.toml"),
         format!(
-            "[package]\nname = \"imported\"\nversion = \"0.1.0\"\nedition = \"2024\"\npublish = false\n\n[dependencies]\nchant = {{ path = {:?} }}\n\n[workspace]\n",
+            "[package]\nname = \"imported\"\nversion = \"0.1.0\"\nedition = \"2024\"\npublish = false\n\n[dependencies]\nchant = {{ package = \"chant-ops\", path = {:?}, features = [\"full\"] }}\n\n[workspace]\n",
             chant.display().to_string()
         ),
     )

@@ -24,6 +24,7 @@ mod error;
 mod lexicon;
 pub mod listing;
 pub mod source;
+mod steps;
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
