@@ -199,17 +199,6 @@ pub fn pending(facts: &[GateFact], now: Timestamp) -> Vec<PendingGate> {
         .collect()
 }
 
-/// Returns the command that approves the gate a `gated` outcome stopped at (what a
-/// notification and the dashboard print beside it).
-pub fn approve_command(outcome: &crate::tick::Outcome) -> Option<String> {
-    if outcome.action != crate::tick::Action::Gated {
-        return None;
-    }
-    let (op, gate) = (outcome.op.as_deref()?, outcome.gate_name.as_deref()?);
-    let resource = outcome.resource.as_deref().map(|r| format!(" --resource {r}")).unwrap_or_default();
-    Some(format!("chant approve {op} {gate}{resource}"))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -6,26 +6,22 @@
 
 extern crate self as chant;
 
+// The storage layer (git, the ledger, leases) and what it stands on, from `chant-store`, under
+// the paths they always had here.
+pub use chant_store::{backoff, canonical, clock, error, git, id, lease, ledger, process};
+
 pub mod approval;
-pub mod backoff;
 pub mod behaviour;
-pub mod canonical;
 pub mod catalog;
 #[cfg(feature = "cli")]
 pub mod cli;
-pub mod clock;
 pub mod config;
 pub mod diff;
 pub mod duration;
-pub mod error;
 pub mod gate;
-pub mod git;
 pub mod graph;
 pub mod handoff;
 pub mod http;
-pub mod id;
-pub mod lease;
-pub mod ledger;
 pub mod lexicon;
 pub mod model;
 pub mod notification;
@@ -33,7 +29,6 @@ pub mod notification;
 pub mod notify;
 pub mod observe;
 pub mod operator;
-pub mod process;
 pub mod project;
 pub mod redact;
 pub mod registry;

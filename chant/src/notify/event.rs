@@ -78,8 +78,6 @@ impl Event {
     }
 }
 
-pub use crate::gate::approve_command;
-
 /// Returns true when `record` is an unknown tick: something was not observed.
 pub fn is_unknown(record: &TickRecord) -> bool {
     record.summary.unobserved > 0
@@ -108,7 +106,7 @@ pub fn events(record: &TickRecord, cx: &Context<'_>) -> Vec<Event> {
             Action::Reported if o.dispatch_failed == Some(true) => EventKind::FailedDispatch,
             _ => continue,
         };
-        let approve = approve_command(o);
+        let approve = o.approve_command();
         out.push(Event {
             outcome: Some(o.action.as_str().to_owned()),
             rule: Some(o.rule_id.clone()),

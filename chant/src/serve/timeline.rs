@@ -161,7 +161,7 @@ fn tick_view(op: &str, tick: &TickRecord, runs: &[&RunRecord], whys: &Whys) -> T
         });
         outcomes.push(OutcomeView {
             why: whys.get(op, &outcome.rule_id).map(str::to_owned),
-            approve: crate::gate::approve_command(outcome),
+            approve: outcome.approve_command(),
             run,
             outcome: outcome.clone(),
         });

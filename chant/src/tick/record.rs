@@ -84,6 +84,19 @@ pub struct Outcome {
     pub entities: Vec<String>,
 }
 
+impl Outcome {
+    /// Returns the command that approves the gate this outcome stopped at, when it is `gated`
+    /// (what a notification and the dashboard print beside it).
+    pub fn approve_command(&self) -> Option<String> {
+        if self.action != Action::Gated {
+            return None;
+        }
+        let (op, gate) = (self.op.as_deref()?, self.gate_name.as_deref()?);
+        let resource = self.resource.as_deref().map(|r| format!(" --resource {r}")).unwrap_or_default();
+        Some(format!("chant approve {op} {gate}{resource}"))
+    }
+}
+
 /// How many entity names an outcome keeps.
 pub const ENTITIES: usize = 100;
 

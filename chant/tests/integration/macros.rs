@@ -104,7 +104,7 @@ fn declared_ops_are_registered_with_their_class_and_crate() {
     assert_eq!(class("it-smoke"), ClassKind::ReadOnly);
     assert_eq!(class("it-purge"), ClassKind::Destructive);
     assert_eq!(class("it-converge"), ClassKind::ReadOnly);
-    assert!(chant::registry::ops().iter().all(|o| o.krate == "chant"));
+    assert!(chant::registry::ops().iter().all(|o| o.krate == "chant-ops"), "the package name");
 }
 
 #[test]

@@ -75,7 +75,7 @@ impl Output {
     /// Describes how the child ended, in words (`exit 1`, `killed by signal 9`, `timed out after 2s`).
     pub fn describe(&self, timeout: Duration) -> String {
         if self.timed_out {
-            return format!("timed out after {}", crate::duration::format(timeout));
+            return format!("timed out after {}", chant_core::duration::format(timeout));
         }
         match (self.code, self.signal) {
             (Some(c), _) => format!("exit {c}"),

@@ -16,8 +16,8 @@
 //! `CHANT_NOW` gives the commits the time the records carry.
 //!
 //! ```no_run
-//! use chant::ledger::{Ledger, LedgerConfig, ShardKey};
-//! # fn main() -> Result<(), chant::ledger::Error> {
+//! use chant_store::ledger::{Ledger, LedgerConfig, ShardKey};
+//! # fn main() -> Result<(), chant_store::ledger::Error> {
 //! let ledger = Ledger::open(std::path::Path::new("."), LedgerConfig::default())?;
 //! let key = ShardKey::converge(None, "staging", "staging-converge")?;
 //! let receipt = ledger.append(&key, r#"{"op":"staging-converge","version":1}"#)?;
@@ -32,7 +32,8 @@
 
 mod append;
 mod document;
-pub(crate) mod fuzz;
+#[doc(hidden)]
+pub mod fuzz;
 mod kept;
 mod key;
 mod keys;

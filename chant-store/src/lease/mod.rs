@@ -181,7 +181,8 @@ impl LeaseRecord {
         serde_json::to_vec(self).map_err(Error::Encode)
     }
 
-    pub(crate) fn parse(bytes: &[u8]) -> Option<LeaseRecord> {
+    /// Reads a lease blob as a stored lease writes it; `None` for bytes that are not one.
+    pub fn parse(bytes: &[u8]) -> Option<LeaseRecord> {
         serde_json::from_slice(bytes).ok()
     }
 }

@@ -1,5 +1,6 @@
-//! The ledger's fuzz entry points (driven by [`crate::fuzz`]): what a read does with the bytes of
-//! one shard, and with the names found in a key directory's buckets, without a repository.
+//! The ledger's fuzz entry points (driven by the `chant` facade's fuzz targets): what a read does
+//! with the bytes of one shard, and with the names found in a key directory's buckets, without a
+//! repository.
 
 use crate::git::{EntryKind, ObjectId, TreeEntry};
 
@@ -10,7 +11,7 @@ use super::shard;
 
 /// Reads `content` as the lines of one shard of `key` (of the original's shared file when
 /// `legacy`), each decoded as `R`, exactly as a read of the ledger does.
-pub(crate) fn shard_content<R: Record>(key: &ShardKey, content: &[u8], legacy: bool) -> Typed<R> {
+pub fn shard_content<R: Record>(key: &ShardKey, content: &[u8], legacy: bool) -> Typed<R> {
     let mut out = Typed { records: Vec::new(), unreadable: Vec::new(), tip: None };
     for (index, text) in shard::content_lines(content).into_iter().enumerate() {
         let line = classify(key, &text, legacy, &decode::<R>);
@@ -21,7 +22,7 @@ pub(crate) fn shard_content<R: Record>(key: &ShardKey, content: &[u8], legacy: b
 
 /// Numbers the entries of a key directory as a read does: `buckets` are the directory's entry
 /// names, `shards` those of each bucket; returns each shard's number, path and misplacement.
-pub(crate) fn shard_names(dir: &str, buckets: &[&str], shards: &[&str]) -> Vec<(u64, String, Option<String>)> {
+pub fn shard_names(dir: &str, buckets: &[&str], shards: &[&str]) -> Vec<(u64, String, Option<String>)> {
     let entries = |names: &[&str], kind: EntryKind| -> Vec<TreeEntry> {
         names
             .iter()
