@@ -64,10 +64,12 @@ where
     }
 }
 
+/// An `op!` of which nothing could be read.
 fn empty_op() -> OpAst {
     OpAst { name: None, overview: None, env: None, phases: Vec::new(), on_failure: Vec::new() }
 }
 
+/// A `converge_op!` of which nothing could be read.
 fn empty_converge() -> ConvergeAst {
     ConvergeAst {
         name: None,
@@ -85,7 +87,7 @@ fn empty_converge() -> ConvergeAst {
 
 /// A piece of the grammar that holds others, with the problems found inside it that did not stop
 /// it: the entries that failed are left out of `value`, their errors are in `problems`.
-pub(crate) struct Parsed<T> {
+struct Parsed<T> {
     /// What could be read.
     value: T,
     /// Every problem found on the way.
@@ -97,10 +99,12 @@ pub(crate) struct Parsed<T> {
 struct Problems(Vec<Error>);
 
 impl Problems {
+    /// Records a problem at `span`.
     fn error(&mut self, span: Span, message: impl Display) {
         self.0.push(Error::new(span, message));
     }
 
+    /// Records a problem spanning `tokens`.
     fn error_spanned(&mut self, tokens: impl ToTokens, message: impl Display) {
         self.0.push(Error::new_spanned(tokens, message));
     }
@@ -136,6 +140,7 @@ impl Problems {
         first
     }
 
+    /// The piece read as `value`, with these problems.
     fn done<T>(self, value: T) -> syn::Result<Parsed<T>> {
         Ok(Parsed { value, problems: self })
     }
@@ -381,6 +386,7 @@ fn bracket(key: &Ident, value: &TokenStream, example: &str, problems: &mut Probl
     list
 }
 
+/// Records that a required field is missing, at the invocation.
 fn missing(problems: &mut Problems, mac: &str, present: bool, example: &str) {
     if !present {
         problems.error(Span::call_site(), format!("{mac} needs `{example}`"));
@@ -418,6 +424,7 @@ fn fields(
     Ok(out)
 }
 
+/// The fields of `op! { ... }`; a missing required one is a problem at the invocation.
 impl Parse for Parsed<OpAst> {
     fn parse(input: ParseStream) -> syn::Result<Self> {
         let mut problems = Problems::default();
@@ -448,6 +455,7 @@ impl Parse for Parsed<OpAst> {
     }
 }
 
+/// The fields of `converge_op! { ... }`; a missing required one is a problem at the invocation.
 impl Parse for Parsed<ConvergeAst> {
     fn parse(input: ParseStream) -> syn::Result<Self> {
         let mut problems = Problems::default();
@@ -498,6 +506,7 @@ impl Parse for Parsed<ConvergeAst> {
     }
 }
 
+/// The options of `main!(...)`: none, or `default = <command>` once.
 impl Parse for Parsed<MainAst> {
     fn parse(input: ParseStream) -> syn::Result<Self> {
         let mut problems = Problems::default();
@@ -570,6 +579,7 @@ impl Parse for DefaultCommand {
     }
 }
 
+/// Reads `phases: [...]` / `on_failure: [...]`: the phases that parse.
 fn phases(key: &Ident, value: &TokenStream, problems: &mut Problems) -> Vec<PhaseAst> {
     let Some(list) = bracket(key, value, " phase(\"Apply\", [ apply(env = \"staging\") ]) ", problems) else {
         return Vec::new();
@@ -644,6 +654,7 @@ impl Parse for ArgValue {
     }
 }
 
+/// Reads `rules: [...]`: the bracket group and the rules that parse; an empty table is a problem.
 fn rules(key: &Ident, value: &TokenStream, problems: &mut Problems) -> Option<(Group, Vec<RuleAst>)> {
     let list = bracket(key, value, " when!(eq(status, \"drifted\") => run(\"<op>\"), why = \"...\") ", problems)?;
     let entries = problems.list(list.stream());
@@ -806,6 +817,7 @@ fn flap_threshold(value: &TokenStream) -> Option<LitInt> {
     }
 }
 
+/// Every predicate name, for "did you mean".
 fn predicate_names() -> impl Iterator<Item = &'static str> {
     COMPARISON_OPS.iter().chain(TRUTHINESS_OPS).chain(COMBINATORS).copied()
 }
@@ -917,6 +929,7 @@ impl Parse for LiteralAst {
     }
 }
 
+/// An integer literal as JSON holds it, if it fits.
 fn number(i: &LitInt, negative: bool) -> Option<serde_json::Number> {
     if negative {
         i.base10_parse::<i64>().ok().map(|v| serde_json::Number::from(-v))
@@ -954,5 +967,57 @@ impl Parse for ActionAst {
         } else {
             ActionAst::Report { reason: arg }
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::str::FromStr;
+
+    use super::*;
+
+    fn converge_errors(src: &str) -> (ConvergeAst, Vec<String>) {
+        let cx = Ctxt::new();
+        let ast = converge_op(TokenStream::from_str(src).unwrap(), &cx);
+        let errors = cx.check().err().map(|e| e.into_iter().map(|e| e.to_string()).collect()).unwrap_or_default();
+        (ast, errors)
+    }
+
+    #[test]
+    fn every_malformed_entry_is_reported_and_the_others_still_read() {
+        let (ast, errors) = converge_errors(
+            r#"name: "c", env: 3, budget: -1,, dial: "apply", rules: [
+                when!(eq(status,, "d") => rnu("a"), whyy = "w"),
+                when!(eq(status, "d") => run("a"), why = "w"),
+            ]"#,
+        );
+        assert_eq!(
+            errors,
+            [
+                "`env` takes a string literal, such as `env: \"staging\"`",
+                "`budget` must be a non-negative integer, such as `budget: 3` (the most run() dispatches per tick); a negative budget is meaningless",
+                "unexpected `,`: an entry is missing here",
+                "`dial` is one of the words observe, reconcile or apply, written without quotes",
+                "unexpected `,`: an entry is missing here",
+                "unknown action `rnu`; an action is run(\"<op name>\") or report(\"<reason>\")",
+                "unknown rule option `whyy`; did you mean `why`?",
+            ]
+        );
+        assert_eq!(ast.name.map(|n| n.value()).as_deref(), Some("c"));
+        assert!(ast.dial_failed);
+        let (_, rules) = ast.rules.unwrap();
+        assert_eq!(rules.len(), 2);
+        assert!(rules[0].predicate.is_some() && rules[0].action.is_none());
+        assert!(rules[1].predicate.is_some() && rules[1].action.is_some() && rules[1].why.is_some());
+    }
+
+    #[test]
+    fn only_a_path_may_stand_before_when() {
+        let rule = |r: &str| converge_errors(&format!(r#"name: "c", env: "e", rules: [ {r} ]"#)).1;
+        assert!(rule(r#"chant::when!(eq(status, "d") => run("a"), why = "w")"#).is_empty());
+        assert!(rule(r#"::chant::when!(eq(status, "d") => run("a"), why = "w")"#).is_empty());
+        for bad in [r#"foo bar when!(eq(status, "d") => run("a"), why = "w")"#, r#"|s| when!(eq(s, 1) => run("a"))"#] {
+            assert_eq!(rule(bad), [format!("expected {RULE_SHAPE}")], "{bad}");
+        }
     }
 }
