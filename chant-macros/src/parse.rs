@@ -189,7 +189,9 @@ fn is_closure(input: ParseStream) -> bool {
 }
 
 /// One entry of a comma-separated list: its tokens up to the next top-level comma (a group is one
-/// token, so the commas inside it stay there), possibly none.
+/// token, so the commas inside it stay there), possibly none. The invisible groups that
+/// `macro_rules!` wraps its fragments in are opened, so an entry holds the tokens as written and
+/// an error spans exactly them.
 struct Entry(TokenStream);
 
 impl Parse for Entry {
@@ -198,14 +200,25 @@ impl Parse for Entry {
             let mut rest = *cursor;
             let mut tokens = TokenStream::new();
             while let Some((token, next)) = rest.token_tree() {
-                if matches!(&token, TokenTree::Punct(p) if p.as_char() == ',') {
-                    break;
+                match token {
+                    TokenTree::Punct(p) if p.as_char() == ',' => break,
+                    TokenTree::Group(g) if g.delimiter() == Delimiter::None => flatten(g.stream(), &mut tokens),
+                    other => tokens.extend([other]),
                 }
-                tokens.extend([token]);
                 rest = next;
             }
             Ok((Entry(tokens), rest))
         })
+    }
+}
+
+/// Appends `stream` to `out`, opening invisible groups.
+fn flatten(stream: TokenStream, out: &mut TokenStream) {
+    for token in stream {
+        match token {
+            TokenTree::Group(g) if g.delimiter() == Delimiter::None => flatten(g.stream(), out),
+            other => out.extend([other]),
+        }
     }
 }
 
