@@ -20,6 +20,7 @@ use chant_core::contract::{self, COMBINATORS, COMPARISON_OPS, LeafProblem, Sympt
 use proc_macro2::{Delimiter, Group, Ident, Literal, Punct, Spacing, Span, TokenStream, TokenTree};
 use quote::{ToTokens, quote};
 use syn::ext::IdentExt;
+use syn::parse::discouraged::Speculative;
 use syn::parse::{Parse, ParseStream};
 use syn::punctuated::{Pair, Punctuated};
 use syn::{Error, Lit, LitBool, LitInt, LitStr, Token};
@@ -151,13 +152,13 @@ fn rest(input: ParseStream) -> TokenStream {
     input.fork().parse().unwrap_or_default()
 }
 
-/// Parses one `T` if it is all that is left in `input`; else leaves `input` as it was.
+/// Parses one `T` if it is all that is left in `input`; else leaves `input` as it was (so the
+/// caller can still span an error over the whole of it).
 fn whole<T: Parse>(input: ParseStream) -> Option<T> {
     let fork = input.fork();
-    match fork.parse::<T>() {
-        Ok(_) if fork.is_empty() => input.parse().ok(),
-        _ => None,
-    }
+    let value = fork.parse::<T>().ok().filter(|_| fork.is_empty())?;
+    input.advance_to(&fork);
+    Some(value)
 }
 
 /// Parses a group delimited by `delimiter`, looking through the invisible groups that
@@ -294,9 +295,8 @@ struct KeyValue<S> {
 
 impl<S: Shape> Parse for KeyValue<S> {
     fn parse(input: ParseStream) -> syn::Result<Self> {
-        let all = rest(input);
         let Ok(key) = input.call(Ident::parse_any) else {
-            return Err(Error::new_spanned(all, format!("expected `{}`", S::EXAMPLE)));
+            return Err(Error::new_spanned(rest(input), format!("expected `{}`", S::EXAMPLE)));
         };
         // `=` is not the start of `==`.
         let sep = input.parse::<Punct>().ok().filter(|p| {
@@ -604,10 +604,12 @@ fn phases(key: &Ident, value: &TokenStream, problems: &mut Problems) -> Vec<Phas
 impl Parse for Parsed<PhaseAst> {
     fn parse(input: ParseStream) -> syn::Result<Self> {
         let example = "expected `phase(\"<Name>\", [ <steps> ])`";
-        let all = rest(input);
-        let Some(Call { name: ident, args: group }) = whole::<Call>(input).filter(|c| c.name == symbol::PHASE) else {
-            return Err(Error::new_spanned(all, example));
+        let Some(Call { name: ident, args: group }) = whole::<Call>(input) else {
+            return Err(Error::new_spanned(rest(input), example));
         };
+        if ident != symbol::PHASE {
+            return Err(Error::new_spanned(quote!(#ident #group), example));
+        }
         let mut problems = Problems::default();
         let args = problems.list(group.stream());
         let name = args.first().and_then(|a| syn::parse2::<LitStr>(a.clone()).ok());
@@ -627,9 +629,8 @@ impl Parse for Parsed<PhaseAst> {
 /// take one. Argument names may be any identifier, keywords included (`box`).
 impl Parse for Parsed<StepAst> {
     fn parse(input: ParseStream) -> syn::Result<Self> {
-        let all = rest(input);
         let Some(Call { name: kind, args: group }) = whole::<Call>(input) else {
-            return Err(Error::new_spanned(all, "expected a step call such as `apply(env = \"staging\")`"));
+            return Err(Error::new_spanned(rest(input), "expected a step call such as `apply(env = \"staging\")`"));
         };
         let mut problems = Problems::default();
         let mut positional = None;
@@ -655,13 +656,12 @@ impl Parse for Parsed<StepAst> {
 /// A step argument's value, typed by its syntax; anything else is kept as [`ArgValue::Other`].
 impl Parse for ArgValue {
     fn parse(input: ParseStream) -> syn::Result<Self> {
-        let all = rest(input);
         let value = whole::<LitBool>(input)
             .map(ArgValue::Bool)
             .or_else(|| whole::<LitStr>(input).map(ArgValue::Str))
             .or_else(|| whole::<Brackets>(input).map(|Brackets(g)| ArgValue::List(g)))
             .or_else(|| whole::<syn::Path>(input).map(ArgValue::Path))
-            .unwrap_or(ArgValue::Other(all));
+            .unwrap_or_else(|| ArgValue::Other(rest(input)));
         input.parse::<TokenStream>()?;
         Ok(value)
     }
@@ -724,12 +724,12 @@ struct Arrow {
 
 impl Parse for Arrow {
     fn parse(input: ParseStream) -> syn::Result<Self> {
-        let all = rest(input);
+        let start = input.fork();
         let mut predicate = TokenStream::new();
         while !input.peek(Token![=>]) {
             if input.is_empty() {
                 return Err(Error::new_spanned(
-                    all,
+                    rest(&start),
                     "a rule starts with `<predicate> => <action>`, e.g. `eq(status, \"drifted\") => run(\"staging-apply\")`",
                 ));
             }
@@ -839,15 +839,14 @@ fn predicate_names() -> impl Iterator<Item = &'static str> {
 impl Parse for Parsed<PredicateAst> {
     fn parse(input: ParseStream) -> syn::Result<Self> {
         let shape = "a predicate is eq, neq, gt, gte, lt, lte(field, literal), truthy(field), falsy(field), all_of(...) or any_of(...), such as `eq(status, \"drifted\")`";
-        let all = rest(input);
         if is_closure(input) {
             return Err(Error::new_spanned(
-                all,
+                rest(input),
                 format!("a predicate is data, not a closure: it has to survive into op.json; {shape}"),
             ));
         }
         let Some(Call { name: op, args: group }) = whole::<Call>(input) else {
-            return Err(Error::new_spanned(all, format!("this is not a predicate; {shape}")));
+            return Err(Error::new_spanned(rest(input), format!("this is not a predicate; {shape}")));
         };
         let name = op.to_string();
         let mut problems = Problems::default();
@@ -955,9 +954,8 @@ fn number(i: &LitInt, negative: bool) -> Option<serde_json::Number> {
 impl Parse for ActionAst {
     fn parse(input: ParseStream) -> syn::Result<Self> {
         let shape = "an action is run(\"<op name>\") or report(\"<reason>\")";
-        let all = rest(input);
         let Some(Call { name: ident, args: group }) = whole::<Call>(input) else {
-            return Err(Error::new_spanned(all, format!("expected an action: {shape}")));
+            return Err(Error::new_spanned(rest(input), format!("expected an action: {shape}")));
         };
         let name = ident.to_string();
         if !symbol::ACTIONS.contains(&name.as_str()) {
