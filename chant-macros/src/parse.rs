@@ -161,26 +161,15 @@ fn whole<T: Parse>(input: ParseStream) -> Option<T> {
     Some(value)
 }
 
-/// Parses a group delimited by `delimiter`, looking through the invisible groups that
-/// `macro_rules!` wraps its fragments in.
+/// Parses a group delimited by `delimiter` (the entries of a [`List`] have their invisible groups
+/// opened already, see [`Entry`]).
 fn group(input: ParseStream, delimiter: Delimiter) -> syn::Result<Group> {
-    input.step(|cursor| {
-        if let Some((TokenTree::Group(group), rest)) = cursor.token_tree()
-            && group.delimiter() == delimiter
-        {
-            return Ok((group, rest));
-        }
-        match cursor.group(delimiter) {
-            Some((inside, span, rest)) => {
-                let mut group = Group::new(delimiter, inside.token_stream());
-                group.set_span(span.join());
-                Ok((group, rest))
-            }
-            None => Err(cursor.error(match delimiter {
-                Delimiter::Bracket => "expected a list in brackets `[...]`",
-                _ => "expected arguments in parentheses `(...)`",
-            })),
-        }
+    input.step(|cursor| match cursor.token_tree() {
+        Some((TokenTree::Group(group), after)) if group.delimiter() == delimiter => Ok((group, after)),
+        _ => Err(cursor.error(match delimiter {
+            Delimiter::Bracket => "expected a list in brackets `[...]`",
+            _ => "expected arguments in parentheses `(...)`",
+        })),
     })
 }
 
