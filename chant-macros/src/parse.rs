@@ -187,17 +187,17 @@ struct Entry(TokenStream);
 impl Parse for Entry {
     fn parse(input: ParseStream) -> syn::Result<Self> {
         input.step(|cursor| {
-            let mut rest = *cursor;
+            let mut at = *cursor;
             let mut tokens = TokenStream::new();
-            while let Some((token, next)) = rest.token_tree() {
+            while let Some((token, next)) = at.token_tree() {
                 match token {
                     TokenTree::Punct(p) if p.as_char() == ',' => break,
                     TokenTree::Group(g) if g.delimiter() == Delimiter::None => flatten(g.stream(), &mut tokens),
                     other => tokens.extend([other]),
                 }
-                rest = next;
+                at = next;
             }
-            Ok((Entry(tokens), rest))
+            Ok((Entry(tokens), at))
         })
     }
 }
@@ -366,7 +366,7 @@ fn negative(input: ParseStream) -> Option<Literal> {
     let fork = input.fork();
     fork.parse::<Token![-]>().ok()?;
     let literal = whole::<Literal>(&fork)?;
-    input.parse::<TokenStream>().ok()?;
+    input.advance_to(&fork);
     Some(literal)
 }
 
