@@ -29,10 +29,10 @@ impl Ctxt {
         self.push(syn::Error::new_spanned(tokens, message));
     }
 
-    /// Records an error.
+    /// Records an error; a combined one is recorded as its messages, each sorted to its place.
     pub(crate) fn push(&self, error: syn::Error) {
         if let Some(errors) = self.errors.borrow_mut().as_mut() {
-            errors.push(error);
+            errors.extend(error);
         }
     }
 
