@@ -166,8 +166,9 @@ fn update_baseline(
     assessed: &DeepAssessment,
     args: &DeepArgs,
 ) -> Result<Exit, CommandError> {
-    if let Some(error) = &assessed.baseline_error {
-        return Err(CommandError::failed(format!("{error}; not updating a baseline that cannot be read")));
+    // The reason is the baseline error already rendered with its causes (`DeepAssessment`).
+    if let Some(reason) = &assessed.baseline_error {
+        return Err(CommandError::failed(format!("{reason}; not updating a baseline that cannot be read")));
     }
     let reported = candidates(&assessed.deep);
     let chosen: Vec<Candidate> = match &args.path {

@@ -7,6 +7,13 @@
 //! `error: <message>: <cause>: ...` ([`crate::error::chain`]) and one `hint: ...` line per hint
 //! on stderr. A closed stdout ([`ErrorKind::BrokenPipe`]) renders nothing and exits 0, as
 //! ripgrep does: the reader had what it wanted (`operator log | head -1`).
+//!
+//! Each library error the command line surfaces converts through one `From` impl here, which
+//! decides its kind (usage or failure) and keeps it as the source, so its causes are rendered
+//! once, by the renderer. A call site uses `?`; where it knows more (a flag, a file) it puts
+//! that in front with [`CommandError::usage_with`], [`CommandError::failed_with`] or
+//! [`CommandError::context`], never by formatting the error into a string (which would drop
+//! its causes; a test below keeps `cli/` free of that).
 
 use std::error::Error;
 
@@ -406,6 +413,168 @@ mod tests {
     #[derive(Debug, thiserror::Error)]
     #[error("cannot read the ledger")]
     struct Outer(#[source] std::io::Error);
+
+    #[derive(Debug, thiserror::Error)]
+    #[error("cannot bind lexicon files")]
+    struct Bind(#[source] Outer);
+
+    #[test]
+    fn a_nested_error_renders_every_level_of_its_chain_once() {
+        let nested = || Bind(Outer(std::io::Error::other("permission denied")));
+        let expected = "cannot bind lexicon files: cannot read the ledger: permission denied";
+        let e = CommandError::failed(nested());
+        assert_eq!(e.lines(), [format!("error: {expected}")]);
+        assert_eq!(e.to_string(), expected);
+        let json: serde_json::Value = serde_json::from_str(&e.json().unwrap()).unwrap();
+        assert_eq!(json["message"], expected);
+        // Context goes in front; the chain below it is still rendered, each level once.
+        let e = CommandError::failed_with("env prod", nested()).hint("check the ledger");
+        assert_eq!(e.lines(), [format!("error: env prod: {expected}"), "hint: check the ledger".to_owned()]);
+        let e = CommandError::from(crate::config::Error::Read {
+            path: "/p/chant.toml".into(),
+            source: std::io::Error::other("permission denied"),
+        })
+        .context("--config");
+        assert_eq!(e.kind(), ErrorKind::Usage);
+        assert_eq!(e.lines(), ["error: --config: cannot read /p/chant.toml: permission denied"]);
+        // A transparent wrapper (project over config) adds no level and repeats none.
+        let e = CommandError::from(crate::project::Error::Config(crate::config::Error::Read {
+            path: "/p/chant.toml".into(),
+            source: std::io::Error::other("permission denied"),
+        }));
+        assert_eq!(
+            (e.kind(), e.lines()),
+            (ErrorKind::Usage, vec!["error: cannot read /p/chant.toml: permission denied".to_owned()])
+        );
+        // An error that quotes its cause in its own message does not print it twice.
+        let e = CommandError::usage(crate::clock::BadNow::Unreadable {
+            path: "/t/clock".into(),
+            source: std::sync::Arc::new(std::io::Error::other("no such file")),
+        });
+        assert_eq!(e.lines(), ["error: CHANT_NOW=@/t/clock: cannot read the clock file: no such file"]);
+    }
+
+    #[test]
+    fn the_one_conversion_of_each_error_decides_its_kind() {
+        use crate::ledger::Error as L;
+        assert_eq!(CommandError::from(L::BranchClash).kind(), ErrorKind::Usage);
+        assert_eq!(CommandError::from(L::InvalidName { what: "op", name: "A".into() }).kind(), ErrorKind::Usage);
+        assert_eq!(CommandError::from(L::Contended { reference: "r".into(), attempts: 3 }).kind(), ErrorKind::Failed);
+        let e = CommandError::from(crate::operator::Error::InvalidName { what: "env", name: "Prod".into() });
+        assert_eq!(e.kind(), ErrorKind::Usage);
+        assert_eq!(
+            e.lines(),
+            ["error: --env: invalid env \"Prod\": names are lowercase letters, digits and -, starting with a letter"]
+        );
+        let e = CommandError::from(crate::operator::audit::Error::InvalidOp("X".into()));
+        assert_eq!(e.kind(), ErrorKind::Usage);
+        assert!(e.lines()[0].starts_with("error: --op: invalid op \"X\""), "{:?}", e.lines());
+        let lease =
+            crate::lease::Error::Remote { remote: "origin".into(), reference: "r".into(), detail: "refused".into() };
+        let e = CommandError::from(lease).context("cannot take the lease of site");
+        assert_eq!(e.kind(), ErrorKind::Failed);
+        assert_eq!(
+            e.lines(),
+            [
+                "error: cannot take the lease of site: the lease ref \"r\" could not be synchronised with remote origin: refused"
+            ]
+        );
+    }
+
+    #[test]
+    fn redaction_renders_the_chain_once_and_keeps_the_kind_and_hints() {
+        let redactor = crate::redact::Redactor::new(["hunter2".to_owned()]);
+        let e = CommandError::usage_with("--url", std::io::Error::other("token hunter2 refused")).hint("see --help");
+        let e = e.redact(&redactor);
+        assert_eq!(e.kind(), ErrorKind::Usage);
+        assert_eq!(e.lines()[1], "hint: see --help");
+        assert!(
+            !e.lines()[0].contains("hunter2") && e.lines()[0].starts_with("error: --url: token "),
+            "{:?}",
+            e.lines()
+        );
+    }
+
+    /// Formatting an error into a message drops its causes (`source()`): the rule this module
+    /// keeps is that no constructor of a `CommandError` in `cli/` is given an error rendered as
+    /// text (`e.to_string()`, `format!("...: {e}")`, `chain(&e)`); the error goes in whole,
+    /// through `?`, `From`, `usage_with`/`failed_with` or `context`.
+    #[test]
+    fn no_call_site_in_cli_formats_an_error_into_its_message() {
+        const CONSTRUCTORS: &[&str] = &[
+            "CommandError::usage(",
+            "CommandError::failed(",
+            "CommandError::new(",
+            "CommandError::usage_with(",
+            "CommandError::failed_with(",
+        ];
+        const RENDERED: &[&str] = &[
+            "{e}",
+            "{e:",
+            "{err}",
+            "{err:",
+            "{error}",
+            "{error:",
+            "{source}",
+            "e.to_string()",
+            "err.to_string()",
+            "error.to_string()",
+            "chain(",
+            ".chain()",
+        ];
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src/cli");
+        let mut files = Vec::new();
+        let mut dirs = vec![root.clone()];
+        while let Some(dir) = dirs.pop() {
+            for entry in std::fs::read_dir(&dir).unwrap() {
+                let path = entry.unwrap().path();
+                if path.is_dir() {
+                    dirs.push(path);
+                } else if path.extension().is_some_and(|x| x == "rs") && !path.ends_with("cli/error.rs") {
+                    files.push(path);
+                }
+            }
+        }
+        assert!(files.len() > 20, "found only {files:?}");
+        let mut offences = Vec::new();
+        for file in &files {
+            let text = std::fs::read_to_string(file).unwrap();
+            for start in CONSTRUCTORS.iter().flat_map(|c| text.match_indices(c).map(|(i, m)| i + m.len())) {
+                let args = balanced(&text[start..]);
+                if let Some(bad) = RENDERED.iter().find(|r| args.contains(*r)) {
+                    let line = text[..start].lines().count();
+                    offences.push(format!("{}:{line}: {bad} in {args:?}", file.display()));
+                }
+            }
+            // A message built from an error, then handed to a constructor.
+            for (i, _) in text.match_indices(".map_err(|e| format!(") {
+                offences.push(format!(
+                    "{}:{}: an error formatted into a string",
+                    file.display(),
+                    text[..i].lines().count()
+                ));
+            }
+        }
+        assert!(offences.is_empty(), "errors rendered as text (their causes dropped):\n{}", offences.join("\n"));
+    }
+
+    /// The text up to the parenthesis that closes the one before it.
+    fn balanced(text: &str) -> &str {
+        let mut depth = 1;
+        for (i, c) in text.char_indices() {
+            match c {
+                '(' => depth += 1,
+                ')' => {
+                    depth -= 1;
+                    if depth == 0 {
+                        return &text[..i];
+                    }
+                }
+                _ => {}
+            }
+        }
+        text
+    }
 
     #[test]
     fn each_kind_fixes_its_exit_code_and_the_error_renders_with_its_causes_and_hints() {

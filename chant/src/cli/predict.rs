@@ -190,7 +190,8 @@ fn declared_files_ask(
     failure: Option<&str>,
 ) -> Result<Option<crate::behaviour::Ask>, CommandError> {
     use crate::lexicon::Declaration;
-    let declaration = crate::lexicon::declaration(env).map_err(|e| CommandError::failed(e).redact(&project.redactor))?;
+    let declaration =
+        crate::lexicon::declaration(env).map_err(|e| CommandError::failed(e).redact(&project.redactor))?;
     let Some(files) = declaration.as_ref().and_then(|d| d.get::<crate::lexicon::files::FilesDeclaration>()) else {
         return Ok(None);
     };
