@@ -67,22 +67,20 @@ struct Answer<'a> {
 }
 
 fn answer(outcome: &'static str, recorded: bool, fact: &GateFact) -> Result<(), CommandError> {
-    let line = serde_json::to_string(&Answer { version: 1, outcome, recorded, fact })
-        .map_err(|e| CommandError::failed(format!("cannot render the approval: {e}")))?;
+    let line = super::error::to_json(&Answer { version: 1, outcome, recorded, fact }, "the approval")?;
     println(&line)
 }
 
 /// Runs `approve`.
 pub fn cmd_approve(binary: Binary, args: &ApproveArgs) -> Result<Exit, CommandError> {
     let url = args.url.as_deref().map(ApprovalUrl::parse).transpose();
-    let url = url.map_err(|e| CommandError::usage(format!("--url: {e}")))?;
+    let url = url.map_err(|e| CommandError::usage_with("--url", e))?;
     let actor = match &args.actor {
-        Some(a) => Approver::parse(a).map_err(|e| format!("--actor: {e}")),
+        Some(a) => Approver::parse(a).map_err(|e| CommandError::usage_with("--actor", e))?,
         None => std::env::var("USER")
             .map_or_else(|_| Approver::parse("unknown"), |u| Approver::parse(&u))
-            .map_err(|e| format!("$USER: {e}; pass --actor")),
+            .map_err(|e| CommandError::usage_with("$USER", e).hint("pass --actor"))?,
     };
-    let actor = actor.map_err(CommandError::usage)?;
     let ledger = super::open_ledger()?;
     sync_first(&ledger);
     let known = crate::registry::find(&args.op);
@@ -100,7 +98,7 @@ pub fn cmd_approve(binary: Binary, args: &ApproveArgs) -> Result<Exit, CommandEr
     let key = find_key(&ledger, args, known.and_then(|o| member_of(o.json)))?;
     let facts: Vec<GateFact> = match ledger.read_typed::<GateFact>(&key) {
         Ok(r) => r.records.into_iter().map(|stored| stored.record).collect(),
-        Err(e) => return Err(CommandError::failed(e)),
+        Err(e) => return Err(e.into()),
     };
     let now = ledger.clock().now();
     let pending = match crate::gate::decide(&facts, &args.op, &args.gate, args.resource.as_deref(), now) {
@@ -170,16 +168,11 @@ pub fn cmd_approve(binary: Binary, args: &ApproveArgs) -> Result<Exit, CommandEr
                 None => return Err(CommandError::usage("--sign: HOME is not set; pass --key <private key>")),
             },
         };
-        let seal = crate::gate::seal::sign(&fact, &path, actor.as_str()).map_err(|e| {
-            CommandError::failed(format!(
-                "cannot seal the approval with {}: {}",
-                path.display(),
-                crate::error::chain(&e)
-            ))
-        })?;
+        let seal = crate::gate::seal::sign(&fact, &path, actor.as_str())
+            .map_err(|e| CommandError::failed_with(format!("cannot seal the approval with {}", path.display()), e))?;
         fact.seal = Some(seal);
     }
-    let receipt = ledger.append_record(key.member(), &fact).map_err(CommandError::failed)?;
+    let receipt = ledger.append_record(key.member(), &fact)?;
     for w in &receipt.warnings {
         eprintln!("warning: {w}");
     }
@@ -259,12 +252,12 @@ fn find_key(
     known_member: Option<Option<String>>,
 ) -> Result<ShardKey, CommandError> {
     if let Some(m) = &args.member {
-        return ShardKey::gate(Some(m), &args.op).map_err(CommandError::usage);
+        return Ok(ShardKey::gate(Some(m), &args.op)?);
     }
     if let Some(m) = known_member {
-        return ShardKey::gate(m.as_deref(), &args.op).map_err(CommandError::usage);
+        return Ok(ShardKey::gate(m.as_deref(), &args.op)?);
     }
-    let keys = ledger.keys().map_err(CommandError::usage)?;
+    let keys = ledger.keys()?;
     let matches: Vec<ShardKey> =
         keys.into_iter().filter(|k| k.kind() == RecordKind::Gate && k.op() == args.op).collect();
     let no_facts = || {

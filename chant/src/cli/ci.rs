@@ -227,14 +227,13 @@ pub fn cmd_ci(binary: Binary, args: &CiArgs) -> Result<Exit, CommandError> {
             "the stock chant binary carries no ops, so it cannot read their cron; use the project's own binary (`cargo run --bin <project-bin> -- ci ...`)",
         ));
     }
-    let catalog = crate::catalog::Catalog::embedded_declared(&crate::lexicon::declared_envs())
-        .map_err(|e| CommandError::usage(e.to_string()))?;
+    let catalog = crate::catalog::Catalog::embedded_declared(&crate::lexicon::declared_envs())?;
     let ops: Vec<&OpDocument> = catalog.converge_ops().collect();
     let op = match &args.command {
         CiCommand::Workflow(w) => w.op.as_deref(),
         CiCommand::Cronjob(c) => c.op.as_deref(),
     };
-    let schedule = Schedule::of(&project_bin(), &ops, op).map_err(CommandError::usage)?;
+    let schedule = Schedule::of(&project_bin(), &ops, op)?;
     let text = match &args.command {
         CiCommand::Workflow(w) if w.github => schedule.github(),
         CiCommand::Workflow(_) => schedule.gitlab(),

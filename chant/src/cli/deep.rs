@@ -135,7 +135,7 @@ fn shown(value: &Value) -> String {
 pub fn cmd_diff_deep(args: &super::lifecycle::DiffArgs) -> Result<Exit, CommandError> {
     let project = super::open_project()?;
     let member = member_of(&project, &args.env);
-    let redact = |e: crate::project::Error| CommandError::failed(project.redactor.redact(&e.chain()));
+    let redact = |e: crate::project::Error| CommandError::from(e).redact(&project.redactor);
     let assessed = project.assess_deep(member.as_deref(), &args.env).map_err(redact)?;
     if args.deep_args.update_baseline {
         return update_baseline(&project, member.as_deref(), &args.env, &assessed, &args.deep_args);
@@ -149,8 +149,7 @@ pub fn cmd_diff_deep(args: &super::lifecycle::DiffArgs) -> Result<Exit, CommandE
     let exit = if args.exit_code { exit_code(&diff) } else { Exit::Done };
     let document = DeepDiff { diff, deep: assessed.deep, baseline: state };
     if args.json {
-        let line = serde_json::to_string(&document)
-            .map_err(|e| CommandError::failed(format!("cannot render the diff: {e}")))?;
+        let line = super::error::to_json(&document, "the diff")?;
         println(&project.redactor.redact(&line))?;
     } else {
         for line in render(&document.diff).into_iter().chain(render_deep(&document.deep, &document.baseline)) {
@@ -167,8 +166,9 @@ fn update_baseline(
     assessed: &DeepAssessment,
     args: &DeepArgs,
 ) -> Result<Exit, CommandError> {
-    if let Some(error) = &assessed.baseline_error {
-        return Err(CommandError::failed(format!("{error}; not updating a baseline that cannot be read")));
+    // The reason is the baseline error already rendered with its causes (`DeepAssessment`).
+    if let Some(reason) = &assessed.baseline_error {
+        return Err(CommandError::failed(format!("{reason}; not updating a baseline that cannot be read")));
     }
     let reported = candidates(&assessed.deep);
     let chosen: Vec<Candidate> = match &args.path {
@@ -208,9 +208,8 @@ fn update_baseline(
     for c in &chosen {
         updated.accept(c, &at, &by);
     }
-    let receipt = project
-        .write_baseline(member, env, &updated, &format!("baseline {env}: accept {} path(s)", chosen.len()))
-        .map_err(|e| CommandError::failed(e.chain()))?;
+    let receipt =
+        project.write_baseline(member, env, &updated, &format!("baseline {env}: accept {} path(s)", chosen.len()))?;
     for c in &chosen {
         println(&project.redactor.redact(&format!("accepted {}.{} = {}", c.entity, c.path, shown(&c.value))))?;
     }
@@ -228,16 +227,13 @@ struct Shown<'a> {
 
 /// Runs `lifecycle baseline`.
 pub fn cmd_baseline(binary: Binary, args: &BaselineArgs) -> Result<Exit, CommandError> {
-    crate::model::Name::parse("env name", args.env.as_str()).map_err(CommandError::usage)?;
+    crate::model::Name::parse("env name", args.env.as_str())?;
     super::lifecycle::check_declared(binary, &args.env)?;
     let project = super::open_project()?;
     let member = member_of(&project, &args.env);
-    let path = project.baseline_path(member.as_deref(), &args.env).map_err(|e| CommandError::failed(e.chain()))?;
+    let path = project.baseline_path(member.as_deref(), &args.env)?;
     let shown_path = format!("chant/lifecycle:{path}");
-    let mut baseline = project
-        .read_baseline(member.as_deref(), &args.env)
-        .map_err(|e| CommandError::failed(e.chain()))?
-        .map_err(|e| CommandError::failed(crate::error::chain(&e)))?;
+    let mut baseline = project.read_baseline(member.as_deref(), &args.env)??;
     if let Some(target) = &args.clear {
         let entities: Vec<&str> = baseline.accepted.iter().map(|a| a.entity.as_str()).collect();
         let split = split_target(target, &entities).map(|(e, p)| (e.to_owned(), p.to_owned()));
@@ -248,15 +244,17 @@ pub fn cmd_baseline(binary: Binary, args: &BaselineArgs) -> Result<Exit, Command
             )));
         };
         baseline.clear(&entity, &p);
-        project
-            .write_baseline(member.as_deref(), &args.env, &baseline, &format!("baseline {}: clear {target}", args.env))
-            .map_err(|e| CommandError::failed(e.chain()))?;
+        project.write_baseline(
+            member.as_deref(),
+            &args.env,
+            &baseline,
+            &format!("baseline {}: clear {target}", args.env),
+        )?;
         println(&format!("cleared {target} from {shown_path}"))?;
         return Ok(Exit::Done);
     }
     if args.json {
-        let line = serde_json::to_string(&Shown { path: &shown_path, baseline: &baseline })
-            .map_err(|e| CommandError::failed(format!("cannot render the baseline: {e}")))?;
+        let line = super::error::to_json(&Shown { path: &shown_path, baseline: &baseline }, "the baseline")?;
         println(&project.redactor.redact(&line))?;
         return Ok(Exit::Done);
     }

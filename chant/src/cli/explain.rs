@@ -54,7 +54,7 @@ pub fn cmd_explain(binary: Binary, args: &ExplainArgs) -> Result<Exit, CommandEr
             }
         },
     };
-    let (record, doc) = match find(&project.ledger, &docs, &args.tick).map_err(CommandError::failed)? {
+    let (record, doc) = match find(&project.ledger, &docs, &args.tick)? {
         Lookup::Found(record, doc) => (record, doc),
         Lookup::NotFound(ranges) => {
             let short = if args.tick.chars().count() < MIN_PREFIX {
@@ -86,10 +86,9 @@ pub fn cmd_explain(binary: Binary, args: &ExplainArgs) -> Result<Exit, CommandEr
             )));
         }
     };
-    let explanation = explain(&project, &doc, &record).map_err(CommandError::failed)?;
+    let explanation = explain(&project, &doc, &record)?;
     if args.json {
-        let line = serde_json::to_string(&explanation)
-            .map_err(|e| CommandError::failed(format!("cannot render the explanation: {e}")))?;
+        let line = super::error::to_json(&explanation, "the explanation")?;
         println(&project.redactor.redact(&line))?;
     } else {
         print(&project.redactor.redact(&render(&explanation)))?;

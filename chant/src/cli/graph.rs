@@ -43,16 +43,16 @@ pub struct GraphArgs {
 /// A usage error for an env this binary does not declare; a failure when the project or a
 /// declaration cannot be read.
 pub fn build(binary: Binary, env: &str, live: bool) -> Result<(Graph, crate::project::Project), CommandError> {
-    crate::model::Name::parse("env name", env).map_err(CommandError::usage)?;
+    crate::model::Name::parse("env name", env)?;
     let command = format!("graph {env}{}", if live { " --live" } else { "" });
     stock_refusal(binary, env, &command)?;
     check_declared(binary, env)?;
     let project = super::open_project()?;
     let member = member_of(&project, env);
-    let failed = |e: &dyn std::error::Error| CommandError::failed(project.redactor.redact(&crate::error::chain(e)));
-    let lexicons = project.lexicons(member.as_deref(), env).map_err(|e| failed(&e))?;
+    let lexicons =
+        project.lexicons(member.as_deref(), env).map_err(|e| CommandError::from(e).redact(&project.redactor))?;
     let graph = if live { graph::live(env, &lexicons) } else { graph::declared(env, &lexicons) };
-    let graph = graph.map_err(|e| failed(&e))?;
+    let graph = graph.map_err(|e| CommandError::failed(e).redact(&project.redactor))?;
     Ok((graph, project))
 }
 
@@ -75,7 +75,7 @@ pub fn stock_refusal(binary: Binary, env: &str, command: &str) -> Result<(), Com
 pub fn cmd_graph(binary: Binary, args: &GraphArgs) -> Result<Exit, CommandError> {
     let (graph, project) = build(binary, &args.env, args.live)?;
     let text = if args.json {
-        serde_json::to_string(&graph).map_err(|e| CommandError::failed(format!("cannot render the graph: {e}")))?
+        super::error::to_json(&graph, "the graph")?
     } else if args.dot {
         graph::render_dot(&graph).trim_end().to_owned()
     } else if args.mermaid {

@@ -47,10 +47,10 @@ pub struct ImportArgs {
 /// can read; a failure when a read fails or the file cannot be written.
 pub fn cmd_import(binary: Binary, args: &ImportArgs) -> Result<Exit, CommandError> {
     let _ = binary;
-    let selector = Selector::parse(args.select.as_deref().unwrap_or(""))
-        .map_err(|e| CommandError::usage(format!("--select: {e}")))?;
+    let selector =
+        Selector::parse(args.select.as_deref().unwrap_or("")).map_err(|e| CommandError::usage_with("--select", e))?;
     let cwd = working_dir()?;
-    let config = crate::config::Config::discover(&cwd).map_err(CommandError::usage)?;
+    let config = crate::config::Config::discover(&cwd)?;
     let env = args.from.as_str();
     let none = std::collections::BTreeMap::new();
     let values = config.env(env).map(crate::config::EnvBinding::values).unwrap_or(&none);
@@ -58,14 +58,14 @@ pub fn cmd_import(binary: Binary, args: &ImportArgs) -> Result<Exit, CommandErro
     let redactor = Redactor::from_env_vars(config.secret_vars());
     let options = ExportOptions { owned: args.owned, selector, verbatim: args.verbatim };
 
-    let registrations = crate::lexicon::registry::registrations().map_err(CommandError::usage)?;
+    let registrations = crate::lexicon::registry::registrations()?;
     let mut parts: Vec<(ExportedTemplate, Generated)> = Vec::new();
     let mut keys = Vec::new();
     for r in &registrations {
         keys.extend(r.binding_keys.iter().map(|k| k.name));
         match (r.export)(&binding, &options) {
             Ok(template) => {
-                let generated = (r.generate)(&template, &redactor).map_err(CommandError::failed)?;
+                let generated = (r.generate)(&template, &redactor)?;
                 parts.push((template, generated));
             }
             Err(e) if e.is_nothing_to_export() => {}
@@ -76,7 +76,7 @@ pub fn cmd_import(binary: Binary, args: &ImportArgs) -> Result<Exit, CommandErro
                 );
                 return Err(CommandError::usage(redactor.redact(&said)).hint(hint));
             }
-            Err(e) => return Err(CommandError::failed(redactor.redact(&crate::error::chain(&e)))),
+            Err(e) => return Err(CommandError::from(e).redact(&redactor)),
         }
     }
     if parts.is_empty() {
@@ -89,7 +89,7 @@ pub fn cmd_import(binary: Binary, args: &ImportArgs) -> Result<Exit, CommandErro
 
     let command = command_line(args);
     let refs: Vec<(&ExportedTemplate, &Generated)> = parts.iter().map(|(t, g)| (t, g)).collect();
-    let source = render_module(env, &command, &refs).map_err(CommandError::failed)?;
+    let source = render_module(env, &command, &refs)?;
     let source = match rustfmt(&source, &config.root) {
         Some(formatted) => formatted,
         None => {
@@ -104,7 +104,7 @@ pub fn cmd_import(binary: Binary, args: &ImportArgs) -> Result<Exit, CommandErro
         Some(path) => {
             let path = cwd.join(path);
             std::fs::write(&path, &source)
-                .map_err(|e| CommandError::failed(format!("cannot write {}: {e}", path.display())))?;
+                .map_err(|e| CommandError::failed_with(format!("cannot write {}", path.display()), e))?;
             eprintln!("import: wrote {}", path.display());
         }
         None => super::error::print(&source)?,

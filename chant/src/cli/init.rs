@@ -362,9 +362,9 @@ pub fn cmd_init(args: &InitArgs) -> Result<Exit, CommandError> {
     };
     let name = Name::parse("project name", name_text.as_str())
         .map_err(|e| CommandError::usage(e).hint("name it with --name (lowercase letters, digits and `-`)"))?;
-    let env = Name::parse("env name", args.env.as_str()).map_err(CommandError::usage)?;
+    let env = Name::parse("env name", args.env.as_str())?;
     let chant = match &args.chant {
-        Some(s) => ChantSource::parse(s).map_err(CommandError::usage)?,
+        Some(s) => ChantSource::parse(s)?,
         None => ChantSource::built_from().ok_or_else(|| {
             CommandError::usage(format!(
                 "this chant was built from {}, which no longer holds chant's source",
@@ -407,7 +407,7 @@ pub fn cmd_init(args: &InitArgs) -> Result<Exit, CommandError> {
         git_init,
     };
     if args.json {
-        let line = serde_json::to_string(&done).map_err(|e| CommandError::failed(format!("cannot render: {e}")))?;
+        let line = super::error::to_json(&done, "the answer")?;
         println(&line)?;
         return Ok(Exit::Done);
     }
@@ -439,7 +439,8 @@ fn absolute(p: &Path, cwd: &Path) -> Result<PathBuf, CommandError> {
         _ => p.to_owned(),
     };
     let joined = if expanded.is_absolute() { expanded } else { cwd.join(expanded) };
-    let canonical = joined.canonicalize().map_err(|e| CommandError::usage(format!("--chant {}: {e}", p.display())))?;
+    let canonical =
+        joined.canonicalize().map_err(|e| CommandError::usage_with(format!("--chant {}", p.display()), e))?;
     facade_dir(&canonical).ok_or_else(|| {
         CommandError::usage(format!(
             "--chant {} holds no {FACADE_PACKAGE} package (neither its Cargo.toml nor chant/Cargo.toml names it)",
@@ -451,7 +452,7 @@ fn absolute(p: &Path, cwd: &Path) -> Result<PathBuf, CommandError> {
 
 fn write_new(path: &Path, text: &str) -> Result<(), CommandError> {
     use std::io::Write;
-    let fail = |e: std::io::Error| CommandError::failed(format!("cannot write {}: {e}", path.display()));
+    let fail = |e: std::io::Error| CommandError::failed_with(format!("cannot write {}", path.display()), e);
     if let Some(parent) = path.parent() {
         std::fs::create_dir_all(parent).map_err(fail)?;
     }
@@ -472,7 +473,7 @@ fn git_init(root: &Path) -> Result<(), CommandError> {
             root.display(),
             crate::redact::sanitise(&out.stderr)
         ))),
-        Err(e) => Err(CommandError::failed(format!("cannot run git init in {}: {e}", root.display()))),
+        Err(e) => Err(CommandError::failed_with(format!("cannot run git init in {}", root.display()), e)),
     }
 }
 

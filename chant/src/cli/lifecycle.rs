@@ -241,21 +241,20 @@ fn cmd_diff(binary: Binary, args: &DiffArgs) -> Result<Exit, CommandError> {
             "`lifecycle diff` needs --live: this version compares the declaration with the live estate only",
         ));
     }
-    crate::model::Name::parse("env name", args.env.as_str()).map_err(CommandError::usage)?;
+    crate::model::Name::parse("env name", args.env.as_str())?;
     check_declared(binary, &args.env)?;
     if args.deep_args.any() {
         return super::deep::cmd_diff_deep(args);
     }
     let project = super::open_project()?;
     let member = member_of(&project, &args.env);
-    let diff = diff(&project, member.as_deref(), &args.env)
-        .map_err(|e| CommandError::failed(project.redactor.redact(&crate::error::chain(&e))))?;
+    let diff =
+        diff(&project, member.as_deref(), &args.env).map_err(|e| CommandError::from(e).redact(&project.redactor))?;
     if args.snapshot_artifacts {
         take_snapshot(&project, member.as_deref(), &diff)?;
     }
     if args.json {
-        let line =
-            serde_json::to_string(&diff).map_err(|e| CommandError::failed(format!("cannot render the diff: {e}")))?;
+        let line = super::error::to_json(&diff, "the diff")?;
         println(&project.redactor.redact(&line))?;
     } else {
         for line in render(&diff) {
@@ -269,11 +268,7 @@ fn cmd_diff(binary: Binary, args: &DiffArgs) -> Result<Exit, CommandError> {
 /// previous one was computed), saying so on stderr.
 fn take_snapshot(project: &Project, member: Option<&str>, diff: &Diff) -> Result<(), CommandError> {
     let taken = crate::lexicon::estate::snapshot_artifacts(&project.ledger, member, &diff.env, &diff.artifact_listings)
-        .map_err(|e| {
-            CommandError::failed(
-                project.redactor.redact(&format!("cannot record the artifact snapshot: {}", crate::error::chain(&e))),
-            )
-        })?;
+        .map_err(|e| CommandError::failed_with("cannot record the artifact snapshot", e).redact(&project.redactor))?;
     eprintln!("lifecycle diff {}: artifact snapshot recorded for {taken} lexicon(s)", diff.env);
     Ok(())
 }

@@ -284,7 +284,7 @@ fn hand_over(command: &Command, release: bool) -> Option<Result<Exit, CommandErr
             eprintln!("note: {e}");
             return None;
         }
-        Err(e) => return Some(Err(CommandError::usage(e))),
+        Err(e) => return Some(Err(e.into())),
     };
     let args: Vec<std::ffi::OsString> = std::env::args_os().skip(1).collect();
     let op = match command {
@@ -312,7 +312,7 @@ fn hand_over(command: &Command, release: bool) -> Option<Result<Exit, CommandErr
     };
     Some(match chosen {
         Ok(bin) => Err(delegate::exec(bin, &args)),
-        Err(e) => Err(CommandError::usage(e)),
+        Err(e) => Err(e.into()),
     })
 }
 
@@ -372,11 +372,13 @@ pub fn project_version_line() -> String {
 
 /// The working directory, or why not (exit 2).
 pub(crate) fn working_dir() -> Result<std::path::PathBuf, CommandError> {
-    std::env::current_dir().map_err(|e| CommandError::usage(format!("cannot read the working directory: {e}")))
+    std::env::current_dir().map_err(|e| CommandError::usage_with("cannot read the working directory", e))
 }
 
-/// Opens the project around the working directory (exit 2 when there is none).
+/// Opens the project around the working directory (exit 2 when there is none, or when
+/// whatever stops it from opening is the setup's: a ledger that cannot be opened included).
 pub(crate) fn open_project() -> Result<crate::project::Project, CommandError> {
+    // Opening is setup, so every failure is exit 2 here; the error stays the source.
     crate::project::Project::open(&working_dir()?).map_err(CommandError::usage)
 }
 
@@ -387,10 +389,11 @@ pub(crate) fn open_ledger() -> Result<crate::ledger::Ledger, CommandError> {
     let (root, section) = match crate::config::Config::discover_any_bindings(&cwd) {
         Ok(c) => (c.root.clone(), c.ledger.clone()),
         Err(crate::config::Error::NotFound { .. }) => (cwd, crate::config::LedgerSection::default()),
-        Err(e) => return Err(CommandError::usage(e.to_string())),
+        Err(e) => return Err(e.into()),
     };
-    let clock = crate::clock::Clock::from_env().map_err(|e| CommandError::usage(e.to_string()))?;
+    let clock = crate::clock::Clock::from_env()?;
     let config = section.ledger_config(crate::ledger::LedgerConfig { clock, ..crate::ledger::LedgerConfig::default() });
+    // As in `open_project`: a ledger that cannot be opened is the setup's (exit 2).
     crate::ledger::Ledger::open(&root, config).map_err(CommandError::usage)
 }
 

@@ -132,13 +132,13 @@ fn duration(flag: &str, value: &str) -> Result<std::time::Duration, CommandError
     match crate::duration::parse(value) {
         Ok(d) if !d.is_zero() => Ok(d),
         Ok(_) => Err(CommandError::usage(format!("{flag} {value} must be longer than zero"))),
-        Err(e) => Err(CommandError::usage(format!("{flag}: {e}"))),
+        Err(e) => Err(CommandError::usage_with(flag, e)),
     }
 }
 
 fn cmd_daemon(binary: Binary, args: &OperatorArgs) -> Result<Exit, CommandError> {
     // First thing, so a stop signal is caught from here on; the forwarder reads them.
-    let signals = operator::catch_stop_signals().map_err(CommandError::failed)?;
+    let signals = operator::catch_stop_signals()?;
     let interval = duration("--interval", &args.interval)?;
     let lease_ttl = duration("--lease-ttl", &args.lease_ttl)?;
     if lease_ttl > crate::lease::MAX_TTL {
@@ -158,8 +158,8 @@ fn cmd_daemon(binary: Binary, args: &OperatorArgs) -> Result<Exit, CommandError>
         ));
     }
     let project = Arc::new(open_project()?);
-    let dispatcher = Dispatcher::current()
-        .map_err(|e| CommandError::failed(format!("cannot find this binary to dispatch runs: {e}")))?;
+    let dispatcher =
+        Dispatcher::current().map_err(|e| CommandError::failed_with("cannot find this binary to dispatch runs", e))?;
     let config = OperatorConfig {
         env: args.env.clone(),
         interval,
@@ -192,7 +192,7 @@ fn cmd_daemon(binary: Binary, args: &OperatorArgs) -> Result<Exit, CommandError>
         .hint("add \"notify\" to the features of the chant dependency in Cargo.toml, or remove [notify]"));
     }
     #[cfg(feature = "notify")]
-    if let Some(notify) = crate::notify::NotifyConfig::from_config(&project.config).map_err(CommandError::usage)? {
+    if let Some(notify) = crate::notify::NotifyConfig::from_config(&project.config)? {
         #[cfg(feature = "metrics")]
         let on_failure = metrics_handle
             .clone()
@@ -202,7 +202,7 @@ fn cmd_daemon(binary: Binary, args: &OperatorArgs) -> Result<Exit, CommandError>
         let notifier = crate::notify::Notifier::start(Arc::clone(&project), notify, on_failure);
         hooks.0.push(Arc::new(notifier));
     }
-    let daemon = Daemon::new(project, config, dispatcher).map_err(CommandError::failed)?.with_hooks(Arc::new(hooks));
+    let daemon = Daemon::new(project, config, dispatcher)?.with_hooks(Arc::new(hooks));
     let stopper = daemon.stopper();
     operator::forward_stop_signals(signals, daemon.stopper());
     let mut stdout_closed = false;
@@ -239,7 +239,7 @@ fn start_metrics(
             operator::metrics::DEFAULT_ADDR
         )));
     }
-    let bound = crate::serve::Bound::bind(addr).map_err(CommandError::failed)?;
+    let bound = crate::serve::Bound::bind(addr)?;
     let at = bound.local_addr();
     let reach =
         if bound.is_loopback() { "loopback only" } else { "warning: not loopback, reachable from other machines" };
@@ -262,21 +262,11 @@ fn carried(binary: Binary) -> Vec<crate::model::OpDocument> {
     crate::catalog::Catalog::embedded().map(|c| c.converge_ops().cloned().collect()).unwrap_or_default()
 }
 
-/// The error of reading which ops to show: a bad `--env`/`--op` is a usage error.
-fn discover_error(e: operator::Error) -> CommandError {
-    match e {
-        operator::Error::InvalidName { what, name } => {
-            CommandError::usage(format!("--{what} {name:?} is not a valid {what} name"))
-        }
-        e => CommandError::failed(e),
-    }
-}
-
 fn cmd_status(binary: Binary, args: &StatusArgs) -> Result<Exit, CommandError> {
     let ledger = open_ledger()?;
     let leases = LeaseStore::new(&ledger);
-    let now = crate::clock::now().map_err(|e| CommandError::usage(e.to_string()))?;
-    let ops = status::discover(&ledger, &carried(binary), args.env.as_deref(), None).map_err(discover_error)?;
+    let now = crate::clock::now()?;
+    let ops = status::discover(&ledger, &carried(binary), args.env.as_deref(), None)?;
     if args.fetch {
         if ledger.config().remote.is_none() {
             eprintln!("warning: --fetch: no [ledger] remote is configured, so there is nothing to fetch");
@@ -298,13 +288,12 @@ fn cmd_status(binary: Binary, args: &StatusArgs) -> Result<Exit, CommandError> {
             }
         }
     }
-    let view = status::status(&ledger, &leases, &ops, now).map_err(CommandError::failed)?;
+    let view = status::status(&ledger, &leases, &ops, now)?;
     if view.ops.is_empty() && view.pending_gates.is_empty() {
         eprintln!("warning: no ConvergeOp ticks are recorded on the ledger yet");
     }
     if args.json {
-        let line =
-            serde_json::to_string(&view).map_err(|e| CommandError::failed(format!("cannot render the status: {e}")))?;
+        let line = super::error::to_json(&view, "the status")?;
         println(&line)?;
     } else {
         print(&super::colour::paint_health_lines(&status::render(&view)))?;
@@ -316,7 +305,7 @@ fn cmd_status(binary: Binary, args: &StatusArgs) -> Result<Exit, CommandError> {
 }
 
 fn cmd_log(binary: Binary, args: &LogArgs) -> Result<Exit, CommandError> {
-    let now = crate::clock::Clock::from_env().map_err(|e| CommandError::usage(e.to_string()))?.now();
+    let now = crate::clock::Clock::from_env()?.now();
     let since = match args.since.as_deref().map(|s| crate::clock::parse_since(s, now).ok_or(s)) {
         None => None,
         Some(Ok(t)) => Some(t),
@@ -337,11 +326,9 @@ fn cmd_log(binary: Binary, args: &LogArgs) -> Result<Exit, CommandError> {
     // Caught before the first read, so a stop while following ends the loop, never the process.
     let stop = if args.follow { Some(follow_stop_flag()?) } else { None };
     let ledger = open_ledger()?;
-    let tip = ledger.tip().map_err(CommandError::failed)?;
-    let ops =
-        status::discover(&ledger, &carried(binary), args.env.as_deref(), args.op.as_deref()).map_err(discover_error)?;
-    let timeline = operator::log::timeline(&ledger, &ops, &operator::log::Filter { since, limit })
-        .map_err(CommandError::failed)?;
+    let tip = ledger.tip()?;
+    let ops = status::discover(&ledger, &carried(binary), args.env.as_deref(), args.op.as_deref())?;
+    let timeline = operator::log::timeline(&ledger, &ops, &operator::log::Filter { since, limit })?;
     if let Some(stop) = stop {
         return follow(binary, args, &ledger, since, timeline, tip, &stop);
     }
@@ -349,8 +336,7 @@ fn cmd_log(binary: Binary, args: &LogArgs) -> Result<Exit, CommandError> {
         eprintln!("warning: no converge ticks or op runs recorded yet");
     }
     if args.json {
-        let line = serde_json::to_string(&timeline)
-            .map_err(|e| CommandError::failed(format!("cannot render the log: {e}")))?;
+        let line = super::error::to_json(&timeline, "the log")?;
         println(&line)?;
     } else {
         print(&operator::log::render(&timeline))?;
@@ -366,7 +352,7 @@ fn follow_stop_flag() -> Result<Arc<std::sync::atomic::AtomicBool>, CommandError
     let flag = Arc::new(std::sync::atomic::AtomicBool::new(false));
     for signal in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
         signal_hook::flag::register(signal, Arc::clone(&flag))
-            .map_err(|e| CommandError::failed(format!("cannot install the SIGINT/SIGTERM handler: {e}")))?;
+            .map_err(|e| CommandError::failed_with("cannot install the SIGINT/SIGTERM handler", e))?;
     }
     Ok(flag)
 }
@@ -387,8 +373,7 @@ fn follow(
     let show = |entries: Vec<operator::log::Entry>| -> Result<(), CommandError> {
         if args.json {
             for e in &entries {
-                let line = serde_json::to_string(e)
-                    .map_err(|e| CommandError::failed(format!("cannot render the log: {e}")))?;
+                let line = super::error::to_json(e, "the log")?;
                 println(&line)?;
             }
         } else if !entries.is_empty() {
@@ -436,13 +421,9 @@ fn cmd_audit(binary: Binary, args: &AuditArgs) -> Result<Exit, CommandError> {
     let ledger = open_ledger()?;
     let sealed = sealed_gates(binary);
     let needs_seal = |op: &str, gate: &str| sealed.contains(&(op.to_owned(), gate.to_owned()));
-    let view = operator::audit::audit(&ledger, args.op.as_deref(), &needs_seal).map_err(|e| match e {
-        operator::audit::Error::InvalidOp(_) => CommandError::usage(format!("--op: {e}")),
-        e => CommandError::failed(e),
-    })?;
+    let view = operator::audit::audit(&ledger, args.op.as_deref(), &needs_seal)?;
     if args.json {
-        let line =
-            serde_json::to_string(&view).map_err(|e| CommandError::failed(format!("cannot render the audit: {e}")))?;
+        let line = super::error::to_json(&view, "the audit")?;
         println(&line)?;
     } else {
         print(&operator::audit::render(&view))?;

@@ -46,12 +46,10 @@ pub fn cmd_ops(binary: Binary, args: &OpsArgs) -> Result<Exit, CommandError> {
 }
 
 fn cmd_list(binary: Binary, json: bool) -> Result<Exit, CommandError> {
-    let catalog = catalog::Catalog::embedded_declared(&crate::lexicon::declared_envs())
-        .map_err(|e| CommandError::usage(e.to_string()))?;
+    let catalog = catalog::Catalog::embedded_declared(&crate::lexicon::declared_envs())?;
     if json {
         let docs: Vec<&crate::model::OpDocument> = catalog.ops().collect();
-        let line = serde_json::to_string(&docs)
-            .map_err(|e| CommandError::failed(format!("cannot render the ops as JSON: {e}")))?;
+        let line = super::error::to_json(&docs, "the ops")?;
         println(&line)?;
         return Ok(Exit::Done);
     }
@@ -74,7 +72,7 @@ fn cmd_list(binary: Binary, json: bool) -> Result<Exit, CommandError> {
 fn cmd_check(args: &CheckArgs) -> Result<Exit, CommandError> {
     let mut files = Vec::new();
     for p in &args.paths {
-        collect(p, &mut files).map_err(|e| CommandError::usage(format!("{}: {e}", p.display())))?;
+        collect(p, &mut files).map_err(|e| CommandError::usage_with(p.display().to_string(), e))?;
     }
     if files.is_empty() {
         return Err(CommandError::usage(format!(
@@ -84,8 +82,8 @@ fn cmd_check(args: &CheckArgs) -> Result<Exit, CommandError> {
     }
     let mut texts = Vec::with_capacity(files.len());
     for f in &files {
-        let text =
-            std::fs::read_to_string(f).map_err(|e| CommandError::usage(format!("cannot read {}: {e}", f.display())))?;
+        let text = std::fs::read_to_string(f)
+            .map_err(|e| CommandError::usage_with(format!("cannot read {}", f.display()), e))?;
         texts.push((f.display().to_string(), text));
     }
     let report = crate::model::validate::check_set(texts.iter().map(|(o, t)| (o.as_str(), t.as_str())));

@@ -20,10 +20,9 @@ use crate::tick::{PlannedSymptom, Preview, preview};
 ///
 /// A [`CommandError`] when the newest tick record cannot be read, or stdout cannot be written.
 pub fn cmd_plan(project: &Project, doc: &OpDocument, json: bool) -> Result<Exit, CommandError> {
-    let preview = preview(project, doc).map_err(CommandError::failed)?;
+    let preview = preview(project, doc)?;
     if json {
-        let line = serde_json::to_string(&preview)
-            .map_err(|e| CommandError::failed(format!("cannot render the plan: {e}")))?;
+        let line = super::error::to_json(&preview, "the plan")?;
         println(&project.redactor.redact(&line))?;
     } else {
         print(&project.redactor.redact(&render(&preview)))?;

@@ -174,7 +174,7 @@ pub fn predict_source(
                     }),
                 }
             }
-            Err(e) => return Err(CommandError::failed(project.redactor.redact(&crate::error::chain(&e)))),
+            Err(e) => return Err(CommandError::failed(e).redact(&project.redactor)),
         };
         predictions.push(outcome);
     }
@@ -190,15 +190,15 @@ fn declared_files_ask(
     failure: Option<&str>,
 ) -> Result<Option<crate::behaviour::Ask>, CommandError> {
     use crate::lexicon::Declaration;
-    let failed = |e: &dyn std::error::Error| CommandError::failed(project.redactor.redact(&crate::error::chain(e)));
-    let declaration = crate::lexicon::declaration(env).map_err(|e| failed(&e))?;
+    let declaration =
+        crate::lexicon::declaration(env).map_err(|e| CommandError::failed(e).redact(&project.redactor))?;
     let Some(files) = declaration.as_ref().and_then(|d| d.get::<crate::lexicon::files::FilesDeclaration>()) else {
         return Ok(None);
     };
     let none = std::collections::BTreeMap::new();
     let values = project.config.env(env).map(crate::config::EnvBinding::values).unwrap_or(&none);
     let binding = crate::lexicon::Binding::new(env, &project.config.project.name, &project.root, values);
-    let lexicon = files.bind(&binding, None).map_err(|e| failed(&e))?;
+    let lexicon = files.bind(&binding, None).map_err(|e| CommandError::failed(e).redact(&project.redactor))?;
     let mut ask = crate::behaviour::files::files_ask(&lexicon, traffic);
     if let Some(failure) = failure {
         ask.request = ask.request.failure(failure);
@@ -240,14 +240,14 @@ pub fn cmd_predict(binary: Binary, args: &PredictArgs) -> Result<Exit, CommandEr
             args.traffic
         ))
     })?;
-    let traffic = TrafficLevel::rps(rps).map_err(CommandError::usage)?;
+    let traffic = TrafficLevel::rps(rps)?;
     super::graph::stock_refusal(
         binary,
         &args.env,
         &format!("lifecycle predict {} --traffic {}", args.env, args.traffic),
     )?;
     let timeout = crate::duration::parse(&args.timeout)
-        .map_err(|e| CommandError::usage(format!("--timeout {:?}: {e}", args.timeout)))?;
+        .map_err(|e| CommandError::usage_with(format!("--timeout {:?}", args.timeout), e))?;
     let sources = match &args.compare {
         Some(pair) => parse_compare(pair)?.to_vec(),
         None if args.live => vec![Source::Live],
@@ -286,7 +286,7 @@ pub fn cmd_predict(binary: Binary, args: &PredictArgs) -> Result<Exit, CommandEr
         }
     }
     if args.json {
-        let line = serde_json::to_string(&output).map_err(|e| CommandError::failed(format!("cannot render: {e}")))?;
+        let line = super::error::to_json(&output, "the answer")?;
         println(&redactor.redact(&line))?;
     } else {
         let mut text = String::new();

@@ -72,7 +72,7 @@ pub fn cmd_replay(binary: Binary, args: &ReplayArgs) -> Result<Exit, CommandErro
     let since = match args.since.as_deref() {
         None => None,
         Some(s) => {
-            let now = crate::clock::Clock::from_env().map_err(|e| CommandError::usage(e.to_string()))?.now();
+            let now = crate::clock::Clock::from_env()?.now();
             Some(crate::clock::parse_since(s, now).ok_or_else(|| {
                 CommandError::usage(format!(
                     "--since must be an RFC 3339 instant such as 2026-08-25T00:00:00Z or a time ago such as 1h, 30m, 2d (got {s:?})"
@@ -111,11 +111,11 @@ pub fn cmd_replay(binary: Binary, args: &ReplayArgs) -> Result<Exit, CommandErro
         class_of: &class_of,
     };
     let env = doc.env.as_deref().unwrap_or_default().to_owned();
-    let key = ShardKey::converge(doc.member.as_deref(), &env, &doc.name).map_err(CommandError::usage)?;
+    let key = ShardKey::converge(doc.member.as_deref(), &env, &doc.name)?;
     // --limit: start at the record before the newest N (it anchors the flap runs).
     let (from, anchor_seq) = match limit {
         None => (None, None),
-        Some(n) => match project.ledger.sharded_len(&key).map_err(CommandError::failed)? {
+        Some(n) => match project.ledger.sharded_len(&key)? {
             len if n < len => (Some(len - n - 1), Some(len - n - 1)),
             _ => (None, None),
         },
@@ -133,33 +133,30 @@ pub fn cmd_replay(binary: Binary, args: &ReplayArgs) -> Result<Exit, CommandErro
     let mut diffs: Vec<TickDiff> = Vec::new();
     let mut unreadable = 0u64;
     let mut written: Result<(), CommandError> = Ok(());
-    project
-        .ledger
-        .stream_typed::<TickRecord>(&key, from, |item| {
-            match item {
-                Visit::Unreadable(u) => {
-                    unreadable += 1;
-                    replayer.gap();
-                    eprintln!("warning: unreadable ledger line {}:{} ({}), not replayed", u.path, u.line, u.reason);
-                }
-                Visit::Record(stored) => {
-                    let record = stored.record;
-                    let before = since.is_some_and(|t| crate::clock::parse(&record.timestamp).is_none_or(|at| at < t));
-                    if (anchor_seq.is_some() && stored.seq == anchor_seq) || before {
-                        replayer.anchor(&record);
-                    } else if let Verdict::Differs(diff) = replayer.replay(&record) {
-                        if args.json {
-                            diffs.push(diff);
-                        } else if let Err(e) = print(&render(&diff)) {
-                            written = Err(e);
-                            return ControlFlow::Break(());
-                        }
+    project.ledger.stream_typed::<TickRecord>(&key, from, |item| {
+        match item {
+            Visit::Unreadable(u) => {
+                unreadable += 1;
+                replayer.gap();
+                eprintln!("warning: unreadable ledger line {}:{} ({}), not replayed", u.path, u.line, u.reason);
+            }
+            Visit::Record(stored) => {
+                let record = stored.record;
+                let before = since.is_some_and(|t| crate::clock::parse(&record.timestamp).is_none_or(|at| at < t));
+                if (anchor_seq.is_some() && stored.seq == anchor_seq) || before {
+                    replayer.anchor(&record);
+                } else if let Verdict::Differs(diff) = replayer.replay(&record) {
+                    if args.json {
+                        diffs.push(diff);
+                    } else if let Err(e) = print(&render(&diff)) {
+                        written = Err(e);
+                        return ControlFlow::Break(());
                     }
                 }
             }
-            ControlFlow::Continue(())
-        })
-        .map_err(CommandError::failed)?;
+        }
+        ControlFlow::Continue(())
+    })?;
     written?;
     let totals = replayer.totals();
     if args.json {
@@ -173,8 +170,7 @@ pub fn cmd_replay(binary: Binary, args: &ReplayArgs) -> Result<Exit, CommandErro
             summary: totals,
             unreadable,
         };
-        let line = serde_json::to_string(&report)
-            .map_err(|e| CommandError::failed(format!("cannot render the replay: {e}")))?;
+        let line = super::error::to_json(&report, "the replay")?;
         println(&line)?;
     } else {
         println(&totals.line(&doc.name))?;
@@ -190,7 +186,7 @@ pub fn cmd_replay(binary: Binary, args: &ReplayArgs) -> Result<Exit, CommandErro
 /// `None` after printing the problems `ops check` prints.
 fn from_file(doc: &OpDocument, path: &std::path::Path) -> Result<Option<(OpDocument, Vec<OpDocument>)>, CommandError> {
     let text = std::fs::read_to_string(path)
-        .map_err(|e| CommandError::usage(format!("cannot read {}: {e}", path.display())))?;
+        .map_err(|e| CommandError::usage_with(format!("cannot read {}", path.display()), e))?;
     let origin = path.display().to_string();
     let named = serde_json::from_str::<serde_json::Value>(&text)
         .ok()

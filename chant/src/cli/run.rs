@@ -92,8 +92,8 @@ fn lease_warnings<T>(ran: &tick::Ran<T>) {
 }
 
 /// The error of a lease that could not be taken.
-fn lease_error(doc: &OpDocument, e: &lease::Error) -> CommandError {
-    CommandError::failed(format!("cannot take the lease of {}: {}", doc.name, chain(e)))
+fn lease_error(doc: &OpDocument, e: lease::Error) -> CommandError {
+    CommandError::from(e).context(format!("cannot take the lease of {}", doc.name))
 }
 
 /// Runs `run`.
@@ -113,10 +113,10 @@ pub fn cmd_run(binary: Binary, args: &RunArgs) -> Result<Exit, CommandError> {
     for phase in doc.phases.iter().chain(doc.on_failure.iter()) {
         for step in &phase.steps {
             if let Err(e) = step.expanded(&runner::expand::from_env) {
-                return Err(CommandError::usage(format!(
-                    "op `{}`, phase \"{}\": {e}; nothing ran and nothing was recorded",
-                    doc.name, phase.name
-                )));
+                return Err(CommandError::usage_with(
+                    format!("nothing ran and nothing was recorded: op `{}`, phase \"{}\"", doc.name, phase.name),
+                    e,
+                ));
             }
         }
     }
@@ -129,16 +129,14 @@ pub fn cmd_run(binary: Binary, args: &RunArgs) -> Result<Exit, CommandError> {
     let claim = if doc.folded_class() == crate::model::ClassKind::ReadOnly {
         Claim::Unleased
     } else {
-        lease_claim(&doc).map_err(|e| lease_error(&doc, &e))?
+        lease_claim(&doc).map_err(|e| lease_error(&doc, e))?
     };
     if doc.folded_class() != crate::model::ClassKind::ReadOnly
         && let Err(e) = project.ledger.writable()
     {
         // A run whose record could not be written would act untraced: refuse before anything runs.
-        return Err(CommandError::failed(format!(
-            "nothing ran: the ledger cannot be written, so this run could not be recorded: {}",
-            chain(&e)
-        )));
+        return Err(CommandError::from(e)
+            .context("nothing ran: the ledger cannot be written, so this run could not be recorded"));
     }
     let leases = LeaseStore::new(&project.ledger);
     let ran = match tick::leased(&leases, claim, Release::AfterWork, |_| run_once(&project, &doc, &env, args.json)) {
@@ -149,7 +147,7 @@ pub fn cmd_run(binary: Binary, args: &RunArgs) -> Result<Exit, CommandError> {
                 holder.as_deref().unwrap_or("another writer")
             )));
         }
-        Leased::Failed(e) => return Err(lease_error(&doc, &e)),
+        Leased::Failed(e) => return Err(lease_error(&doc, e)),
     };
     lease_warnings(&ran);
     // The record was printed under the lease; a closed stdout is reported once it is released.
@@ -289,9 +287,9 @@ pub fn cmd_tick(binary: Binary, args: &TickArgs) -> Result<Exit, CommandError> {
     if args.plan {
         return super::plan::cmd_plan(&project, &doc, args.json);
     }
-    let dispatcher = Dispatcher::current()
-        .map_err(|e| CommandError::failed(format!("cannot find this binary to dispatch runs: {e}")))?;
-    let claim = if args.no_lease { Claim::Unleased } else { lease_claim(&doc).map_err(|e| lease_error(&doc, &e))? };
+    let dispatcher =
+        Dispatcher::current().map_err(|e| CommandError::failed_with("cannot find this binary to dispatch runs", e))?;
+    let claim = if args.no_lease { Claim::Unleased } else { lease_claim(&doc).map_err(|e| lease_error(&doc, e))? };
     let leases = LeaseStore::new(&project.ledger);
     let ran = tick::leased(&leases, claim, Release::AfterWork, |fence| {
         let options = TickOptions { dispatcher, fence: fence.cloned() };
@@ -315,7 +313,7 @@ pub fn cmd_tick(binary: Binary, args: &TickArgs) -> Result<Exit, CommandError> {
             }
             return Ok(Exit::Done);
         }
-        Leased::Failed(e) => return Err(lease_error(&doc, &e)),
+        Leased::Failed(e) => return Err(lease_error(&doc, e)),
     };
     lease_warnings(&ran);
     if let Some(lost) = &ran.lost {
@@ -354,11 +352,12 @@ pub fn cmd_tick(binary: Binary, args: &TickArgs) -> Result<Exit, CommandError> {
                     u.reason
                 );
             }
-            if let Some(e) = &r.error {
-                return Err(CommandError::failed(format!("tick failed: {e}")));
+            // The recorded error string, already rendered with its causes.
+            if let Some(recorded) = &r.error {
+                return Err(CommandError::failed(format!("tick failed: {recorded}")));
             }
             Ok(Exit::Done)
         }
-        Err(e) => Err(CommandError::failed(e)),
+        Err(e) => Err(e.into()),
     }
 }

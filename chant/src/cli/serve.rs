@@ -46,7 +46,7 @@ pub fn cmd_serve(binary: Binary, args: &ServeArgs) -> Result<Exit, CommandError>
             Dashboard::new(ledger, carried, Some(Arc::new(project)))
         }
     };
-    let bound = Bound::bind(&args.addr).map_err(CommandError::failed)?;
+    let bound = Bound::bind(&args.addr)?;
     let addr = bound.local_addr();
     if bound.is_loopback() {
         eprintln!("chant serve: read-only dashboard on http://{addr}/ (loopback only; --addr binds elsewhere)");
@@ -56,6 +56,6 @@ pub fn cmd_serve(binary: Binary, args: &ServeArgs) -> Result<Exit, CommandError>
              this address reads the ledger"
         );
     }
-    bound.serve(routes::router(Arc::new(dashboard))).map_err(CommandError::failed)?;
+    bound.serve(routes::router(Arc::new(dashboard)))?;
     Ok(Exit::Done)
 }

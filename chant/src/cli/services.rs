@@ -57,10 +57,10 @@ pub fn cmd_services(args: &ServicesArgs) -> Result<Exit, CommandError> {
         ServicesCommand::Restart(a) => (Control::Restart, a),
     };
     let cwd = super::working_dir()?;
-    let config = Config::discover_any_bindings(&cwd).map_err(|e| CommandError::usage(e.to_string()))?;
+    let config = Config::discover_any_bindings(&cwd)?;
     let (member, decl) = declaring(&config.root, &a.name, a.member.as_deref())?;
     let settings = sprite::Settings::from_env(&|k| std::env::var(k).ok());
-    let done = control(&decl, &a.name, what, &settings).map_err(|e| CommandError::failed(chain(&e)))?;
+    let done = control(&decl, &a.name, what, &settings)?;
     let listed = match sprite::list(&settings) {
         Ok(l) => l.into_iter().find(|l| l.name == a.name),
         Err(e) => {
@@ -106,9 +106,9 @@ fn declaring(
 ) -> Result<(String, BoxDeclaration), CommandError> {
     let path = root.join(WORKSPACE_FILE);
     let text = std::fs::read_to_string(&path)
-        .map_err(|e| CommandError::usage(format!("cannot read {}: {e}", path.display())))?;
-    let doc: Value =
-        serde_json::from_str(&text).map_err(|e| CommandError::usage(format!("{} is not JSON: {e}", path.display())))?;
+        .map_err(|e| CommandError::usage_with(format!("cannot read {}", path.display()), e))?;
+    let doc: Value = serde_json::from_str(&text)
+        .map_err(|e| CommandError::usage_with(format!("{} is not JSON", path.display()), e))?;
     let mut declared: Vec<String> = Vec::new();
     let mut found: Vec<(String, BoxDeclaration)> = Vec::new();
     for m in doc.get("members").and_then(Value::as_array).map(Vec::as_slice).unwrap_or_default() {

@@ -196,7 +196,7 @@ pub fn cmd_man(args: &ManArgs) -> Result<Exit, CommandError> {
     let bin = bin_name();
     let cmd = command().name(bin.clone()).bin_name(bin.clone());
     std::fs::create_dir_all(&args.out)
-        .map_err(|e| CommandError::failed(format!("cannot create {}: {e}", args.out.display())))?;
+        .map_err(|e| CommandError::failed_with(format!("cannot create {}", args.out.display()), e))?;
     let mut written = Vec::new();
     write_pages(&cmd, &bin, args, &mut written)?;
     for w in &written {
@@ -216,7 +216,7 @@ fn write_pages(
     clap_mangen::Man::new(cmd.clone().name(name.to_owned()))
         .render(&mut bytes)
         .and_then(|()| std::fs::write(&path, &bytes))
-        .map_err(|e| CommandError::failed(format!("cannot write {}: {e}", path.display())))?;
+        .map_err(|e| CommandError::failed_with(format!("cannot write {}", path.display()), e))?;
     written.push(path);
     for sub in cmd.get_subcommands().filter(|s| s.get_name() != "help") {
         write_pages(sub, &format!("{name}-{}", sub.get_name()), args, written)?;

@@ -51,16 +51,15 @@ pub fn render(plan: &EnvTeardownPlan) -> Vec<String> {
 
 /// Runs `lifecycle teardown`.
 pub fn cmd_teardown(binary: Binary, args: &TeardownArgs) -> Result<Exit, CommandError> {
-    crate::model::Name::parse("env name", args.env.as_str()).map_err(CommandError::usage)?;
+    crate::model::Name::parse("env name", args.env.as_str())?;
     check_declared(binary, &args.env)?;
     let project = super::open_project()?;
     let member = member_of(&project, &args.env);
     let plan = project
         .teardown_plan(member.as_deref(), &args.env)
-        .map_err(|e| CommandError::failed(project.redactor.redact(&crate::error::chain(&e))))?;
+        .map_err(|e| CommandError::from(e).redact(&project.redactor))?;
     if args.json {
-        let line =
-            serde_json::to_string(&plan).map_err(|e| CommandError::failed(format!("cannot render the plan: {e}")))?;
+        let line = super::error::to_json(&plan, "the plan")?;
         println(&project.redactor.redact(&line))?;
     } else {
         for line in render(&plan) {

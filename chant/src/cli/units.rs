@@ -50,17 +50,15 @@ pub fn cmd_status(binary: Binary, args: &StatusArgs) -> Result<Exit, CommandErro
     if !args.live {
         return Err(CommandError::usage("`lifecycle status` needs --live: a unit's status is read, never recorded"));
     }
-    crate::model::Name::parse("env name", args.env.as_str()).map_err(CommandError::usage)?;
+    crate::model::Name::parse("env name", args.env.as_str())?;
     check_declared(binary, &args.env)?;
     let project = super::open_project()?;
     let member = member_of(&project, &args.env);
-    let lexicons = project
-        .lexicons(member.as_deref(), &args.env)
-        .map_err(|e| CommandError::failed(project.redactor.redact(&crate::error::chain(&e))))?;
+    let lexicons =
+        project.lexicons(member.as_deref(), &args.env).map_err(|e| CommandError::from(e).redact(&project.redactor))?;
     let units = Units { env: args.env.clone(), units: crate::lexicon::estate::unit_statuses(&lexicons) };
     if args.json {
-        let line =
-            serde_json::to_string(&units).map_err(|e| CommandError::failed(format!("cannot render the units: {e}")))?;
+        let line = super::error::to_json(&units, "the units")?;
         println(&project.redactor.redact(&line))?;
     } else {
         for line in render(&units) {

@@ -97,7 +97,7 @@ pub fn cmd_workspace(binary: Binary, args: &WorkspaceArgs) -> Result<Exit, Comma
 
 fn cmd_status(binary: Binary, args: &StatusArgs) -> Result<Exit, CommandError> {
     let cwd = super::working_dir()?;
-    let config = Config::discover_any_bindings(&cwd).map_err(|e| CommandError::usage(e.to_string()))?;
+    let config = Config::discover_any_bindings(&cwd)?;
     let ops = if binary == Binary::Stock {
         Vec::new()
     } else {
@@ -106,8 +106,7 @@ fn cmd_status(binary: Binary, args: &StatusArgs) -> Result<Exit, CommandError> {
     let ledger = Ledger::open(&config.root, config.ledger.ledger_config(LedgerConfig::default()));
     let var = |k: &str| std::env::var(k).ok();
     let settings = sprite::Settings::from_env(&var);
-    let view = status(&config.root, &ops, ledger.as_ref(), &|| sprite::list(&settings))
-        .map_err(|e| CommandError::usage(e.to_string()))?;
+    let view = status(&config.root, &ops, ledger.as_ref(), &|| sprite::list(&settings))?;
     if args.json {
         println(&view.to_string())?;
     } else {

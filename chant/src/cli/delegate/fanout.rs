@@ -23,7 +23,7 @@ pub(super) fn run(bins: &[ProjectBin], args: &[OsString]) -> Result<Exit, Comman
     // mask, which the children would inherit); one thread reads them and forwards each to every
     // child. Children start with an empty signal mask (`crate::process`).
     let mut signals = Signals::new([SIGINT, SIGTERM])
-        .map_err(|e| CommandError::failed(format!("cannot catch the stop signals to forward them: {e}")))?;
+        .map_err(|e| CommandError::failed_with("cannot catch the stop signals to forward them", e))?;
     let mut children: Vec<(String, Child)> = Vec::new();
     for b in bins {
         let spawned = crate::process::command(&b.path)
@@ -39,11 +39,10 @@ pub(super) fn run(bins: &[ProjectBin], args: &[OsString]) -> Result<Exit, Comman
                 for (_, c) in &mut children {
                     let _ = c.wait();
                 }
-                return Err(CommandError::failed(format!(
-                    "cannot start the operator of {} ({}): {e}",
-                    b.label(),
-                    b.path.display()
-                )));
+                return Err(CommandError::failed_with(
+                    format!("cannot start the operator of {} ({})", b.label(), b.path.display()),
+                    e,
+                ));
             }
         }
     }

@@ -243,7 +243,7 @@ pub fn carrying<'a>(bins: &'a [ProjectBin], op: &str) -> Result<&'a ProjectBin, 
 /// Replaces this process with `bin` run with `args`; returns only when that fails, with why.
 pub fn exec(bin: &ProjectBin, args: &[OsString]) -> CommandError {
     let err = crate::process::command(&bin.path).args(args).exec();
-    CommandError::usage(format!("cannot run the project binary {}: {err}", bin.path.display()))
+    CommandError::usage_with(format!("cannot run the project binary {}", bin.path.display()), err)
 }
 
 /// Runs one operator per binary, their lines prefixed, until all have stopped.
