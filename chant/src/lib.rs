@@ -44,6 +44,7 @@ pub mod tick;
 
 #[doc(hidden)]
 pub mod __private;
+#[cfg(feature = "fuzz")]
 #[doc(hidden)]
 pub mod fuzz;
 

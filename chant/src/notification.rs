@@ -1,7 +1,7 @@
 //! The **notification record**: what the ledger remembers of the notifications sent for one
 //! tick, one record per notified tick beside the op's ticks (`<env>/<op>/notify/`), and the kinds
-//! of event it names. The operator's notifier ([`crate::notify`]) writes it; `operator log` shows
-//! it in the timeline. Data only: deriving and sending the events is `notify`'s.
+//! of event it names. The operator's notifier (`crate::notify`, the `notify` feature) writes it;
+//! `operator log` shows it in the timeline. Data only: deriving and sending the events is `notify`'s.
 
 use serde::{Deserialize, Serialize};
 

@@ -32,6 +32,7 @@
 
 mod append;
 mod document;
+#[cfg(feature = "fuzz")]
 #[doc(hidden)]
 pub mod fuzz;
 mod kept;

@@ -544,7 +544,7 @@ mod tests {
     }
 
     /// Every optional part the generated `Cargo.toml` lists is a feature of the facade, and every
-    /// feature but the default `cli` and the `full` bundle is listed.
+    /// feature but the default `cli`, the `full` bundle and the internal `fuzz` is listed.
     #[test]
     fn the_generated_feature_list_names_the_facades_features() {
         let manifest: toml::Table =
@@ -557,7 +557,7 @@ mod tests {
         for f in &listed {
             assert!(features.contains_key(*f), "the template lists {f:?}, which is no feature");
         }
-        for f in features.keys().filter(|f| !matches!(f.as_str(), "default" | "cli" | "full")) {
+        for f in features.keys().filter(|f| !matches!(f.as_str(), "default" | "cli" | "full" | "fuzz")) {
             assert!(listed.contains(&f.as_str()), "feature {f:?} is not listed in the template");
         }
     }

@@ -31,8 +31,8 @@
 //! Export exists, deliberately not here: `export_resources` and `generate` are associated
 //! functions of the [`Declaration`](super::Declaration) (its `// --- export hooks ---` block),
 //! reached through the [`Registration`](super::Registration), and return the branded
-//! [`ExportedTemplate`](super::export::ExportedTemplate), so the bound lexicon the lifecycle paths
-//! hold has no export method at all ([`super::export`]).
+//! `lexicon::export::ExportedTemplate` (the `import` feature), so the bound lexicon the lifecycle
+//! paths hold has no export method at all.
 //!
 //! The estate readers exist: dependencies (`referencedBy`), ambient resources (and their kinds),
 //! the teardown plan (with its holes), stack status and artifacts are read-only hooks of

@@ -178,6 +178,7 @@ fn usage() -> i32 {
 }
 
 /// Parses `words` as the command line of `services create` does (the fuzz target's entry).
+#[cfg(feature = "fuzz")]
 pub(crate) fn fuzz_args(words: &[&str]) {
     if let [name, rest @ ..] = words {
         let _ = super::check_name(name);

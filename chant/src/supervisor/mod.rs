@@ -38,6 +38,7 @@ mod daemon;
 pub mod identity;
 mod watchers;
 
+#[cfg(feature = "fuzz")]
 pub(crate) use cli::fuzz_args;
 pub use cli::main;
 pub use client::{Client, Error as ClientError, state_dir};
