@@ -218,6 +218,9 @@ fn dispatch(binary: Binary, default: DefaultCommand) -> Exit {
         Err(e) if e.kind() == clap::error::ErrorKind::DisplayVersion => {
             return print_version(binary).map_or_else(|e| report(&e), |()| Exit::Done);
         }
+        Err(e) if e.kind() == clap::error::ErrorKind::InvalidSubcommand && left_out().is_some() => {
+            return left_out_command(binary).unwrap_or_else(|e| report(&e));
+        }
         Err(e) => {
             let usage = e.use_stderr();
             if usage && wants_json() {
@@ -314,6 +317,51 @@ fn hand_over(command: &Command, release: bool) -> Option<Result<Exit, CommandErr
         Ok(bin) => Err(delegate::exec(bin, &args)),
         Err(e) => Err(e.into()),
     })
+}
+
+/// The subcommands this build leaves out, each with the feature that brings it.
+const LEFT_OUT: &[(&str, &str)] = &[
+    #[cfg(not(feature = "serve"))]
+    ("serve", "serve"),
+    #[cfg(not(feature = "import"))]
+    ("import", "import"),
+    #[cfg(not(feature = "box"))]
+    ("services", "box"),
+    #[cfg(not(feature = "box"))]
+    ("workspace", "box"),
+];
+
+/// The subcommand the arguments name, when this build leaves it out: its name and feature.
+fn left_out() -> Option<(&'static str, &'static str)> {
+    let first = std::env::args().skip(1).find(|a| !a.starts_with('-'))?;
+    LEFT_OUT.iter().copied().find(|(name, _)| *name == first)
+}
+
+/// Answers a subcommand this build leaves out: the stock binary inside a project hands it to the
+/// project binary, which may carry it; otherwise a usage error naming the feature.
+fn left_out_command(binary: Binary) -> Result<Exit, CommandError> {
+    let Some((name, feature)) = left_out() else {
+        return Err(CommandError::usage("no subcommand to hand over"));
+    };
+    if binary == Binary::Stock
+        && let Ok(cwd) = std::env::current_dir()
+        && let Ok(bins) = delegate::resolve(&cwd, false)
+        && let Some(bin) = bins.first()
+    {
+        let args: Vec<std::ffi::OsString> = std::env::args_os().skip(1).collect();
+        return Err(delegate::exec(bin, &args));
+    }
+    let hint = match binary {
+        Binary::Stock => format!(
+            "install a chant that has it (`cargo install chant-ops --features {feature}`), or run it in a project \
+             whose binary has it"
+        ),
+        Binary::Project => format!("add \"{feature}\" to the features of the chant dependency in Cargo.toml"),
+    };
+    Err(CommandError::usage(format!(
+        "`{name}` is not in this binary: it was built without chant's `{feature}` feature"
+    ))
+    .hint(hint))
 }
 
 /// Prints `--version`: chant's version, and for a project binary its name, the number of ops it

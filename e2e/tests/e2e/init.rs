@@ -80,6 +80,16 @@ fn init_then_cargo_run_ticks_the_new_project_and_a_bin_without_its_use_line_name
     second.code(0);
     assert!(second.stdout.contains("converge(site): drifted=0 remediated=0"), "{}", second.all());
 
+    // A subcommand the default features leave out says which feature brings it.
+    let serve = cargo(&dir, &["run", "-q", "--bin", "demo", "--", "serve"]);
+    serve.code(2);
+    assert!(
+        serve.stderr.contains("`serve` is not in this binary: it was built without chant's `serve` feature"),
+        "{}",
+        serve.all()
+    );
+    assert!(serve.stderr.contains("add \"serve\" to the features of the chant dependency"), "{}", serve.all());
+
     // Without the `use` line the linker drops the library: the binary carries no ops.
     let bin = dir.join("src/bin/demo.rs");
     let source = std::fs::read_to_string(&bin).unwrap();
