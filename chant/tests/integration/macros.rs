@@ -229,7 +229,7 @@ fn the_build_exports_each_op_and_the_bytes_match() {
         panic!("CHANT_OPS_DIR is not set: build through the workspace's .cargo/config.toml");
     };
     for n in ["it-apply", "it-converge", "it-box"] {
-        let path = std::path::Path::new(dir).join("chant").join(format!("{n}.json"));
+        let path = std::path::Path::new(dir).join("chant-ops").join(format!("{n}.json"));
         let on_disk = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
         assert_eq!(
             on_disk,
