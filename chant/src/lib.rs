@@ -6,41 +6,26 @@
 
 extern crate self as chant;
 
-// The storage layer (git, the ledger, leases) and what it stands on, from `chant-store`, under
-// the paths they always had here.
+// The layers below, from their crates, under the paths they always had here: storage
+// (`chant-store`), the model and the lexicon API (`chant-lexicon`), and the runtime
+// (`chant-runtime`).
+pub use chant_lexicon::{duration, handoff, http, model, observe, redact};
+pub use chant_runtime::{
+    approval, catalog, config, diff, gate, graph, notification, operator, project, registry, runner, schedule, step,
+    terminal, tick,
+};
 pub use chant_store::{backoff, canonical, clock, error, git, id, lease, ledger, process};
 
-pub mod approval;
 pub mod behaviour;
-pub mod catalog;
 #[cfg(feature = "cli")]
 pub mod cli;
-pub mod config;
-pub mod diff;
-pub mod duration;
-pub mod gate;
-pub mod graph;
-pub mod handoff;
-pub mod http;
 pub mod lexicon;
-pub mod model;
-pub mod notification;
 #[cfg(feature = "notify")]
 pub mod notify;
-pub mod observe;
-pub mod operator;
-pub mod project;
-pub mod redact;
-pub mod registry;
-pub mod runner;
-pub mod schedule;
 #[cfg(feature = "serve")]
 pub mod serve;
-pub mod step;
 #[cfg(feature = "box")]
 pub mod supervisor;
-pub mod terminal;
-pub mod tick;
 
 #[doc(hidden)]
 pub mod __private;

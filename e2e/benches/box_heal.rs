@@ -34,7 +34,7 @@
 //!   of the operator (its reaped children: `sprite-env services list` and the like) plus the
 //!   stand-in's daemon, against tini plus monit; the services themselves are left out on both
 //!   sides (they are the same program), and reported apart.
-
+#![allow(clippy::disallowed_methods)] // a bench harness spawns its processes as it likes
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, missing_docs)]
 
 mod support;

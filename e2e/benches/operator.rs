@@ -47,7 +47,7 @@
 //!   operator -v --interval 300s`, sent SIGTERM once all 200 op lines are out; without `-v` a
 //!   daemon prints only changes), each run in both view ledgers as the only child of a measuring
 //!   process (this bench re-executed), which reads `getrusage(RUSAGE_CHILDREN)`.
-
+#![allow(clippy::disallowed_methods)] // a bench harness spawns its processes as it likes
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, missing_docs)]
 
 #[path = "../src/bench_ops.rs"]

@@ -18,7 +18,7 @@
 //! - **Time** is spawn to exit, stdout to /dev/null. **Peak memory** is the child's maximum
 //!   resident set, read with `getrusage(RUSAGE_CHILDREN)` by a measuring process (this bench
 //!   binary re-executed) whose only child is the command.
-
+#![allow(clippy::disallowed_methods)] // a bench harness spawns its processes as it likes
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, missing_docs)]
 
 mod support;

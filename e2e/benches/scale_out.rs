@@ -19,7 +19,7 @@
 //! push whose every ref landed exits 0). Hard checks, not figures: every op ticked exactly once
 //! per fire time (its `ticked=1` lines over all operators), and after every clone's final sync the
 //! remote's newest record of every op is the one of that fire time.
-
+#![allow(clippy::disallowed_methods)] // a bench harness spawns its processes as it likes
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, missing_docs)]
 
 mod support;

@@ -27,7 +27,7 @@
 //! start), opening the project (`chant.toml`, catalog validation, the repository) and the lease
 //! (the difference to `tick --no-lease`). And the CPU (user + system) of one assess, one tick and
 //! one process tick, which a loaded machine disturbs less than wall time.
-
+#![allow(clippy::disallowed_methods)] // a bench harness spawns its processes as it likes
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 mod support;

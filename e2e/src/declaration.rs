@@ -37,12 +37,12 @@ pub fn site() -> EnvDeclaration {
     if std::env::var_os(SITE_DOC_VAR).is_some() {
         files = files.document("app.json", DocumentFormat::Json, SITE_APP_JSON, 0o644);
     }
-    EnvDeclaration::new().files(files)
+    EnvDeclaration::new().with(files)
 }
 
 /// Declares `blind`: two files, one in a subdirectory.
 pub fn blind() -> EnvDeclaration {
-    EnvDeclaration::new().files(FilesDeclaration::new().file("a.conf", "a = 1\n", 0o644).file(
+    EnvDeclaration::new().with(FilesDeclaration::new().file("a.conf", "a = 1\n", 0o644).file(
         "sub/b.conf",
         "b = 2\n",
         0o644,
@@ -51,12 +51,12 @@ pub fn blind() -> EnvDeclaration {
 
 /// Declares `busy`: one file, never applied by its ConvergeOp.
 pub fn busy() -> EnvDeclaration {
-    EnvDeclaration::new().files(FilesDeclaration::new().file("busy.txt", "busy\n", 0o644))
+    EnvDeclaration::new().with(FilesDeclaration::new().file("busy.txt", "busy\n", 0o644))
 }
 
 /// Declares `flappy`: one file, which only `flappy-apply` (run by hand) writes.
 pub fn flappy() -> EnvDeclaration {
-    EnvDeclaration::new().files(FilesDeclaration::new().file("flap.txt", "flap\n", 0o644))
+    EnvDeclaration::new().with(FilesDeclaration::new().file("flap.txt", "flap\n", 0o644))
 }
 
 /// Returns the path of the `n`th file of `bulk` (ten directories of a hundred files).
@@ -70,7 +70,7 @@ pub fn bulk() -> EnvDeclaration {
     for n in 0..BULK_FILES {
         files = files.file(bulk_path(n), format!("file {n}\n{}\n", "x".repeat(64)), 0o644);
     }
-    EnvDeclaration::new().files(files)
+    EnvDeclaration::new().with(files)
 }
 
 chant::lexicon::inventory::submit! { DeclaredEnv::new("site", site) }
@@ -81,7 +81,7 @@ chant::lexicon::inventory::submit! { DeclaredEnv::new("bulk", bulk) }
 
 /// Declares `night`: one config file, for the scheduled ConvergeOp a change signal wakes.
 pub fn night() -> EnvDeclaration {
-    EnvDeclaration::new().files(FilesDeclaration::new().file("night.conf", "mode = \"quiet\"\n", 0o644))
+    EnvDeclaration::new().with(FilesDeclaration::new().file("night.conf", "mode = \"quiet\"\n", 0o644))
 }
 
 chant::lexicon::inventory::submit! { DeclaredEnv::new("night", night) }

@@ -7,7 +7,7 @@
 //! helpers panic with the reason instead of returning errors.
 
 // Test support: a helper that cannot do its job fails the test that called it, with the reason.
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, clippy::disallowed_methods)]
 
 pub mod filesystem;
 pub mod golden;

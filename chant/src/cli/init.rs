@@ -280,7 +280,7 @@ use chant::prelude::*;
 
 /// What the `{env}` env contains: files under its `files_root` (bound in chant.toml).
 pub fn {env_fn}() -> EnvDeclaration {
-    EnvDeclaration::new().files(
+    EnvDeclaration::new().with(
         FilesDeclaration::new().file("hello.txt", "hello from chant; edits are reverted on the next tick\n", 0o644),
     )
 }

@@ -333,8 +333,9 @@ const LEFT_OUT: &[(&str, &str)] = &[
 
 /// The subcommand the arguments name, when this build leaves it out: its name and feature.
 fn left_out() -> Option<(&'static str, &'static str)> {
-    let first = std::env::args().skip(1).find(|a| !a.starts_with('-'))?;
-    LEFT_OUT.iter().copied().find(|(name, _)| *name == first)
+    // `args_os`: an argument that is not UTF-8 must not panic here.
+    let first = std::env::args_os().skip(1).find(|a| !a.to_string_lossy().starts_with('-'))?;
+    LEFT_OUT.iter().copied().find(|(name, _)| first.to_str() == Some(*name))
 }
 
 /// Answers a subcommand this build leaves out: the stock binary inside a project hands it to the

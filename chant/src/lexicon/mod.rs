@@ -47,27 +47,18 @@
 //! and `lifecycle diff`, applies and tears them down for the `apply` and `teardown` steps, appends
 //! their records to the ledger, and subscribes to their change streams in the operator.
 
-pub mod artifacts;
-pub mod binding;
-pub mod bound;
-pub mod env;
-pub mod estate;
 #[cfg(feature = "import")]
-pub mod export;
-pub mod files;
-pub mod plugin;
+pub use chant_lexicon::export;
+pub use chant_lexicon::{
+    Applied, AppliedRecord, BindError, Binding, BindingKey, BindingKind, BoundLexicon, Declaration, DeclarationError,
+    DeclaredEnv, DeleteMode, EnvDeclaration, EnvLexicon, Hook, HookError, Registration, RegistryError, artifacts,
+    binding, bound, declaration, declared_envs, env, estate, inventory, plugin, references, registry, steps,
+};
+
+/// The files lexicon: files under a root directory, observed, applied and torn down.
+pub use chant_files as files;
+/// The PostgreSQL lexicon: tables, columns and roles.
 #[cfg(feature = "postgres")]
-pub mod postgres;
-pub mod references;
-pub mod registry;
+pub use chant_postgres as postgres;
 #[cfg(feature = "box")]
 pub mod sprite;
-pub mod steps;
-
-pub use inventory;
-
-pub use self::binding::{Binding, BindingKey, BindingKind};
-pub use self::bound::{AppliedRecord, BoundLexicon};
-pub use self::env::{DeclarationError, DeclaredEnv, EnvDeclaration, declaration, declared_envs};
-pub use self::plugin::{Applied, DeleteMode, EnvLexicon, Hook, HookError};
-pub use self::registry::{BindError, Declaration, Registration, RegistryError};

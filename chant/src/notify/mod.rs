@@ -276,7 +276,7 @@ fn deliver(project: &Project, config: &NotifyConfig, job: &Job) -> Vec<(String, 
         sinks: deliveries,
     };
     if let Err(e) = project.ledger.append_record(member, &record) {
-        failed.push(("the ledger".to_owned(), "ledger", crate::operator::chain(&e)));
+        failed.push(("the ledger".to_owned(), "ledger", crate::error::chain(&e)));
     }
     failed
 }

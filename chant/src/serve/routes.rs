@@ -78,7 +78,7 @@ fn error_response(json: bool, dashboard: &Dashboard, err: &Error) -> Response {
         Error::NoSuchOp { .. } | Error::NoSuchEnv { .. } | Error::NoDeclarations => StatusCode::NOT_FOUND,
         Error::Read(_) | Error::Diff(_) | Error::Serve { .. } => StatusCode::INTERNAL_SERVER_ERROR,
     };
-    let message = dashboard.redact(&crate::operator::chain(err));
+    let message = dashboard.redact(&crate::error::chain(err));
     if json {
         json_response(status, &serde_json::json!({ "error": message }))
     } else {

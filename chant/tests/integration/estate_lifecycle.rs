@@ -39,7 +39,7 @@ fn count(dsn: &str, sql: &str) -> i64 {
 }
 
 fn declare() -> EnvDeclaration {
-    EnvDeclaration::new().files(FilesDeclaration::new().file("app.conf", "port = 5432\n", 0o644)).postgres(
+    EnvDeclaration::new().with(FilesDeclaration::new().file("app.conf", "port = 5432\n", 0o644)).with(
         PostgresDeclaration::new().table(
             Table::new("shop", "orders")
                 .column(Column::new("id", "bigint").not_null())

@@ -1,14 +1,14 @@
-//! The module dependency rules of `chant/src`, written down as data and checked against the
-//! source: every top-level module sits in a layer, a module imports only modules of lower
-//! layers, and the import graph has no cycle.
+//! The module dependency rules inside each crate of the family, written down as data and checked
+//! against the source: every top-level module of a crate sits in a layer, a module imports only
+//! modules of lower layers, and the import graph has no cycle.
 //!
-//! The layers follow DESIGN.md §1 and docs/architecture.md ("Layering"), bottom to top: pure
-//! data and functions; ids and the contract's registries; the subprocess layer; substrates read
-//! and written through it (git, the supervisor stand-in, the observation contract); the ledger;
-//! what is kept on it and the lexicons; the behaviour engines and `chant.toml`; running ops;
-//! the project; the tick; the operator; the command line; what generated code names. So the
-//! model does no I/O, lexicons know nothing of running ops or ticks, storage knows nothing of
-//! planning, and nothing below `cli` parses flags or renders for a terminal.
+//! Between crates the compiler holds the layering (a lower crate cannot name a higher one):
+//! `chant-core` (the model), `chant-store` (storage), `chant-lexicon` (the lexicon API and the
+//! observation contract), the lexicons (`chant-files`, `chant-postgres`), `chant-runtime` (running
+//! ops, ticks, the operator) and the facade (`chant-ops`: the command line, the dashboard, the
+//! notifications and the box lexicon). Inside a crate the rules below follow DESIGN.md §1 and
+//! docs/architecture.md ("Layering"): pure data below what reads substrates, the model below
+//! planning, nothing below `cli` parsing flags or rendering for a terminal.
 //!
 //! An import is a `crate::<module>` or `chant::<module>` path, or a name in a
 //! `use crate::{...}` group, outside line comments. Edges that break a rule today are listed in
@@ -18,47 +18,64 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
-/// The layers, bottom to top. A module may import any module of a lower layer, and none of its
-/// own layer or above.
-const LAYERS: &[&[&str]] = &[
-    // Below every module here, in crates of their own that cannot name this one (the compiler
-    // holds them to it): the model (`chant-core`) and storage (`chant-store`: `git`, `ledger`,
-    // `lease`, and the `process`, `clock`, `canonical`, `id`, `backoff` and `error` they stand
-    // on), re-exported under their old paths.
-    //
-    // Pure data and pure functions: no I/O, no chant module below them.
-    // `terminal` makes text safe to print; the renderers above it use it.
-    &["model", "duration", "step", "redact", "handoff", "terminal"],
-    // Ids, the registry of compiled ops, schedules, and what an approval records.
-    &["registry", "schedule", "approval"],
-    &["catalog"],
-    // Substrates reached through the storage crate's processes, and the observation contract.
-    &["supervisor", "observe", "http"],
-    // Records kept on the ledger and what reads them: gate facts and decisions, the
-    // notification record (what was sent for a tick), and the lexicons (readers and writers of
-    // substrates).
-    &["gate", "notification", "lexicon"],
-    // The estate as a graph, rebuilt from the lexicons' reference catalogs.
-    &["graph"],
-    // The behaviour engines, and `chant.toml` (checked against the binding keys the registered
-    // lexicons declare).
-    &["behaviour", "config"],
-    // Running an op, the project around the ops, a tick, the operator's rounds.
-    &["runner"],
-    &["project"],
-    &["tick"],
-    // The diff of an env (the assessment, its health word, its estate), for `lifecycle diff`
-    // and the dashboard alike.
-    &["diff"],
-    &["operator"],
-    // The operator's notifications (an operator hook), and the read-only dashboard (which
-    // shows the approve command notifications send).
-    &["notify"],
-    &["serve"],
-    // The command line, what the macros' generated code names, and the fuzz targets (entry
-    // points into the parsers of every layer, for the fuzz driver only).
-    &["cli"],
-    &["__private", "fuzz"],
+/// Each crate's directory and its layers, bottom to top. A module may import any module of a
+/// lower layer of its crate, and none of its own layer or above.
+const CRATES: &[(&str, &[&[&str]])] = &[
+    (
+        "chant-lexicon",
+        &[
+            // Pure data and pure functions: the model and durations (from `chant-core`),
+            // redaction, the variables a tick hands to the run it dispatches.
+            &["model", "duration", "redact", "handoff"],
+            // The observation contract, and the HTTP GET of `http_check` and health probes.
+            &["observe", "http"],
+            // The lexicon API: declarations and their registry, bindings, the plugin traits, the
+            // estate beyond the declaration, the step kinds a lexicon registers, export hooks.
+            &["artifacts", "binding", "bound", "env", "estate", "export", "plugin", "references", "registry", "steps"],
+        ],
+    ),
+    (
+        "chant-runtime",
+        &[
+            // Pure data: a user step's context, text made safe to print.
+            &["step", "terminal"],
+            // Ids, the registry of compiled ops, schedules, and what an approval records.
+            &["registry", "schedule", "approval"],
+            &["catalog"],
+            // Records kept on the ledger: gate facts and decisions, the notification record.
+            &["gate", "notification"],
+            // The estate as a graph, rebuilt from the lexicons' reference catalogs.
+            &["graph"],
+            // The behaviour engines, and `chant.toml` (checked against the binding keys the
+            // registered lexicons declare).
+            &["behaviour", "config"],
+            // Running an op, the project around the ops, a tick, the diff of an env (for
+            // `lifecycle diff` and the dashboard alike), the operator's rounds.
+            &["runner"],
+            &["project"],
+            &["tick"],
+            &["diff"],
+            &["operator"],
+        ],
+    ),
+    (
+        "chant",
+        &[
+            // The box lexicon and its supervisor stand-in.
+            &["supervisor"],
+            &["lexicon"],
+            // The files lexicon's behaviour request, beside the runtime's engines.
+            &["behaviour"],
+            // The operator's notifications (an operator hook), and the read-only dashboard (which
+            // shows the approve command notifications send).
+            &["notify"],
+            &["serve"],
+            // The command line, what the macros' generated code names, and the fuzz targets (entry
+            // points into the parsers of every layer, for the fuzz driver only).
+            &["cli"],
+            &["__private", "fuzz"],
+        ],
+    ),
 ];
 
 /// Edges that break the rules today, each to be removed by the change its comment names. They
@@ -202,32 +219,37 @@ fn cycle(edges: &BTreeSet<(String, String)>) -> Option<Vec<String>> {
 
 #[test]
 fn every_module_imports_only_lower_layers_and_the_graph_has_no_cycle() {
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
-    let layer: BTreeMap<&str, usize> =
-        LAYERS.iter().enumerate().flat_map(|(i, mods)| mods.iter().map(move |m| (*m, i))).collect();
-    let found = modules(&src);
-    for module in found.keys() {
-        assert!(layer.contains_key(module.as_str()), "chant/src/{module} is in no layer: add it to LAYERS");
-    }
-    let edges = edges(&src);
+    let workspace = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
     let tolerated: BTreeSet<(String, String)> =
         TOLERATED.iter().map(|(a, b)| ((*a).to_owned(), (*b).to_owned())).collect();
-    let mut broken = Vec::new();
-    for ((from, to), file) in &edges {
-        let upward = layer[from.as_str()] <= layer[to.as_str()];
-        if upward && !tolerated.contains(&(from.clone(), to.clone())) {
-            broken.push(format!("{from} -> {to} ({})", file.strip_prefix(&src).unwrap_or(file).display()));
+    let mut all_edges = BTreeSet::new();
+    for (dir, layers) in CRATES {
+        let src = workspace.join(dir).join("src");
+        let layer: BTreeMap<&str, usize> =
+            layers.iter().enumerate().flat_map(|(i, mods)| mods.iter().map(move |m| (*m, i))).collect();
+        let found = modules(&src);
+        for module in found.keys() {
+            assert!(layer.contains_key(module.as_str()), "{dir}/src/{module} is in no layer: add it to CRATES");
         }
+        let edges = edges(&src);
+        let mut broken = Vec::new();
+        for ((from, to), file) in &edges {
+            let upward = layer[from.as_str()] <= layer[to.as_str()];
+            if upward && !tolerated.contains(&(from.clone(), to.clone())) {
+                broken.push(format!("{from} -> {to} ({})", file.strip_prefix(&src).unwrap_or(file).display()));
+            }
+        }
+        assert!(broken.is_empty(), "imports in {dir} that go up or sideways a layer:\n  {}", broken.join("\n  "));
+        all_edges.extend(edges.keys().cloned());
+        let checked: BTreeSet<(String, String)> = edges.into_keys().filter(|e| !tolerated.contains(e)).collect();
+        assert_eq!(cycle(&checked), None, "the module graph of {dir} has a cycle");
     }
-    assert!(broken.is_empty(), "imports that go up or sideways a layer:\n  {}", broken.join("\n  "));
     for (from, to) in TOLERATED {
         assert!(
-            edges.contains_key(&((*from).to_owned(), (*to).to_owned())),
+            all_edges.contains(&((*from).to_owned(), (*to).to_owned())),
             "{from} -> {to} is gone: take it off TOLERATED"
         );
     }
-    let checked: BTreeSet<(String, String)> = edges.into_keys().filter(|e| !tolerated.contains(e)).collect();
-    assert_eq!(cycle(&checked), None, "the module graph has a cycle");
 }
 
 #[test]
@@ -240,4 +262,32 @@ fn imports_are_read_from_paths_and_use_groups_but_not_comments() {
     let edges: BTreeSet<(String, String)> =
         [("a", "b"), ("b", "c"), ("c", "a")].map(|(x, y)| (x.to_owned(), y.to_owned())).into();
     assert_eq!(cycle(&edges), Some(["a", "b", "c", "a"].map(String::from).to_vec()));
+}
+
+/// The normal dependencies `dir`'s manifest names.
+fn dependencies(dir: &str) -> BTreeSet<String> {
+    let manifest = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap().join(dir).join("Cargo.toml");
+    let text = std::fs::read_to_string(&manifest).unwrap();
+    let parsed: toml::Table = toml::from_str(&text).unwrap();
+    parsed.get("dependencies").and_then(|d| d.as_table()).map(|d| d.keys().cloned().collect()).unwrap_or_default()
+}
+
+#[test]
+fn the_runtime_and_the_lexicon_api_depend_on_no_lexicon_and_lexicons_not_on_the_runtime() {
+    const LEXICONS: &[&str] = &["chant-files", "chant-postgres", "chant-box"];
+    for dir in ["chant-core", "chant-store", "chant-lexicon", "chant-runtime"] {
+        let deps = dependencies(dir);
+        let named: Vec<&&str> = LEXICONS.iter().filter(|l| deps.contains(**l)).collect();
+        assert!(
+            named.is_empty(),
+            "{dir} depends on the lexicon crates {named:?}: lexicons plug in through chant-lexicon"
+        );
+    }
+    for dir in ["chant-files", "chant-postgres"] {
+        let deps = dependencies(dir);
+        assert!(deps.contains("chant-lexicon"), "{dir} implements the lexicon API: {deps:?}");
+        for higher in ["chant-runtime", "chant-ops", "chant", "chant-macros"] {
+            assert!(!deps.contains(higher), "{dir} depends on {higher}: a lexicon knows nothing of running ops");
+        }
+    }
 }

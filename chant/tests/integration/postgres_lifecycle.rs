@@ -25,7 +25,7 @@ const DSN_VAR: &str = "CHANT_TEST_PG_DIFF_DSN";
 const WORKER: &str = "CHANT_PG_LIFECYCLE_WORKER";
 
 fn declare() -> EnvDeclaration {
-    EnvDeclaration::new().files(FilesDeclaration::new().file("app.conf", "port = 5432\n", 0o644)).postgres(
+    EnvDeclaration::new().with(FilesDeclaration::new().file("app.conf", "port = 5432\n", 0o644)).with(
         PostgresDeclaration::new().table(
             Table::new("app", "accounts")
                 .column(Column::new("id", "bigint").not_null())

@@ -1,6 +1,6 @@
 //! Helpers shared by the e2e benches: hermetic child processes and git.
 
-#![allow(dead_code)] // each bench uses its own subset
+#![allow(dead_code, clippy::disallowed_methods)] // each bench uses its own subset; a harness spawns as it likes
 
 use std::io::Write;
 use std::path::{Path, PathBuf};

@@ -4,7 +4,7 @@
 //! binary, one module per area of the "Tests" section.
 
 // Test helpers outside `#[test]` functions unwrap freely: a failure there is a test failure.
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, clippy::disallowed_methods)]
 
 mod support;
 

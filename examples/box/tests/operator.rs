@@ -6,7 +6,7 @@
 //! Without a supervisor stream the operator says so once and keeps its timer. `workspace status`
 //! shows the same box: the declaration beside the supervisor's listing, and the newest tick.
 
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, clippy::disallowed_methods)]
 
 use std::io::{BufRead, BufReader};
 use std::net::{TcpListener, TcpStream};

@@ -3,7 +3,7 @@
 //! edit is drifted and restored, `lifecycle diff --live` shows the lexicon's entries (an unowned
 //! document as `adopt`), and `docs-teardown` removes only what chant owns.
 
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, clippy::disallowed_methods)]
 
 use std::path::PathBuf;
 use std::process::{Command, Output, Stdio};

@@ -6,7 +6,7 @@ use chant::lexicon::{DeclaredEnv, EnvDeclaration};
 
 /// Declares the staging estate.
 pub fn staging() -> EnvDeclaration {
-    EnvDeclaration::new().files(
+    EnvDeclaration::new().with(
         FilesDeclaration::new().file("app.conf", "port = 8080\nlog_level = \"info\"\n", 0o644).file(
             "motd.txt",
             "staging is managed by chant; edits are reverted on the next tick\n",

@@ -15,7 +15,7 @@ use chant::prelude::*;
 
 /// Declares the prod-db estate: one schema, two tables.
 pub fn prod_db() -> EnvDeclaration {
-    EnvDeclaration::new().postgres(
+    EnvDeclaration::new().with(
         PostgresDeclaration::new()
             .table(
                 Table::new("app", "users")

@@ -2,7 +2,7 @@
 //! crates, and both binaries list the same documents the library embeds.
 
 // Helpers outside `#[test]` functions unwrap freely: a failure there is a test failure.
-#![allow(clippy::unwrap_used)]
+#![allow(clippy::unwrap_used, clippy::disallowed_methods)]
 
 use std::process::Command;
 

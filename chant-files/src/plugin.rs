@@ -1,0 +1,110 @@
+//! The files lexicon's face on the plugin interface: [`FilesDeclaration`] binds to an env through
+//! its `files_root` key, and [`FilesLexicon`] applies (removing owned, undeclared files only under
+//! `owned-only`) and tears down, each returning the [`ApplyRecord`] the core appends.
+
+#[cfg(feature = "import")]
+use super::export;
+use super::{ApplyRecord, COMPONENT, FilesDeclaration, FilesLexicon, ROOT_KEY};
+#[cfg(feature = "import")]
+use chant_lexicon::export::{ExportError, ExportOptions, ExportedTemplate, Generated};
+use chant_lexicon::observe::estate::TeardownPlan;
+use chant_lexicon::observe::{DeclaredEntity, LastApply, LexiconError};
+#[cfg(feature = "import")]
+use chant_lexicon::redact::Redactor;
+use chant_lexicon::references::ReferenceCatalog;
+use chant_lexicon::{
+    Applied, BindError, Binding, BindingKey, Declaration, DeleteMode, EnvLexicon, Hook, HookError, Registration,
+};
+
+impl Declaration for FilesDeclaration {
+    const LEXICON: &'static str = COMPONENT;
+    const BINDING_KEYS: &'static [BindingKey] = &[
+        BindingKey::path(ROOT_KEY, "the directory the env's declared files live under"),
+        BindingKey::path(
+            super::estate::ARTIFACTS_KEY,
+            "the directory of the env's runtime artifacts (build outputs, uploads), diffed against the last snapshot",
+        ),
+    ];
+    type Lexicon = FilesLexicon;
+
+    fn bind(&self, binding: &Binding<'_>, last: Option<ApplyRecord>) -> Result<FilesLexicon, BindError> {
+        let mut lexicon = FilesLexicon::new(binding.env(), binding.path(ROOT_KEY), self.clone())
+            .with_artifacts_dir(binding.path(super::estate::ARTIFACTS_KEY));
+        if let Some(configured) = binding.value(ROOT_KEY) {
+            let last = last.map(|r| r.last_apply_for(configured)).unwrap_or_else(LastApply::none);
+            lexicon = lexicon.with_binding(configured).with_last_apply(last);
+        }
+        Ok(lexicon)
+    }
+
+    // --- export hooks ---
+
+    #[cfg(feature = "import")]
+    fn export_resources(binding: &Binding<'_>, options: &ExportOptions) -> Result<ExportedTemplate, ExportError> {
+        let (Some(configured), Some(root)) = (binding.value(ROOT_KEY), binding.path(ROOT_KEY)) else {
+            return Err(ExportError::NotBound {
+                lexicon: COMPONENT.into(),
+                env: binding.env().into(),
+                key: ROOT_KEY.into(),
+            });
+        };
+        let failed = |e: Box<dyn std::error::Error + Send + Sync>| ExportError::Read {
+            lexicon: COMPONENT.into(),
+            env: binding.env().into(),
+            source: e,
+        };
+        let walk = export::read(&root).map_err(|e| failed(format!("cannot read {}: {e}", root.display()).into()))?;
+        export::check_owned(&walk, configured, options)?;
+        let read_at = chant_store::clock::now().map(chant_store::clock::format).map_err(|e| failed(Box::new(e)))?;
+        Ok(export::template(&walk, binding.env(), configured, &read_at, options))
+    }
+
+    #[cfg(feature = "import")]
+    fn generate(template: &ExportedTemplate, redactor: &Redactor) -> Result<Generated, ExportError> {
+        export::generate(template, redactor)
+    }
+}
+
+chant_lexicon::inventory::submit! { Registration::of::<FilesDeclaration>() }
+
+impl EnvLexicon for FilesLexicon {
+    type Record = ApplyRecord;
+
+    fn declared_entities(&self) -> Result<Vec<DeclaredEntity>, LexiconError> {
+        self.declared()
+            .map_err(|e| LexiconError::InvalidDeclaration { lexicon: COMPONENT.to_owned(), detail: e.to_string() })
+    }
+
+    fn last_apply(&self) -> LastApply {
+        self.last_apply.clone()
+    }
+
+    fn apply(&self, mode: DeleteMode) -> Result<Applied<ApplyRecord>, HookError> {
+        let failed = |e| HookError::failed(COMPONENT, Hook::Apply, e);
+        let record = FilesLexicon::apply(self).map_err(failed)?;
+        let said = format!("{} of {} declared file(s) written", record.written.len(), record.owned.len());
+        let mut applied = Applied::new(record).say(said);
+        if mode == DeleteMode::OwnedOnly {
+            let removal = self.remove_owned_undeclared().map_err(failed)?;
+            applied = applied.say(format!("{} owned undeclared file(s) removed", removal.removed.len()));
+            applied.said.extend(removal.kept.iter().map(|k| format!("kept {k}")));
+        }
+        Ok(applied)
+    }
+
+    fn teardown(&self, plan: &TeardownPlan) -> Result<Applied<ApplyRecord>, HookError> {
+        let (removal, record) =
+            FilesLexicon::teardown(self, plan).map_err(|e| HookError::failed(COMPONENT, Hook::Teardown, e))?;
+        let mut applied = Applied::new(record).say(format!("{} owned file(s) removed", removal.removed.len()));
+        applied.said.extend(removal.kept.iter().map(|k| format!("kept {k}")));
+        Ok(applied)
+    }
+
+    // --- reference catalog hooks ---
+
+    /// Files refer to nothing of each other: a catalog without rules, so the graph's edges of
+    /// the files lexicon are computed, and there are none.
+    fn reference_catalog(&self) -> Option<&'static ReferenceCatalog> {
+        Some(&ReferenceCatalog::EMPTY)
+    }
+}

@@ -1,0 +1,359 @@
+//! Change signals: a second wake source for the daemon, never a second source of truth.
+//!
+//! A lexicon may offer a change stream ([`chant_lexicon::observe::Lexicon::subscribe_changes`]); the
+//! daemon subscribes for every env it ticks. A signal carries no data: it makes the next
+//! ordinary round run earlier and the signalling lexicon's ops due in it (a scheduled op
+//! whatever its cron; ops whose lexicons did not signal keep their schedules), and that round
+//! re-observes everything. A signal wakes the daemon as soon as the substrate has been quiet for
+//! its stream's settle ([`Subscription::settle`]; [`SETTLE`], 50 ms, unless the lexicon says
+//! otherwise: a burst of writes, such as an editor's save or a loop of edits, is one wake that
+//! observes all of it, not a round that sees half; a supervisor's stream, whose every line is a
+//! whole change, settles in 10 ms), whatever its interval, unless a round
+//! that consumed signals started less than a floor ago ([`DEFAULT_FLOOR`], 5 s): then it waits
+//! for the floor. A substrate that never goes quiet wakes a round a floor after its first signal. A storm inside one window costs at most one early round per floor, and
+//! a substrate that never stops sending settles into ticking on the floor; rounds the timer
+//! starts with no signal pending do not move the floor, so a short timer never delays a signal
+//! past the round it would have woken. The timer always stays; a lost or refused subscription
+//! is printed once and retried at the next round.
+//!
+//! [`Gate`] (when to wake) and [`Woken`] (which ops a signal makes due) are the pure parts,
+//! tested without sleeping; [`Subscriptions`] holds the live subscriptions and says which lines
+//! to print.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::time::{Duration, Instant};
+
+use chant_lexicon::observe::{ChangeSink, Lexicon, SubscribeError, Subscription};
+
+/// The earliest a signal wakes a round after the last round that consumed signals started.
+pub const DEFAULT_FLOOR: Duration = Duration::from_secs(5);
+
+/// How long a pending signal waits by default for the next one before it wakes a round; a signal
+/// coming sooner restarts the wait, up to a floor after the first pending signal. A stream may
+/// settle sooner or later ([`Subscription::with_settle`]).
+pub const SETTLE: Duration = Subscription::DEFAULT_SETTLE;
+
+/// Why the daemon woke.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Wake {
+    /// The interval passed.
+    Timer,
+    /// A change signal, past the floor.
+    Signal,
+}
+
+/// When to wake: the timer, or a pending signal at once, but no earlier than the floor after
+/// the start of the last round that consumed signals.
+#[derive(Debug, Clone)]
+pub struct Gate {
+    floor: Duration,
+    round_start: Instant,
+    consumed: Option<Instant>,
+    pending: bool,
+    signals: u64,
+    first: Option<Instant>,
+    /// When the pending signals have settled: the latest of each one's arrival plus its
+    /// stream's settle.
+    settled: Option<Instant>,
+}
+
+impl Gate {
+    /// Creates a gate with `floor`, as if a round started at `now` with no signal pending.
+    pub fn new(floor: Duration, now: Instant) -> Gate {
+        Gate { floor, round_start: now, consumed: None, pending: false, signals: 0, first: None, settled: None }
+    }
+
+    /// Records that a round started at `now`: pending signals are consumed by it (and the floor
+    /// runs from it).
+    pub fn round_started(&mut self, now: Instant) {
+        self.round_start = now;
+        if self.pending {
+            self.consumed = Some(now);
+        }
+        self.pending = false;
+        self.signals = 0;
+        self.first = None;
+        self.settled = None;
+    }
+
+    /// Records a signal that arrived at `now` on a stream that settles in `settle`.
+    pub fn signal(&mut self, now: Instant, settle: Duration) {
+        self.pending = true;
+        self.signals += 1;
+        self.first.get_or_insert(now);
+        self.settled = self.settled.max(Some(now + settle));
+    }
+
+    /// Returns how many signals arrived since the last round started.
+    pub fn signals(&self) -> u64 {
+        self.signals
+    }
+
+    /// Returns when the last round started.
+    pub fn round_start(&self) -> Instant {
+        self.round_start
+    }
+
+    /// Returns when to wake after a round that ended at `round_end`, and why: the timer at
+    /// `round_end + interval`, or, with a signal pending, once the signals have settled (each
+    /// its stream's settle after it, at most a floor after the first) and no earlier than the floor
+    /// after the last round that consumed signals started, if that is earlier.
+    pub fn next_wake(&self, round_end: Instant, interval: Duration) -> (Instant, Wake) {
+        let timer = round_end + interval;
+        if self.pending {
+            let settled = match (self.first, self.settled) {
+                (Some(first), Some(settled)) => settled.min(first + self.floor),
+                _ => round_end,
+            };
+            let at = self.consumed.map_or(round_end, |consumed| (consumed + self.floor).max(round_end)).max(settled);
+            if at < timer {
+                return (at, Wake::Signal);
+            }
+        }
+        (timer, Wake::Timer)
+    }
+}
+
+/// Which ops change signals made due. Each subscription's label serves the ops whose lexicon it
+/// is (`files(site)` serves every ConvergeOp of env `site`); a signal marks its label pending,
+/// and the next round takes the pending labels' ops as due, whatever their schedules, unless it
+/// starts sooner than the floor after the last round that took any (then they stay pending for a
+/// later round): however fast the timer or the substrate, signals tick a scheduled op at most
+/// once per floor.
+#[derive(Debug, Default, Clone)]
+pub struct Woken {
+    serves: BTreeMap<String, BTreeSet<String>>,
+    pending: BTreeSet<String>,
+    last_taken: Option<Instant>,
+}
+
+impl Woken {
+    /// Records that `label`'s stream serves `op`.
+    pub fn serve(&mut self, label: &str, op: &str) {
+        self.serves.entry(label.to_owned()).or_default().insert(op.to_owned());
+    }
+
+    /// Records a signal from `label`.
+    pub fn signal(&mut self, label: &str) {
+        self.pending.insert(label.to_owned());
+    }
+
+    /// Returns the ops due by signal for a round starting at `now`, and clears them; nothing
+    /// (they stay pending) when the last round that took some started less than `floor` ago.
+    pub fn take(&mut self, now: Instant, floor: Duration) -> BTreeSet<String> {
+        if self.pending.is_empty() || self.last_taken.is_some_and(|t| now.saturating_duration_since(t) < floor) {
+            return BTreeSet::new();
+        }
+        self.last_taken = Some(now);
+        let labels = std::mem::take(&mut self.pending);
+        labels.iter().filter_map(|l| self.serves.get(l)).flatten().cloned().collect()
+    }
+}
+
+/// The state of one lexicon's subscription.
+enum State {
+    Live(#[allow(dead_code)] Subscription),
+    Down,
+}
+
+/// The daemon's subscriptions, by label (`files(staging)`); dropping it closes them all.
+#[derive(Default)]
+pub struct Subscriptions {
+    states: BTreeMap<String, State>,
+}
+
+impl Subscriptions {
+    /// Creates an empty set.
+    pub fn new() -> Self {
+        Subscriptions::default()
+    }
+
+    /// Returns how long a signal of `label`'s stream waits for the next ([`SETTLE`] when it has
+    /// no live subscription).
+    pub fn settle(&self, label: &str) -> Duration {
+        match self.states.get(label) {
+            Some(State::Live(subscription)) => subscription.settle(),
+            _ => SETTLE,
+        }
+    }
+
+    /// Makes sure `lexicon` (labelled `label`) is subscribed, returning the line to print, if
+    /// any: subscribed, or unavailable (printed only when it was not already down). A lexicon
+    /// that offers no change stream is left alone, silently.
+    pub fn ensure(&mut self, label: &str, lexicon: &dyn Lexicon, sink: ChangeSink) -> Option<String> {
+        self.ensure_with(label, || lexicon.subscribe_changes(sink))
+    }
+
+    /// [`Subscriptions::ensure`] for a subscription opened by `subscribe`, which runs only when
+    /// `label` is not live; [`SubscribeError::NotImplemented`] means no stream is offered at
+    /// all, any other error is printed once as the degradation to the timer.
+    pub fn ensure_with(
+        &mut self,
+        label: &str,
+        subscribe: impl FnOnce() -> Result<Subscription, SubscribeError>,
+    ) -> Option<String> {
+        if matches!(self.states.get(label), Some(State::Live(_))) {
+            return None;
+        }
+        let was_down = matches!(self.states.get(label), Some(State::Down));
+        match subscribe() {
+            Err(SubscribeError::NotImplemented { .. }) => None,
+            Ok(subscription) => {
+                self.states.insert(label.to_owned(), State::Live(subscription));
+                Some(format!("operator: {label} change signal subscribed (the timer still runs)"))
+            }
+            Err(e) => {
+                self.states.insert(label.to_owned(), State::Down);
+                let e = super::chain(&e);
+                (!was_down).then(|| format!("operator: {label} change signal unavailable, polling on the timer ({e})"))
+            }
+        }
+    }
+
+    /// Records that `label`'s stream was lost, closing it; returns the line to print once.
+    pub fn lost(&mut self, label: &str, why: &str) -> Option<String> {
+        match self.states.insert(label.to_owned(), State::Down) {
+            Some(State::Live(_)) => Some(format!(
+                "operator: {label} change signal lost, polling on the timer until the next round re-subscribes ({why})"
+            )),
+            _ => None,
+        }
+    }
+
+    /// Closes every subscription.
+    pub fn close(&mut self) {
+        self.states.clear();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_timer_wakes_without_signals() {
+        let t0 = Instant::now();
+        let gate = Gate::new(DEFAULT_FLOOR, t0);
+        let end = t0 + Duration::from_secs(1);
+        assert_eq!(gate.next_wake(end, Duration::from_secs(300)), (end + Duration::from_secs(300), Wake::Timer));
+    }
+
+    #[test]
+    fn a_signal_wakes_at_once_then_no_earlier_than_the_floor_after_the_round_that_consumed_it() {
+        let t0 = Instant::now();
+        let mut gate = Gate::new(DEFAULT_FLOOR, t0);
+        gate.signal(t0, SETTLE);
+        let end = t0 + Duration::from_secs(1);
+        // No round consumed a signal yet: at once, under a long timer or a short one.
+        assert_eq!(gate.next_wake(end, Duration::from_secs(300)), (end, Wake::Signal));
+        assert_eq!(gate.next_wake(end, Duration::from_secs(1)), (end, Wake::Signal));
+        gate.round_started(end);
+        gate.signal(end, SETTLE);
+        let end2 = end + Duration::from_millis(300);
+        assert_eq!(gate.next_wake(end2, Duration::from_secs(300)), (end + DEFAULT_FLOOR, Wake::Signal));
+        // A round that ran past the floor: the signal wakes at once (a deadline already passed).
+        let late = end + Duration::from_secs(9);
+        assert_eq!(gate.next_wake(late, Duration::from_secs(300)), (late, Wake::Signal));
+    }
+
+    #[test]
+    fn timer_rounds_without_signals_do_not_move_the_floor() {
+        let t0 = Instant::now();
+        let mut gate = Gate::new(DEFAULT_FLOOR, t0);
+        for n in 1..=3 {
+            gate.round_started(t0 + Duration::from_secs(n));
+        }
+        gate.signal(t0 + Duration::from_secs(3), SETTLE);
+        let end = t0 + Duration::from_millis(3100);
+        assert_eq!(gate.next_wake(end, Duration::from_secs(1)), (end, Wake::Signal));
+    }
+
+    #[test]
+    fn a_storm_costs_one_early_round_per_floor() {
+        let t0 = Instant::now();
+        let mut gate = Gate::new(DEFAULT_FLOOR, t0);
+        for _ in 0..100 {
+            gate.signal(t0, SETTLE);
+        }
+        assert_eq!(gate.signals(), 100);
+        let end = t0 + Duration::from_millis(200);
+        let (at, why) = gate.next_wake(end, Duration::from_secs(300));
+        assert_eq!((at, why), (end, Wake::Signal));
+        // The early round consumes every pending signal: the next wake is the timer again...
+        gate.round_started(at);
+        let end = at + Duration::from_millis(200);
+        assert_eq!(gate.next_wake(end, Duration::from_secs(300)), (end + Duration::from_secs(300), Wake::Timer));
+        // ...and the storm going on waits for the floor after that round's start.
+        for _ in 0..100 {
+            gate.signal(end, SETTLE);
+        }
+        assert_eq!(gate.next_wake(end, Duration::from_secs(300)), (at + DEFAULT_FLOOR, Wake::Signal));
+    }
+
+    #[test]
+    fn a_burst_wakes_once_it_settles_and_one_that_never_does_a_floor_after_it_began() {
+        let t0 = Instant::now();
+        let mut gate = Gate::new(DEFAULT_FLOOR, t0);
+        let ms = Duration::from_millis;
+        for n in 0..10 {
+            gate.signal(t0 + ms(10 * n), SETTLE);
+        }
+        // Still bursting when the round ended: the wake waits for the last signal to settle.
+        let end = t0 + ms(60);
+        assert_eq!(gate.next_wake(end, Duration::from_secs(300)), (t0 + ms(90) + SETTLE, Wake::Signal));
+        // A substrate that never goes quiet: a floor after its first signal.
+        for n in 10..1000 {
+            gate.signal(t0 + ms(10 * n), SETTLE);
+        }
+        assert_eq!(gate.next_wake(end, Duration::from_secs(300)), (t0 + DEFAULT_FLOOR, Wake::Signal));
+    }
+
+    #[test]
+    fn each_signal_settles_in_its_own_streams_time() {
+        let t0 = Instant::now();
+        let ms = Duration::from_millis;
+        let mut gate = Gate::new(DEFAULT_FLOOR, t0);
+        gate.signal(t0, ms(10));
+        assert_eq!(gate.next_wake(t0, Duration::from_secs(300)), (t0 + ms(10), Wake::Signal));
+        // A file written meanwhile: the wake waits for the burst its stream may still send.
+        gate.signal(t0 + ms(5), SETTLE);
+        assert_eq!(gate.next_wake(t0, Duration::from_secs(300)), (t0 + ms(5) + SETTLE, Wake::Signal));
+        // A supervisor's line after it does not bring the wake forward.
+        gate.signal(t0 + ms(6), ms(10));
+        assert_eq!(gate.next_wake(t0, Duration::from_secs(300)), (t0 + ms(5) + SETTLE, Wake::Signal));
+    }
+
+    #[test]
+    fn signals_make_the_ops_they_serve_due_past_the_floor_only() {
+        let mut woken = Woken::default();
+        woken.serve("files(site)", "site-converge");
+        woken.serve("files(site)", "site-nightly");
+        woken.serve("files(night)", "night-converge");
+        let t0 = Instant::now();
+        assert!(woken.take(t0, DEFAULT_FLOOR).is_empty(), "no signal, nothing due");
+        woken.signal("files(site)");
+        woken.signal("files(unknown)");
+        let due = woken.take(t0 + Duration::from_secs(1), DEFAULT_FLOOR);
+        assert_eq!(due.into_iter().collect::<Vec<_>>(), vec!["site-converge", "site-nightly"]);
+        // Taken once: the next round has nothing by signal.
+        assert!(woken.take(t0 + Duration::from_secs(2), DEFAULT_FLOOR).is_empty());
+        // A signal right after: timer rounds sooner than the floor leave it pending...
+        woken.signal("files(night)");
+        assert!(woken.take(t0 + Duration::from_secs(3), DEFAULT_FLOOR).is_empty());
+        assert!(woken.take(t0 + Duration::from_millis(5999), DEFAULT_FLOOR).is_empty());
+        // ...and the first round past the floor takes it.
+        let due = woken.take(t0 + Duration::from_secs(6), DEFAULT_FLOOR);
+        assert_eq!(due.into_iter().collect::<Vec<_>>(), vec!["night-converge"]);
+    }
+
+    #[test]
+    fn the_timer_wins_when_it_is_sooner_than_the_floor() {
+        let t0 = Instant::now();
+        let mut gate = Gate::new(DEFAULT_FLOOR, t0);
+        gate.signal(t0, SETTLE);
+        gate.round_started(t0);
+        gate.signal(t0, SETTLE);
+        let end = t0 + Duration::from_millis(100);
+        assert_eq!(gate.next_wake(end, Duration::from_secs(1)), (end + Duration::from_secs(1), Wake::Timer));
+    }
+}

@@ -1,0 +1,294 @@
+//! Unit tests of tick planning: every step of DESIGN.md §5's planning order, flap runs across
+//! ticks, resource mode, and the summary.
+
+use serde_json::json;
+
+use super::plan::{DispatchResult, PlanInput, Subject, next_flap, plan, record_dispatch};
+use super::record::{Action, FlapEntry, Outcome};
+use super::summarise;
+use chant_lexicon::model::contract::{ClassKind, DialKind};
+use chant_lexicon::model::{ConvergeSymptom, EnvStatus, ResourceStatus, ResourceSymptom, Rule, UnobservedReason};
+
+fn rule(id: &str, when: serde_json::Value, then: serde_json::Value) -> Rule {
+    serde_json::from_value(json!({"id": id, "when": when, "then": then, "why": "w"})).unwrap()
+}
+
+fn status_is(s: &str) -> serde_json::Value {
+    json!({"kind": "field-comparison", "field": "status", "op": "eq", "value": s})
+}
+
+fn run(op: &str) -> serde_json::Value {
+    json!({"kind": "run", "op": op})
+}
+
+fn report(r: &str) -> serde_json::Value {
+    json!({"kind": "report", "reason": r})
+}
+
+fn sym(status: EnvStatus) -> ConvergeSymptom {
+    ConvergeSymptom {
+        env: "staging".into(),
+        status,
+        components: vec![],
+        create_count: 1,
+        update_count: 1,
+        delete_count: 0,
+        adopt_count: 2,
+        runtime_count: 0,
+        unobserved_count: 0,
+        unobserved_reasons: vec![],
+        total_count: 4,
+        ambient_count: 0,
+        dependency_unobserved_count: 0,
+        artifact_changed_count: 0,
+    }
+}
+
+fn classes(op: &str) -> Option<ClassKind> {
+    match op {
+        "apply" | "apply-2" | "apply-3" => Some(ClassKind::Mutating),
+        "smoke" => Some(ClassKind::ReadOnly),
+        "teardown" => Some(ClassKind::Destructive),
+        _ => None,
+    }
+}
+
+fn actions(outcomes: &[Outcome]) -> Vec<Action> {
+    outcomes.iter().map(|o| o.action).collect()
+}
+
+fn input<'a>(
+    rules: &'a [Rule],
+    dial: DialKind,
+    budget: u64,
+    s: &'a ConvergeSymptom,
+    flap: &'a [FlapEntry],
+) -> PlanInput<'a> {
+    PlanInput { rules, dial, budget, subject: Subject::Env(s), previous_flap: flap }
+}
+
+#[test]
+fn a_false_predicate_produces_nothing() {
+    let rules = [rule("r", status_is("stale"), run("apply"))];
+    let s = sym(EnvStatus::Drifted);
+    let p = plan(&input(&rules, DialKind::Apply, 3, &s, &[]), &classes);
+    assert!(p.fired.is_empty() && p.outcomes.is_empty());
+}
+
+#[test]
+fn runs_within_budget_then_skips_without_queueing() {
+    let rules = [
+        rule("a", status_is("drifted"), run("apply")),
+        rule("b", status_is("drifted"), run("apply-2")),
+        rule("c", status_is("drifted"), run("apply-3")),
+    ];
+    let s = sym(EnvStatus::Drifted);
+    let p = plan(&input(&rules, DialKind::Apply, 2, &s, &[]), &classes);
+    assert_eq!(actions(&p.outcomes), [Action::Ran, Action::Ran, Action::SkippedBudget]);
+    assert_eq!(p.fired_rule_ids(), ["a", "b", "c"]);
+}
+
+#[test]
+fn reports_use_no_budget() {
+    let rules = [rule("r1", status_is("drifted"), report("x")), rule("r2", status_is("drifted"), run("apply"))];
+    let s = sym(EnvStatus::Drifted);
+    let p = plan(&input(&rules, DialKind::Apply, 1, &s, &[]), &classes);
+    assert_eq!(actions(&p.outcomes), [Action::Reported, Action::Ran]);
+    assert_eq!(p.outcomes[0].reason.as_deref(), Some("x"));
+}
+
+#[test]
+fn unknown_never_remediates() {
+    let rules = [rule("r", json!({"kind": "field-truthiness", "field": "env", "op": "truthy"}), run("apply"))];
+    let mut s = sym(EnvStatus::Unknown);
+    s.unobserved_reasons = vec![UnobservedReason::NoCredentials];
+    let p = plan(&input(&rules, DialKind::Apply, 3, &s, &[]), &classes);
+    assert_eq!(actions(&p.outcomes), [Action::Reported]);
+    assert!(p.outcomes[0].reason.as_deref().unwrap().contains("no-credentials"));
+    assert_eq!(p.outcomes[0].op.as_deref(), Some("apply"));
+}
+
+#[test]
+fn dial_is_checked_before_budget() {
+    let rules = [rule("refused", status_is("drifted"), run("apply")), rule("ok", status_is("drifted"), run("smoke"))];
+    let s = sym(EnvStatus::Drifted);
+    let p = plan(&input(&rules, DialKind::Observe, 1, &s, &[]), &classes);
+    // The refused mutating dispatch uses no budget slot, so the read-only one still runs.
+    assert_eq!(actions(&p.outcomes), [Action::Reported, Action::Ran]);
+    assert!(p.outcomes[0].reason.as_deref().unwrap().contains("runtime backstop"));
+}
+
+#[test]
+fn destructive_and_unknown_targets_are_reported_under_every_dial() {
+    for dial in DialKind::ALL {
+        let rules = [rule("t", status_is("drifted"), run("teardown")), rule("u", status_is("drifted"), run("ghost"))];
+        let s = sym(EnvStatus::Drifted);
+        let p = plan(&input(&rules, dial, 3, &s, &[]), &classes);
+        assert_eq!(actions(&p.outcomes), [Action::Reported, Action::Reported], "{dial:?}");
+    }
+}
+
+#[test]
+fn read_only_targets_run_under_every_dial() {
+    for dial in DialKind::ALL {
+        let rules = [rule("s", status_is("drifted"), run("smoke"))];
+        let s = sym(EnvStatus::Drifted);
+        let p = plan(&input(&rules, dial, 3, &s, &[]), &classes);
+        assert_eq!(actions(&p.outcomes), [Action::Ran], "{dial:?}");
+    }
+}
+
+/// Runs `n` ticks with the predicate holding and each dispatch ending as `result`, carrying the
+/// flap runs from one tick to the next like the ledger does.
+fn ticks(
+    n: usize,
+    status: EnvStatus,
+    result: &dyn Fn() -> DispatchResult,
+    start: Vec<FlapEntry>,
+) -> (Vec<Vec<Action>>, Vec<FlapEntry>) {
+    let rules = [rule("r", status_is("drifted"), run("apply"))];
+    let s = sym(status);
+    let mut flap = start;
+    let mut seen = Vec::new();
+    for _ in 0..n {
+        let p = plan(&input(&rules, DialKind::Apply, 3, &s, &flap), &classes);
+        let mut outcomes = p.outcomes.clone();
+        for o in outcomes.iter_mut().filter(|o| o.action == Action::Ran) {
+            record_dispatch(o, result());
+        }
+        flap = next_flap(&p, &outcomes, &rules);
+        seen.push(actions(&outcomes));
+    }
+    (seen, flap)
+}
+
+#[test]
+fn flap_damps_after_threshold_dispatches_and_clears_with_the_predicate() {
+    let (seen, flap) = ticks(5, EnvStatus::Drifted, &|| DispatchResult::Ok, vec![]);
+    assert_eq!(
+        seen,
+        [vec![Action::Ran], vec![Action::Ran], vec![Action::Ran], vec![Action::SkippedFlap], vec![Action::SkippedFlap]]
+    );
+    assert_eq!(flap, [FlapEntry { rule_id: "r".into(), resource: None, run: 3 }]);
+    // The predicate clears: the run resets, and the rule dispatches again next time.
+    let (seen, flap) = ticks(1, EnvStatus::Reconciled, &|| DispatchResult::Ok, flap);
+    assert_eq!(seen, [Vec::<Action>::new()]);
+    assert!(flap.is_empty());
+}
+
+#[test]
+fn failed_dispatches_count_and_gates_do_not() {
+    let failed = || DispatchResult::Failed { error: "boom".into() };
+    let (seen, _) = ticks(4, EnvStatus::Drifted, &failed, vec![]);
+    assert_eq!(seen[3], [Action::SkippedFlap]);
+    let gated = || DispatchResult::Gated { gate: "rollout".into(), url: None };
+    let (seen, flap) = ticks(6, EnvStatus::Drifted, &gated, vec![]);
+    assert!(seen.iter().all(|a| a == &[Action::Gated]), "{seen:?}");
+    assert!(flap.is_empty());
+}
+
+#[test]
+fn unknown_ticks_neither_count_nor_reset() {
+    let start = vec![FlapEntry { rule_id: "r".into(), resource: None, run: 2 }];
+    let rules = [rule("r", json!({"kind": "field-truthiness", "field": "env", "op": "truthy"}), run("apply"))];
+    let s = sym(EnvStatus::Unknown);
+    let p = plan(&input(&rules, DialKind::Apply, 3, &s, &start), &classes);
+    assert_eq!(actions(&p.outcomes), [Action::Reported]);
+    assert_eq!(next_flap(&p, &p.outcomes, &rules), start);
+}
+
+#[test]
+fn record_dispatch_marks_failures_and_gates() {
+    let mut o = Outcome {
+        rule_id: "r".into(),
+        action: Action::Ran,
+        source: None,
+        op: Some("apply".into()),
+        resource: None,
+        gate_name: None,
+        reason: None,
+        url: None,
+        dispatch_failed: None,
+        entities: Vec::new(),
+    };
+    let mut g = o.clone();
+    record_dispatch(&mut o, DispatchResult::Failed { error: "exit 1: boom".into() });
+    assert_eq!((o.action, o.dispatch_failed), (Action::Reported, Some(true)));
+    record_dispatch(&mut g, DispatchResult::Gated { gate: "rollout".into(), url: Some("https://x/pr/1".into()) });
+    assert_eq!(g.action, Action::Gated);
+    assert_eq!(g.gate_name.as_deref(), Some("rollout"));
+    assert!(g.reason.unwrap().contains("chant approve apply rollout"));
+}
+
+#[test]
+fn resource_mode_plans_per_resource_with_its_own_unknown() {
+    let rules =
+        [rule("restart", status_is("drifted"), run("apply")), rule("unk", status_is("unknown"), report("hole"))];
+    let rs = [
+        ResourceSymptom {
+            env: "box".into(),
+            resource: "app".into(),
+            status: ResourceStatus::Drifted,
+            detail: "stopped".into(),
+        },
+        ResourceSymptom {
+            env: "box".into(),
+            resource: "hud".into(),
+            status: ResourceStatus::InSync,
+            detail: String::new(),
+        },
+        ResourceSymptom {
+            env: "box".into(),
+            resource: "db".into(),
+            status: ResourceStatus::Unknown,
+            detail: String::new(),
+        },
+        ResourceSymptom {
+            env: "box".into(),
+            resource: "web".into(),
+            status: ResourceStatus::Drifted,
+            detail: String::new(),
+        },
+    ];
+    let input = PlanInput {
+        rules: &rules,
+        dial: DialKind::Apply,
+        budget: 1,
+        subject: Subject::Resources(&rs),
+        previous_flap: &[],
+    };
+    let p = plan(&input, &classes);
+    let got: Vec<(Action, Option<&str>)> = p.outcomes.iter().map(|o| (o.action, o.resource.as_deref())).collect();
+    assert_eq!(got, [(Action::Ran, Some("app")), (Action::SkippedBudget, Some("web")), (Action::Reported, Some("db"))]);
+    let sum = summarise(Subject::Resources(&rs), &p.outcomes);
+    assert_eq!((sum.drifted, sum.unobserved, sum.adopted), (2, 1, 0));
+    // Flap runs are per resource.
+    let flap = next_flap(&p, &p.outcomes, &rules);
+    assert_eq!(flap, [FlapEntry { rule_id: "restart".into(), resource: Some("app".into()), run: 1 }]);
+}
+
+#[test]
+fn summary_line_and_counts() {
+    let rules = [rule("a", status_is("drifted"), run("apply")), rule("b", status_is("drifted"), report("r"))];
+    let s = sym(EnvStatus::Drifted);
+    let p = plan(&input(&rules, DialKind::Apply, 3, &s, &[]), &classes);
+    let sum = summarise(Subject::Env(&s), &p.outcomes);
+    assert_eq!(
+        sum.line("staging"),
+        "converge(staging): drifted=2 remediated=1 reported=1 skipped-budget=0 skipped-flap=0 gated=0 unobserved=0 adopted=2"
+    );
+}
+
+#[test]
+fn a_rule_reading_ambient_count_runs_only_a_read_only_op() {
+    let ambient = json!({"kind": "field-comparison", "field": "ambientCount", "op": "gt", "value": 0});
+    let rules = [rule("claim", ambient.clone(), run("apply")), rule("look", ambient, run("smoke"))];
+    let mut s = sym(EnvStatus::Reconciled);
+    s.ambient_count = 2;
+    let p = plan(&input(&rules, DialKind::Apply, 3, &s, &[]), &classes);
+    assert_eq!(actions(&p.outcomes), [Action::Reported, Action::Ran]);
+    let why = p.outcomes[0].reason.as_deref().unwrap();
+    assert!(why.contains("reads `ambientCount`") && why.contains("never claimed"), "{why}");
+    s.ambient_count = 0;
+    assert!(plan(&input(&rules, DialKind::Apply, 3, &s, &[]), &classes).outcomes.is_empty());
+}

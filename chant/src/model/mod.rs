@@ -1,8 +1,0 @@
-//! The data model: Ops, ConvergeOps, rules, predicates, actions and symptoms, as op.json and the
-//! tick records spell them.
-//!
-//! The model is the `chant-core` crate, shared with `chant-macros` so the compile-time refusals
-//! and the runtime backstop have one source of truth; this module re-exports it under its
-//! historical path, so `chant::model::OpDocument` and `chant::model::contract::...` keep working.
-
-pub use chant_core::*;
