@@ -561,39 +561,6 @@ pub const STEPS: &[StepSpec] = &[
         class: ClassKind::ReadOnly,
     },
     StepSpec {
-        name: "sprite_services_observe",
-        positional: None,
-        // One of `box`, `services` and `services_file` is required: [`crate::step::service_source`].
-        args: &[
-            arg("box", ArgType::Bool, false),
-            arg("services", ArgType::Names, false),
-            arg("services_file", ArgType::Str, false),
-        ],
-        class: ClassKind::ReadOnly,
-    },
-    StepSpec {
-        name: "sprite_service_restart",
-        positional: None,
-        args: &[
-            arg("box", ArgType::Bool, false),
-            arg("name", ArgType::Str, false),
-            arg("services", ArgType::Names, false),
-            arg("services_file", ArgType::Str, false),
-        ],
-        class: ClassKind::Mutating,
-    },
-    StepSpec {
-        name: "sprite_apply_services",
-        positional: None,
-        args: &[
-            arg("box", ArgType::Bool, true),
-            arg("start", ArgType::Bool, false),
-            arg("restart", ArgType::Bool, false),
-            arg("only", ArgType::Str, false),
-        ],
-        class: ClassKind::Mutating,
-    },
-    StepSpec {
         name: "step",
         positional: Some("name"),
         args: &[arg("name", ArgType::Str, true), arg("class", ArgType::Class, false), arg("run", ArgType::Path, true)],

@@ -26,7 +26,7 @@ pub use rule::{
     Action, ComparisonOp, FieldValue, Literal, Predicate, Rule, Source, Symptom, TruthinessOp, check_predicate,
     evaluate, is_well_formed,
 };
-pub use step::{DeleteMode, HttpUrl, Step};
+pub use step::{DeleteMode, HttpUrl, LexiconStep, Step};
 pub use symptom::{ComponentRow, ConvergeSymptom, EnvStatus, ResourceStatus, ResourceSymptom, UnobservedReason};
 
 #[cfg(test)]

@@ -200,154 +200,58 @@ impl GateArgs {
     }
 }
 
-/// Where a box services step (the observer, the restart) reads its list of services from:
-/// exactly one of `box = true`, `services = [...]` and `services_file = "..."`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ServiceSource<'a> {
-    /// `box = true`: the box block of the op's member in `chant.workspace.json`.
-    Box,
-    /// `services = ["app", ...]`: the services named inline (no command or health URL).
-    Inline(&'a [Name]),
-    /// `services_file = "..."`: a JSON file holding a box block (`{"services": [...]}`), relative
-    /// to the project root (may hold `${VAR}`).
-    File(&'a str),
-}
-
-/// A box services step given no list of services, more than one, or an empty one. Returned by
-/// [`service_source`] (and so by the macros and the op.json loader).
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum ServiceSourceError {
-    /// More than one source.
-    #[error(
-        "`{step}` reads its services from one place, and it was given {given}; keep one of box = true, services = [...] and services_file = \"...\""
-    )]
-    Several {
-        /// The step kind.
-        step: String,
-        /// The sources given, in words (`box = true and services`).
-        given: String,
-    },
-    /// No source.
-    #[error(
-        "`{step}` needs its services: box = true (the member's box block), services = [\"app\", ...] or services_file = \"services.json\""
-    )]
-    Missing {
-        /// The step kind.
-        step: String,
-    },
-    /// An empty inline list.
-    #[error("`services` of `{step}` is an empty list; name at least one service, such as services = [\"app\"]")]
-    Empty {
-        /// The step kind.
-        step: String,
-    },
-}
-
-/// Returns where `step` reads its services from, given its `box`, `services` and
-/// `services_file` arguments: the one rule the macros and the loader share.
+/// A step a lexicon registers (`sprite_services_observe(box = true)`, `docs_touch(path = "...")`):
+/// its kind, the class its registration gives it, and its arguments as op.json writes them.
 ///
-/// # Errors
-///
-/// [`ServiceSourceError`] for no source, several, or an empty list.
-pub fn service_source<'a>(
-    step: &str,
-    from_box: bool,
-    services: Option<&'a [Name]>,
-    services_file: Option<&'a str>,
-) -> Result<ServiceSource<'a>, ServiceSourceError> {
-    let given: Vec<&str> =
-        [(from_box, "box = true"), (services.is_some(), "services"), (services_file.is_some(), "services_file")]
-            .into_iter()
-            .filter_map(|(given, name)| given.then_some(name))
-            .collect();
-    if given.len() > 1 {
-        return Err(ServiceSourceError::Several { step: step.to_owned(), given: given.join(" and ") });
-    }
-    match (from_box, services, services_file) {
-        (true, _, _) => Ok(ServiceSource::Box),
-        (_, Some([]), _) => Err(ServiceSourceError::Empty { step: step.to_owned() }),
-        (_, Some(names), _) => Ok(ServiceSource::Inline(names)),
-        (_, _, Some(file)) => Ok(ServiceSource::File(file)),
-        _ => Err(ServiceSourceError::Missing { step: step.to_owned() }),
-    }
+/// The core knows no lexicon's steps: the macros check such a step against the declaration its
+/// lexicon exports (see `chant::lexicon::steps`), and the runtime runs it through the kind the
+/// lexicon registers. A kind that is a built-in step's is refused here, so a malformed built-in
+/// step never reads as a lexicon's.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, try_from = "RawLexiconStep")]
+pub struct LexiconStep {
+    /// The step's kind (`sprite_services_observe`): its name as written and in op.json.
+    pub kind: String,
+    /// Its class, as the lexicon declares it.
+    pub class: ClassKind,
+    /// Its arguments, by name (strings may hold `${VAR}`).
+    #[serde(default)]
+    pub args: serde_json::Map<String, serde_json::Value>,
 }
 
-/// The arguments of `sprite_services_observe`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+/// Returns whether `kind` can name a step: a lowercase ASCII identifier (`[a-z][a-z0-9_]*`), as
+/// the step is written in the DSL.
+pub fn is_step_kind(kind: &str) -> bool {
+    let mut chars = kind.chars();
+    chars.next().is_some_and(|c| c.is_ascii_lowercase())
+        && chars.all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_')
+}
+
+/// [`LexiconStep`] as read, before its kind is checked.
+#[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct ObserveServicesArgs {
-    /// Read the services from the member's box block; absent when false.
-    #[serde(rename = "box", skip_serializing_if = "std::ops::Not::not", default)]
-    pub from_box: bool,
-    /// The services, named inline.
-    #[serde(skip_serializing_if = "Option::is_none", default)]
-    pub services: Option<Vec<Name>>,
-    /// A JSON file holding a box block, relative to the project root (may hold `${VAR}`).
-    #[serde(skip_serializing_if = "Option::is_none", default)]
-    pub services_file: Option<String>,
+struct RawLexiconStep {
+    kind: String,
+    class: ClassKind,
+    #[serde(default)]
+    args: serde_json::Map<String, serde_json::Value>,
 }
 
-impl ObserveServicesArgs {
-    /// Returns where the services are read from.
-    ///
-    /// # Errors
-    ///
-    /// As [`service_source`].
-    pub fn source(&self) -> Result<ServiceSource<'_>, ServiceSourceError> {
-        service_source(
-            "sprite_services_observe",
-            self.from_box,
-            self.services.as_deref(),
-            self.services_file.as_deref(),
-        )
+impl TryFrom<RawLexiconStep> for LexiconStep {
+    type Error = String;
+
+    fn try_from(raw: RawLexiconStep) -> Result<Self, Self::Error> {
+        if contract::step_spec(&raw.kind).is_some() {
+            return Err(format!("`{}` is a built-in step and its fields do not form one", raw.kind));
+        }
+        if !is_step_kind(&raw.kind) {
+            return Err(format!(
+                "`{}` is not a step kind: a kind is a lowercase Rust identifier, such as sprite_services_observe",
+                raw.kind
+            ));
+        }
+        Ok(LexiconStep { kind: raw.kind, class: raw.class, args: raw.args })
     }
-}
-
-/// The arguments of `sprite_service_restart`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct RestartServiceArgs {
-    /// Read the services from the member's box block; absent when false.
-    #[serde(rename = "box", skip_serializing_if = "std::ops::Not::not", default)]
-    pub from_box: bool,
-    /// The service; the dispatching rule's resource when absent (may hold `${VAR}`).
-    #[serde(skip_serializing_if = "Option::is_none", default)]
-    pub name: Option<String>,
-    /// The services, named inline.
-    #[serde(skip_serializing_if = "Option::is_none", default)]
-    pub services: Option<Vec<Name>>,
-    /// A JSON file holding a box block, relative to the project root (may hold `${VAR}`).
-    #[serde(skip_serializing_if = "Option::is_none", default)]
-    pub services_file: Option<String>,
-}
-
-impl RestartServiceArgs {
-    /// Returns where the services are read from.
-    ///
-    /// # Errors
-    ///
-    /// As [`service_source`].
-    pub fn source(&self) -> Result<ServiceSource<'_>, ServiceSourceError> {
-        service_source("sprite_service_restart", self.from_box, self.services.as_deref(), self.services_file.as_deref())
-    }
-}
-
-/// The arguments of `sprite_apply_services`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct ApplyServicesArgs {
-    /// Read the services from the member's box block (must be `true`).
-    #[serde(rename = "box")]
-    pub from_box: bool,
-    /// A comma-separated list of the services to apply; all when absent (may hold `${VAR}`).
-    #[serde(skip_serializing_if = "Option::is_none", default)]
-    pub only: Option<String>,
-    /// Restart services that are already running.
-    #[serde(skip_serializing_if = "Option::is_none", default)]
-    pub restart: Option<bool>,
-    /// Start the services after creating them.
-    #[serde(skip_serializing_if = "Option::is_none", default)]
-    pub start: Option<bool>,
 }
 
 /// One step of a phase, as op.json spells it (`kind` is the tag).
@@ -393,28 +297,6 @@ pub enum Step {
         #[serde(skip_serializing_if = "GateArgs::is_empty", default)]
         args: GateArgs,
     },
-    /// `sprite_services_observe(box = true)`: reads the box's services (read-only).
-    SpriteServicesObserve {
-        /// The step's class.
-        class: ClassKind,
-        /// Its arguments.
-        args: ObserveServicesArgs,
-    },
-    /// `sprite_service_restart(box = true, name?)`: restarts one service (mutating).
-    SpriteServiceRestart {
-        /// The step's class.
-        class: ClassKind,
-        /// Its arguments.
-        args: RestartServiceArgs,
-    },
-    /// `sprite_apply_services(box = true, start?, restart?, only?)`: creates or replaces the
-    /// declared services (mutating).
-    SpriteApplyServices {
-        /// The step's class.
-        class: ClassKind,
-        /// Its arguments.
-        args: ApplyServicesArgs,
-    },
     /// `step("name", class = ..., run = path::to_fn)`: a user's own step, a Rust function linked
     /// into the project binary (mutating unless declared).
     #[serde(rename = "step")]
@@ -429,21 +311,23 @@ pub enum Step {
         /// The path of the function it runs.
         run: String,
     },
+    /// A step a lexicon registers, written by its own name (`sprite_services_observe(box =
+    /// true)`); op.json spells it `{kind, class, args}` like a built-in.
+    #[serde(untagged)]
+    Lexicon(LexiconStep),
 }
 
 impl Step {
     /// Returns the step's kind as op.json and the run record write it (`http_check`, `step`).
-    pub fn kind(&self) -> &'static str {
+    pub fn kind(&self) -> &str {
         match self {
             Step::Apply { .. } => "apply",
             Step::Teardown { .. } => "teardown",
             Step::HttpCheck { .. } => "http_check",
             Step::Shell { .. } => "shell",
             Step::Gate { .. } => "gate",
-            Step::SpriteServicesObserve { .. } => "sprite_services_observe",
-            Step::SpriteServiceRestart { .. } => "sprite_service_restart",
-            Step::SpriteApplyServices { .. } => "sprite_apply_services",
             Step::User { .. } => "step",
+            Step::Lexicon(step) => &step.kind,
         }
     }
 
@@ -463,10 +347,8 @@ impl Step {
             | Step::HttpCheck { class, .. }
             | Step::Shell { class, .. }
             | Step::Gate { class, .. }
-            | Step::SpriteServicesObserve { class, .. }
-            | Step::SpriteServiceRestart { class, .. }
-            | Step::SpriteApplyServices { class, .. }
-            | Step::User { class, .. } => *class,
+            | Step::User { class, .. }
+            | Step::Lexicon(LexiconStep { class, .. }) => *class,
         }
     }
 
@@ -483,16 +365,6 @@ impl Step {
         match contract::step_spec(self.kind()) {
             Some(spec) => contract::step_class(spec, declared, delete_mode),
             None => self.class(),
-        }
-    }
-
-    /// Returns where a box services step that takes a list of services (the observer, the
-    /// restart) reads it from; `None` for every other step.
-    pub fn service_source(&self) -> Option<Result<ServiceSource<'_>, ServiceSourceError>> {
-        match self {
-            Step::SpriteServicesObserve { args, .. } => Some(args.source()),
-            Step::SpriteServiceRestart { args, .. } => Some(args.source()),
-            _ => None,
         }
     }
 
@@ -534,25 +406,6 @@ impl Step {
                     timeout: args.timeout.clone(),
                 },
             },
-            Step::SpriteServicesObserve { class, args } => Step::SpriteServicesObserve {
-                class: *class,
-                args: ObserveServicesArgs {
-                    services_file: x_opt("services_file", &args.services_file)?,
-                    ..args.clone()
-                },
-            },
-            Step::SpriteServiceRestart { class, args } => Step::SpriteServiceRestart {
-                class: *class,
-                args: RestartServiceArgs {
-                    name: x_opt("name", &args.name)?,
-                    services_file: x_opt("services_file", &args.services_file)?,
-                    ..args.clone()
-                },
-            },
-            Step::SpriteApplyServices { class, args } => Step::SpriteApplyServices {
-                class: *class,
-                args: ApplyServicesArgs { only: x_opt("only", &args.only)?, ..args.clone() },
-            },
             Step::User { name, class, args, run } => {
                 let mut out = BTreeMap::new();
                 for (k, v) in args {
@@ -563,6 +416,17 @@ impl Step {
                     out.insert(k.clone(), v);
                 }
                 Step::User { name: name.clone(), class: *class, args: out, run: run.clone() }
+            }
+            Step::Lexicon(step) => {
+                let mut args = serde_json::Map::new();
+                for (k, v) in &step.args {
+                    let v = match v {
+                        serde_json::Value::String(s) => serde_json::Value::String(x(k, s)?),
+                        other => other.clone(),
+                    };
+                    args.insert(k.clone(), v);
+                }
+                Step::Lexicon(LexiconStep { kind: step.kind.clone(), class: step.class, args })
             }
         })
     }
@@ -613,7 +477,9 @@ mod tests {
             json!({"kind": "gate", "name": "Bad Name", "class": "read-only"}),
             json!({"kind": "http_check", "class": "read-only", "args": {"url": "ftp://x"}}),
             json!({"kind": "shell", "class": "mutating", "args": {"cmd": "x"}, "extra": 1}),
-            json!({"kind": "aply", "class": "mutating", "args": {"env": "e"}}),
+            json!({"kind": "Aply", "class": "mutating", "args": {"env": "e"}}),
+            json!({"kind": "aply", "class": "sometimes", "args": {"env": "e"}}),
+            json!({"kind": "aply", "class": "mutating", "args": {"env": "e"}, "run": "x"}),
         ];
         for v in bad {
             assert!(parse(v.clone()).is_err(), "{v}");
@@ -621,31 +487,26 @@ mod tests {
     }
 
     #[test]
-    fn a_box_services_step_reads_its_services_from_exactly_one_place() {
-        let source = |v: serde_json::Value| {
-            let step = parse(json!({"kind": "sprite_services_observe", "class": "read-only", "args": v})).unwrap();
-            step.service_source().unwrap().map(|s| format!("{s:?}")).map_err(|e| e.to_string())
-        };
-        assert_eq!(source(json!({"box": true})).unwrap(), "Box");
-        assert_eq!(source(json!({"services": ["app"]})).unwrap(), r#"Inline([Name("app")])"#);
-        assert_eq!(source(json!({"services_file": "s.json"})).unwrap(), r#"File("s.json")"#);
-        assert_eq!(
-            source(json!({"box": true, "services_file": "s.json"})).unwrap_err(),
-            "`sprite_services_observe` reads its services from one place, and it was given box = true and services_file; keep one of box = true, services = [...] and services_file = \"...\""
-        );
-        assert!(source(json!({"services": []})).unwrap_err().contains("is an empty list"));
-        assert!(source(json!({"box": false})).unwrap_err().contains("needs its services"));
-        assert!(source(json!({})).unwrap_err().contains("needs its services"));
-        let bad = json!({"kind": "sprite_services_observe", "class": "read-only", "args": {"services": ["App"]}});
-        assert!(parse(bad).is_err(), "a bad service name does not parse");
-        let apply = parse(json!({"kind": "sprite_apply_services", "class": "mutating", "args": {"box": true}}));
-        assert_eq!(apply.unwrap().service_source(), None, "apply reads the box block only");
-        let vars = |n: &str| (n == "BOX").then(|| "/srv/box".to_owned());
-        let file = parse(json!({"kind": "sprite_service_restart", "class": "mutating",
-            "args": {"services_file": "${BOX}/s.json"}}))
+    fn a_lexicon_step_is_any_other_kind_with_its_arguments_kept_as_written() {
+        let step = parse(json!({"kind": "sprite_service_restart", "class": "mutating",
+            "args": {"name": "${SERVICE}", "services": ["app", "hud"], "box": false}}))
         .unwrap();
-        let Step::SpriteServiceRestart { args, .. } = file.expanded(&vars).unwrap() else { unreachable!() };
-        assert_eq!(args.services_file.as_deref(), Some("/srv/box/s.json"));
+        let Step::Lexicon(lexicon) = &step else { panic!("{step:?}") };
+        assert_eq!(lexicon.kind, "sprite_service_restart");
+        assert_eq!(step.kind(), "sprite_service_restart");
+        assert_eq!(step.expected_class(), ClassKind::Mutating, "a lexicon step keeps its declared class");
+        let vars = |n: &str| (n == "SERVICE").then(|| "app".to_owned());
+        let Step::Lexicon(expanded) = step.expanded(&vars).unwrap() else { unreachable!() };
+        assert_eq!(expanded.args["name"], json!("app"));
+        assert_eq!(expanded.args["services"], json!(["app", "hud"]), "only strings are expanded");
+        assert!(matches!(step.expanded(&|_| None), Err(ExpandError::Unset { .. })));
+        // A built-in kind never reads as a lexicon's, however its fields are spelt.
+        let apply = parse(json!({"kind": "apply", "class": "mutating", "args": {"envx": "e"}}));
+        assert!(apply.is_err(), "{apply:?}");
+        assert!(is_step_kind("docs_touch2"));
+        for bad in ["", "Docs", "docs-touch", "2docs", "docs touch"] {
+            assert!(!is_step_kind(bad), "{bad}");
+        }
     }
 
     #[test]
@@ -707,7 +568,8 @@ mod tests {
             let step = parse(serde_json::Value::Object(top.clone())).unwrap_or_else(|e| panic!("{}: {e}", spec.name));
             assert_eq!(step.kind(), spec.name);
             assert_eq!(serde_json::to_value(&step).unwrap()["kind"], spec.name);
+            assert!(!matches!(step, Step::Lexicon(_)), "{} is built in", spec.name);
         }
-        assert_eq!(STEPS.len(), 9, "a step kind was added to the table or the enum, not both");
+        assert_eq!(STEPS.len(), 6, "a step kind was added to the table or the enum, not both");
     }
 }

@@ -267,9 +267,6 @@ fn check_document(p: &mut Ctx<'_, '_>, doc: &OpDocument, classes: &BTreeMap<&str
             check_step(p, step);
         }
     }
-    if let Some(Err(e)) = doc.converge.as_ref().and_then(|c| c.observe.as_ref()).and_then(Step::service_source) {
-        p.push(None, e.to_string());
-    }
     let folded = doc.folded_class();
     if doc.class != folded {
         p.push(
@@ -289,9 +286,6 @@ fn check_document(p: &mut Ctx<'_, '_>, doc: &OpDocument, classes: &BTreeMap<&str
 /// Checks what the typed parse leaves: a step's recorded class must be the one its kind and
 /// arguments give (names, argument types and the delete mode were checked by parsing it).
 fn check_step(p: &mut Ctx<'_, '_>, step: &Step) {
-    if let Some(Err(e)) = step.service_source() {
-        p.push(None, e.to_string());
-    }
     let expected = step.expected_class();
     if step.class() != expected {
         p.push(

@@ -144,14 +144,3 @@ pub fn unregistered(kind: &str) -> String {
          box steps need its `box` feature)"
     )
 }
-
-/// Returns a step's arguments as op.json writes them (`args`), or none.
-pub fn args_of(step: &crate::model::Step) -> Map<String, Value> {
-    match serde_json::to_value(step) {
-        Ok(Value::Object(mut top)) => match top.remove("args") {
-            Some(Value::Object(args)) => args,
-            _ => Map::new(),
-        },
-        _ => Map::new(),
-    }
-}

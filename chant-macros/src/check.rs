@@ -22,6 +22,7 @@ use crate::ast::{ActionAst, ConvergeAst, LiteralAst, OpAst, PhaseAst, PredicateA
 use crate::ctxt::Ctxt;
 use crate::env::BuildEnv;
 use crate::known::KnownOps;
+use crate::lexicon::StepTable;
 use crate::symbol;
 
 mod steps;
@@ -58,13 +59,13 @@ pub(crate) struct Dispatch {
 }
 
 /// Checks an `op!`.
-pub(crate) fn op(ast: &OpAst, member: Option<Option<String>>, cx: &Ctxt) -> Checked {
+pub(crate) fn op(ast: &OpAst, member: Option<Option<String>>, table: &StepTable, cx: &Ctxt) -> Checked {
     let name = ast.name.as_ref().and_then(|n| name_of(cx, "Op name", n));
     let overview = ast.overview.as_ref().and_then(|o| non_blank(cx, o, "overview", "say in one line what the Op does"));
     let op_env = ast.env.as_ref().and_then(|e| name_of(cx, "env name", e));
     let mut user_steps = Vec::new();
-    let main_phases = phases(&ast.phases, cx, &mut user_steps);
-    let on_failure = phases(&ast.on_failure, cx, &mut user_steps);
+    let main_phases = phases(&ast.phases, table, cx, &mut user_steps);
+    let on_failure = phases(&ast.on_failure, table, cx, &mut user_steps);
     let doc = match (&name, overview, main_phases, on_failure, member) {
         (Some(name), Some(overview), Some(phases), Some(on_failure), Some(member)) => {
             let mut doc = OpDocument {
@@ -88,13 +89,13 @@ pub(crate) fn op(ast: &OpAst, member: Option<Option<String>>, cx: &Ctxt) -> Chec
     Checked { name, converge: false, doc, user_steps, dispatches: Vec::new() }
 }
 
-fn phases(p: &[PhaseAst], cx: &Ctxt, user: &mut Vec<(String, syn::Path)>) -> Option<Vec<Phase>> {
+fn phases(p: &[PhaseAst], table: &StepTable, cx: &Ctxt, user: &mut Vec<(String, syn::Path)>) -> Option<Vec<Phase>> {
     let mut out = Vec::new();
     let mut ok = true;
     for phase in p {
         let mut steps = Vec::new();
         for s in &phase.steps {
-            match step(s, cx) {
+            match step(s, table, cx) {
                 Some((step, path)) => {
                     if let (Some(path), Some(n)) = (path, step.name()) {
                         user.push((n.to_string(), path));
@@ -135,6 +136,7 @@ pub(crate) fn converge(
     member: Option<Option<String>>,
     env: &BuildEnv,
     known: &KnownOps,
+    table: &StepTable,
     cx: &Ctxt,
 ) -> Checked {
     let name = ast.name.as_ref().and_then(|n| name_of(cx, "ConvergeOp name", n));
@@ -181,7 +183,7 @@ pub(crate) fn converge(
         }
     }
     let observe = ast.observe.as_ref().and_then(|s| {
-        let (step, _) = step(s, cx)?;
+        let (step, _) = step(s, table, cx)?;
         let gate = matches!(step, Step::Gate { .. });
         if step.class() != ClassKind::ReadOnly || gate {
             let what = if gate { "a gate".to_owned() } else { format!("{} here", step.class().as_str()) };
@@ -514,10 +516,23 @@ mod tests {
         BuildEnv { package: "unit".into(), manifest_dir: None, ops_dir: None, crate_root: None }
     }
 
+    /// The box lexicon's declarations of its steps, as its step macros hand them back.
+    fn box_steps() -> TokenStream {
+        quote! {
+            @lexicon_step { kind: "sprite_services_observe", class: read_only,
+                args: [box: bool, services: names, services_file: str], one_of: [box, services, services_file] }
+            @asked("sprite_services_observe")
+            @lexicon_step { kind: "sprite_apply_services", class: mutating,
+                args: [box: bool required, start: bool, restart: bool, only: str] }
+            @asked("sprite_apply_services")
+        }
+    }
+
     fn converge_op(input: TokenStream) -> (Checked, Vec<String>) {
         let cx = Ctxt::new();
+        let (table, input) = crate::lexicon::split(input, &cx);
         let ast = parse::converge_op(input, &cx);
-        let checked = converge(&ast, Some(None), &env(), &KnownOps::default(), &cx);
+        let checked = converge(&ast, Some(None), &env(), &KnownOps::default(), &table, &cx);
         let errors = cx.check().err().map(|e| e.into_iter().map(|e| e.to_string()).collect()).unwrap_or_default();
         (checked, errors)
     }
@@ -561,9 +576,11 @@ mod tests {
     }
 
     #[test]
-    fn the_box_observer_takes_one_list_of_services_and_refuses_two_an_empty_one_and_a_bad_name() {
+    fn a_declared_observer_takes_one_of_its_sources_and_refuses_two_an_empty_list_and_a_bad_name() {
         let observer = |step: TokenStream| {
+            let declared = box_steps();
             converge_op(quote! {
+                #declared
                 name: "c",
                 env: "box",
                 observe: #step,
@@ -591,10 +608,18 @@ mod tests {
         assert!(empty.len() == 1 && empty[0].contains("is an empty list"), "{empty:?}");
         let bad = refused(quote!(sprite_services_observe(services = ["app", "Hud", 3])));
         assert_eq!(bad.len(), 2, "each bad element at its token: {bad:?}");
-        assert!(bad[0].contains("service name in `services` of `sprite_services_observe`"), "{bad:?}");
-        assert!(bad[1].contains("lists service names as strings"), "{bad:?}");
+        assert!(bad[0].contains("name in `services` of `sprite_services_observe`"), "{bad:?}");
+        assert!(bad[1].contains("lists names as strings"), "{bad:?}");
         let none = refused(quote!(sprite_services_observe()));
-        assert!(none.len() == 1 && none[0].contains("needs its services"), "{none:?}");
+        assert!(
+            none.len() == 1
+                && none[0].contains("needs one of box = true, services = [...] and services_file = \"...\""),
+            "{none:?}"
+        );
+        let off = refused(quote!(sprite_services_observe(box = false, services_file = "s.json")));
+        assert!(off.is_empty(), "a false flag is not a source: {off:?}");
+        let undeclared = refused(quote!(docs_touch(path = "x")));
+        assert!(undeclared[0].contains("unknown step `docs_touch`"), "{undeclared:?}");
     }
 
     #[test]
@@ -636,7 +661,7 @@ mod tests {
             },
             &cx,
         );
-        let c = converge(&ast, Some(None), &env(), &known, &cx);
+        let c = converge(&ast, Some(None), &env(), &known, &StepTable::default(), &cx);
         let errors: Vec<String> = cx.check().unwrap_err().into_iter().map(|e| e.to_string()).collect();
         assert_eq!(errors.len(), 1, "{errors:#?}");
         assert!(errors[0].starts_with("run(\"staging-apply\") targets a mutating Op"), "{}", errors[0]);
@@ -650,6 +675,8 @@ mod tests {
     #[test]
     fn steps_fold_their_classes() {
         let cx = Ctxt::new();
+        let (table, input) = crate::lexicon::split(box_steps(), &cx);
+        assert!(input.is_empty());
         let ast = parse::op(
             quote! {
                 name: "o",
@@ -662,7 +689,7 @@ mod tests {
             },
             &cx,
         );
-        let c = op(&ast, Some(None), &cx);
+        let c = op(&ast, Some(None), &table, &cx);
         assert!(cx.check().is_ok());
         let doc = c.doc.unwrap();
         let classes: Vec<ClassKind> = doc.phases[0].steps.iter().map(Step::class).collect();

@@ -16,27 +16,44 @@ use crate::check::{self, Checked, Dispatch};
 use crate::ctxt::Ctxt;
 use crate::env::{BuildEnv, Member, OPS_DIR_VAR};
 use crate::known::KnownOps;
-use crate::{export, json, parse};
+use crate::{export, json, lexicon, parse};
 
 /// Expands `op! { ... }`.
 pub(crate) fn op(input: TokenStream) -> TokenStream {
     let cx = Ctxt::new();
+    let (table, rest) = lexicon::split(input.clone(), &cx);
+    let ast = parse::op(rest, &cx);
+    let steps = ast.phases.iter().chain(&ast.on_failure).flat_map(|p| &p.steps);
+    if let Some(kind) = lexicon::first_undeclared(steps, &table) {
+        return ask(&kind.clone(), "op", input, cx);
+    }
     let env = BuildEnv::read();
     let member = member(&env, &cx);
-    let ast = parse::op(input, &cx);
-    let checked = check::op(&ast, member.clone().map(|m| m.map(|m| m.name)), &cx);
+    let checked = check::op(&ast, member.clone().map(|m| m.map(|m| m.name)), &table, &cx);
     finish(&checked, &env, member.flatten(), cx)
 }
 
 /// Expands `converge_op! { ... }`.
 pub(crate) fn converge_op(input: TokenStream) -> TokenStream {
     let cx = Ctxt::new();
+    let (table, rest) = lexicon::split(input.clone(), &cx);
+    let ast = parse::converge_op(rest, &cx);
+    if let Some(kind) = lexicon::first_undeclared(&ast.observe, &table) {
+        return ask(&kind.clone(), "converge_op", input, cx);
+    }
     let env = BuildEnv::read();
     let member = member(&env, &cx);
-    let ast = parse::converge_op(input, &cx);
     let known = KnownOps::scan(&env, Span::call_site());
-    let checked = check::converge(&ast, member.clone().map(|m| m.map(|m| m.name)), &env, &known, &cx);
+    let checked = check::converge(&ast, member.clone().map(|m| m.map(|m| m.name)), &env, &known, &table, &cx);
     finish(&checked, &env, member.flatten(), cx)
+}
+
+/// Hands the invocation to the step macro of a lexicon's step kind for its declaration (see
+/// [`lexicon`]). Problems found so far are dropped: the invocation comes back with the
+/// declaration and is read again, and they are reported then.
+fn ask(kind: &proc_macro2::Ident, macro_name: &str, input: TokenStream, cx: Ctxt) -> TokenStream {
+    drop(cx.check());
+    lexicon::ask(kind, macro_name, input)
 }
 
 /// Expands a standalone `when!(...)`, which is always an error: rules live in a rule table.

@@ -15,6 +15,7 @@ mod expand;
 mod export;
 mod json;
 mod known;
+mod lexicon;
 mod parse;
 mod symbol;
 

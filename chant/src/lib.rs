@@ -35,8 +35,12 @@ pub mod fuzz;
 
 pub use chant_macros::{converge_op, main, op, when};
 
-/// The names a project needs to declare its ops.
+/// The names a project needs to declare its ops: the macros, what a step of its own is given
+/// and returns, and (under the `box` feature) the box lexicon's step macros, which declare its
+/// steps to `op!` and `converge_op!`.
 pub mod prelude {
     pub use crate::step::{StepContext, StepError, StepResult};
     pub use crate::{converge_op, op, when};
+    #[cfg(feature = "box")]
+    pub use crate::{sprite_apply_services, sprite_service_restart, sprite_services_observe};
 }

@@ -13,15 +13,17 @@ use quote::quote;
 
 use crate::ast::{ArgValue, StepAst};
 use crate::ctxt::Ctxt;
+use crate::lexicon::{LexiconSpec, StepTable};
 use crate::symbol;
 
-/// Checks one step call against the built-in step table and returns its op.json form, with the
-/// path of its function for a user step.
-pub(crate) fn step(ast: &StepAst, cx: &Ctxt) -> Option<(Step, Option<syn::Path>)> {
+/// Checks one step call against the step table (the built-in steps and those the invocation's
+/// lexicons declared) and returns its op.json form, with the path of its function for a user
+/// step.
+pub(crate) fn step(ast: &StepAst, table: &StepTable, cx: &Ctxt) -> Option<(Step, Option<syn::Path>)> {
     let kind = ast.kind.to_string();
-    let Some(spec) = contract::step_spec(&kind) else {
+    let Some((spec, lexicon)) = table.get(&kind) else {
         let names: Vec<&str> = STEPS.iter().map(|s| s.name).collect();
-        let hint = match contract::did_you_mean(&kind, names.iter().copied()) {
+        let hint = match contract::did_you_mean(&kind, table.names()) {
             Some(s) => format!("did you mean `{s}`?"),
             None => format!(
                 "the built-in steps are {}; a step of your own is written `step(\"<name>\", class = mutating, run = path::to_fn)`",
@@ -84,7 +86,7 @@ pub(crate) fn step(ast: &StepAst, cx: &Ctxt) -> Option<(Step, Option<syn::Path>)
     for (arg, span, value) in values {
         let Some(spec_arg) = spec.args.iter().find(|s| s.name == arg) else { continue };
         match (spec_arg.ty, value) {
-            (ArgType::Str, ArgValue::Str(s)) if spec.positional == Some(arg) => {
+            (ArgType::Str, ArgValue::Str(s)) if spec.positional == Some(arg) && lexicon.is_none() => {
                 match Name::parse(&format!("{kind} name"), s.value()) {
                     Ok(n) => name = Some(n),
                     Err(e) => {
@@ -168,8 +170,8 @@ pub(crate) fn step(ast: &StepAst, cx: &Ctxt) -> Option<(Step, Option<syn::Path>)
             }
         }
     }
-    if ok && !sources(ast, &kind, &args, cx) {
-        ok = false;
+    if ok && let Some(lexicon) = lexicon {
+        ok = one_of(ast, lexicon, &args, cx);
     }
     if !ok {
         return None;
@@ -184,7 +186,8 @@ pub(crate) fn step(ast: &StepAst, cx: &Ctxt) -> Option<(Step, Option<syn::Path>)
         object.insert("name".to_owned(), n.as_str().into());
     }
     object.insert("class".to_owned(), class.as_str().into());
-    if !args.is_empty() {
+    // A lexicon's step always spells its arguments, as the typed steps it replaced did.
+    if !args.is_empty() || lexicon.is_some() {
         object.insert("args".to_owned(), serde_json::Value::Object(args));
     }
     if let Some(r) = &run_text {
@@ -219,7 +222,7 @@ fn names(arg: &str, kind: &str, list: &proc_macro2::Group, cx: &Ctxt) -> Option<
     for e in elements {
         let tokens: proc_macro2::TokenStream = e.into_iter().collect();
         match syn::parse2::<syn::LitStr>(tokens.clone()) {
-            Ok(l) => match Name::parse(&format!("service name in `{arg}` of `{kind}`"), l.value()) {
+            Ok(l) => match Name::parse(&format!("name in `{arg}` of `{kind}`"), l.value()) {
                 Ok(n) => out.push(serde_json::Value::String(n.as_str().to_owned())),
                 Err(e) => {
                     cx.error(l.span(), e);
@@ -229,50 +232,78 @@ fn names(arg: &str, kind: &str, list: &proc_macro2::Group, cx: &Ctxt) -> Option<
             Err(_) => {
                 cx.error_spanned(
                     tokens,
-                    format!("`{arg}` of `{kind}` lists service names as strings, such as [\"app\", \"hud\"]"),
+                    format!("`{arg}` of `{kind}` lists names as strings, such as [\"app\", \"hud\"]"),
                 );
                 ok = false;
             }
         }
     }
-    if ok
-        && out.is_empty()
-        && let Err(e) = chant_core::step::service_source(kind, false, Some(&[]), None)
-    {
-        cx.error(list.span(), e);
+    if ok && out.is_empty() {
+        cx.error(
+            list.span(),
+            format!("`{arg}` of `{kind}` is an empty list; name at least one, such as {arg} = [\"app\"]"),
+        );
         return None;
     }
     ok.then_some(out)
 }
 
-/// Checks that a box services step that takes a list of services names exactly one source
-/// (`box = true`, `services` or `services_file`), through the rule the loader applies too
-/// ([`chant_core::step::service_source`]); the refusal of several is spanned at the second one
-/// given, that of none at the call.
-fn sources(ast: &StepAst, kind: &str, args: &serde_json::Map<String, serde_json::Value>, cx: &Ctxt) -> bool {
-    if !matches!(kind, "sprite_services_observe" | "sprite_service_restart") {
+/// Checks a lexicon step's `one_of`: exactly one of those arguments is given (a `false` flag
+/// counts as not given). Several are refused at the second one given, none at the call.
+fn one_of(ast: &StepAst, declared: &LexiconSpec, args: &serde_json::Map<String, serde_json::Value>, cx: &Ctxt) -> bool {
+    if declared.one_of.is_empty() {
         return true;
     }
-    let from_box = args.get("box").and_then(serde_json::Value::as_bool).unwrap_or(false);
-    let listed: Option<Vec<Name>> = args.get("services").and_then(serde_json::Value::as_array).map(|list| {
-        list.iter().filter_map(serde_json::Value::as_str).filter_map(|n| Name::parse("service name", n).ok()).collect()
-    });
-    let file = args.get("services_file").and_then(serde_json::Value::as_str);
-    let Err(e) = chant_core::step::service_source(kind, from_box, listed.as_deref(), file) else { return true };
+    let kind = declared.spec.name;
     let given: Vec<&Ident> = ast
         .args
         .iter()
         .map(|a| &a.name)
-        .filter(|n| (*n == "box" && from_box) || *n == "services" || *n == "services_file")
+        .filter(|n| {
+            let n = n.to_string();
+            declared.one_of.contains(&n.as_str()) && args.get(&n).is_some_and(|v| v != &serde_json::Value::Bool(false))
+        })
         .collect();
-    match given.get(1) {
-        Some(second) => cx.error(second.span(), e),
-        None => {
+    let spelled: Vec<String> = declared
+        .one_of
+        .iter()
+        .map(|name| {
+            let ty = declared.spec.args.iter().find(|a| a.name == *name).map_or(ArgType::Str, |a| a.ty);
+            let value = match ty {
+                ArgType::Names => "[...]",
+                ArgType::Str => "\"...\"",
+                other => placeholder(other),
+            };
+            format!("{name} = {value}")
+        })
+        .collect();
+    let choices = match spelled.split_last() {
+        Some((last, [])) => last.clone(),
+        Some((last, rest)) => format!("{} and {last}", rest.join(", ")),
+        None => String::new(),
+    };
+    match (given.len(), given.get(1)) {
+        (1, _) => true,
+        (_, Some(second)) => {
+            let names: Vec<String> = given
+                .iter()
+                .map(|n| match args.get(&n.to_string()) {
+                    Some(serde_json::Value::Bool(true)) => format!("{n} = true"),
+                    _ => n.to_string(),
+                })
+                .collect();
+            cx.error(
+                second.span(),
+                format!("`{kind}` takes one of {choices}, and it was given {}; keep one", names.join(" and ")),
+            );
+            false
+        }
+        _ => {
             let (k, g) = (&ast.kind, &ast.group);
-            cx.error_spanned(quote!(#k #g), e);
+            cx.error_spanned(quote!(#k #g), format!("`{kind}` needs one of {choices}"));
+            false
         }
     }
-    false
 }
 
 fn span_of(value: &ArgValue, fallback: Span) -> Span {

@@ -27,7 +27,7 @@ use crate::gate::plan::{GatePlan, PlanVerb};
 use crate::gate::{Decision, FactKind, GateFact};
 use crate::step::{StepContext, StepFn};
 use chant_lexicon::duration::Timeout;
-use chant_lexicon::model::step::GateArgs;
+use chant_lexicon::model::step::{GateArgs, LexiconStep};
 use chant_lexicon::model::{DeleteMode, Name, OpDocument, Step};
 use chant_lexicon::redact::Redactor;
 
@@ -428,15 +428,13 @@ impl Ctx<'_> {
                     Err(e) => StepEnd::Failed(format!("step `{name}`: {e}")),
                 }
             }
-            Step::SpriteServicesObserve { .. }
-            | Step::SpriteServiceRestart { .. }
-            | Step::SpriteApplyServices { .. } => self.registered(&step),
+            Step::Lexicon(step) => self.registered(step),
         }
     }
 
     /// Runs a step a lexicon registered ([`chant_lexicon::steps`]), found by its kind.
-    fn registered(&self, step: &Step) -> StepEnd {
-        let kind = step.kind();
+    fn registered(&self, step: &LexiconStep) -> StepEnd {
+        let kind = step.kind.as_str();
         let Some(registered) = chant_lexicon::steps::find(kind) else {
             return StepEnd::Failed(chant_lexicon::steps::unregistered(kind));
         };
@@ -448,10 +446,9 @@ impl Ctx<'_> {
             Ok(root) => root,
             Err(e) => return StepEnd::Failed(format!("{kind}: {}", chant_lexicon::redact::sanitise(&e))),
         };
-        let args = chant_lexicon::steps::args_of(step);
         let input = chant_lexicon::steps::StepInput {
             kind,
-            args: &args,
+            args: &step.args,
             root: &root,
             member: self.doc.member.as_deref(),
             resource: self.settings.resource.as_deref(),

@@ -86,16 +86,15 @@ pub(super) fn observe_resources(
         Step::Apply { .. } | Step::Teardown { .. } | Step::HttpCheck { .. } | Step::Gate { .. } | Step::User { .. } => {
             Err(ObserveError::Unavailable(step.kind().to_owned()))
         }
-        registered => {
-            let kind = registered.kind();
+        Step::Lexicon(registered) => {
+            let kind = registered.kind.as_str();
             let found = chant_lexicon::steps::find(kind)
                 .filter(|k| k.class == chant_lexicon::model::ClassKind::ReadOnly)
                 .ok_or_else(|| ObserveError::Unavailable(kind.to_owned()))?;
-            let args = chant_lexicon::steps::args_of(registered);
             let from_env = crate::runner::expand::from_env;
             let input = chant_lexicon::steps::StepInput {
                 kind,
-                args: &args,
+                args: &registered.args,
                 root: &project.root,
                 member,
                 resource: None,

@@ -181,8 +181,9 @@ fn step_arguments_keep_variables_and_fold_classes() {
     let (_, d) = doc("it-box");
     let observe = d.converge.unwrap().observe.unwrap();
     assert_eq!(observe.kind(), "sprite_services_observe");
-    let Step::SpriteServicesObserve { args, .. } = observe else { panic!("{observe:?}") };
-    assert!(args.from_box);
+    let Step::Lexicon(observe) = observe else { panic!("{observe:?}") };
+    assert_eq!(observe.args.get("box"), Some(&serde_json::Value::Bool(true)));
+    assert_eq!(observe.class, ClassKind::ReadOnly, "the class the box lexicon declares");
 }
 
 #[test]

@@ -51,7 +51,15 @@ pub enum SpriteError {
     Declaration(#[from] declaration::Error),
     /// A box step names no list of services, or several.
     #[error(transparent)]
-    Source(crate::model::step::ServiceSourceError),
+    Source(super::step::ServiceSourceError),
+    /// A box step's arguments do not form it (an unknown one, a wrong type, a bad name).
+    #[error("the arguments of {step} do not form it: {message}")]
+    Arguments {
+        /// The step kind.
+        step: String,
+        /// What is wrong, as the JSON reader says it.
+        message: String,
+    },
     /// A box step was not told to read the box block.
     #[error("{step} reads the services from the box block: pass box = true")]
     NoBoxArgument {

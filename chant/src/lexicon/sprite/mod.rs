@@ -24,6 +24,7 @@ mod error;
 mod lexicon;
 pub mod listing;
 pub mod source;
+pub mod step;
 mod steps;
 
 use std::path::{Path, PathBuf};
@@ -31,12 +32,11 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use crate::model::Step;
-
 pub use declaration::{BoxDeclaration, BoxService};
 pub use error::SpriteError;
 pub use lexicon::{BoxLexicon, BoxServices, LEXICON};
 pub use listing::{Listed, ListingError, parse_list};
+pub use step::BoxStep;
 
 /// The variable a service's `cmd` may name for the project root (the directory of `chant.toml`)
 /// without setting it, so a declaration such as `python3 ${CHANT_PROJECT_DIR}/examples/box/app.py`
@@ -410,7 +410,7 @@ fn create(s: &BoxService, argv: &[String], settings: &Settings) -> Result<(), Sp
 ///
 /// [`SpriteError`]; nothing was changed when the declaration is at fault.
 pub fn run_step(
-    step: &Step,
+    step: &BoxStep,
     root: &Path,
     member: Option<&str>,
     resource: Option<&str>,
@@ -419,7 +419,7 @@ pub fn run_step(
     let kind = step.kind();
     let lexicon = BoxLexicon::new(root, member, source::resolve(step, root, member)?, var);
     match step {
-        Step::SpriteServiceRestart { args, .. } => {
+        BoxStep::Restart(args) => {
             let name = args
                 .name
                 .clone()
@@ -434,7 +434,7 @@ pub fn run_step(
             }
             lexicon.restart(&name)
         }
-        Step::SpriteApplyServices { args, .. } => {
+        BoxStep::Apply(args) => {
             let only = args
                 .only
                 .as_ref()
@@ -443,7 +443,7 @@ pub fn run_step(
                 ApplyOptions { only, start: args.start.unwrap_or(false), restart: args.restart.unwrap_or(false) };
             lexicon.apply_services(&options)
         }
-        _ => Ok(lexicon.reading()),
+        BoxStep::Observe(_) => Ok(lexicon.reading()),
     }
 }
 
@@ -508,17 +508,17 @@ pub fn subscribe_changes_in(
 pub const SUPERVISOR_SETTLE: std::time::Duration = std::time::Duration::from_millis(10);
 
 /// One line describing a box services step's result, for the run record.
-pub fn describe(step: &Step, result: &Value) -> String {
+pub fn describe(step: &BoxStep, result: &Value) -> String {
     match step {
-        Step::SpriteServicesObserve { .. } => {
+        BoxStep::Observe(_) => {
             let rs = result.get("resources").and_then(Value::as_array).map(Vec::as_slice).unwrap_or_default();
             let count = |st: &str| rs.iter().filter(|r| r.get("status").and_then(Value::as_str) == Some(st)).count();
             format!("{} in-sync, {} drifted, {} unknown", count("in-sync"), count("drifted"), count("unknown"))
         }
-        Step::SpriteServiceRestart { .. } => {
+        BoxStep::Restart(_) => {
             format!("restarted: {}", result.get("name").and_then(Value::as_str).unwrap_or("?"))
         }
-        _ => describe_services(result),
+        BoxStep::Apply(_) => describe_services(result),
     }
 }
 

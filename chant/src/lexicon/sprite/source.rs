@@ -7,30 +7,26 @@
 
 use std::path::Path;
 
-use crate::model::Step;
-use crate::model::step::ServiceSource;
-
 use super::SpriteError;
 use super::declaration::{BoxDeclaration, BoxService, Error};
+use super::step::{BoxStep, ServiceSource};
 
 /// Returns the services `step` (its arguments expanded) reads, for an op of `member` in the
 /// project at `root`.
 ///
 /// # Errors
 ///
-/// [`SpriteError::NotABoxStep`] for another step, [`SpriteError::Source`] for arguments naming
+/// [`SpriteError::Source`] for arguments naming
 /// no list or several, [`SpriteError::NoBoxArgument`] for `sprite_apply_services` without
 /// `box = true`, and [`SpriteError::Declaration`] when the list cannot be read: the box block, or
 /// the services file ([`Error::ServicesFile`], naming the file and the field).
-pub fn resolve(step: &Step, root: &Path, member: Option<&str>) -> Result<BoxDeclaration, SpriteError> {
+pub fn resolve(step: &BoxStep, root: &Path, member: Option<&str>) -> Result<BoxDeclaration, SpriteError> {
     let kind = step.kind();
     let source = match step {
-        Step::SpriteApplyServices { args, .. } if args.from_box => ServiceSource::Box,
-        Step::SpriteApplyServices { .. } => return Err(SpriteError::NoBoxArgument { step: kind.to_owned() }),
-        other => match other.service_source() {
-            Some(source) => source.map_err(SpriteError::Source)?,
-            None => return Err(SpriteError::NotABoxStep(kind.to_owned())),
-        },
+        BoxStep::Apply(args) if args.from_box => ServiceSource::Box,
+        BoxStep::Apply(_) => return Err(SpriteError::NoBoxArgument { step: kind.to_owned() }),
+        BoxStep::Observe(args) => args.source().map_err(SpriteError::Source)?,
+        BoxStep::Restart(args) => args.source().map_err(SpriteError::Source)?,
     };
     match source {
         ServiceSource::Box => Ok(BoxDeclaration::read(root, member)?),
@@ -75,8 +71,9 @@ fn from_file(root: &Path, step: &str, file: &str) -> Result<BoxDeclaration, Erro
 mod tests {
     use super::*;
 
-    fn step(json: serde_json::Value) -> Step {
-        serde_json::from_value(json).unwrap()
+    fn step(json: serde_json::Value) -> BoxStep {
+        let step: crate::model::LexiconStep = serde_json::from_value(json).unwrap();
+        BoxStep::of(&step).unwrap()
     }
 
     fn names(d: &BoxDeclaration) -> Vec<&str> {

@@ -5,35 +5,33 @@
 
 use std::path::Path;
 
-use serde_json::{Value, json};
+use serde_json::Value;
 
-use super::{BoxLexicon, describe, run_step};
+use super::{BoxLexicon, BoxStep, describe, run_step};
 use crate::lexicon::steps::{StepInput, StepKind, StepRunError};
-use crate::model::{ClassKind, Step};
+use crate::model::ClassKind;
 use crate::observe::{ChangeSink, Lexicon as _, SubscribeError, Subscription};
 
 /// What the operator calls the supervisor's change stream.
 const STREAM: &str = "sprite-env";
 
 inventory::submit! {
-    StepKind::new("sprite_services_observe", ClassKind::ReadOnly, run)
+    StepKind::new(BoxStep::OBSERVE, ClassKind::ReadOnly, run)
         .with_describe(describe_run)
         .with_changes(STREAM, subscribe)
 }
 
 inventory::submit! {
-    StepKind::new("sprite_service_restart", ClassKind::Mutating, run).with_describe(describe_run)
+    StepKind::new(BoxStep::RESTART, ClassKind::Mutating, run).with_describe(describe_run)
 }
 
 inventory::submit! {
-    StepKind::new("sprite_apply_services", ClassKind::Mutating, run).with_describe(describe_run)
+    StepKind::new(BoxStep::APPLY, ClassKind::Mutating, run).with_describe(describe_run)
 }
 
-/// The typed step the arguments spell (its class is the kind's, which the loader checked).
-fn typed(input: &StepInput<'_>) -> Result<Step, StepRunError> {
-    let class = crate::lexicon::steps::find(input.kind).map_or(ClassKind::Mutating, |k| k.class);
-    let step = json!({"kind": input.kind, "class": class.as_str(), "args": input.args});
-    Ok(serde_json::from_value(step)?)
+/// The typed step the arguments spell.
+fn typed(input: &StepInput<'_>) -> Result<BoxStep, StepRunError> {
+    Ok(BoxStep::parse(input.kind, input.args)?)
 }
 
 fn run(input: &StepInput<'_>) -> Result<Value, StepRunError> {
