@@ -3,7 +3,8 @@
 //!
 //! - `docs-converge` ticks the env: the first tick applies (`unrecorded`), a hand edit of a
 //!   document is `drifted` and re-applied, an unowned document is reported, never claimed;
-//! - `docs-apply` applies the declaration; `docs-teardown` (destructive, run only by hand)
+//! - `docs-apply` applies the declaration, then keeps a copy of every document under
+//!   `snapshots/` with the lexicon's own step, `docs_snapshot`; `docs-teardown` (destructive, run only by hand)
 //!   removes every document carrying this project's marker.
 //!
 //! The env is bound in the project's `chant.toml`: `[env.docs] jsondocs_root = "<dir>"`.
@@ -50,9 +51,12 @@ chant::lexicon::inventory::submit! { DeclaredEnv::new("docs", docs) }
 
 op! {
     name: "docs-apply",
-    overview: "Write the docs env's declared JSON documents.",
+    overview: "Write the docs env's declared JSON documents, and keep a copy of each.",
     env: "docs",
-    phases: [ phase("Apply", [ apply(env = "docs") ]) ],
+    phases: [
+        phase("Apply", [ apply(env = "docs") ]),
+        phase("Snapshot", [ docs_snapshot(env = "docs", into = "snapshots") ]),
+    ],
 }
 
 op! {

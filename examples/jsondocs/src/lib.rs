@@ -9,11 +9,17 @@
 //!   removed only under `owned-only`) and `teardown`;
 //! - [`declaration`] is what an env declares, [`error`] what can go wrong;
 //! - [`store`] reads and writes the documents on disk;
+//! - [`steps`] is a step kind of the lexicon's own, `docs_snapshot`: its runner, registered with
+//!   the runtime, and its step macro, which declares it to `op!` and `converge_op!`;
 //! - [`demo`] is the project: the `docs` env's declaration and the ops that keep it converged,
 //!   ticked by the `docs` project binary.
 //!
 //! Nothing here is special to chant: the same traits and the same registration serve chant's own
 //! files and PostgreSQL lexicons.
+
+// First, so the step macro it defines is in scope in the modules below it (`demo` uses it).
+#[macro_use]
+pub mod steps;
 
 pub mod declaration;
 pub mod demo;

@@ -111,6 +111,10 @@ fn a_tick_applies_then_finds_the_env_in_sync_then_restores_a_hand_edit() {
     assert_eq!(service["port"], 8080);
     assert_eq!(service["_chant"], serde_json::json!({"stack": "docs-demo", "env": "docs"}));
     assert_eq!(p.document("flags")["rollout_percent"], 25);
+    // The lexicon's own step ran in the dispatched op, after the apply: a copy of each document.
+    let copy = std::fs::read_to_string(p.dir.path().join("snapshots/service.json")).unwrap();
+    assert_eq!(serde_json::from_str::<Value>(&copy).unwrap(), service);
+    assert!(p.dir.path().join("snapshots/flags.json").is_file());
 
     let second = p.tick();
     assert_eq!(second["components"][0]["reconciliation"], "reconciled", "{second}");
@@ -143,6 +147,8 @@ fn lifecycle_diff_shows_the_lexicons_entries_and_teardown_removes_only_what_chan
     let applied = p.json(&["run", "docs-apply", "--json"]);
     assert_eq!(applied["status"], "ok", "{applied}");
     assert_eq!(applied["outcomes"][0]["detail"], "2 of 2 declared document(s) written");
+    assert_eq!(applied["outcomes"][1]["step"], "docs_snapshot", "{applied}");
+    assert_eq!(applied["outcomes"][1]["detail"], "2 document(s) copied to snapshots", "{applied}");
 
     // A hand edit and a document chant does not own.
     let path = p.estate().join("flags.json");
