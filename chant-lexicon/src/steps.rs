@@ -8,6 +8,10 @@
 //! runner, the resource-mode observer and the operator look a step up here by its kind
 //! ([`find`]); a kind nobody registered is a step this binary cannot run, said in those words.
 //!
+//! The registration runs the step; what lets an op be written with it is the lexicon's step
+//! macro, which declares the kind's class and arguments to `op!` and `converge_op!` at compile
+//! time (`docs/architecture.md`, "Write a lexicon with its own steps").
+//!
 //! ```
 //! use chant_lexicon::steps::{StepInput, StepKind};
 //!

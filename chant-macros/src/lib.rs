@@ -36,9 +36,12 @@ use proc_macro::TokenStream;
 /// Steps are `name(arg = value, ...)`: `apply(env, delete_mode?)`, `teardown(env, allow_holes?)`,
 /// `http_check(url, timeout?)`, `shell(cmd, class?, timeout?)`, `gate("name", description?,
 /// sealed?, timeout?)` (`sealed = true`: it opens only on a signed approval),
-/// `sprite_services_observe(box)`, `sprite_service_restart(box, name?)`,
-/// `sprite_apply_services(box, start?, restart?, only?)`, and a step of your own,
-/// `step("name", class = destructive, run = path::to_fn)` with `fn(&StepContext<'_>) -> StepResult`.
+/// a step of your own, `step("name", class = destructive, run = path::to_fn)` with
+/// `fn(&StepContext<'_>) -> StepResult`, and the steps a lexicon declares through its step macro
+/// in scope (the box lexicon's `sprite_services_observe(box)`, `sprite_service_restart(box,
+/// name?)`, `sprite_apply_services(box, start?, restart?, only?)` under chant's `box` feature),
+/// checked against that declaration like a built-in step (see docs/architecture.md, "Write a
+/// lexicon with its own steps").
 /// String arguments keep `${VAR}` for run time. The Op's verb class is folded from its steps; the
 /// op registers itself with the project binary, embeds its op.json, and `cargo build` exports it
 /// to `$CHANT_OPS_DIR/<crate>/<name>.json`.

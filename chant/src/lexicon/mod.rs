@@ -39,6 +39,8 @@
 //!   ([`registry`]), which is what makes `chant.toml` accept its keys;
 //! - for a step of its own (`sprite_apply_services(box = true)`), one [`steps::StepKind`] per
 //!   step, submitted the same way: its kind, class and runner, which the runtime finds by kind;
+//!   and one step macro per step, named after it, which declares it to `op!` and `converge_op!`
+//!   (see `docs/architecture.md`, "Write a lexicon with its own steps");
 //! - the bound lexicon implementing [`Lexicon`](crate::observe::Lexicon) (describe, the one
 //!   required read) and [`EnvLexicon`] (declared entities, last apply, and the optional `apply` /
 //!   `teardown` hooks, whose default is [`HookError::NotImplemented`]).

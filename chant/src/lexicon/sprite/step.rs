@@ -5,7 +5,7 @@
 //! and in `chant::prelude` under the `box` feature.
 //!
 //! The core knows none of this: an op holds these steps as [`LexiconStep`]s, and the runtime
-//! runs them through the kinds this lexicon registers ([`super::steps`]).
+//! runs them through the kinds this lexicon registers (`steps.rs`, through `chant::lexicon::steps`).
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
