@@ -7,8 +7,9 @@
 extern crate self as chant;
 
 // The layers below, from their crates, under the paths they always had here: storage
-// (`chant-store`), the model and the lexicon API (`chant-lexicon`), and the runtime
-// (`chant-runtime`).
+// (`chant-store`), the model and the lexicon API (`chant-lexicon`), the runtime
+// (`chant-runtime`), and the lexicons (`chant-files`, `chant-postgres`, `chant-box`, under
+// `lexicon`).
 pub use chant_lexicon::{duration, handoff, http, model, observe, redact};
 pub use chant_runtime::{
     approval, catalog, config, diff, gate, graph, notification, operator, project, registry, runner, schedule, step,
@@ -24,8 +25,9 @@ pub mod lexicon;
 pub mod notify;
 #[cfg(feature = "serve")]
 pub mod serve;
+/// chant's stand-in for the `sprite-env` supervisor (the `sprite-env` binary), from `chant-box`.
 #[cfg(feature = "box")]
-pub mod supervisor;
+pub use chant_box::supervisor;
 
 #[doc(hidden)]
 pub mod __private;
@@ -42,5 +44,5 @@ pub mod prelude {
     pub use crate::step::{StepContext, StepError, StepResult};
     pub use crate::{converge_op, op, when};
     #[cfg(feature = "box")]
-    pub use crate::{sprite_apply_services, sprite_service_restart, sprite_services_observe};
+    pub use chant_box::{sprite_apply_services, sprite_service_restart, sprite_services_observe};
 }

@@ -57,10 +57,11 @@ pub use chant_lexicon::{
     binding, bound, declaration, declared_envs, env, estate, inventory, plugin, references, registry, steps,
 };
 
+/// The box services lexicon: a box's services under the `sprite-env` supervisor.
+#[cfg(feature = "box")]
+pub use chant_box as sprite;
 /// The files lexicon: files under a root directory, observed, applied and torn down.
 pub use chant_files as files;
 /// The PostgreSQL lexicon: tables, columns and roles.
 #[cfg(feature = "postgres")]
 pub use chant_postgres as postgres;
-#[cfg(feature = "box")]
-pub mod sprite;

@@ -283,7 +283,7 @@ fn the_runtime_and_the_lexicon_api_depend_on_no_lexicon_and_lexicons_not_on_the_
             "{dir} depends on the lexicon crates {named:?}: lexicons plug in through chant-lexicon"
         );
     }
-    for dir in ["chant-files", "chant-postgres"] {
+    for dir in ["chant-files", "chant-postgres", "chant-box"] {
         let deps = dependencies(dir);
         assert!(deps.contains("chant-lexicon"), "{dir} implements the lexicon API: {deps:?}");
         for higher in ["chant-runtime", "chant-ops", "chant", "chant-macros"] {

@@ -1,5 +1,5 @@
 //! The box lexicon's step kinds, registered through the plugin interface
-//! ([`crate::lexicon::steps`]) like any lexicon's: `sprite_services_observe` (read-only, an
+//! ([`chant_lexicon::steps`]) like any lexicon's: `sprite_services_observe` (read-only, an
 //! observer whose supervisor's change stream wakes the operator), `sprite_service_restart` and
 //! `sprite_apply_services` (mutating). The runtime runs them by kind and names no box type.
 
@@ -8,9 +8,9 @@ use std::path::Path;
 use serde_json::Value;
 
 use super::{BoxLexicon, BoxStep, describe, run_step};
-use crate::lexicon::steps::{StepInput, StepKind, StepRunError};
-use crate::model::ClassKind;
-use crate::observe::{ChangeSink, Lexicon as _, SubscribeError, Subscription};
+use chant_lexicon::model::ClassKind;
+use chant_lexicon::observe::{ChangeSink, Lexicon as _, SubscribeError, Subscription};
+use chant_lexicon::steps::{StepInput, StepKind, StepRunError};
 
 /// What the operator calls the supervisor's change stream.
 const STREAM: &str = "sprite-env";

@@ -21,14 +21,14 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::{ApplyOptions, BoxDeclaration, PROJECT_DIR_VAR, Settings, SpriteError};
-use crate::lexicon::{
-    Applied, BindError, Binding, BindingKey, Declaration, DeleteMode, EnvLexicon, Hook, HookError, Registration,
-};
-use crate::model::UnobservedReason;
-use crate::observe::estate::{StackStatus, TeardownPlan};
-use crate::observe::{
+use chant_lexicon::model::UnobservedReason;
+use chant_lexicon::observe::estate::{StackStatus, TeardownPlan};
+use chant_lexicon::observe::{
     ChangeSink, DeclaredEntity, EstateError, EstateHook, LastApply, Lexicon, LexiconError, Observation, Ownership,
     PresentResource, SubscribeError, Subscription, Unobserved,
+};
+use chant_lexicon::{
+    Applied, BindError, Binding, BindingKey, Declaration, DeleteMode, EnvLexicon, Hook, HookError, Registration,
 };
 
 /// The lexicon's name: its status rows' component and its ledger path segment.
@@ -224,12 +224,12 @@ pub struct BoxApplyRecord {
 }
 
 /// An env-mode apply record goes under `<env>/_apply/box-services`, in canonical JSON.
-impl crate::ledger::Record for BoxApplyRecord {
-    const KIND: crate::ledger::RecordKind = crate::ledger::RecordKind::Apply;
+impl chant_store::ledger::Record for BoxApplyRecord {
+    const KIND: chant_store::ledger::RecordKind = chant_store::ledger::RecordKind::Apply;
     const NAME: &'static str = "box-services apply";
 
-    fn shard_key(&self, member: Option<&str>) -> Result<crate::ledger::ShardKey, crate::ledger::Error> {
-        crate::ledger::ShardKey::apply(member, &self.env, &self.component)
+    fn shard_key(&self, member: Option<&str>) -> Result<chant_store::ledger::ShardKey, chant_store::ledger::Error> {
+        chant_store::ledger::ShardKey::apply(member, &self.env, &self.component)
     }
 }
 

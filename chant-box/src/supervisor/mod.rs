@@ -39,7 +39,8 @@ pub mod identity;
 mod watchers;
 
 #[cfg(feature = "fuzz")]
-pub(crate) use cli::fuzz_args;
+#[doc(hidden)]
+pub use cli::fuzz_args;
 pub use cli::main;
 pub use client::{Client, Error as ClientError, state_dir};
 pub use identity::Identity;
@@ -64,7 +65,7 @@ pub struct InvalidName(pub String);
 ///
 /// [`InvalidName`], quoting the name escaped.
 pub fn check_name(name: &str) -> Result<(), InvalidName> {
-    if crate::model::Name::is_valid(name) { Ok(()) } else { Err(InvalidName(name.to_owned())) }
+    if chant_lexicon::model::Name::is_valid(name) { Ok(()) } else { Err(InvalidName(name.to_owned())) }
 }
 
 /// The status of a service.

@@ -1,3 +1,7 @@
+//! chant's box services lexicon, a plugin over `chant-lexicon` like the files and PostgreSQL
+//! lexicons (re-exported by the facade as `chant::lexicon::sprite`, and its supervisor as
+//! `chant::supervisor`, under the `box` feature).
+//!
 //! The box services lexicon: a box's services, declared in its member's `box` block, supervised
 //! by `sprite-env` (a sprite's own, or chant's stand-in), observed through the supervisor's list
 //! and each service's health URL, restarted and applied through the supervisor's command line.
@@ -26,6 +30,7 @@ pub mod listing;
 pub mod source;
 pub mod step;
 mod steps;
+pub mod supervisor;
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -94,7 +99,7 @@ impl Settings {
     /// read through `var`. An unparseable value keeps the default.
     pub fn from_env(var: &dyn Fn(&str) -> Option<String>) -> Self {
         let mut s = Settings::default();
-        let dur = |k: &str| var(k).and_then(|v| crate::duration::parse(&v).ok());
+        let dur = |k: &str| var(k).and_then(|v| chant_lexicon::duration::parse(&v).ok());
         s.sprite_env = var("CHANT_SPRITE_ENV").filter(|v| !v.is_empty()).map(PathBuf::from);
         if let Some(n) = var("CHANT_SPRITE_PROBES").and_then(|v| v.parse::<u32>().ok()) {
             s.probes = n.max(1);
@@ -142,13 +147,13 @@ impl Settings {
 
 fn supervise(settings: &Settings, args: &[&str], timeout: Duration) -> Result<String, SpriteError> {
     let bin = settings.binary()?;
-    let mut spec = crate::process::Spec::new(&bin);
+    let mut spec = chant_store::process::Spec::new(&bin);
     spec.args = args.iter().map(|a| (*a).to_owned()).collect();
     spec.timeout = timeout;
     spec.grace = Duration::from_secs(2);
     spec.max_output = Some(listing::MAX_OUTPUT);
     let command = args.iter().take(3).copied().collect::<Vec<&str>>().join(" ");
-    let out = match crate::process::run(&spec) {
+    let out = match chant_store::process::run(&spec) {
         Ok(out) => out,
         Err(source) => return Err(SpriteError::Run { command, source }),
     };
@@ -156,7 +161,7 @@ fn supervise(settings: &Settings, args: &[&str], timeout: Duration) -> Result<St
         Ok(out.stdout)
     } else {
         let why = if out.stderr.trim().is_empty() { out.describe(timeout) } else { out.stderr.trim().to_owned() };
-        Err(SpriteError::Refused { command, why: crate::redact::sanitise(&why) })
+        Err(SpriteError::Refused { command, why: chant_lexicon::redact::sanitise(&why) })
     }
 }
 
@@ -181,12 +186,12 @@ pub fn list(settings: &Settings) -> Result<Vec<Listed>, SpriteError> {
 
 /// One GET of `url`: healthy only on 200, redirects not followed.
 pub fn probe(url: &str, timeout: Duration) -> bool {
-    matches!(crate::http::check(url, timeout), Ok(200))
+    matches!(chant_lexicon::http::check(url, timeout), Ok(200))
 }
 
 /// Observes every declared service: `{resources: [{name, status, detail}], skipped: [names]}`.
 pub fn observe(decl: &BoxDeclaration, settings: &Settings) -> Value {
-    let listed = list(settings).map_err(|e| crate::error::chain(&e));
+    let listed = list(settings).map_err(|e| chant_store::error::chain(&e));
     let mut resources = Vec::new();
     let mut skipped = Vec::new();
     for s in decl.services() {
@@ -424,9 +429,12 @@ pub fn run_step(
                 .name
                 .clone()
                 .or_else(|| resource.map(str::to_owned))
-                .or_else(|| var(crate::handoff::RESOURCE_VAR))
+                .or_else(|| var(chant_lexicon::handoff::RESOURCE_VAR))
                 .filter(|n| !n.is_empty())
-                .ok_or_else(|| SpriteError::NoService { step: kind.to_owned(), var: crate::handoff::RESOURCE_VAR })?;
+                .ok_or_else(|| SpriteError::NoService {
+                    step: kind.to_owned(),
+                    var: chant_lexicon::handoff::RESOURCE_VAR,
+                })?;
             let listed = lexicon.declaration().services();
             if !listed.iter().any(|s| s.name == name) {
                 let declared: Vec<&str> = listed.iter().map(|s| s.name.as_str()).collect();
@@ -456,7 +464,9 @@ pub fn run_step(
 /// # Errors
 ///
 /// [`SpriteError`] saying why there is no stream.
-pub fn subscribe_changes(sink: crate::observe::ChangeSink) -> Result<crate::observe::Subscription, SpriteError> {
+pub fn subscribe_changes(
+    sink: chant_lexicon::observe::ChangeSink,
+) -> Result<chant_lexicon::observe::Subscription, SpriteError> {
     let dir = crate::supervisor::state_dir().map_err(SpriteError::StateDir)?;
     subscribe_changes_in(&dir, sink)
 }
@@ -468,8 +478,8 @@ pub fn subscribe_changes(sink: crate::observe::ChangeSink) -> Result<crate::obse
 /// [`SpriteError`] saying why there is no stream.
 pub fn subscribe_changes_in(
     dir: &Path,
-    sink: crate::observe::ChangeSink,
-) -> Result<crate::observe::Subscription, SpriteError> {
+    sink: chant_lexicon::observe::ChangeSink,
+) -> Result<chant_lexicon::observe::Subscription, SpriteError> {
     use std::io::BufRead;
     use std::sync::Arc;
     use std::sync::atomic::{AtomicBool, Ordering};
@@ -498,7 +508,7 @@ pub fn subscribe_changes_in(
             let _ = self.0.shutdown(std::net::Shutdown::Both);
         }
     }
-    Ok(crate::observe::Subscription::new(Guard(closer, closed)).with_settle(SUPERVISOR_SETTLE))
+    Ok(chant_lexicon::observe::Subscription::new(Guard(closer, closed)).with_settle(SUPERVISOR_SETTLE))
 }
 
 /// How long a supervisor's change waits for the next before it wakes a round: each line of its

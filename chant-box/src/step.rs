@@ -10,7 +10,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::model::{LexiconStep, Name};
+use chant_lexicon::model::{LexiconStep, Name};
 
 use super::SpriteError;
 

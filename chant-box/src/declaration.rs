@@ -274,11 +274,11 @@ impl BoxService {
     pub fn argv(&self, lookup: &dyn Fn(&str) -> Option<String>) -> Result<Vec<String>, Error> {
         let mut out = Vec::new();
         for word in self.cmd.split_whitespace() {
-            let w = crate::model::template::expand(word, "box", "cmd", lookup).map_err(|e| match e {
-                crate::model::template::ExpandError::Unset { var, .. } => {
+            let w = chant_lexicon::model::template::expand(word, "box", "cmd", lookup).map_err(|e| match e {
+                chant_lexicon::model::template::ExpandError::Unset { var, .. } => {
                     Error::Unset { service: self.name.clone(), var }
                 }
-                crate::model::template::ExpandError::Malformed { .. } => Error::BadCmd {
+                chant_lexicon::model::template::ExpandError::Malformed { .. } => Error::BadCmd {
                     service: self.name.clone(),
                     why: format!("has a malformed ${{...}} reference in {word}"),
                 },

@@ -67,12 +67,12 @@ pub(crate) fn identify(binary: &Path) -> Option<Identity> {
         identities().lock().unwrap_or_else(PoisonError::into_inner).insert(key, None);
         return None;
     }
-    let mut spec = crate::process::Spec::new(binary);
+    let mut spec = chant_store::process::Spec::new(binary);
     spec.args = vec![IDENTIFY_WORD.to_owned()];
     spec.timeout = IDENTIFY_TIMEOUT;
     spec.grace = Duration::from_secs(1);
     spec.max_output = Some(IDENTIFY_OUTPUT);
-    let found = match crate::process::run(&spec) {
+    let found = match chant_store::process::run(&spec) {
         Ok(out) if out.success() => Identity::parse(&out.stdout),
         // Refused, failed or not started: not known to be the stand-in. A binary that could not
         // be started is not remembered, so it is asked again once it can be.

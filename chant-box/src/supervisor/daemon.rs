@@ -18,9 +18,9 @@ use nix::unistd::Pid;
 use super::access;
 use super::watchers::Watchers;
 use super::{Event, Request, Response, Service, State, Status};
-use crate::error::chain;
-use crate::process::identity as proc;
-use crate::process::{self, Group, Stopped};
+use chant_store::error::chain;
+use chant_store::process::identity as proc;
+use chant_store::process::{self, Group, Stopped};
 
 /// The socket's file name in the state directory.
 pub(crate) const SOCKET: &str = "sprite-env.sock";
@@ -167,7 +167,7 @@ fn serve(dir: &Path) -> Result<(), Error> {
     access::private_socket(&socket).map_err(private(&socket))?;
     let grace = std::env::var(super::STOP_GRACE_VAR)
         .ok()
-        .and_then(|g| crate::duration::parse(&g).ok())
+        .and_then(|g| chant_lexicon::duration::parse(&g).ok())
         .unwrap_or(Duration::from_secs(5));
     let shared = Arc::new(Shared {
         dir: dir.to_path_buf(),
@@ -502,7 +502,7 @@ fn start(shared: &Shared, name: &str, path: &mut BTreeSet<String>) -> Result<Vec
             if st.started_at.is_some() {
                 st.restarts = st.restarts.saturating_add(1);
             }
-            st.started_at = Some(crate::clock::format(jiff::Timestamp::now()));
+            st.started_at = Some(chant_store::clock::format(jiff::Timestamp::now()));
             t.live_children += 1;
             shared.children.notify_all();
             publish(shared, "started", &t.services[idx]);

@@ -17,7 +17,7 @@ use std::time::{Duration, Instant};
 
 use super::daemon::SOCKET;
 use super::{Request, Response};
-use crate::process;
+use chant_store::process;
 
 /// Errors of [`Client::send`], [`Client::watch`] and [`state_dir`].
 #[derive(Debug, thiserror::Error)]

@@ -36,7 +36,7 @@ pub fn resolve(step: &BoxStep, root: &Path, member: Option<&str>) -> Result<BoxD
 }
 
 /// The services named inline: each with its name alone.
-fn inline(names: &[crate::model::Name]) -> Result<BoxDeclaration, Error> {
+fn inline(names: &[chant_lexicon::model::Name]) -> Result<BoxDeclaration, Error> {
     BoxDeclaration::new(
         names
             .iter()
@@ -72,7 +72,7 @@ mod tests {
     use super::*;
 
     fn step(json: serde_json::Value) -> BoxStep {
-        let step: crate::model::LexiconStep = serde_json::from_value(json).unwrap();
+        let step: chant_lexicon::model::LexiconStep = serde_json::from_value(json).unwrap();
         BoxStep::of(&step).unwrap()
     }
 

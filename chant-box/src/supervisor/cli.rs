@@ -16,7 +16,7 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use super::{Client, Request, Response, Service};
-use crate::error::chain;
+use chant_store::error::chain;
 
 /// A `services create` command line that cannot be read.
 #[derive(Debug, thiserror::Error)]
@@ -34,7 +34,7 @@ enum UsageError {
         value: String,
         /// Why it is not a duration.
         #[source]
-        source: crate::duration::ParseError,
+        source: chant_lexicon::duration::ParseError,
     },
     /// A flag `create` does not know.
     #[error("unknown option {0}")]
@@ -179,7 +179,7 @@ fn usage() -> i32 {
 
 /// Parses `words` as the command line of `services create` does (the fuzz target's entry).
 #[cfg(feature = "fuzz")]
-pub(crate) fn fuzz_args(words: &[&str]) {
+pub fn fuzz_args(words: &[&str]) {
     if let [name, rest @ ..] = words {
         let _ = super::check_name(name);
         let _ = parse_create(name, rest);
@@ -203,7 +203,7 @@ fn parse_create(name: &str, rest: &[&str]) -> Result<(Request, Option<Duration>)
             }
             "--duration" => {
                 let v = value()?;
-                let parsed = crate::duration::parse(v);
+                let parsed = chant_lexicon::duration::parse(v);
                 duration = Some(parsed.map_err(|source| UsageError::Duration { value: v.to_owned(), source })?);
             }
             "--no-stream" => no_stream = true,

@@ -17,7 +17,7 @@ pub enum SpriteError {
         command: String,
         /// Why it could not be run.
         #[source]
-        source: crate::process::Error,
+        source: chant_store::process::Error,
     },
     /// The supervisor ran and refused.
     #[error("sprite-env {command} failed: {why}")]

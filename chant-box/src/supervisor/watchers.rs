@@ -7,7 +7,7 @@
 //! thread and gives one write at most [`WRITE_TIMEOUT`]. A watcher whose queue is full (it fell
 //! [`QUEUE`] events behind) or whose write failed or timed out is dropped: its connection is
 //! shut down, it reads the end of its stream, and it reconnects when it wants events again
-//! ([`crate::lexicon::sprite::subscribe_changes`] reports a lost stream and the operator keeps
+//! ([`crate::subscribe_changes`] reports a lost stream and the operator keeps
 //! its timer).
 
 use std::io::Write;
