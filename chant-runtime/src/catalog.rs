@@ -8,12 +8,13 @@
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
-use chant_lexicon::model::OpDocument;
 use chant_lexicon::model::validate::{self, Problem};
+use chant_lexicon::model::{OpDocument, Step};
 
 /// The ops of this binary, validated. A project's catalog also holds every ConvergeOp reading an
-/// env's symptom to that env being declared in the binary ([`Catalog::embedded_declared`]): an
-/// env nobody declared is never reconciled.
+/// env's symptom, and every `apply` and `teardown` step, to its env being declared in the binary
+/// ([`Catalog::embedded_declared`]): an env nobody declared is never reconciled, applied or torn
+/// down.
 #[derive(Debug, Clone, Default)]
 pub struct Catalog {
     ops: BTreeMap<String, OpDocument>,
@@ -40,9 +41,9 @@ impl Catalog {
         Catalog::from_texts(origins.iter().map(String::as_str).zip(entries.iter().map(|o| o.json)))
     }
 
-    /// [`Catalog::embedded`], and refuses a ConvergeOp whose env is not among `declared` (the
-    /// envs this binary registers a declaration for) unless its `observe:` step supplies the
-    /// verdicts: what a project loads before anything runs.
+    /// [`Catalog::embedded`], and refuses an op naming an env that is not among `declared` (the
+    /// envs this binary registers a declaration for; see [`Catalog::undeclared`]): what a project
+    /// loads before anything runs.
     ///
     /// # Errors
     ///
@@ -60,30 +61,68 @@ impl Catalog {
         if problems.is_empty() { Ok(catalog) } else { Err(InvalidCatalog(problems)) }
     }
 
-    /// Returns a problem for every ConvergeOp whose env has no declaration among `declared` and
-    /// whose rules read the env's symptom (no `observe:` step supplies the verdicts): its ticks
-    /// would find nothing declared and call the env `reconciled`, whatever is there.
+    /// Returns a problem for every op that names an env with no declaration among `declared`:
+    ///
+    /// - a ConvergeOp whose rules read the env's symptom (no `observe:` step supplies the
+    ///   verdicts): its ticks would find nothing declared and call the env `reconciled`, whatever
+    ///   is there;
+    /// - an `apply` or `teardown` step whose env is written out (no `${VAR}`): it would change
+    ///   nothing and report success, and a tick that dispatched it would claim a repair.
+    ///
+    /// Each names the op, the step, the env and the closest declared env.
     pub fn undeclared(&self, declared: &[&str], origin_of: &dyn Fn(&str) -> String) -> Vec<Problem> {
-        self.converge_ops()
-            .filter(|d| d.converge.as_ref().is_some_and(|c| c.observe.is_none()))
-            .filter_map(|d| {
-                let env = d.env.as_deref()?;
-                if declared.contains(&env) {
-                    return None;
+        let hint = |env: &str| {
+            chant_lexicon::model::contract::did_you_mean(env, declared.iter().copied())
+                .map(|s| format!(" (did you mean \"{s}\"?)"))
+                .unwrap_or_default()
+        };
+        let closest = |env: &str| {
+            declared
+                .iter()
+                .min_by_key(|d| chant_lexicon::model::contract::levenshtein(env, d))
+                .map_or_else(|| " (it declares none)".to_owned(), |d| format!(" (the closest declared env is \"{d}\")"))
+        };
+        let problem = |d: &OpDocument, message: String| Problem {
+            origin: origin_of(&d.name),
+            op: Some(d.name.to_string()),
+            rule: None,
+            message,
+        };
+        let mut problems = Vec::new();
+        for d in self.ops.values() {
+            if let (Some(env), Some(c)) = (d.env.as_deref(), d.converge.as_ref())
+                && c.observe.is_none()
+                && !declared.contains(&env)
+            {
+                problems.push(problem(d, format!(
+                    "env \"{env}\" has no declaration in this binary{}, so its ticks would find nothing declared and call it reconciled; register one (`inventory::submit! {{ DeclaredEnv::new(\"{env}\", ...) }}`), or give the ConvergeOp an `observe:` step that supplies the verdicts",
+                    hint(env)
+                )));
+            }
+            let phases =
+                d.phases.iter().map(|p| ("phase", p)).chain(d.on_failure.iter().map(|p| ("on_failure phase", p)));
+            for (which, phase) in phases {
+                for (i, step) in phase.steps.iter().enumerate() {
+                    let env = match step {
+                        Step::Apply { args, .. } => &args.env,
+                        Step::Teardown { args, .. } => &args.env,
+                        _ => continue,
+                    };
+                    if env.contains("${") || declared.contains(&env.as_str()) {
+                        continue;
+                    }
+                    problems.push(problem(d, format!(
+                        "step {} of {which} \"{}\", `{}(env = \"{env}\")`, names an env with no declaration in this binary{}; it would {} nothing and say it succeeded. Name a declared env, or register a declaration for \"{env}\" (`inventory::submit! {{ DeclaredEnv::new(\"{env}\", ...) }}`)",
+                        i + 1,
+                        phase.name,
+                        step.kind(),
+                        closest(env),
+                        if matches!(step, Step::Apply { .. }) { "apply" } else { "tear down" },
+                    )));
                 }
-                let hint = chant_lexicon::model::contract::did_you_mean(env, declared.iter().copied())
-                    .map(|s| format!(" (did you mean \"{s}\"?)"))
-                    .unwrap_or_default();
-                Some(Problem {
-                    origin: origin_of(&d.name),
-                    op: Some(d.name.to_string()),
-                    rule: None,
-                    message: format!(
-                        "env \"{env}\" has no declaration in this binary{hint}, so its ticks would find nothing declared and call it reconciled; register one (`inventory::submit! {{ DeclaredEnv::new(\"{env}\", ...) }}`), or give the ConvergeOp an `observe:` step that supplies the verdicts"
-                    ),
-                })
-            })
-            .collect()
+            }
+        }
+        problems
     }
 
     /// Loads and validates a set of op.json texts given as `(origin, text)` pairs.
@@ -204,5 +243,32 @@ mod tests {
         );
         assert!(text.contains("did you mean \"site\"?") && text.contains("observe:"), "{text}");
         assert!(catalog.undeclared(&["sitee"], &origin).is_empty());
+    }
+
+    fn applying(name: &str, steps: serde_json::Value) -> String {
+        json!({"version": 1, "name": name, "overview": "o", "class": "destructive",
+            "phases": [{"name": "Apply", "steps": steps}]})
+        .to_string()
+    }
+
+    #[test]
+    fn an_apply_or_teardown_of_an_undeclared_env_is_refused_naming_the_step_and_the_closest_env() {
+        let typo = applying(
+            "db-apply",
+            json!([{"kind": "apply", "class": "mutating", "args": {"env": "bd"}},
+                   {"kind": "teardown", "class": "destructive", "args": {"env": "staging"}},
+                   {"kind": "apply", "class": "mutating", "args": {"env": "${TARGET}"}}]),
+        );
+        let catalog = Catalog::from_texts([("a", typo.as_str())]).unwrap();
+        let origin = |name: &str| format!("embedded:x/{name}");
+        let problems = catalog.undeclared(&["db", "staging"], &origin);
+        assert_eq!(problems.len(), 1, "a declared env and a variable are not refused: {problems:?}");
+        let text = problems[0].to_string();
+        assert!(text.starts_with("embedded:x/db-apply: op \"db-apply\": step 1 of phase \"Apply\""), "{text}");
+        assert!(text.contains("`apply(env = \"bd\")`"), "{text}");
+        assert!(text.contains("(the closest declared env is \"db\")"), "{text}");
+        let gone = catalog.undeclared(&["db"], &origin);
+        assert_eq!(gone.len(), 2, "{gone:?}");
+        assert!(gone[1].to_string().contains("it would tear down nothing"), "{}", gone[1]);
     }
 }

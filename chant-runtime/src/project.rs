@@ -50,6 +50,17 @@ pub enum Error {
         /// The envs this binary declares.
         declared: Vec<String>,
     },
+    /// An `apply` or `teardown` of an env that declares nothing for any lexicon: it would change
+    /// nothing, and a success would claim a change that never happened.
+    #[error(
+        "env {env} declares nothing to {verb}: this binary has no declaration for it, or one with no lexicon's part; declare what the env should contain (`DeclaredEnv::new(\"{env}\", ...)` returning an `EnvDeclaration` with at least one part), or name another env"
+    )]
+    NothingDeclared {
+        /// The env.
+        env: String,
+        /// What was asked (`apply`, `tear down`).
+        verb: String,
+    },
     /// The env's declaration could not be looked up.
     #[error("env {env}: cannot read its declaration")]
     Declaration {
@@ -316,7 +327,7 @@ impl Project {
             }
         }
         if said.is_empty() {
-            return Ok(format!("env {env} declares nothing to {verb}"));
+            return Err(Error::NothingDeclared { env: env.to_owned(), verb: verb.to_owned() });
         }
         Ok(said.join("; "))
     }

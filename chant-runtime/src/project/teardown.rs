@@ -84,7 +84,10 @@ impl Project {
                 Err(e) => return Err(Error::Hook(e)),
             }
         }
-        let said = if said.is_empty() { format!("env {env} declares nothing to tear down") } else { said.join("; ") };
+        if said.is_empty() {
+            return Err(Error::NothingDeclared { env: env.to_owned(), verb: "tear down".to_owned() });
+        }
+        let said = said.join("; ");
         Ok(if plan.is_complete() { said } else { format!("{said} (with {} hole(s) allowed)", plan.hole_count) })
     }
 }

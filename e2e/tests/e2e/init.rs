@@ -90,6 +90,24 @@ fn init_then_cargo_run_ticks_the_new_project_and_a_bin_without_its_use_line_name
     );
     assert!(serve.stderr.contains("add \"serve\" to the features of the chant dependency"), "{}", serve.all());
 
+    // An env typo in a step is refused when the op set loads, before anything runs, naming the
+    // op, the step, the env and the closest declared env; nothing is recorded.
+    let lib = dir.join("src/lib.rs");
+    let declared = std::fs::read_to_string(&lib).unwrap();
+    assert!(declared.contains(r#"apply(env = "site")"#), "{declared}");
+    std::fs::write(&lib, declared.replace(r#"apply(env = "site")"#, r#"apply(env = "stie")"#)).unwrap();
+    let records = sandbox.git(&dir, &["rev-list", "--count", "refs/heads/chant/lifecycle"]);
+    let typo = cargo(&dir, &["run", "-q"]);
+    typo.code(2);
+    assert!(
+        typo.stderr.contains(r#"op "site-apply": step 1 of phase "Apply", `apply(env = "stie")`"#),
+        "{}",
+        typo.all()
+    );
+    assert!(typo.stderr.contains(r#"(the closest declared env is "site")"#), "{}", typo.all());
+    assert_eq!(sandbox.git(&dir, &["rev-list", "--count", "refs/heads/chant/lifecycle"]), records, "nothing recorded");
+    std::fs::write(&lib, declared).unwrap();
+
     // Without the `use` line the linker drops the library: the binary carries no ops.
     let bin = dir.join("src/bin/demo.rs");
     let source = std::fs::read_to_string(&bin).unwrap();
