@@ -20,7 +20,7 @@ use chant_store::ledger::{AppendReceipt, ShardKey, TypedLatest, Unreadable};
 use super::dispatch::Dispatcher;
 use super::fence::{Fence, Lost};
 use super::observer::{ObserveError, observe_resources};
-use super::plan::{DispatchResult, Plan, PlanInput, Subject, next_flap, plan, record_dispatch};
+use super::plan::{DispatchResult, Plan, PlanInput, Subject, cooled, next_flap, plan, record_dispatch, stamp_damped};
 use super::record::{FlapEntry, ObservedResource, PlannedSymptom, Summary, TickRecord};
 
 /// Errors that stop a tick before it can be recorded.
@@ -127,7 +127,8 @@ pub fn execute_after(
         }
         Ok(symptom) => {
             let subject = symptom.subject();
-            let p = plan_with(project, spec, subject, &previous);
+            let planned_with = cooled(&previous, &spec.rules, started);
+            let p = plan_with(project, spec, subject, &planned_with);
             let mut outcomes = p.outcomes.clone();
             name_adopted(&mut outcomes, spec, &adopted);
             // Nothing acts that could not be recorded: the ledger must take an append before the
@@ -148,6 +149,7 @@ pub fn execute_after(
                 record_dispatch(o, result);
             }
             record.flap = next_flap(&p, &outcomes, &spec.rules);
+            stamp_damped(&mut record.flap, &previous, &outcomes, started);
             record.fired_rule_ids = p.fired_rule_ids();
             record.fired = p.fired.clone();
             record.summary = super::summarise(subject, &outcomes);

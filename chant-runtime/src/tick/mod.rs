@@ -56,7 +56,10 @@ pub use execute::{TickOptions, TickOutcome, execute, execute_after, observe, pla
 pub use fence::{Fence, Lost, Proof, Proofs};
 pub use leased::{Claim, LEASE_WAIT, Landing, Leased, Ran, Release, leased};
 pub use observer::{ObserveError, parse_observation};
-pub use plan::{DispatchResult, Plan, PlanInput, Subject, is_refusal, next_flap, plan, record_dispatch};
+pub use plan::{
+    COOL_OFF_WORDS, DispatchResult, FLAP_COOL_OFF, Plan, PlanInput, Subject, cooled, is_refusal, next_flap, plan,
+    record_dispatch, stamp_damped,
+};
 pub use preview::{Preview, RuleVerdict, preview};
 pub use record::{
     Action, DRIFTED_PATHS, DriftedPath, ENTITIES, Fired, FlapEntry, LeaseStamp, ObservedResource, Outcome,

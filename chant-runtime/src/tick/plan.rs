@@ -150,7 +150,8 @@ fn step(
     if run_length >= threshold {
         o.action = Action::SkippedFlap;
         o.reason = Some(format!(
-            "dispatched {run_length} consecutive ticks without its predicate clearing (threshold {threshold}); damped until it clears"
+            "dispatched {run_length} consecutive ticks without its predicate clearing (threshold {threshold}); damped until it clears, or for one more dispatch after the {} cool-off",
+            COOL_OFF_WORDS
         ));
         out.outcomes.push(o);
         return;
@@ -275,8 +276,54 @@ pub fn next_flap(plan: &Plan, outcomes: &[Outcome], rules: &[Rule]) -> Vec<FlapE
     let mut entries: Vec<FlapEntry> = runs
         .into_iter()
         .filter(|(_, run)| *run > 0)
-        .map(|((rule_id, resource), run)| FlapEntry { rule_id, resource, run })
+        .map(|((rule_id, resource), run)| FlapEntry { rule_id, resource, run, damped_at: None })
         .collect();
     entries.sort_by(|a, b| order(&a.rule_id).cmp(&order(&b.rule_id)).then(a.resource.cmp(&b.resource)));
     entries
+}
+
+/// How long a damped rule waits before it dispatches once more: a cause fixed by hand (a typo in
+/// the op it runs, a permission granted) then clears it without a hand step, and a cause still
+/// there damps it again for another cool-off.
+pub const FLAP_COOL_OFF: jiff::SignedDuration = jiff::SignedDuration::from_secs(30 * 60);
+
+/// [`FLAP_COOL_OFF`] in words, for reasons and docs.
+pub const COOL_OFF_WORDS: &str = "30-minute";
+
+/// The flap runs a tick at `now` plans with: a run damped since at least [`FLAP_COOL_OFF`]
+/// before `now` is lowered below its rule's threshold, so this tick may dispatch the rule once
+/// more (its run then reaches the threshold again, and a later tick whose predicate still holds
+/// damps it anew). Pure; the tick and replay both call it.
+pub fn cooled(previous: &[FlapEntry], rules: &[Rule], now: jiff::Timestamp) -> Vec<FlapEntry> {
+    previous
+        .iter()
+        .map(|f| {
+            let threshold = rules.iter().find(|r| r.id == f.rule_id).map(Rule::flap_threshold);
+            let since = f.damped_at.as_deref().and_then(chant_store::clock::parse);
+            match (threshold, since) {
+                (Some(t), Some(since)) if f.run >= t && t > 0 && since + FLAP_COOL_OFF <= now => {
+                    FlapEntry { run: t - 1, damped_at: None, ..f.clone() }
+                }
+                _ => f.clone(),
+            }
+        })
+        .collect()
+}
+
+/// Stamps the runs after a tick at `now` with when damping stopped them: a rule skipped by
+/// damping keeps the time it was first damped in this run (from `previous`), or gets `now`.
+pub fn stamp_damped(next: &mut [FlapEntry], previous: &[FlapEntry], outcomes: &[Outcome], now: jiff::Timestamp) {
+    for entry in next.iter_mut() {
+        let damped = outcomes
+            .iter()
+            .any(|o| o.action == Action::SkippedFlap && o.rule_id == entry.rule_id && o.resource == entry.resource);
+        if !damped {
+            continue;
+        }
+        let since = previous
+            .iter()
+            .find(|p| p.rule_id == entry.rule_id && p.resource == entry.resource)
+            .and_then(|p| p.damped_at.clone());
+        entry.damped_at = Some(since.unwrap_or_else(|| chant_store::clock::format(now)));
+    }
 }

@@ -131,6 +131,11 @@ pub struct FlapEntry {
     pub resource: Option<String>,
     /// The run length.
     pub run: u64,
+    /// When the rule was first stopped by damping in this run (the tick's time): after the
+    /// cool-off ([`super::FLAP_COOL_OFF`]) the rule dispatches once more. Absent while it is not
+    /// damped, and on records older than the cool-off.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub damped_at: Option<String>,
 }
 
 /// The per-tick counts.

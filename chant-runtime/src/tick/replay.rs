@@ -20,7 +20,7 @@ use serde::Serialize;
 
 use chant_lexicon::model::{ClassKind, DialKind, Rule};
 
-use super::plan::{DispatchResult, FlapKey, PlanInput, next_flap, plan, record_dispatch};
+use super::plan::{DispatchResult, FlapKey, PlanInput, cooled, next_flap, plan, record_dispatch, stamp_damped};
 use super::record::{Action, FlapEntry, Outcome, TickRecord};
 
 /// The table a replay decides with.
@@ -197,12 +197,15 @@ impl<'a> Replayer<'a> {
         };
         self.totals.replayed += 1;
         let previous = self.simulated.take().unwrap_or_else(|| self.recorded_before.clone());
+        // The cool-off as the tick applied it, at the recorded tick's start.
+        let at = chant_store::clock::parse(&record.started_at).or_else(|| chant_store::clock::parse(&record.timestamp));
+        let previous_planned = at.map_or_else(|| previous.clone(), |at| cooled(&previous, self.table.rules, at));
         let input = PlanInput {
             rules: self.table.rules,
             dial: self.table.dial,
             budget: self.table.budget,
             subject: symptom.subject(),
-            previous_flap: &previous,
+            previous_flap: &previous_planned,
         };
         let planned = plan(&input, self.table.class_of);
         let recorded: Vec<(FlapKey, Decision)> =
@@ -217,7 +220,11 @@ impl<'a> Replayer<'a> {
             let result = result_of(record, o);
             record_dispatch(o, result);
         }
-        self.simulated = Some(next_flap(&planned, &outcomes, self.table.rules));
+        let mut next = next_flap(&planned, &outcomes, self.table.rules);
+        if let Some(at) = at {
+            stamp_damped(&mut next, &previous, &outcomes, at);
+        }
+        self.simulated = Some(next);
         self.recorded_before = record.flap.clone();
         let diff = compare(record, &recorded, &replayed);
         self.totals.dispatches_added += diff.dispatches_added;

@@ -3,7 +3,9 @@
 
 use serde_json::json;
 
-use super::plan::{DispatchResult, PlanInput, Subject, next_flap, plan, record_dispatch};
+use super::plan::{
+    DispatchResult, FLAP_COOL_OFF, PlanInput, Subject, cooled, next_flap, plan, record_dispatch, stamp_damped,
+};
 use super::record::{Action, FlapEntry, Outcome};
 use super::summarise;
 use chant_lexicon::model::contract::{ClassKind, DialKind};
@@ -169,11 +171,67 @@ fn flap_damps_after_threshold_dispatches_and_clears_with_the_predicate() {
         seen,
         [vec![Action::Ran], vec![Action::Ran], vec![Action::Ran], vec![Action::SkippedFlap], vec![Action::SkippedFlap]]
     );
-    assert_eq!(flap, [FlapEntry { rule_id: "r".into(), resource: None, run: 3 }]);
+    assert_eq!(flap, [FlapEntry { rule_id: "r".into(), resource: None, run: 3, damped_at: None }]);
     // The predicate clears: the run resets, and the rule dispatches again next time.
     let (seen, flap) = ticks(1, EnvStatus::Reconciled, &|| DispatchResult::Ok, flap);
     assert_eq!(seen, [Vec::<Action>::new()]);
     assert!(flap.is_empty());
+}
+
+/// A tick at `now` as `execute` runs it: the cool-off applied to the runs it plans with, the runs
+/// after it stamped with when damping stopped them.
+fn tick_at(
+    now: jiff::Timestamp,
+    rules: &[Rule],
+    s: &ConvergeSymptom,
+    flap: &[FlapEntry],
+) -> (Vec<Action>, Vec<FlapEntry>) {
+    let planned_with = cooled(flap, rules, now);
+    let p = plan(&input(rules, DialKind::Apply, 3, s, &planned_with), &classes);
+    let mut outcomes = p.outcomes.clone();
+    for o in outcomes.iter_mut().filter(|o| o.action == Action::Ran) {
+        record_dispatch(o, DispatchResult::Ok);
+    }
+    let mut next = next_flap(&p, &outcomes, rules);
+    stamp_damped(&mut next, flap, &outcomes, now);
+    (actions(&outcomes), next)
+}
+
+#[test]
+fn a_damped_rule_dispatches_once_more_after_the_cool_off_and_is_damped_again_if_it_did_not_help() {
+    let rules = [rule("r", status_is("drifted"), run("apply"))];
+    let s = sym(EnvStatus::Drifted);
+    let t0: jiff::Timestamp = "2026-01-01T00:00:00Z".parse().unwrap();
+    let minute = jiff::SignedDuration::from_secs(60);
+    let mut flap = Vec::new();
+    let mut seen = Vec::new();
+    for i in 0..4 {
+        let (a, next) = tick_at(t0 + minute * i, &rules, &s, &flap);
+        seen.push(a);
+        flap = next;
+    }
+    assert_eq!(seen, [vec![Action::Ran], vec![Action::Ran], vec![Action::Ran], vec![Action::SkippedFlap]]);
+    let damped_at = t0 + minute * 3;
+    assert_eq!(flap[0].damped_at.as_deref(), Some(chant_store::clock::format(damped_at).as_str()));
+    // Within the cool-off it stays damped, and keeps the time it was first damped.
+    let (a, next) = tick_at(damped_at + FLAP_COOL_OFF - minute, &rules, &s, &flap);
+    assert_eq!(a, [Action::SkippedFlap]);
+    assert_eq!(next[0].damped_at, flap[0].damped_at);
+    // Once it has passed: one more dispatch, and the run is at the threshold again.
+    let after = damped_at + FLAP_COOL_OFF;
+    let (a, next) = tick_at(after, &rules, &s, &next);
+    assert_eq!(a, [Action::Ran]);
+    assert_eq!((next[0].run, next[0].damped_at.as_deref()), (3, None));
+    // The symptom is still there: damped again, from this tick's time.
+    let (a, next) = tick_at(after + minute, &rules, &s, &next);
+    assert_eq!(a, [Action::SkippedFlap]);
+    assert_eq!(next[0].damped_at.as_deref(), Some(chant_store::clock::format(after + minute).as_str()));
+    // The symptom gone (the retry fixed it, or a hand did): the run and the damping are gone.
+    let (a, next) = tick_at(after + minute * 2, &rules, &sym(EnvStatus::Reconciled), &next);
+    assert!(a.is_empty() && next.is_empty(), "{a:?} {next:?}");
+    // A record written before damping had a time reads as damped until the predicate clears.
+    let old = [FlapEntry { rule_id: "r".into(), resource: None, run: 3, damped_at: None }];
+    assert_eq!(tick_at(after + FLAP_COOL_OFF * 10, &rules, &s, &old).0, [Action::SkippedFlap]);
 }
 
 #[test]
@@ -189,7 +247,7 @@ fn failed_dispatches_count_and_gates_do_not() {
 
 #[test]
 fn unknown_ticks_neither_count_nor_reset() {
-    let start = vec![FlapEntry { rule_id: "r".into(), resource: None, run: 2 }];
+    let start = vec![FlapEntry { rule_id: "r".into(), resource: None, run: 2, damped_at: None }];
     let rules = [rule("r", json!({"kind": "field-truthiness", "field": "env", "op": "truthy"}), run("apply"))];
     let s = sym(EnvStatus::Unknown);
     let p = plan(&input(&rules, DialKind::Apply, 3, &s, &start), &classes);
@@ -264,7 +322,7 @@ fn resource_mode_plans_per_resource_with_its_own_unknown() {
     assert_eq!((sum.drifted, sum.unobserved, sum.adopted), (2, 1, 0));
     // Flap runs are per resource.
     let flap = next_flap(&p, &p.outcomes, &rules);
-    assert_eq!(flap, [FlapEntry { rule_id: "restart".into(), resource: Some("app".into()), run: 1 }]);
+    assert_eq!(flap, [FlapEntry { rule_id: "restart".into(), resource: Some("app".into()), run: 1, damped_at: None }]);
 }
 
 #[test]

@@ -293,7 +293,7 @@ fn flap(rules: &[Rule]) -> impl Strategy<Value = Vec<FlapEntry>> + use<> {
         let mut seen = BTreeSet::new();
         runs.into_iter()
             .filter(|(id, _)| seen.insert(id.clone()))
-            .map(|(rule_id, run)| FlapEntry { rule_id, resource: None, run })
+            .map(|(rule_id, run)| FlapEntry { rule_id, resource: None, run, damped_at: None })
             .collect()
     })
 }
