@@ -17,6 +17,8 @@ pub enum EventKind {
     FailedDispatch,
     /// Flap damping skipped a dispatch.
     Damped,
+    /// A dispatch succeeded and the observation after it found its symptom still there.
+    Ineffective,
     /// The env (or a resource) has been unknown for the configured number of ticks in a row.
     Unknown,
     /// The op is clean again after a problem was notified.
@@ -30,6 +32,7 @@ impl EventKind {
             EventKind::Gated => "gated",
             EventKind::FailedDispatch => "failed-dispatch",
             EventKind::Damped => "damped",
+            EventKind::Ineffective => "ineffective",
             EventKind::Unknown => "unknown",
             EventKind::Recovered => "recovered",
         }

@@ -185,7 +185,9 @@ fn eventful(seen: &mut Seen, report: &OpReport) -> bool {
         OpEvent::Ticked { gate } => {
             let health = Health::of_tick(report.record.as_ref()).state;
             let acted = report.record.iter().flat_map(|r| &r.outcomes).any(|o| {
-                matches!(o.action, Action::Ran | Action::Reported | Action::Gated) || o.dispatch_failed == Some(true)
+                o.is_dispatch()
+                    || matches!(o.action, Action::Reported | Action::Gated)
+                    || o.dispatch_failed == Some(true)
             });
             // First sight: only a word other than in-sync is news.
             let changed = match seen.health {

@@ -148,6 +148,19 @@ pub fn execute_after(
                 };
                 record_dispatch(o, result);
             }
+            // Verify after acting: observe again, and keep `ran` only where the symptom is gone.
+            if outcomes.iter().any(|o| o.action == super::Action::Ran) {
+                let (mut scratch, mut after_drifted, mut after_adopted) = Default::default();
+                let after =
+                    observe_counting(project, spec, &env, member, &mut scratch, &mut after_drifted, &mut after_adopted);
+                let failed = after.as_ref().err().map(|e| project.redactor.record(&e.to_string()));
+                let after = match (&after, &failed) {
+                    (Ok(symptom), _) => super::verify::After::Observed(symptom.subject(), &after_drifted),
+                    (Err(_), Some(why)) => super::verify::After::Failed(why),
+                    (Err(_), None) => super::verify::After::Failed("the observation failed"),
+                };
+                super::verify::verify(&mut outcomes, &spec.rules, after);
+            }
             record.flap = next_flap(&p, &outcomes, &spec.rules);
             stamp_damped(&mut record.flap, &previous, &outcomes, started);
             record.fired_rule_ids = p.fired_rule_ids();

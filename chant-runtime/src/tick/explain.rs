@@ -247,7 +247,7 @@ fn symptom_of<'a>(record: &'a TickRecord, o: &Outcome) -> Option<&'a dyn Symptom
 
 /// True when the outcome started a run: it ran, stopped at a gate, or its dispatch failed.
 fn dispatched(o: &Outcome) -> bool {
-    matches!(o.action, Action::Ran | Action::Gated) || o.dispatch_failed == Some(true)
+    o.is_dispatch() || o.action == Action::Gated || o.dispatch_failed == Some(true)
 }
 
 /// The run records of the ops a tick dispatched, in its window, handed out in order.

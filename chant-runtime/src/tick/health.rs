@@ -6,6 +6,7 @@
 //! |---|---|
 //! | `never-ticked` | no tick is recorded |
 //! | `failing` | the tick failed, or a dispatch it made failed |
+//! | `degraded` | a dispatch succeeded and the observation after it found its symptom still there (`ineffective`) |
 //! | `unknown` | something could not be observed (the detail gives the count and the first reason) |
 //! | `gated` | a dispatch stopped at a gate with no resolution |
 //! | `damped` | a rule was stopped by flap damping |
@@ -39,6 +40,8 @@ pub enum HealthState {
     Gated,
     /// A rule was stopped by flap damping.
     Damped,
+    /// A dispatch succeeded and the observation after it found its symptom still there.
+    Degraded,
     /// The tick, or a dispatch it made, failed.
     Failing,
     /// No tick is recorded.
@@ -54,6 +57,7 @@ impl HealthState {
             HealthState::Unknown => "unknown",
             HealthState::Gated => "gated",
             HealthState::Damped => "damped",
+            HealthState::Degraded => "degraded",
             HealthState::Failing => "failing",
             HealthState::NeverTicked => "never-ticked",
         }
@@ -67,6 +71,7 @@ impl HealthState {
             HealthState::Unknown,
             HealthState::Gated,
             HealthState::Damped,
+            HealthState::Degraded,
             HealthState::Failing,
             HealthState::NeverTicked,
         ]
@@ -135,6 +140,14 @@ impl Health {
             let why = o.reason.as_deref().map(|r| format!(": {r}")).unwrap_or_default();
             return Health::new(HealthState::Failing, Some(format!("{} -> {op} failed{why}", o.rule_id)));
         }
+        if let Some(o) = t.outcomes.iter().find(|o| o.action == Action::Ineffective) {
+            let op = o.op.as_deref().unwrap_or("?");
+            let resource = o.resource.as_deref().map(|r| format!(" [{r}]")).unwrap_or_default();
+            return Health::new(
+                HealthState::Degraded,
+                Some(format!("{}{resource} -> {op} ran and did not remove its symptom", o.rule_id)),
+            );
+        }
         if let Some(detail) = unobserved(t) {
             return Health::new(HealthState::Unknown, Some(detail));
         }
@@ -150,7 +163,7 @@ impl Health {
             let ran: Vec<String> = t
                 .outcomes
                 .iter()
-                .filter(|o| o.action == Action::Ran)
+                .filter(|o| o.is_dispatch())
                 .map(|o| {
                     let resource = o.resource.as_deref().map(|r| format!(" [{r}]")).unwrap_or_default();
                     format!("ran {}{resource} -> {}", o.rule_id, o.op.as_deref().unwrap_or("?"))

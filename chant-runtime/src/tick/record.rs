@@ -23,8 +23,14 @@ use super::plan::Subject;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Action {
-    /// Dispatched, and the dispatch succeeded.
+    /// Dispatched, the dispatch succeeded, and the observation after it found the symptom the
+    /// rule answered gone (records older than verification: the dispatch succeeded).
     Ran,
+    /// Dispatched and succeeded, but the observation after it found the symptom still there.
+    Ineffective,
+    /// Dispatched and succeeded, but the observation after it could not tell (it failed, or read
+    /// the env or the resource `unknown`): never counted as a repair.
+    Unverified,
     /// Logged and recorded only (a report rule, a refused or unknown dispatch, a failed dispatch).
     Reported,
     /// Matched past the per-tick budget: not queued.
@@ -40,6 +46,8 @@ impl Action {
     pub fn as_str(self) -> &'static str {
         match self {
             Action::Ran => "ran",
+            Action::Ineffective => "ineffective",
+            Action::Unverified => "unverified",
             Action::Reported => "reported",
             Action::SkippedBudget => "skipped-budget",
             Action::SkippedFlap => "skipped-flap",
@@ -101,10 +109,16 @@ impl Outcome {
 pub const ENTITIES: usize = 100;
 
 impl Outcome {
-    /// Returns true when this outcome counts toward a flap run: a dispatch that ran, or one that
-    /// failed.
+    /// Returns true when this outcome counts toward a flap run: a dispatch that ran (whatever its
+    /// verification found), or one that failed.
     pub fn counts_for_flap(&self) -> bool {
-        self.action == Action::Ran || (self.action == Action::Reported && self.dispatch_failed == Some(true))
+        self.is_dispatch() || (self.action == Action::Reported && self.dispatch_failed == Some(true))
+    }
+
+    /// Returns true when the op was dispatched and succeeded: `ran`, `ineffective` or
+    /// `unverified`.
+    pub fn is_dispatch(&self) -> bool {
+        matches!(self.action, Action::Ran | Action::Ineffective | Action::Unverified)
     }
 }
 
@@ -144,8 +158,14 @@ pub struct FlapEntry {
 pub struct Summary {
     /// Env mode: create + update + delete entries; resource mode: resources `drifted`.
     pub drifted: u64,
-    /// Outcomes `ran`.
+    /// Outcomes `ran`: dispatches the observation after them backs as repairs.
     pub remediated: u64,
+    /// Outcomes `ineffective`: dispatches after which the symptom was still there.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub ineffective: u64,
+    /// Outcomes `unverified`: dispatches the observation after them could not judge.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub unverified: u64,
     /// Outcomes `reported`.
     pub reported: u64,
     /// Outcomes `skipped-budget`.
@@ -161,12 +181,25 @@ pub struct Summary {
     pub adopted: u64,
 }
 
+#[expect(clippy::trivially_copy_pass_by_ref, reason = "serde's skip_serializing_if passes a reference")]
+fn is_zero(n: &u64) -> bool {
+    *n == 0
+}
+
 impl Summary {
     /// Renders the summary line:
-    /// `converge(<env>): drifted=N remediated=N reported=N skipped-budget=N skipped-flap=N gated=N unobserved=N adopted=N`.
+    /// `converge(<env>): drifted=N remediated=N reported=N skipped-budget=N skipped-flap=N gated=N unobserved=N adopted=N`,
+    /// with ` ineffective=N` and ` unverified=N` after `remediated` when there are any.
     pub fn line(&self, env: &str) -> String {
+        let mut checked = String::new();
+        if self.ineffective > 0 {
+            checked.push_str(&format!(" ineffective={}", self.ineffective));
+        }
+        if self.unverified > 0 {
+            checked.push_str(&format!(" unverified={}", self.unverified));
+        }
         format!(
-            "converge({env}): drifted={} remediated={} reported={} skipped-budget={} skipped-flap={} gated={} unobserved={} adopted={}",
+            "converge({env}): drifted={} remediated={}{checked} reported={} skipped-budget={} skipped-flap={} gated={} unobserved={} adopted={}",
             self.drifted,
             self.remediated,
             self.reported,
@@ -183,6 +216,8 @@ impl Summary {
         for o in outcomes {
             match o.action {
                 Action::Ran => self.remediated += 1,
+                Action::Ineffective => self.ineffective += 1,
+                Action::Unverified => self.unverified += 1,
                 Action::Reported => self.reported += 1,
                 Action::SkippedBudget => self.skipped_budget += 1,
                 Action::SkippedFlap => self.skipped_flap += 1,

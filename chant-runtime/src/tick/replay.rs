@@ -249,7 +249,7 @@ const FENCED_REASON: &str = "a fenced tick dispatches nothing more";
 /// failed, or was stopped by the fence.
 fn was_dispatch(record: &TickRecord, o: &Outcome) -> bool {
     match o.action {
-        Action::Ran | Action::Gated => true,
+        Action::Ran | Action::Ineffective | Action::Unverified | Action::Gated => true,
         Action::Reported => {
             o.dispatch_failed == Some(true)
                 || (record.fenced == Some(true) && o.reason.as_deref().is_some_and(|r| r.ends_with(FENCED_REASON)))

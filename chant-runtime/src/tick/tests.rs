@@ -350,3 +350,86 @@ fn a_rule_reading_ambient_count_runs_only_a_read_only_op() {
     s.ambient_count = 0;
     assert!(plan(&input(&rules, DialKind::Apply, 3, &s, &[]), &classes).outcomes.is_empty());
 }
+
+fn ran(rule: &str, resource: Option<&str>) -> Outcome {
+    Outcome {
+        rule_id: rule.into(),
+        action: Action::Ran,
+        source: None,
+        op: Some("apply".into()),
+        resource: resource.map(str::to_owned),
+        gate_name: None,
+        reason: None,
+        url: None,
+        dispatch_failed: None,
+        entities: Vec::new(),
+    }
+}
+
+#[test]
+fn a_dispatch_is_remediated_only_when_the_observation_after_it_finds_the_symptom_gone() {
+    use super::verify::{After, verify};
+    let rules = [rule("r", status_is("drifted"), run("apply")), rule("u", status_is("unrecorded"), run("apply"))];
+    let drifted = super::record::DriftedPath {
+        component: "files".into(),
+        entity: "app.conf".into(),
+        path: "content".into(),
+        declared: "port = 8080".into(),
+        live: Some("tampered".into()),
+    };
+    let reported = Outcome { action: Action::Reported, ..ran("r", None) };
+
+    // The env in sync after the dispatch: the repair stands.
+    let mut o = vec![ran("r", None), reported.clone()];
+    let after = sym(EnvStatus::Reconciled);
+    verify(&mut o, &rules, After::Observed(Subject::Env(&after), &[]));
+    assert_eq!(actions(&o), [Action::Ran, Action::Reported], "only dispatches are verified");
+
+    // Still drifted: ineffective, naming what still differs; another rule's symptom gone: ran.
+    let mut o = vec![ran("r", None), ran("u", None)];
+    let after = sym(EnvStatus::Drifted);
+    verify(&mut o, &rules, After::Observed(Subject::Env(&after), std::slice::from_ref(&drifted)));
+    assert_eq!(actions(&o), [Action::Ineffective, Action::Ran]);
+    let why = o[0].reason.as_deref().unwrap();
+    assert!(why.contains("still there after it: status drifted; still differs: files/app.conf content"), "{why}");
+
+    // Unknown after it, or no observation: unverified, never remediated.
+    let mut o = vec![ran("r", None)];
+    let after = sym(EnvStatus::Unknown);
+    verify(&mut o, &rules, After::Observed(Subject::Env(&after), &[]));
+    assert_eq!(actions(&o), [Action::Unverified]);
+    let mut o = vec![ran("r", None)];
+    verify(&mut o, &rules, After::Failed("files: permission denied"));
+    assert_eq!(actions(&o), [Action::Unverified]);
+    assert!(o[0].reason.as_deref().unwrap().contains("permission denied"), "{o:?}");
+
+    // Resource mode: judged on the resource it was dispatched for.
+    let rules = [rule("restart", status_is("drifted"), run("apply"))];
+    let res = |name: &str, status| ResourceSymptom {
+        env: "box".into(),
+        resource: name.into(),
+        status,
+        detail: String::new(),
+    };
+    let after =
+        [res("app", ResourceStatus::InSync), res("hud", ResourceStatus::Drifted), res("db", ResourceStatus::Unknown)];
+    let mut o = vec![
+        ran("restart", Some("app")),
+        ran("restart", Some("hud")),
+        ran("restart", Some("db")),
+        ran("restart", Some("gone")),
+    ];
+    verify(&mut o, &rules, After::Observed(Subject::Resources(&after), &[]));
+    assert_eq!(actions(&o), [Action::Ran, Action::Ineffective, Action::Unverified, Action::Unverified]);
+
+    // The summary counts each, and only `ran` as remediated; all of them count for flap.
+    let mut summary = super::record::Summary::default();
+    summary.count_outcomes(&o);
+    assert_eq!((summary.remediated, summary.ineffective, summary.unverified), (1, 1, 2));
+    assert!(
+        summary.line("box").contains("remediated=1 ineffective=1 unverified=2 reported=0"),
+        "{}",
+        summary.line("box")
+    );
+    assert!(o.iter().all(Outcome::counts_for_flap));
+}

@@ -4,6 +4,7 @@
 //! - `gated`: an outcome stopped at a gate (one event per such outcome);
 //! - `failed-dispatch`: a dispatch failed (`reported` with `dispatchFailed`);
 //! - `damped`: flap damping skipped a dispatch (`skipped-flap`);
+//! - `ineffective`: a dispatch ran and the observation after it found its symptom still there;
 //! - `unknown`: the tick could not observe everything, and this is the `unknown_ticks`th such
 //!   tick in a row (sent once per run of unknown ticks, not on every one);
 //! - `recovered`: the tick raised none of the above, observed everything and did not fail, and
@@ -103,6 +104,7 @@ pub fn events(record: &TickRecord, cx: &Context<'_>) -> Vec<Event> {
         let kind = match o.action {
             Action::Gated => EventKind::Gated,
             Action::SkippedFlap => EventKind::Damped,
+            Action::Ineffective => EventKind::Ineffective,
             Action::Reported if o.dispatch_failed == Some(true) => EventKind::FailedDispatch,
             _ => continue,
         };
@@ -189,6 +191,8 @@ mod tests {
             0,
         );
         assert_eq!(kinds(&r, 0, false), [EventKind::Gated, EventKind::FailedDispatch, EventKind::Damped]);
+        let ineffective = record(vec![outcome("fix", Action::Ineffective), outcome("ok", Action::Ran)], 0);
+        assert_eq!(kinds(&ineffective, 0, false), [EventKind::Ineffective]);
         let why = |rule: &str| Some(format!("why of {rule}"));
         let cx = Context { why: &why, unknown_run: 0, unknown_ticks: 3, problem_open: false };
         let gated = &events(&r, &cx)[0];

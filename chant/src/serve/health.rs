@@ -4,7 +4,8 @@
 //!
 //! The order, worst first: `failing` (the tick or a dispatch it made failed), `gated` (a gate
 //! waits for a human, on the tick or among the op's pending gates), `unknown` (the tick could not
-//! observe everything), `damped` (a rule was stopped by flap damping), `drifted`,
+//! observe everything), `degraded` (a dispatch ran and the observation after it found its
+//! symptom still there), `damped` (a rule was stopped by flap damping), `drifted`,
 //! `never-ticked`, `in-sync`. Pure: no I/O, no clock.
 
 use std::fmt;
@@ -26,6 +27,8 @@ pub enum Health {
     Drifted,
     /// A rule was stopped by flap damping.
     Damped,
+    /// A dispatch ran and the observation after it found its symptom still there.
+    Degraded,
     /// The newest tick could not observe everything, so it remediated nothing.
     Unknown,
     /// A dispatch stopped at a gate that waits for a human's approval.
@@ -54,6 +57,7 @@ impl From<HealthState> for Health {
             HealthState::NeverTicked => Health::NeverTicked,
             HealthState::Drifted => Health::Drifted,
             HealthState::Damped => Health::Damped,
+            HealthState::Degraded => Health::Degraded,
             HealthState::Unknown => Health::Unknown,
             HealthState::Gated => Health::Gated,
             HealthState::Failing => Health::Failing,
@@ -68,6 +72,7 @@ impl From<Health> for HealthState {
             Health::NeverTicked => HealthState::NeverTicked,
             Health::Drifted => HealthState::Drifted,
             Health::Damped => HealthState::Damped,
+            Health::Degraded => HealthState::Degraded,
             Health::Unknown => HealthState::Unknown,
             Health::Gated => HealthState::Gated,
             Health::Failing => HealthState::Failing,

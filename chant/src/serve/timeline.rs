@@ -144,7 +144,8 @@ fn tick_view(op: &str, tick: &TickRecord, runs: &[&RunRecord], whys: &Whys) -> T
     let mut outcomes = Vec::new();
     for outcome in &tick.outcomes {
         // Only dispatches that ran (or stopped at a gate, or failed) have a run.
-        let dispatched = matches!(outcome.action, Action::Ran | Action::Gated) || outcome.dispatch_failed == Some(true);
+        let dispatched =
+            outcome.is_dispatch() || outcome.action == Action::Gated || outcome.dispatch_failed == Some(true);
         let run = outcome.op.as_deref().filter(|_| dispatched).and_then(|target| {
             let skip = taken.entry((target.to_owned(), outcome.resource.clone())).or_default();
             let found = runs
