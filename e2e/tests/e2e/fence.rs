@@ -48,12 +48,12 @@ fn a_hand_tick_whose_lease_is_stolen_mid_tick_dispatches_nothing_after_the_theft
     assert_eq!(record["fenced"], true, "{record}");
     assert_ne!(record["lease"]["holder"], "thief:1:00000000", "the record carries the lease it ran under");
     let outcomes = record["outcomes"].as_array().unwrap();
-    assert_eq!((outcomes[0]["ruleId"].as_str(), outcomes[0]["action"].as_str()), (Some("wait"), Some("ran")));
+    assert_eq!((outcomes[0]["ruleId"].as_str(), outcomes[0]["action"].as_str()), (Some("wait"), Some("ineffective")));
     assert_eq!((outcomes[1]["ruleId"].as_str(), outcomes[1]["action"].as_str()), (Some("after"), Some("reported")));
     let reason = outcomes[1]["reason"].as_str().unwrap();
     assert!(reason.contains("\"relay-after\" was not dispatched") && reason.contains("thief:1:00000000"), "{reason}");
     assert!(outcomes[1].get("dispatchFailed").is_none(), "a fenced dispatch is not a failed one: {record}");
-    assert!(record["log"].as_str().unwrap().contains("remediated=1 reported=1"), "{record}");
+    assert!(record["log"].as_str().unwrap().contains("remediated=0 ineffective=1 reported=1"), "{record}");
 
     // The peer's lease is not the fenced tick's to release.
     let theirs = sandbox.git(&sandbox.dir, &["cat-file", "-p", lease_ref]);

@@ -79,15 +79,16 @@ fn the_budget_bounds_dispatches_and_reports_use_none() {
         actions(&tick),
         pairs(&[
             ("busy-report", "reported"),
-            ("probe-one", "ran"),
-            ("probe-two", "ran"),
+            // The probes run and change nothing: the env is as unrecorded after them.
+            ("probe-one", "ineffective"),
+            ("probe-two", "ineffective"),
             ("probe-three", "skipped-budget"),
             ("probe-four", "skipped-budget"),
         ])
     );
     let skipped = outcome(&tick, "probe-three")["reason"].as_str().unwrap();
     assert!(skipped.contains("budget of 2") && skipped.contains("not queued"), "{skipped}");
-    assert!(log(&tick).contains("remediated=2 reported=1 skipped-budget=2"), "{tick}");
+    assert!(log(&tick).contains("remediated=0 ineffective=2 reported=1 skipped-budget=2"), "{tick}");
     // Exactly the two dispatched ops ran: each left one run record, in the tick's env.
     for (op, runs) in [("busy-one", 1), ("busy-two", 1), ("busy-three", 0), ("busy-four", 0)] {
         let records = sandbox.values(&run_key("busy", op));
@@ -103,8 +104,11 @@ fn flap_damping_holds_across_processes_and_spares_gates_and_reports() {
     let first = sandbox.tick("flappy-converge", &[]);
     assert_eq!(
         actions(&first),
-        pairs(&[("probe", "ran"), ("fail", "reported"), ("guarded", "gated"), ("note", "reported")])
+        pairs(&[("probe", "ineffective"), ("fail", "reported"), ("guarded", "gated"), ("note", "reported")])
     );
+    // The probe ran and changed nothing: `ineffective`, naming the status it left.
+    let probe = outcome(&first, "probe")["reason"].as_str().unwrap();
+    assert!(probe.contains("\"flappy-probe\" ran and the symptom it answered is still there after it"), "{probe}");
     // A failing dispatch is `reported`, flagged, with the child's redacted error.
     let fail = outcome(&first, "fail");
     assert_eq!(fail["dispatchFailed"], true);
@@ -116,7 +120,10 @@ fn flap_damping_holds_across_processes_and_spares_gates_and_reports() {
     assert_eq!(gated["gateName"], "hold");
     assert!(gated["reason"].as_str().unwrap().contains("chant approve flappy-guarded hold"), "{gated}");
     assert!(gated.get("dispatchFailed").is_none());
-    assert!(log(&first).contains("remediated=1 reported=2 skipped-budget=0 skipped-flap=0 gated=1"), "{first}");
+    assert!(
+        log(&first).contains("remediated=0 ineffective=1 reported=2 skipped-budget=0 skipped-flap=0 gated=1"),
+        "{first}"
+    );
     assert_eq!(first["flap"], json!([{"ruleId": "probe", "run": 1}, {"ruleId": "fail", "run": 1}]));
 
     let second = sandbox.tick("flappy-converge", &[]);
@@ -131,9 +138,15 @@ fn flap_damping_holds_across_processes_and_spares_gates_and_reports() {
         pairs(&[("probe", "skipped-flap"), ("fail", "skipped-flap"), ("guarded", "gated"), ("note", "reported")])
     );
     assert!(outcome(&third, "probe")["reason"].as_str().unwrap().contains("threshold 2"), "{third}");
-    assert_eq!(third["flap"], second["flap"], "damping neither counts nor resets");
+    let runs = |t: &Value| -> Vec<(Value, Value)> {
+        t["flap"].as_array().unwrap().iter().map(|f| (f["ruleId"].clone(), f["run"].clone())).collect()
+    };
+    assert_eq!(runs(&third), runs(&second), "damping neither counts nor resets");
+    // Each damped run records when it was first damped: the cool-off counts from there.
+    assert!(third["flap"].as_array().unwrap().iter().all(|f| f["dampedAt"] == third["startedAt"]), "{third}");
     let fourth = sandbox.tick("flappy-converge", &[]);
     assert_eq!(actions(&fourth), actions(&third));
+    assert_eq!(fourth["flap"], third["flap"], "the time it was first damped is kept");
     assert_eq!(sandbox.values(&run_key("flappy", "flappy-probe")).len(), 2, "damped ticks dispatch nothing");
     assert_eq!(sandbox.values(&run_key("flappy", "flappy-guarded")).len(), 4, "the gate is dispatched every tick");
     let pending: Vec<Value> = sandbox.values(&gate_key("flappy-guarded"));
@@ -146,7 +159,7 @@ fn flap_damping_holds_across_processes_and_spares_gates_and_reports() {
     assert_eq!(cleared["flap"], json!([]));
     std::fs::remove_file(sandbox.path("estates/flappy/flap.txt")).unwrap();
     let again = sandbox.tick("flappy-converge", &[]);
-    assert_eq!(outcome(&again, "probe")["action"], "ran");
+    assert_eq!(outcome(&again, "probe")["action"], "ineffective");
     assert_eq!(again["flap"], json!([{"ruleId": "probe", "run": 1}, {"ruleId": "fail", "run": 1}]));
 }
 

@@ -158,7 +158,9 @@ fn outcome_lines(lines: &[String], op: &str) -> (usize, Vec<String>) {
     // Warnings (a record kept locally until the next push) are not outcomes.
     let mine: Vec<&String> = lines.iter().filter(|l| l.starts_with(&prefix) && !l.contains(" warning: ")).collect();
     // A mark op's tick always finds its marker drifted and runs its hit op.
-    let ticked_line = |l: &str| l.ends_with(&format!("ticked=1 status=drifted(ran mark [r] -> {op}-hit)"));
+    let ticked_line = |l: &str| {
+        l.ends_with(&format!("ticked=1 status=degraded(mark [r] -> {op}-hit ran and did not remove its symptom)"))
+    };
     let ticked = mine.iter().filter(|l| ticked_line(l)).count();
     let other = mine.iter().filter(|l| !ticked_line(l)).map(|l| (*l).clone()).collect();
     (ticked, other)
@@ -367,7 +369,9 @@ fn a_daemon_killed_at_random_moments_leaves_a_sound_repository_and_is_taken_over
         let out = sandbox.project(&["operator", "--once", "--env", "marks"], &vars);
         out.code(0);
         for op in ["mark-sched", "mark-loop"] {
-            let ticked = format!("operator: {op}@marks ticked=1 status=drifted(ran mark [r] -> {op}-hit)");
+            let ticked = format!(
+                "operator: {op}@marks ticked=1 status=degraded(mark [r] -> {op}-hit ran and did not remove its symptom)"
+            );
             assert!(
                 out.stdout.contains(&ticked) || lock_round.contains(&ticked),
                 "trial {trial}: {op} not taken over:\n{lock_round}\n{}",
@@ -401,7 +405,7 @@ fn sigterm_releases_the_leases_and_a_restart_ticks_at_once() {
     let out = sandbox.project(&["operator", "--once", "--env", "marks"], &vars);
     out.code(0);
     assert!(
-        out.stdout.contains("operator: mark-loop@marks ticked=1 status=drifted(ran mark [r] -> mark-loop-hit)"),
+        out.stdout.contains("operator: mark-loop@marks ticked=1 status=degraded(mark [r] -> mark-loop-hit ran and did not remove its symptom)"),
         "{}",
         out.all()
     );
@@ -498,7 +502,7 @@ fn a_leftover_lock_is_reported_by_path_while_the_other_ops_tick() {
     assert!(line.starts_with("operator: mark-loop@marks error=1(lease acquire failed — "), "{line}");
     assert!(line.contains(&format!("stale lock file at {shown}")) && line.contains(&format!("rm {shown}")), "{line}");
     assert!(
-        out.stdout.contains("operator: mark-sched@marks ticked=1 status=drifted(ran mark [r] -> mark-sched-hit)"),
+        out.stdout.contains("operator: mark-sched@marks ticked=1 status=degraded(mark [r] -> mark-sched-hit ran and did not remove its symptom)"),
         "{}",
         out.all()
     );
@@ -512,7 +516,7 @@ fn a_leftover_lock_is_reported_by_path_while_the_other_ops_tick() {
     std::fs::remove_file(&lock).unwrap();
     let out = run("2026-03-02T00:20:00Z");
     assert!(
-        out.stdout.contains("operator: mark-loop@marks ticked=1 status=drifted(ran mark [r] -> mark-loop-hit)"),
+        out.stdout.contains("operator: mark-loop@marks ticked=1 status=degraded(mark [r] -> mark-loop-hit ran and did not remove its symptom)"),
         "{}",
         out.all()
     );

@@ -48,7 +48,12 @@ fn status_and_log_read_the_ledger_alone_with_one_json_shape() {
         let keys: Vec<&str> = row.as_object().unwrap().keys().map(String::as_str).collect();
         assert_eq!(keys, ["env", "health", "lastTick", "lease", "member", "op", "pendingGates"]);
         assert_eq!(row["lastTick"]["startedAt"], times[&2].as_str());
-        assert!(row["lastTick"]["log"].as_str().unwrap().starts_with("converge(marks): drifted=1 remediated=1"));
+        assert!(
+            row["lastTick"]["log"]
+                .as_str()
+                .unwrap()
+                .starts_with("converge(marks): drifted=1 remediated=0 ineffective=1")
+        );
         assert_eq!(row["lease"], Value::Null, "--once released the lease");
     }
     let human = sandbox.stock(&["operator", "status"], &[]);
@@ -56,7 +61,7 @@ fn status_and_log_read_the_ledger_alone_with_one_json_shape() {
     assert!(
         human
             .stdout
-            .contains("mark-loop (marks)\n  health    : drifted (ran mark [r] -> mark-loop-hit)\n  last tick : "),
+            .contains("mark-loop (marks)\n  health    : degraded (mark [r] -> mark-loop-hit ran and did not remove its symptom)\n  last tick : "),
         "{}",
         human.stdout
     );
@@ -81,7 +86,14 @@ fn status_and_log_read_the_ledger_alone_with_one_json_shape() {
     let first = human.stdout.lines().next().unwrap();
     assert!(first.starts_with(&format!("{}  mark-loop@marks  [", times[&0])), "{first}");
     // Sources are relative to the repository root (#15.5).
-    assert!(human.stdout.contains("    ran  mark [r] → mark-loop-hit  (e2e/src/operator.rs:"), "{}", human.stdout);
+    // The observer still reads `r` drifted after the mark: the dispatch is ineffective, and says so.
+    assert!(
+        human.stdout.contains(
+            "    ineffective  mark [r] → mark-loop-hit: \"mark-loop-hit\" ran and the symptom it answered is still there after it: resource \"r\" is drifted  (e2e/src/operator.rs:"
+        ),
+        "{}",
+        human.stdout
+    );
 
     // --since is inclusive, then --limit keeps the newest.
     let since = times[&2].as_str();

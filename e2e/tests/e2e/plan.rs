@@ -1,6 +1,8 @@
 //! `tick <op> --plan`: observes and plans exactly as a tick does and writes nothing. The ledger
 //! branch tip, the lease refs and the run records are unchanged by a plan, and the next real
-//! tick records exactly what the plan predicted (its dispatches succeed here).
+//! tick records exactly what the plan predicted (its dispatches succeed here, and the
+//! observation after them backs them as repairs), or, where a dispatch changes nothing, what the
+//! plan decided with the verification's verdict on top.
 
 use serde_json::Value;
 
@@ -30,6 +32,19 @@ fn assert_predicted(plan: &Value, tick: &Value) {
     for field in PREDICTED {
         assert_eq!(plan[field], tick[field], "{field}\n--- plan\n{plan}\n--- tick\n{tick}");
     }
+}
+
+/// The decisions of a tick, before the observation after its dispatches judged them: what a plan
+/// predicts. A verified outcome (`ineffective`, `unverified`) reads as the `ran` it was decided as.
+fn decided(tick: &Value) -> Value {
+    let mut outcomes = tick["outcomes"].clone();
+    for o in outcomes.as_array_mut().unwrap() {
+        if o["action"] == "ineffective" || o["action"] == "unverified" {
+            o["action"] = "ran".into();
+            o.as_object_mut().unwrap().remove("reason");
+        }
+    }
+    outcomes
 }
 
 #[test]
@@ -95,5 +110,12 @@ fn a_plan_shows_every_rule_and_what_the_budget_leaves_out() {
     // The second plan reads the first tick's flap runs, as the second tick will.
     assert_eq!(plan["flap"].as_array().unwrap().len(), 2, "{plan}");
     assert_ne!(plan["flap"], tick["flap"], "the runs grow with each dispatching tick");
-    assert_predicted(&plan, &sandbox.tick("busy-converge", &[]));
+    // The probes change nothing, so the tick finds them ineffective: the plan predicted its
+    // decisions, not the verdict of the observation after them.
+    let next = sandbox.tick("busy-converge", &[]);
+    for field in ["fired", "firedRuleIds", "flap", "symptom"] {
+        assert_eq!(plan[field], next[field], "{field}\n--- plan\n{plan}\n--- tick\n{next}");
+    }
+    assert_eq!(plan["outcomes"], decided(&next), "--- plan\n{plan}\n--- tick\n{next}");
+    assert_eq!(next["summary"]["ineffective"], 2, "{next}");
 }
