@@ -7,7 +7,9 @@
 //!   absent is a `create`;
 //! - an env with anything unobserved is `unknown`, and an `unknown` tick dispatches nothing;
 //! - a rule that reads `adopt_count` never dispatches a mutating op, whatever the table says;
-//! - a dispatch never exceeds the dial's authority, and never the budget.
+//! - a dispatch never exceeds the dial's authority, and never the budget;
+//! - no outcome stays `ran` (remediated) when the observation after the dispatch still satisfies
+//!   its rule's predicate, and none when that observation is `unknown`.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -20,7 +22,8 @@ use chant::observe::{
     ChangeAction, ComponentInput, DeclaredEntity, LastApply, Observation, Ownership, PresentResource, Unobserved,
     assess, build_change_set,
 };
-use chant::tick::{Action, FlapEntry, PlanInput, Subject, plan};
+use chant::tick::verify::{After, verify};
+use chant::tick::{Action, DispatchResult, FlapEntry, PlanInput, Subject, plan, record_dispatch};
 use proptest::prelude::*;
 
 const NAMES: [&str; 6] = ["a.conf", "b.conf", "app.users", "app.users.id", "motd", "x"];
@@ -298,6 +301,13 @@ fn flap(rules: &[Rule]) -> impl Strategy<Value = Vec<FlapEntry>> + use<> {
     })
 }
 
+/// A planner case and the symptom the observation after the tick's dispatches reads.
+fn verified_case() -> impl Strategy<Value = (Vec<Rule>, DialKind, u64, ConvergeSymptom, Vec<FlapEntry>, ConvergeSymptom)>
+{
+    (planner_case(), symptom())
+        .prop_map(|((rules, dial, budget, before, flap), after)| (rules, dial, budget, before, flap, after))
+}
+
 fn planner_case() -> impl Strategy<Value = (Vec<Rule>, DialKind, u64, ConvergeSymptom, Vec<FlapEntry>)> {
     rules().prop_flat_map(|rules| {
         let f = flap(&rules);
@@ -336,5 +346,30 @@ proptest! {
         for o in &p.outcomes {
             prop_assert!(rules.iter().any(|r| r.id == o.rule_id));
         }
+    }
+
+    #[test]
+    fn no_record_claims_a_repair_the_observation_after_it_does_not_back(
+        (rules, dial, budget, before, flap, after) in verified_case()
+    ) {
+        let input = PlanInput { rules: &rules, dial, budget, subject: Subject::Env(&before), previous_flap: &flap };
+        let p = plan(&input, &class_of);
+        let mut outcomes = p.outcomes.clone();
+        for o in outcomes.iter_mut().filter(|o| o.action == Action::Ran) {
+            record_dispatch(o, DispatchResult::Ok);
+        }
+        let dispatched = outcomes.iter().filter(|o| o.action == Action::Ran).count();
+        verify(&mut outcomes, &rules, After::Observed(Subject::Env(&after), &[]));
+        for o in outcomes.iter().filter(|o| o.action == Action::Ran) {
+            let rule = rules.iter().find(|r| r.id == o.rule_id);
+            prop_assert!(rule.is_some());
+            if let Some(rule) = rule {
+                prop_assert!(!chant::model::evaluate(&rule.when, &after), "rule {} is remediated while its predicate still holds", rule.id);
+            }
+            prop_assert_ne!(after.status, EnvStatus::Unknown, "remediated on an unknown observation");
+        }
+        // Verification only judges: every dispatch is still one, and nothing else changed.
+        prop_assert_eq!(outcomes.iter().filter(|o| o.is_dispatch()).count(), dispatched);
+        prop_assert_eq!(outcomes.len(), p.outcomes.len());
     }
 }

@@ -18,6 +18,11 @@ fn workspace() -> PathBuf {
 /// already built for the suite are reused where their features agree, resolved offline from a
 /// copy of the workspace's lock file. The profile is the one the project was generated with.
 fn cargo(dir: &Path, args: &[&str]) -> Out {
+    cargo_at(dir, args, None)
+}
+
+/// [`cargo`] with `CHANT_NOW` set to `now`, when given.
+fn cargo_at(dir: &Path, args: &[&str], now: Option<&str>) -> Out {
     let target = std::env::var_os("CARGO_TARGET_DIR").map_or_else(|| workspace().join("target"), PathBuf::from);
     let out = Command::new(env!("CARGO"))
         .current_dir(dir)
@@ -28,6 +33,7 @@ fn cargo(dir: &Path, args: &[&str]) -> Out {
         .env("GIT_CONFIG_NOSYSTEM", "1")
         .env_remove("CHANT_NOW")
         .env_remove("CHANT_PROJECT_BIN")
+        .envs(now.map(|n| ("CHANT_NOW", n)))
         .output()
         .unwrap();
     Out {
@@ -116,4 +122,50 @@ fn init_then_cargo_run_ticks_the_new_project_and_a_bin_without_its_use_line_name
     out.code(2);
     assert!(out.stderr.contains("no ops are compiled into this binary"), "{}", out.all());
     assert!(out.stderr.contains("hint: add `use demo as _;` to src/bin/demo.rs"), "{}", out.all());
+}
+
+/// `2026-03-02T00:MMZ`, minutes after the start of the test's day.
+fn minute(m: u32) -> String {
+    format!("2026-03-02T{:02}:{:02}:00.000Z", m / 60, m % 60)
+}
+
+#[test]
+fn an_op_that_changes_nothing_is_ineffective_then_damped_and_its_fix_clears_damping_after_the_cool_off() {
+    let sandbox = Sandbox::new("");
+    sandbox.run_in(STOCK, sandbox.root(), &["init", "inert", "--env", "site"], &[]).code(0);
+    let dir = sandbox.root().join("inert");
+    std::fs::copy(workspace().join("Cargo.lock"), dir.join("Cargo.lock")).unwrap();
+    let lib = dir.join("src/lib.rs");
+    let declared = std::fs::read_to_string(&lib).unwrap();
+    // The apply op is replaced by one that succeeds and changes nothing.
+    let inert = declared.replace(r#"apply(env = "site")"#, r#"shell(cmd = "true")"#);
+    assert_ne!(inert, declared);
+    std::fs::write(&lib, &inert).unwrap();
+    let hello = dir.join("estates/site/hello.txt");
+    for m in 0..3 {
+        let tick = cargo_at(&dir, &["run", "-q"], Some(&minute(m)));
+        tick.code(0);
+        assert!(tick.stdout.contains("converge(site): drifted=1 remediated=0 ineffective=1"), "{}", tick.all());
+        assert!(!hello.exists(), "nothing was applied");
+    }
+    // Three ineffective dispatches in a row: the rule is damped, and never claimed a repair.
+    let damped = cargo_at(&dir, &["run", "-q"], Some(&minute(3)));
+    damped.code(0);
+    assert!(damped.stdout.contains("remediated=0 reported=0 skipped-budget=0 skipped-flap=1"), "{}", damped.all());
+
+    // The op is fixed. Within the cool-off the rule stays damped; after it, it runs once more,
+    // the observation after it backs the repair, and the next tick is clean: no hand step.
+    std::fs::write(&lib, &declared).unwrap();
+    let cooling = cargo_at(&dir, &["run", "-q"], Some(&minute(20)));
+    cooling.code(0);
+    assert!(cooling.stdout.contains("skipped-flap=1"), "{}", cooling.all());
+    assert!(!hello.exists());
+    let retried = cargo_at(&dir, &["run", "-q"], Some(&minute(34)));
+    retried.code(0);
+    assert!(retried.stdout.contains("converge(site): drifted=1 remediated=1 reported=0"), "{}", retried.all());
+    assert!(hello.is_file(), "the fixed op applied the env");
+    let clean = cargo_at(&dir, &["run", "-q"], Some(&minute(35)));
+    clean.code(0);
+    assert!(clean.stdout.contains("converge(site): drifted=0 remediated=0"), "{}", clean.all());
+    assert!(!clean.stdout.contains("skipped-flap=1"), "{}", clean.all());
 }
