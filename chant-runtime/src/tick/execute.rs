@@ -112,7 +112,12 @@ pub fn execute_after(
         None => project.ledger.latest_typed::<TickRecord>(&key)?,
     };
     let unreadable = latest.unreadable;
+    let last_tick = latest.record.as_ref().map(|stored| stored.record.timestamp.clone());
     let previous: Vec<FlapEntry> = latest.record.map(|stored| stored.record.flap).unwrap_or_default();
+    // A person's `operator undamp` since the last tick clears the damped runs it names.
+    let undamp =
+        project.ledger.latest_typed::<super::undamp::UndampFact>(&ShardKey::control(member, &env, &doc.name)?)?;
+    let previous = super::undamp::undamped(&previous, undamp.record.as_ref().map(|s| &s.record), last_tick.as_deref());
 
     let mut record = new_record(project, doc, started, options.fence.as_ref())?;
     record.flap = previous.clone();

@@ -45,6 +45,7 @@ pub mod preview;
 pub mod reading;
 pub mod record;
 pub mod replay;
+pub mod undamp;
 pub mod verify;
 
 #[cfg(test)]

@@ -150,7 +150,7 @@ fn step(
     if run_length >= threshold {
         o.action = Action::SkippedFlap;
         o.reason = Some(format!(
-            "dispatched {run_length} consecutive ticks without its predicate clearing (threshold {threshold}); damped until it clears, or for one more dispatch after the {} cool-off",
+            "dispatched {run_length} consecutive ticks without its predicate clearing (threshold {threshold}); damped until it clears, for one more dispatch after the {} cool-off, or until `chant operator undamp`",
             COOL_OFF_WORDS
         ));
         out.outcomes.push(o);

@@ -19,6 +19,8 @@ pub enum RecordKind {
     Apply,
     /// What the operator's notification sinks were sent for a ConvergeOp's ticks.
     Notify,
+    /// Facts a person recorded about a ConvergeOp's ticks (`operator undamp`).
+    Control,
 }
 
 /// The directory that holds run records of ops run by hand without an env.
@@ -54,6 +56,11 @@ impl ShardKey {
     /// Notifications sent for the ticks of `op` in `env` (what the ledger remembers was sent).
     pub fn notify(member: Option<&str>, env: &str, op: &str) -> Result<Self, Error> {
         Self::new(RecordKind::Notify, member, Some(env), op)
+    }
+
+    /// Facts recorded by hand about the ticks of `op` in `env` (`operator undamp`).
+    pub fn control(member: Option<&str>, env: &str, op: &str) -> Result<Self, Error> {
+        Self::new(RecordKind::Control, member, Some(env), op)
     }
 
     /// Apply records of lexicon `component` (such as `files`) in `env`.
@@ -109,6 +116,7 @@ impl ShardKey {
             RecordKind::Gate => format!("{prefix}_gates/{}", self.op),
             RecordKind::Apply => format!("{prefix}{env}/{APPLY_DIR}/{}", self.op),
             RecordKind::Notify => format!("{prefix}{env}/{}/notify", self.op),
+            RecordKind::Control => format!("{prefix}{env}/{}/control", self.op),
         }
     }
 
@@ -133,6 +141,7 @@ impl ShardKey {
             RecordKind::Gate => "gate",
             RecordKind::Apply => "apply",
             RecordKind::Notify => "notify",
+            RecordKind::Control => "control",
         };
         format!("{kind} {}", self.dir())
     }
@@ -190,6 +199,10 @@ mod tests {
         assert_eq!(gate.dir(), "_members/platform/_members/core/_gates/deploy");
         assert_eq!(gate.legacy_path().as_deref(), Some("_members/platform/_members/core/_gates/deploy.jsonl"));
         assert_eq!(gate.env(), None);
+
+        let control = ShardKey::control(None, "staging", "staging-converge").unwrap();
+        assert_eq!(control.dir(), "staging/staging-converge/control");
+        assert_eq!(control.legacy_path(), None);
 
         let apply = ShardKey::apply(None, "staging", "files").unwrap();
         assert_eq!(apply.dir(), "staging/_apply/files");

@@ -66,6 +66,20 @@ pub enum OperatorCommand {
     Log(LogArgs),
     /// Audit the gate ledgers: every request, approval, override and revocation, and the gaps
     Audit(AuditArgs),
+    /// Clear the flap damping of a ConvergeOp (or of one rule) by hand: the next tick may dispatch again
+    Undamp(UndampArgs),
+}
+
+/// Clear the flap damping of a ConvergeOp (or of one rule) by hand: the next tick may dispatch again
+#[derive(Debug, Args)]
+pub struct UndampArgs {
+    /// The ConvergeOp.
+    pub op: String,
+    /// Only this rule (its id); every rule of the op when absent.
+    pub rule: Option<String>,
+    /// Who decides (recorded); `$USER` when absent.
+    #[arg(long)]
+    pub actor: Option<String>,
 }
 
 /// Audit the gate ledgers: every request, approval, override and revocation, and the gaps
@@ -124,6 +138,7 @@ pub fn cmd_operator(binary: Binary, args: &OperatorArgs) -> Result<Exit, Command
         Some(OperatorCommand::Status(s)) => cmd_status(binary, s),
         Some(OperatorCommand::Log(l)) => cmd_log(binary, l),
         Some(OperatorCommand::Audit(a)) => cmd_audit(binary, a),
+        Some(OperatorCommand::Undamp(u)) => cmd_undamp(u),
         None => cmd_daemon(binary, args),
     }
 }
@@ -415,6 +430,46 @@ fn sealed_gates(binary: Binary) -> std::collections::BTreeSet<(String, String)> 
         }
     }
     out
+}
+
+fn cmd_undamp(args: &UndampArgs) -> Result<Exit, CommandError> {
+    let project = open_project()?;
+    let Some(doc) = project.catalog.get(&args.op).filter(|d| d.converge.is_some()) else {
+        let names: Vec<String> = project.catalog.converge_ops().map(|d| d.name.to_string()).collect();
+        let hint = crate::model::contract::did_you_mean(&args.op, names.iter().map(String::as_str))
+            .map_or_else(|| format!("the ConvergeOps are: {}", names.join(", ")), |s| format!("did you mean {s}?"));
+        return Err(CommandError::usage(format!("{} is no ConvergeOp of this binary; {hint}", args.op)));
+    };
+    let rules = doc.converge.as_ref().map(|c| c.rules.as_slice()).unwrap_or_default();
+    if let Some(rule) = &args.rule
+        && !rules.iter().any(|r| r.id.as_str() == rule)
+    {
+        let ids: Vec<&str> = rules.iter().map(|r| r.id.as_str()).collect();
+        return Err(CommandError::usage(format!("{} has no rule {rule}; its rules are: {}", args.op, ids.join(", "))));
+    }
+    let by = match &args.actor {
+        Some(a) => crate::approval::Approver::parse(a).map_err(|e| CommandError::usage_with("--actor", e))?,
+        None => std::env::var("USER")
+            .map_or_else(|_| crate::approval::Approver::parse("unknown"), |u| crate::approval::Approver::parse(&u))
+            .map_err(|e| CommandError::usage_with("$USER", e).hint("pass --actor"))?,
+    };
+    let env = doc.env.as_deref().unwrap_or_default();
+    let fact = crate::tick::undamp::UndampFact {
+        version: 1,
+        kind: crate::tick::undamp::UNDAMP.to_owned(),
+        op: args.op.clone(),
+        env: env.to_owned(),
+        rule: args.rule.clone(),
+        by: by.as_str().to_owned(),
+        timestamp: crate::clock::format(project.ledger.clock().now()),
+    };
+    project.ledger.append_record(doc.member.as_deref(), &fact)?;
+    let what = args.rule.as_ref().map_or_else(|| "every rule".to_owned(), |r| format!("rule {r}"));
+    println(&format!(
+        "undamped {} ({what}) by {}: the next tick plans without its damped runs and may dispatch again",
+        args.op, fact.by
+    ))?;
+    Ok(Exit::Done)
 }
 
 fn cmd_audit(binary: Binary, args: &AuditArgs) -> Result<Exit, CommandError> {

@@ -83,6 +83,8 @@ fn kind_of(path: &str) -> Option<RecordKind> {
         Some(RecordKind::Gate)
     } else if path.contains("/_apply/") {
         Some(RecordKind::Apply)
+    } else if path.contains("/control/") {
+        Some(RecordKind::Control)
     } else {
         None
     }
@@ -99,6 +101,7 @@ fn round_trip(kind: RecordKind, line: &str) -> String {
         RecordKind::Gate => again::<chant::gate::GateFact>(line),
         RecordKind::Apply => again::<chant::lexicon::files::ApplyRecord>(line),
         RecordKind::Notify => again::<chant::notify::NotifyRecord>(line),
+        RecordKind::Control => again::<chant::tick::undamp::UndampFact>(line),
     }
 }
 
@@ -166,6 +169,10 @@ fn typed_reads(sandbox: &Sandbox) -> Value {
             RecordKind::Notify => {
                 let sent = ledger.read_typed::<chant::notify::NotifyRecord>(&key).unwrap().records;
                 json!({ "notifications": sent.into_iter().map(|s| s.record).collect::<Vec<_>>() })
+            }
+            RecordKind::Control => {
+                let facts = ledger.read_typed::<chant::tick::undamp::UndampFact>(&key).unwrap().records;
+                json!({ "undamp": facts.into_iter().map(|s| s.record).collect::<Vec<_>>() })
             }
         };
         keys.push(json!({

@@ -152,6 +152,34 @@ fn flap_damping_holds_across_processes_and_spares_gates_and_reports() {
     let pending: Vec<Value> = sandbox.values(&gate_key("flappy-guarded"));
     assert_eq!(pending.len(), 1, "one pending fact, reused while it stands: {pending:?}");
 
+    // A person clears one rule's damping by hand: the next tick dispatches it again, and the
+    // other rule stays damped. A name that is not the op's, or not its rule's, is refused.
+    let undamp = sandbox.project(&["operator", "undamp", "flappy-converge", "probe", "--actor", "ana"], &[]);
+    undamp.code(0);
+    assert!(undamp.stdout.contains("undamped flappy-converge (rule probe) by ana"), "{}", undamp.all());
+    let undamped = sandbox.tick("flappy-converge", &[]);
+    assert_eq!(
+        actions(&undamped),
+        pairs(&[("probe", "ineffective"), ("fail", "skipped-flap"), ("guarded", "gated"), ("note", "reported")])
+    );
+    let probe_run =
+        |t: &Value| t["flap"].as_array().unwrap().iter().find(|f| f["ruleId"] == "probe").unwrap()["run"].clone();
+    assert_eq!(probe_run(&undamped), 1, "its run starts again: {undamped}");
+    // The fact is taken once: the next tick counts on from there, and damps at the threshold.
+    let counting = sandbox.tick("flappy-converge", &[]);
+    assert_eq!(probe_run(&counting), 2, "{counting}");
+    assert_eq!(outcome(&sandbox.tick("flappy-converge", &[]), "probe")["action"], "skipped-flap");
+    let typo = sandbox.project(&["operator", "undamp", "flappy-convergee"], &[]);
+    typo.code(2);
+    assert!(typo.stderr.contains("did you mean flappy-converge?"), "{}", typo.all());
+    let no_rule = sandbox.project(&["operator", "undamp", "flappy-converge", "prob"], &[]);
+    no_rule.code(2);
+    assert!(
+        no_rule.stderr.contains("flappy-converge has no rule prob; its rules are: probe, fail"),
+        "{}",
+        no_rule.all()
+    );
+
     // The predicate clears: the runs reset, and a new drift dispatches again.
     sandbox.project(&["run", "flappy-apply"], &[]).code(0);
     let cleared = sandbox.tick("flappy-converge", &[]);
