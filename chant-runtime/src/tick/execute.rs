@@ -165,6 +165,7 @@ pub fn execute_after(
                     (Err(_), None) => super::verify::After::Failed("the observation failed"),
                 };
                 super::verify::verify(&mut outcomes, &spec.rules, after);
+                record.verified = true;
             }
             record.flap = next_flap(&p, &outcomes, &spec.rules);
             stamp_damped(&mut record.flap, &previous, &outcomes, started);

@@ -10,14 +10,17 @@
 //! | `unknown` | something could not be observed (the detail gives the count and the first reason) |
 //! | `gated` | a dispatch stopped at a gate with no resolution |
 //! | `damped` | a rule was stopped by flap damping |
+//! | `healed` | the observation differed, and every dispatch the tick made was verified to remove its symptom (the detail says what ran) |
 //! | `drifted` | the observation differed from the declaration (the detail says what ran) |
 //! | `in-sync` | everything observed was as declared |
 //!
 //! The rules' `status` field keeps the seed's words; they map onto health as: `reconciled` ->
 //! `in-sync`; `drifted`, `stale` and `unrecorded` -> `drifted`; `unknown` -> `unknown`. A
 //! resource's `in-sync | drifted | unknown` are already health words. Health describes what the
-//! tick observed: an op whose tick remediated drift is `drifted` (with what ran) until a later
-//! tick observes it in sync. An op whose env could not be observed is never `in-sync`.
+//! tick observed and what its verification backed: an op whose tick found drift and whose every
+//! dispatch the observation after it backed (`ran`) is `healed`; with a dispatch left unverified,
+//! or nothing dispatched, it is `drifted`. An op whose env could not be observed is never
+//! `in-sync`.
 
 use std::fmt;
 
@@ -32,6 +35,8 @@ use chant_lexicon::model::{EnvStatus, ResourceStatus};
 pub enum HealthState {
     /// Everything observed was as declared.
     InSync,
+    /// Drift was found, and every dispatch made for it was verified to remove its symptom.
+    Healed,
     /// The observation differed from the declaration.
     Drifted,
     /// Something could not be observed.
@@ -53,6 +58,7 @@ impl HealthState {
     pub fn as_str(self) -> &'static str {
         match self {
             HealthState::InSync => "in-sync",
+            HealthState::Healed => "healed",
             HealthState::Drifted => "drifted",
             HealthState::Unknown => "unknown",
             HealthState::Gated => "gated",
@@ -67,6 +73,7 @@ impl HealthState {
     pub fn parse(word: &str) -> Option<Self> {
         [
             HealthState::InSync,
+            HealthState::Healed,
             HealthState::Drifted,
             HealthState::Unknown,
             HealthState::Gated,
@@ -169,10 +176,53 @@ impl Health {
                     format!("ran {}{resource} -> {}", o.rule_id, o.op.as_deref().unwrap_or("?"))
                 })
                 .collect();
-            return Health::new(HealthState::Drifted, Some(ran.join(", ")).filter(|r| !r.is_empty()));
+            let verified = t.verified
+                && !ran.is_empty()
+                && t.outcomes.iter().all(|o| !o.is_dispatch() || o.action == Action::Ran)
+                && t.outcomes.iter().all(|o| o.action != Action::SkippedBudget);
+            let state = if verified { HealthState::Healed } else { HealthState::Drifted };
+            return Health::new(state, Some(ran.join(", ")).filter(|r| !r.is_empty()));
         }
         Health::new(HealthState::InSync, None)
     }
+}
+
+/// How many names a tick's headline gives before `+N more`.
+const ABOUT: usize = 3;
+
+/// The line a tick prints: its health first, what it is about, then its counters:
+/// `healed (ran drift-apply -> staging-apply) [files/app.conf]: converge(staging): drifted=1 ...`.
+pub fn headline(record: &TickRecord) -> String {
+    let health = Health::of_tick(Some(record));
+    let about = about(record);
+    let about = if about.is_empty() { String::new() } else { format!(" [{about}]") };
+    format!("{health}{about}: {}", record.log)
+}
+
+/// The first few things a tick is about, then `+N more`: in env mode the entities whose
+/// properties drifted and those an adopt rule named; in resource mode the resources not in sync.
+fn about(record: &TickRecord) -> String {
+    let mut names: Vec<String> = Vec::new();
+    let mut push = |n: String| {
+        if !names.contains(&n) {
+            names.push(n);
+        }
+    };
+    match &record.symptom {
+        Some(PlannedSymptom::Resources(rs)) => {
+            rs.iter().filter(|r| r.status != ResourceStatus::InSync).for_each(|r| push(r.resource.clone()));
+        }
+        _ => {
+            record.drifted_paths.iter().flatten().for_each(|d| push(format!("{}/{}", d.component, d.entity)));
+            record.outcomes.iter().flat_map(|o| o.entities.iter()).for_each(|e| push(e.clone()));
+        }
+    }
+    let more = names.len().saturating_sub(ABOUT);
+    names.truncate(ABOUT);
+    if more > 0 {
+        names.push(format!("+{more} more"));
+    }
+    names.join(", ")
 }
 
 /// `<n> unobserved, first: <reason>` when the tick could not observe everything.
@@ -242,14 +292,43 @@ mod tests {
     }
 
     #[test]
+    fn a_ticks_headline_leads_with_its_health_and_names_what_it_is_about() {
+        let ran = serde_json::json!({"ruleId": "drift-apply", "action": "ran", "op": "site-apply"});
+        let path = |e: &str| serde_json::json!({"component": "files", "entity": e, "path": "content", "declared": "d"});
+        let record = tick(serde_json::json!({
+            "symptom": env_symptom("drifted", 0, &[]), "outcomes": [ran], "verified": true,
+            "driftedPaths": [path("a.conf"), path("a.conf"), path("b.conf"), path("c.conf"), path("d.conf")],
+            "log": "converge(e): drifted=4 remediated=1"}));
+        assert_eq!(
+            headline(&record),
+            "healed (ran drift-apply -> site-apply) [files/a.conf, files/b.conf, files/c.conf, +1 more]: converge(e): drifted=4 remediated=1"
+        );
+        let calm =
+            tick(serde_json::json!({"symptom": env_symptom("reconciled", 0, &[]), "log": "converge(e): drifted=0"}));
+        assert_eq!(headline(&calm), "in-sync: converge(e): drifted=0");
+    }
+
+    #[test]
     fn each_word_of_the_vocabulary_comes_from_the_tick_it_describes() {
         assert_eq!(Health::of_tick(None).to_string(), "never-ticked");
         assert_eq!(state(serde_json::json!({"symptom": env_symptom("reconciled", 0, &[])})).to_string(), "in-sync");
         let unknown = state(serde_json::json!({"symptom": env_symptom("unknown", 2, &["read-failed", "no-binding"])}));
         assert_eq!(unknown.to_string(), "unknown (2 unobserved, first: read-failed)");
         let ran = serde_json::json!({"ruleId": "drift-apply", "action": "ran", "op": "site-apply"});
-        let drifted = state(serde_json::json!({"symptom": env_symptom("drifted", 0, &[]), "outcomes": [ran]}));
-        assert_eq!(drifted.to_string(), "drifted (ran drift-apply -> site-apply)");
+        let drifted =
+            state(serde_json::json!({"symptom": env_symptom("drifted", 0, &[]), "outcomes": [ran], "verified": true}));
+        assert_eq!(drifted.to_string(), "healed (ran drift-apply -> site-apply)", "the dispatch was verified");
+        let older = state(serde_json::json!({"symptom": env_symptom("drifted", 0, &[]), "outcomes": [ran]}));
+        assert_eq!(
+            older.to_string(),
+            "drifted (ran drift-apply -> site-apply)",
+            "a record from before verification claims no healing"
+        );
+        let unverified = serde_json::json!({"ruleId": "drift-apply", "action": "unverified", "op": "site-apply"});
+        let still = state(
+            serde_json::json!({"symptom": env_symptom("drifted", 0, &[]), "outcomes": [unverified], "verified": true}),
+        );
+        assert_eq!(still.to_string(), "drifted (ran drift-apply -> site-apply)");
         assert_eq!(
             state(serde_json::json!({"symptom": env_symptom("unrecorded", 0, &[])})).state,
             HealthState::Drifted

@@ -373,6 +373,12 @@ pub struct TickRecord {
     /// paths included), at most [`DRIFTED_PATHS`]; absent when nothing drifted.
     #[serde(skip_serializing_if = "Option::is_none", default, deserialize_with = "lenient")]
     pub drifted_paths: Option<Vec<DriftedPath>>,
+    /// Whether the env was observed again after the tick's dispatches, so each dispatch's action
+    /// (`ran`, `ineffective`, `unverified`) is that observation's verdict; absent (false) on ticks
+    /// that dispatched nothing and on records older than verification, whose `ran` only says the
+    /// dispatch succeeded.
+    #[serde(skip_serializing_if = "std::ops::Not::not", default)]
+    pub verified: bool,
     /// The counts.
     pub summary: Summary,
     /// The summary line.

@@ -33,7 +33,7 @@ pub fn init(when: When) {
 /// The style of a health word: green in sync, yellow drifted or waiting, red failing or unknown.
 pub fn style(state: HealthState) -> Style {
     let colour = match state {
-        HealthState::InSync => AnsiColor::Green,
+        HealthState::InSync | HealthState::Healed => AnsiColor::Green,
         HealthState::Drifted | HealthState::Gated | HealthState::Damped => AnsiColor::Yellow,
         HealthState::Unknown | HealthState::Degraded | HealthState::Failing => AnsiColor::Red,
         HealthState::NeverTicked => return Style::new().dimmed(),

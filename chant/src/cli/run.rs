@@ -338,7 +338,7 @@ pub fn cmd_tick(binary: Binary, args: &TickArgs) -> Result<Exit, CommandError> {
                     let why = o.reason.as_deref().map(|x| format!(": {x}")).unwrap_or_default();
                     eprintln!("  {} {}{res}{target}{why}", o.action.as_str(), o.rule_id);
                 }
-                println(&r.log)?;
+                println(&crate::tick::health::headline(r))?;
             }
             for w in &outcome.receipt.warnings {
                 eprintln!("warning: {w}");

@@ -100,6 +100,10 @@ const EXAMPLES: &[(&[&str], &str)] = &[
         "Examples:\n  chant operator audit\n  chant operator audit --op staging-promote --json\n\nExit codes: 0 no gaps, 1 a gap in the audit trail (or the ledger could not be read), 2 usage error.",
     ),
     (
+        &["operator", "undamp"],
+        "Examples:\n  chant operator undamp staging-converge drift-apply   # one rule\n  chant operator undamp staging-converge --actor ana    # every rule of the op\n\nExit codes: 0 recorded, 1 the ledger could not be written, 2 usage error (no such ConvergeOp or rule).",
+    ),
+    (
         &["workspace"],
         "Examples:\n  chant workspace status\n  chant workspace status --json\n\nExit codes: 0 done, 2 usage error (no chant.workspace.json).",
     ),

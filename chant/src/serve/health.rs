@@ -6,7 +6,7 @@
 //! waits for a human, on the tick or among the op's pending gates), `unknown` (the tick could not
 //! observe everything), `degraded` (a dispatch ran and the observation after it found its
 //! symptom still there), `damped` (a rule was stopped by flap damping), `drifted`,
-//! `never-ticked`, `in-sync`. Pure: no I/O, no clock.
+//! `never-ticked`, `healed`, `in-sync`. Pure: no I/O, no clock.
 
 use std::fmt;
 
@@ -21,6 +21,8 @@ use crate::tick::health::HealthState;
 pub enum Health {
     /// The newest tick observed everything as declared, and no gate waits.
     InSync,
+    /// The newest tick found drift, and its dispatches were verified to remove it.
+    Healed,
     /// No tick is recorded yet.
     NeverTicked,
     /// The newest tick saw drift.
@@ -54,6 +56,7 @@ impl From<HealthState> for Health {
     fn from(state: HealthState) -> Self {
         match state {
             HealthState::InSync => Health::InSync,
+            HealthState::Healed => Health::Healed,
             HealthState::NeverTicked => Health::NeverTicked,
             HealthState::Drifted => Health::Drifted,
             HealthState::Damped => Health::Damped,
@@ -69,6 +72,7 @@ impl From<Health> for HealthState {
     fn from(h: Health) -> Self {
         match h {
             Health::InSync => HealthState::InSync,
+            Health::Healed => HealthState::Healed,
             Health::NeverTicked => HealthState::NeverTicked,
             Health::Drifted => HealthState::Drifted,
             Health::Damped => HealthState::Damped,

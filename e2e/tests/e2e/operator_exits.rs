@@ -44,7 +44,7 @@ fn an_unreachable_remote_fails_once_is_said_once_per_round_and_shown_by_status_u
     let out = sandbox.project(&["operator", "--once", "--env", "site"], &[("CHANT_NOW", "2026-03-01T12:00:00.000Z")]);
     out.code(0);
     assert!(
-        out.stdout.contains("operator: site-converge@site ticked=1 status=drifted(ran first-apply -> site-apply)"),
+        out.stdout.contains("operator: site-converge@site ticked=1 status=healed(ran first-apply -> site-apply)"),
         "{}",
         out.all()
     );

@@ -33,7 +33,8 @@ fn workspace_root() -> PathBuf {
 fn tick(sandbox: &Sandbox, bin: &str, dir: &Path) -> String {
     let out = sandbox.run_in(bin, dir, &[], &[]);
     out.code(0);
-    let line = out.stdout.lines().find(|l| l.starts_with("converge(")).unwrap_or_default().to_owned();
+    // The line leads with the health word; the counters follow from `converge(`.
+    let line = out.stdout.lines().find_map(|l| l.find("converge(").map(|at| l[at..].to_owned())).unwrap_or_default();
     assert!(!line.is_empty(), "no summary line\n{}", out.all());
     line
 }

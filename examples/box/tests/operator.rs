@@ -240,7 +240,7 @@ fn a_killed_service_wakes_the_operator_which_restarts_it_long_before_the_interva
     op.expect(Duration::from_secs(60), "operator: woken by a change signal");
     op.expect(
         Duration::from_secs(60),
-        "operator: converge@box ticked=1 status=drifted(ran restart-drifted [app] -> restart-service)",
+        "operator: converge@box ticked=1 status=healed(ran restart-drifted [app] -> restart-service)",
     );
     // The dispatched restart waited for the health URL, so the app answers once the tick is over.
     assert!(answers(b.port));
