@@ -6,7 +6,7 @@
 
 use std::ops::ControlFlow;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use jiff::Timestamp;
 
@@ -17,6 +17,11 @@ use super::{BRANCH, Error, shard};
 
 /// A `<ref>.lock` older than this is stale (DESIGN.md section 8); a younger one is a lost race.
 pub const STALE_LOCK_AGE: Duration = Duration::from_secs(10);
+
+/// The longest one append waits on a lock file that stays in the way, whatever its age and
+/// whoever may hold it: a git ref lock is held for milliseconds, so a lock that outlives this is
+/// reported ([`Error::Locked`], naming the file and its `rm`) rather than waited on.
+pub const LOCK_WAIT: Duration = Duration::from_secs(15);
 
 /// The trailer naming the key directory a commit appended to.
 const SHARD_TRAILER: &str = "Chant-Shard: ";
@@ -80,6 +85,7 @@ pub(super) fn cas_until_landed<T>(
     name: &str,
     mut next: impl FnMut() -> Result<Next<T>, Error>,
 ) -> Result<T, Error> {
+    let mut locked_since: Option<Instant> = None;
     let landed = RACES.retry(|_| {
         let (new, expected, value) = match next() {
             Ok(Next::Move { new, expected, value }) => (new, expected, value),
@@ -91,7 +97,22 @@ pub(super) fn cas_until_landed<T>(
             Err(git::Error::RefLocked { lock_path, age: Some(age), .. }) if repo.lock_is_stale(age, STALE_LOCK_AGE) => {
                 ControlFlow::Break(Err(Error::StaleLock { reference: name.to_owned(), path: lock_path, age }))
             }
-            Err(git::Error::RefConflict { .. } | git::Error::RefLocked { .. }) => ControlFlow::Continue(()),
+            Err(git::Error::RefLocked { lock_path, age, .. }) => {
+                // However it is attributed (a live chant process may be its writer, or only the
+                // parent of this one), a lock in the way is waited on for LOCK_WAIT at most.
+                let since = *locked_since.get_or_insert_with(Instant::now);
+                if since.elapsed() < LOCK_WAIT {
+                    return ControlFlow::Continue(());
+                }
+                ControlFlow::Break(Err(Error::Locked {
+                    reference: name.to_owned(),
+                    path: lock_path,
+                    age: age.unwrap_or_default(),
+                    waited: since.elapsed(),
+                    alive: repo.other_processes_alive(),
+                }))
+            }
+            Err(git::Error::RefConflict { .. }) => ControlFlow::Continue(()),
             Err(other) => ControlFlow::Break(Err(other.into())),
         }
     });

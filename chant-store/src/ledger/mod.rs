@@ -54,7 +54,7 @@ use crate::error::chain;
 use crate::git::cmd::{self, Git};
 use crate::git::{self, ObjectId, SharedRepo};
 
-pub use append::STALE_LOCK_AGE;
+pub use append::{LOCK_WAIT, STALE_LOCK_AGE};
 pub use document::{DocumentReceipt, env_document_path};
 pub use kept::DIR as KEPT_DIR;
 pub use key::{APPLY_DIR, HAND_RUNS_DIR, RecordKind, ShardKey};
@@ -107,6 +107,28 @@ pub enum Error {
         path: PathBuf,
         /// Its age.
         age: Duration,
+    },
+    /// A lock file stayed in the way for [`LOCK_WAIT`], though a chant process that may be its
+    /// writer is alive (or it is younger than the stale-lock age): the wait ends with this.
+    #[error(
+        "the ledger ref {reference} is still locked after {}s by {} ({}s old){}: a git ref lock is held for          milliseconds, so it is most likely left by a killed git or chant; if no git or chant process is writing          this repository, remove it (`rm {}`) and retry",
+        waited.as_secs(), path.display(), age.as_secs(),
+        if alive.is_empty() { String::new() } else {
+            format!(" (chant processes alive in this repository: {})", alive.iter().map(u32::to_string).collect::<Vec<_>>().join(", "))
+        },
+        path.display()
+    )]
+    Locked {
+        /// The ref.
+        reference: String,
+        /// The lock file.
+        path: PathBuf,
+        /// Its age when the wait ended.
+        age: Duration,
+        /// How long this append waited.
+        waited: Duration,
+        /// The other chant processes of the repository that were alive.
+        alive: Vec<u32>,
     },
     /// Too many lost races in a row.
     #[error("gave up updating {reference} after {attempts} lost races")]
@@ -313,7 +335,13 @@ impl Ledger {
     /// the errors of [`Ledger::append`] when the record itself is invalid.
     pub fn append_or_keep(&self, key: &ShardKey, line: &str) -> Result<AppendReceipt, Error> {
         match self.append(key, line) {
-            Err(err @ (Error::Git(_) | Error::StaleLock { .. } | Error::Contended { .. } | Error::Layout { .. })) => {
+            Err(
+                err @ (Error::Git(_)
+                | Error::StaleLock { .. }
+                | Error::Locked { .. }
+                | Error::Contended { .. }
+                | Error::Layout { .. }),
+            ) => {
                 let kept = kept::Kept { dir: key.dir(), label: key.label(), line: line.to_owned() };
                 let common = self.repo.local().common_dir().to_owned();
                 match kept::keep(&common, &kept) {

@@ -190,6 +190,42 @@ fn a_stale_lock_on_the_branch_ref_is_an_error_naming_the_path() {
 }
 
 #[test]
+fn a_lock_a_live_process_might_hold_is_waited_on_for_a_bounded_time_then_named_with_its_rm() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = project(tmp.path(), "p");
+    let ledger = open(&dir, local_config());
+    let key = converge("op");
+    ledger.append(&key, &record("op", "a", 0)).unwrap();
+    let tip = ledger.tip().unwrap();
+    // Another chant process of the repository is alive (its liveness marker names a real,
+    // running process), so the old lock may be its own: not provably stale.
+    let mut other = std::process::Command::new("sleep").arg("60").spawn().unwrap();
+    let pid = other.id();
+    let started = chant::process::identity::start_time(i32::try_from(pid).unwrap()).unwrap();
+    std::fs::create_dir_all(dir.join(".git/chant/live")).unwrap();
+    std::fs::write(dir.join(format!(".git/chant/live/{pid}")), format!("{pid} {started}\n")).unwrap();
+    let lock = dir.join(".git/refs/heads/chant/lifecycle.lock");
+    let file = std::fs::File::create(&lock).unwrap();
+    file.set_modified(SystemTime::now() - Duration::from_secs(60)).unwrap();
+
+    // The wait ends (the bound is chant::ledger::LOCK_WAIT), with the lock file, its rm and who
+    // is alive, and nothing is written.
+    let err = ledger.append(&key, &record("op", "a", 1)).unwrap_err();
+    other.kill().unwrap();
+    other.wait().unwrap();
+    let Error::Locked { path, waited, alive, .. } = &err else { panic!("{err}") };
+    assert_eq!(path, &lock);
+    assert!(*waited >= chant::ledger::LOCK_WAIT, "{waited:?}");
+    assert_eq!(alive, &[pid]);
+    let said = err.to_string();
+    assert!(said.contains(&format!("rm {}", lock.display())) && said.contains(&pid.to_string()), "{said}");
+    assert_eq!(ledger.tip().unwrap(), tip, "the branch did not move");
+
+    std::fs::remove_file(&lock).unwrap();
+    assert_eq!(ledger.append(&key, &record("op", "a", 1)).unwrap().seq, 1);
+}
+
+#[test]
 fn a_record_that_cannot_be_written_is_kept_and_appended_first_by_the_next_write() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = project(tmp.path(), "p");
