@@ -104,13 +104,13 @@ pub(super) fn cas_until_landed<T>(
                 if since.elapsed() < LOCK_WAIT {
                     return ControlFlow::Continue(());
                 }
-                ControlFlow::Break(Err(Error::Locked {
+                ControlFlow::Break(Err(Error::Locked(Box::new(super::LockWait {
                     reference: name.to_owned(),
                     path: lock_path,
                     age: age.unwrap_or_default(),
                     waited: since.elapsed(),
                     alive: repo.other_processes_alive(),
-                }))
+                }))))
             }
             Err(git::Error::RefConflict { .. }) => ControlFlow::Continue(()),
             Err(other) => ControlFlow::Break(Err(other.into())),

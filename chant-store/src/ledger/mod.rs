@@ -110,26 +110,8 @@ pub enum Error {
     },
     /// A lock file stayed in the way for [`LOCK_WAIT`], though a chant process that may be its
     /// writer is alive (or it is younger than the stale-lock age): the wait ends with this.
-    #[error(
-        "the ledger ref {reference} is still locked after {}s by {} ({}s old){}: a git ref lock is held for          milliseconds, so it is most likely left by a killed git or chant; if no git or chant process is writing          this repository, remove it (`rm {}`) and retry",
-        waited.as_secs(), path.display(), age.as_secs(),
-        if alive.is_empty() { String::new() } else {
-            format!(" (chant processes alive in this repository: {})", alive.iter().map(u32::to_string).collect::<Vec<_>>().join(", "))
-        },
-        path.display()
-    )]
-    Locked {
-        /// The ref.
-        reference: String,
-        /// The lock file.
-        path: PathBuf,
-        /// Its age when the wait ended.
-        age: Duration,
-        /// How long this append waited.
-        waited: Duration,
-        /// The other chant processes of the repository that were alive.
-        alive: Vec<u32>,
-    },
+    #[error(transparent)]
+    Locked(Box<LockWait>),
     /// Too many lost races in a row.
     #[error("gave up updating {reference} after {attempts} lost races")]
     Contended {
@@ -338,7 +320,7 @@ impl Ledger {
             Err(
                 err @ (Error::Git(_)
                 | Error::StaleLock { .. }
-                | Error::Locked { .. }
+                | Error::Locked(_)
                 | Error::Contended { .. }
                 | Error::Layout { .. }),
             ) => {
@@ -527,4 +509,36 @@ mod tests {
         assert!(!ledger_due(256, "1201ffffffffffffffffffffffffffffffffffff"));
         assert!(!ledger_due(0, "0000ffffffffffffffffffffffffffffffffffff"));
     }
+}
+
+/// A wait on a lock file that ended at [`LOCK_WAIT`]: [`Error::Locked`].
+#[derive(Debug, thiserror::Error)]
+#[error(
+    "the ledger ref {reference} is still locked after {}s by {} ({}s old){}: a git ref lock is held for milliseconds, so it is most likely left by a killed git or chant; if no git or chant process is writing this repository, remove it (`rm {}`) and retry",
+    waited.as_secs(),
+    path.display(),
+    age.as_secs(),
+    alive_list(alive),
+    path.display()
+)]
+pub struct LockWait {
+    /// The ref.
+    pub reference: String,
+    /// The lock file.
+    pub path: PathBuf,
+    /// Its age when the wait ended.
+    pub age: Duration,
+    /// How long the append waited.
+    pub waited: Duration,
+    /// The other chant processes of the repository that were alive.
+    pub alive: Vec<u32>,
+}
+
+/// ` (chant processes alive in this repository: 12, 34)`, or nothing.
+fn alive_list(alive: &[u32]) -> String {
+    if alive.is_empty() {
+        return String::new();
+    }
+    let pids: Vec<String> = alive.iter().map(u32::to_string).collect();
+    format!(" (chant processes alive in this repository: {})", pids.join(", "))
 }

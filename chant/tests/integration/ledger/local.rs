@@ -213,10 +213,10 @@ fn a_lock_a_live_process_might_hold_is_waited_on_for_a_bounded_time_then_named_w
     let err = ledger.append(&key, &record("op", "a", 1)).unwrap_err();
     other.kill().unwrap();
     other.wait().unwrap();
-    let Error::Locked { path, waited, alive, .. } = &err else { panic!("{err}") };
-    assert_eq!(path, &lock);
-    assert!(*waited >= chant::ledger::LOCK_WAIT, "{waited:?}");
-    assert_eq!(alive, &[pid]);
+    let Error::Locked(wait) = &err else { panic!("{err}") };
+    assert_eq!(wait.path, lock);
+    assert!(wait.waited >= chant::ledger::LOCK_WAIT, "{:?}", wait.waited);
+    assert_eq!(wait.alive, [pid]);
     let said = err.to_string();
     assert!(said.contains(&format!("rm {}", lock.display())) && said.contains(&pid.to_string()), "{said}");
     assert_eq!(ledger.tip().unwrap(), tip, "the branch did not move");
