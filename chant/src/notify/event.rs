@@ -5,8 +5,10 @@
 //! - `failed-dispatch`: a dispatch failed (`reported` with `dispatchFailed`);
 //! - `damped`: flap damping skipped a dispatch (`skipped-flap`);
 //! - `ineffective`: a dispatch ran and the observation after it found its symptom still there;
-//! - `unknown`: the tick could not observe everything, and this is the `unknown_ticks`th such
-//!   tick in a row (sent once per run of unknown ticks, not on every one);
+//! - `unknown`: the tick could not observe everything, the run of such ticks in a row has
+//!   reached `unknown_ticks`, and no `unknown` was sent for this run yet (a threshold crossed, not
+//!   met exactly: a run already long when the operator starts, or whose Nth tick was a hand tick
+//!   the operator does not notify, still notifies once);
 //! - `recovered`: the tick raised none of the above, observed everything and did not fail, and
 //!   the last notification recorded for the op reported a problem.
 
@@ -95,6 +97,9 @@ pub struct Context<'a> {
     pub unknown_ticks: u64,
     /// Whether the last notification recorded for this op reported a problem.
     pub problem_open: bool,
+    /// Whether `unknown` was already sent since the last notification that reported no problem
+    /// (for the run of unknown ticks this one continues).
+    pub unknown_sent: bool,
 }
 
 /// Returns the events `record` raises, in outcome order, then `unknown` or `recovered`.
@@ -122,7 +127,7 @@ pub fn events(record: &TickRecord, cx: &Context<'_>) -> Vec<Event> {
             ..Event::of_tick(kind, record)
         });
     }
-    if is_unknown(record) && cx.unknown_run == cx.unknown_ticks.max(1) {
+    if is_unknown(record) && cx.unknown_run >= cx.unknown_ticks.max(1) && !cx.unknown_sent {
         out.push(Event::of_tick(EventKind::Unknown, record));
     }
     if out.is_empty() && cx.problem_open && !is_unknown(record) && record.error.is_none() {
@@ -173,7 +178,7 @@ mod tests {
 
     fn kinds(record: &TickRecord, unknown_run: u64, problem_open: bool) -> Vec<EventKind> {
         let why = |rule: &str| Some(format!("why of {rule}"));
-        let cx = Context { why: &why, unknown_run, unknown_ticks: 3, problem_open };
+        let cx = Context { why: &why, unknown_run, unknown_ticks: 3, problem_open, unknown_sent: problem_open };
         events(record, &cx).into_iter().map(|e| e.event).collect()
     }
 
@@ -194,7 +199,7 @@ mod tests {
         let ineffective = record(vec![outcome("fix", Action::Ineffective), outcome("ok", Action::Ran)], 0);
         assert_eq!(kinds(&ineffective, 0, false), [EventKind::Ineffective]);
         let why = |rule: &str| Some(format!("why of {rule}"));
-        let cx = Context { why: &why, unknown_run: 0, unknown_ticks: 3, problem_open: false };
+        let cx = Context { why: &why, unknown_run: 0, unknown_ticks: 3, problem_open: false, unknown_sent: false };
         let gated = &events(&r, &cx)[0];
         assert_eq!(gated.approve.as_deref(), Some("chant approve ship hold --resource web"));
         assert_eq!(gated.why.as_deref(), Some("why of guard"));
@@ -208,6 +213,19 @@ mod tests {
         assert_eq!(kinds(&r, 2, false), []);
         assert_eq!(kinds(&r, 3, false), [EventKind::Unknown]);
         assert_eq!(kinds(&r, 4, true), [], "not again while the run lasts, and no recovery while unknown");
+    }
+
+    #[test]
+    fn unknown_is_sent_for_a_run_past_the_threshold_that_was_never_notified() {
+        let r = record(vec![], 2);
+        let why = |_: &str| None;
+        let at = |run, sent| {
+            let cx = Context { why: &why, unknown_run: run, unknown_ticks: 3, problem_open: sent, unknown_sent: sent };
+            events(&r, &cx).into_iter().map(|e| e.event).collect::<Vec<_>>()
+        };
+        // Already unknown for 7 ticks when the operator started, or the 3rd was a hand tick.
+        assert_eq!(at(7, false), [EventKind::Unknown]);
+        assert_eq!(at(8, true), [], "sent once for the run");
     }
 
     #[test]

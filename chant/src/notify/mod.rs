@@ -210,6 +210,22 @@ fn last_sent(project: &Project, key: &ShardKey) -> (Option<String>, bool) {
     }
 }
 
+/// Whether `unknown` was sent since the newest notification that reported no problem: the op's
+/// notifications read newest first, stopping at the first clean one (a recovery) or the first
+/// `unknown`. An unreadable ledger reads as not sent: a duplicate beats a silence.
+fn unknown_sent(ledger: &Ledger, key: &ShardKey) -> bool {
+    let mut sent = false;
+    let streamed = ledger.stream_newest_typed::<NotifyRecord>(key, |visit| match visit {
+        Visit::Record(stored) if stored.record.events.iter().any(|e| e.event == event::EventKind::Unknown) => {
+            sent = true;
+            ControlFlow::Break(())
+        }
+        Visit::Record(stored) if !stored.record.problem => ControlFlow::Break(()),
+        Visit::Record(_) | Visit::Unreadable(_) => ControlFlow::Continue(()),
+    });
+    streamed.is_ok() && sent
+}
+
 /// How many of the op's newest ticks in a row were unknown, counted up to `cap`: the event is
 /// sent when the run reaches the threshold, so a longer run needs no exact length. Reads the
 /// newest shard first and stops at the first tick that was not unknown (or at `cap`), so a long
@@ -239,13 +255,15 @@ fn deliver(project: &Project, config: &NotifyConfig, job: &Job) -> Vec<(String, 
         return Vec::new();
     }
     let run = if event::is_unknown(record) {
-        unknown_run(&project.ledger, member, record, config.unknown_ticks.max(1).saturating_add(1))
+        unknown_run(&project.ledger, member, record, config.unknown_ticks.max(1))
     } else {
         0
     };
     let rules = project.catalog.get(&record.op).and_then(|d| d.converge.as_ref()).map(|c| c.rules.as_slice());
     let why = |rule: &str| rules.into_iter().flatten().find(|r| r.id == rule).map(|r| r.why.clone());
-    let cx = event::Context { why: &why, unknown_run: run, unknown_ticks: config.unknown_ticks, problem_open };
+    let unknown_sent = run > 0 && unknown_sent(&project.ledger, &key);
+    let cx =
+        event::Context { why: &why, unknown_run: run, unknown_ticks: config.unknown_ticks, problem_open, unknown_sent };
     let events = event::events(record, &cx);
     if events.is_empty() {
         return Vec::new();

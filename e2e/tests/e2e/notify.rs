@@ -218,3 +218,34 @@ fn a_hanging_receiver_never_holds_a_tick_back() {
     assert_eq!((&delivery["ok"], &delivery["event"]), (&Value::Bool(false), &Value::from("gated")));
     assert!(delivery["error"].as_str().unwrap().contains("did not answer within 1s"), "{delivery}");
 }
+
+#[test]
+fn an_env_already_unknown_past_the_threshold_is_notified_once_by_the_operator() {
+    // No `[env.blind]`: every declared file is `no-binding`, so each tick is unknown.
+    let sandbox = Sandbox::new("");
+    let receiver = Receiver204::start(false);
+    let mut config = config_with_roots(&[]);
+    config.push_str(
+        "\n[notify]\ntimeout = \"5s\"\nunknown_ticks = 3\n\n[[notify.webhook]]\nurl_var = \"E2E_HOOK_URL\"\n",
+    );
+    sandbox.write_config(&config);
+    // Five unknown ticks by hand, which the operator never notifies: the run is past 3 when the
+    // operator first sees it (with `==` on the streak it never notified).
+    for minute in 0..5 {
+        sandbox.tick("blind-converge", &[("CHANT_NOW", &at(minute))]);
+    }
+    let once = |minute: u32| {
+        let now = at(minute);
+        let vars = [("CHANT_NOW", now.as_str()), ("E2E_HOOK_URL", receiver.url.as_str())];
+        sandbox.project(&["operator", "--once", "--env", "blind"], &vars).code(0);
+    };
+    once(10);
+    let events = receiver.take(1);
+    assert_eq!(events.len(), 1, "{events:?}");
+    assert_eq!((&events[0]["event"], &events[0]["op"]), (&Value::from("unknown"), &Value::from("blind-converge")));
+    // The run goes on: not sent again.
+    once(20);
+    let key = ShardKey::notify(None, "blind", "blind-converge").unwrap();
+    assert_eq!(sandbox.values(&key).len(), 1, "the second unknown operator tick sends nothing");
+    assert!(receiver.take(0).is_empty());
+}
