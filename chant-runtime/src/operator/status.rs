@@ -155,6 +155,10 @@ pub struct LastTickView {
     pub timestamp: String,
     /// Its summary line.
     pub log: String,
+    /// How long before the status was read it was recorded, in seconds (`null` when its time
+    /// does not read, or lies ahead of the status's clock).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub age_secs: Option<u64>,
     /// Why it failed, `null` when it did not.
     pub error: Option<String>,
     /// The lease it ran under.
@@ -355,6 +359,8 @@ pub fn status(ledger: &Ledger, leases: &LeaseStore, ops: &[OpRef], now: Timestam
             member: r.member.clone(),
             health: Health::of_tick(tick.as_ref()),
             last_tick: tick.map(|t| LastTickView {
+                age_secs: chant_store::clock::parse(&t.timestamp)
+                    .and_then(|at| u64::try_from(now.as_second().saturating_sub(at.as_second())).ok()),
                 id: t.id,
                 started_at: t.started_at,
                 timestamp: t.timestamp,
@@ -430,6 +436,16 @@ fn stale_locks(ledger: &Ledger) -> Vec<StaleLockView> {
         .collect()
 }
 
+/// `just now`, `4 min ago`, `3 h ago`, `12 days ago`: how long ago, in words.
+pub fn ago(secs: u64) -> String {
+    match secs {
+        0..60 => "just now".to_owned(),
+        60..3_600 => format!("{} min ago", secs / 60),
+        3_600..172_800 => format!("{} h ago", secs / 3_600),
+        _ => format!("{} days ago", secs / 86_400),
+    }
+}
+
 /// Renders the status for a human. Every text read from the ledger goes through
 /// [`printable`], so no record can drive the reader's terminal or forge a line.
 pub fn render(view: &StatusView) -> String {
@@ -452,7 +468,10 @@ pub fn render(view: &StatusView) -> String {
     }
     for row in &view.ops {
         let _ = writeln!(s, "{} ({})", p(&row.op), p(&row.env));
-        let _ = writeln!(s, "  health    : {}", p(&row.health.to_string()));
+        // The word first, then how old it is: health read away from the tick says when it was true.
+        let observed = row.last_tick.as_ref().and_then(|t| t.age_secs).map(|a| format!(", observed {}", ago(a)));
+        let detail = row.health.detail.as_deref().map(|d| format!(" ({})", p(d))).unwrap_or_default();
+        let _ = writeln!(s, "  health    : {}{}{detail}", row.health.state, observed.unwrap_or_default());
         match &row.last_tick {
             None => s.push_str("  no ticks recorded yet\n"),
             Some(t) => {
@@ -529,4 +548,15 @@ fn plan_lines(s: &mut String, g: &PendingGateView, indent: &str) {
 /// Returns true for a fact that resolves a gate (for the log's timeline).
 pub(super) fn is_resolution(fact: &GateFact) -> bool {
     fact.kind == FactKind::Resolution
+}
+
+#[cfg(test)]
+mod tests {
+    use super::ago;
+
+    #[test]
+    fn an_age_reads_in_words() {
+        let words: Vec<String> = [0, 59, 60, 3_599, 3_600, 172_799, 172_800].into_iter().map(ago).collect();
+        assert_eq!(words, ["just now", "just now", "1 min ago", "59 min ago", "1 h ago", "47 h ago", "2 days ago"]);
+    }
 }

@@ -52,7 +52,7 @@ pub fn paint_health_lines(text: &str) -> String {
     const KEY: &str = "  health    : ";
     let mut out = String::with_capacity(text.len());
     for line in text.split_inclusive('\n') {
-        let word_at = line.strip_prefix(KEY).map(|rest| rest.split([' ', '\n']).next().unwrap_or_default());
+        let word_at = line.strip_prefix(KEY).map(|rest| rest.split([' ', ',', '\n']).next().unwrap_or_default());
         match word_at.and_then(|w| HealthState::parse(w).map(|s| (w, s))) {
             Some((word, state)) => {
                 out.push_str(KEY);

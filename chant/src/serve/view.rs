@@ -201,6 +201,7 @@ mod tests {
                 id: "t".into(),
                 started_at: "2026-03-01T09:59:00.000Z".into(),
                 timestamp: "2026-03-01T10:00:00.000Z".into(),
+                age_secs: None,
                 log: l.into(),
                 error: None,
                 lease: None,

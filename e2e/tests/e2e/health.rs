@@ -20,7 +20,9 @@ fn an_env_that_cannot_be_observed_is_unknown_in_every_view() {
     let text = sandbox.project(&["operator", "status", "--env", "site"], &[]);
     text.code(0);
     assert!(
-        text.stdout.contains("site-converge (site)\n  health    : unknown (1 unobserved, first: read-failed)\n"),
+        text.stdout.contains(
+            "site-converge (site)\n  health    : unknown, observed just now (1 unobserved, first: read-failed)\n"
+        ),
         "{}",
         text.all()
     );
@@ -39,7 +41,7 @@ fn an_env_that_cannot_be_observed_is_unknown_in_every_view() {
     let out = sandbox.project(&["operator", "--once", "--env", "site"], &[]);
     assert!(out.all().contains("operator: site-converge@site ticked=1 status=in-sync"), "{}", out.all());
     let text = sandbox.project(&["operator", "status", "--env", "site"], &[]);
-    assert!(text.stdout.contains("  health    : in-sync\n"), "{}", text.all());
+    assert!(text.stdout.contains("  health    : in-sync, observed just now\n"), "{}", text.all());
 }
 
 #[test]
