@@ -77,6 +77,7 @@ impl Redactor {
         }
         let out = redact_pem(&out);
         let out = redact_userinfo(&out);
+        let out = redact_mysql_password(&out);
         redact_tokens(&out)
     }
 
@@ -99,6 +100,36 @@ pub fn sanitise(text: &str) -> String {
     } else {
         cleaned.to_owned()
     }
+}
+
+/// Replaces the password a MySQL or MariaDB client takes glued to `-p` (`mysql -uroot -ps3cret`),
+/// on the lines that run one.
+fn redact_mysql_password(text: &str) -> String {
+    const CLIENTS: [&str; 4] = ["mysql", "mysqldump", "mysqladmin", "mariadb"];
+    let mut out = String::with_capacity(text.len());
+    for line in text.split_inclusive('\n') {
+        let runs_client = line.split_whitespace().any(|w| CLIENTS.contains(&w.rsplit('/').next().unwrap_or(w)));
+        if !runs_client {
+            out.push_str(line);
+            continue;
+        }
+        let mut first = true;
+        for part in line.split(' ') {
+            if !first {
+                out.push(' ');
+            }
+            first = false;
+            match part.strip_prefix("-p") {
+                Some(pw) if !pw.trim_end().is_empty() => {
+                    out.push_str("-p");
+                    out.push_str(REDACTED);
+                    out.push_str(&pw[pw.trim_end().len()..]);
+                }
+                _ => out.push_str(part),
+            }
+        }
+    }
+    out
 }
 
 fn redact_pem(text: &str) -> String {
@@ -180,7 +211,7 @@ fn redact_scheme_userinfo(text: &str) -> String {
                 out.push_str(REDACTED);
                 rest = &after[a..];
             }
-            (Some('@'), _) if is_token(user) => {
+            (Some('@'), _) if is_token(user) || looks_random(user) => {
                 out.push_str(REDACTED);
                 rest = &after[user_len..];
             }
@@ -288,6 +319,10 @@ const SECRET_KEYS: &[&str] = &[
 /// Returns true when `key` (the text before an `=`) names a secret.
 fn is_secret_key(key: &str) -> bool {
     let key = key.to_ascii_lowercase();
+    // `PGPASSWORD`, `MYSQL_PASSWD`: a password by any prefix.
+    if key.ends_with("password") || key.ends_with("passwd") {
+        return true;
+    }
     SECRET_KEYS.iter().any(|k| {
         key == *k
             || key.strip_suffix(k).is_some_and(|head| head.ends_with('_') || head.ends_with('-') || head.ends_with('.'))
@@ -313,8 +348,10 @@ fn redact_tokens(text: &str) -> String {
         let lower = word.to_ascii_lowercase();
         let is_scheme = lower == "bearer" || lower == "basic" || lower == "token";
         let blank = c == ' ' || c == '\t';
+        // `X-Api-Key: value`, `Authorization: Bearer x`: a header naming a secret, its value next.
+        let secret_header = c == ':' && !word.is_empty() && is_secret_key(&word);
         // `Bearer x`, `Bearer<TAB>x`, `Bearer   x`: the scheme and its value on one line.
-        prev_bearer = blank && (is_scheme || prev_bearer && word.is_empty());
+        prev_bearer = secret_header || blank && (is_scheme || prev_bearer && word.is_empty());
         out.push_str(&redact_word(&word));
         word.clear();
         out.push(c);
@@ -382,6 +419,16 @@ pub fn is_token(word: &str) -> bool {
             && word[p.len()..].chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
             && word[p.len()..].chars().any(|c| c.is_ascii_digit() || c.is_ascii_uppercase())
     })
+}
+
+/// Returns true for a word that reads as a generated credential rather than a name: 20
+/// characters or more, letters and digits mixed (`https://3f9a...c1@host`, a bare token used as
+/// a URL's user).
+fn looks_random(word: &str) -> bool {
+    word.len() >= 20
+        && word.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+        && word.chars().any(|c| c.is_ascii_digit())
+        && word.chars().any(|c| c.is_ascii_alphabetic())
 }
 
 fn is_jwt(word: &str) -> bool {
@@ -547,5 +594,29 @@ mod tests {
         assert_eq!(s.chars().count(), 301);
         assert!(s.ends_with('…'));
         assert_eq!(sanitise(""), "");
+    }
+
+    #[test]
+    fn the_leaks_of_the_third_hardening_round_are_redacted() {
+        let r = Redactor::new(Vec::<String>::new());
+        for (text, secret) in [
+            ("curl -H 'X-Api-Key: k3y-V4lue-123' https://127.0.0.1/", "k3y-V4lue-123"),
+            ("X-Api-Key:k3y-V4lue-123", "k3y-V4lue-123"),
+            ("mysql -uroot -ps3cr3tPass -h 127.0.0.1 app", "s3cr3tPass"),
+            ("/usr/bin/mysqldump -pS3cret app > dump.sql", "S3cret"),
+            ("PGPASSWORD=hunter2pw psql -h 127.0.0.1", "hunter2pw"),
+            (
+                "git clone https://3f9ad0c1e7b24a8f9e0d1c2b3a4f5e6d@github.invalid/org/repo.git",
+                "3f9ad0c1e7b24a8f9e0d1c2b3a4f5e6d",
+            ),
+        ] {
+            let out = r.redact(text);
+            assert!(!out.contains(secret), "{text} -> {out}");
+            assert!(out.contains(REDACTED), "{text} -> {out}");
+        }
+        // Names are not secrets: a user in a URL, -p elsewhere, a port flag.
+        assert_eq!(r.redact("https://deploy-bot@host.invalid/x"), "https://deploy-bot@host.invalid/x");
+        assert_eq!(r.redact("ssh -p 2222 host"), "ssh -p 2222 host");
+        assert_eq!(r.redact("mkdir -p /var/lib/app"), "mkdir -p /var/lib/app");
     }
 }
