@@ -111,8 +111,8 @@ impl CommandError {
         if self.kind == ErrorKind::BrokenPipe {
             return Vec::new();
         }
-        let mut lines = vec![format!("error: {}", crate::error::chain(self.source.as_ref()))];
-        lines.extend(self.hints.iter().map(|h| format!("hint: {h}")));
+        let mut lines = vec![format!("error: {}", shown(&crate::error::chain(self.source.as_ref())))];
+        lines.extend(self.hints.iter().map(|h| format!("hint: {}", shown(h))));
         lines
     }
 
@@ -145,6 +145,13 @@ impl CommandError {
         }
         self.exit()
     }
+}
+
+/// An error's text for a terminal: every character a terminal would act on is shown as its
+/// escape ([`crate::terminal::printable`]), line by line, so a name taken from an argument or a
+/// record (`tick $'x\e[2J'`) cannot drive the terminal; the message's own line breaks stay.
+fn shown(text: &str) -> String {
+    text.split('\n').map(|line| crate::terminal::printable(line).to_string()).collect::<Vec<_>>().join("\n")
 }
 
 impl std::fmt::Display for CommandError {
@@ -590,5 +597,13 @@ mod tests {
         assert_eq!(CommandError::from(std::io::Error::from(std::io::ErrorKind::BrokenPipe)).json(), None);
         let e = CommandError::from(std::io::Error::other("disk full"));
         assert_eq!(e.lines(), ["error: cannot write to stdout: disk full"]);
+    }
+
+    #[test]
+    fn a_rendered_error_shows_terminal_controls_as_escapes_and_keeps_its_own_lines() {
+        let e = CommandError::usage("no op named `x\u{1b}[2J` here\nsecond line").hint("see \u{9b}31m");
+        let lines = e.lines();
+        assert_eq!(lines, ["error: no op named `x\\u{1b}[2J` here\nsecond line", "hint: see \\u{9b}31m"]);
+        assert!(!lines.concat().contains('\u{1b}'));
     }
 }

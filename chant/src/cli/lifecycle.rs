@@ -232,7 +232,10 @@ pub(crate) fn check_declared(binary: Binary, env: &str) -> Result<(), CommandErr
         .map(|s| format!("; did you mean `{s}`?"))
         .unwrap_or_default();
     let known = if declared.is_empty() { "none".to_owned() } else { declared.join(", ") };
-    Err(CommandError::usage(format!("env `{env}` has no declaration in this binary{hint} (declared envs: {known})")))
+    Err(CommandError::usage(format!(
+        "env `{}` has no declaration in this binary{hint} (declared envs: {known})",
+        crate::terminal::printable(env)
+    )))
 }
 
 fn cmd_diff(binary: Binary, args: &DiffArgs) -> Result<Exit, CommandError> {

@@ -438,14 +438,22 @@ fn cmd_undamp(args: &UndampArgs) -> Result<Exit, CommandError> {
         let names: Vec<String> = project.catalog.converge_ops().map(|d| d.name.to_string()).collect();
         let hint = crate::model::contract::did_you_mean(&args.op, names.iter().map(String::as_str))
             .map_or_else(|| format!("the ConvergeOps are: {}", names.join(", ")), |s| format!("did you mean {s}?"));
-        return Err(CommandError::usage(format!("{} is no ConvergeOp of this binary; {hint}", args.op)));
+        return Err(CommandError::usage(format!(
+            "{} is no ConvergeOp of this binary; {hint}",
+            crate::terminal::printable(&args.op)
+        )));
     };
     let rules = doc.converge.as_ref().map(|c| c.rules.as_slice()).unwrap_or_default();
     if let Some(rule) = &args.rule
         && !rules.iter().any(|r| r.id.as_str() == rule)
     {
         let ids: Vec<&str> = rules.iter().map(|r| r.id.as_str()).collect();
-        return Err(CommandError::usage(format!("{} has no rule {rule}; its rules are: {}", args.op, ids.join(", "))));
+        return Err(CommandError::usage(format!(
+            "{} has no rule {}; its rules are: {}",
+            args.op,
+            crate::terminal::printable(rule),
+            ids.join(", ")
+        )));
     }
     let by = match &args.actor {
         Some(a) => crate::approval::Approver::parse(a).map_err(|e| CommandError::usage_with("--actor", e))?,

@@ -57,14 +57,18 @@ pub(crate) fn open(binary: Binary, verb: &str, op: &str) -> Result<(Project, OpD
     if crate::registry::find(op).is_none() {
         return Err(CommandError::usage(match binary {
             Binary::Stock => format!(
-                "the stock chant binary contains no ops, so it cannot {verb} `{op}`; use the project's own binary (`cargo run --bin <project-bin> -- {verb} {op}`)"
+                "the stock chant binary contains no ops, so it cannot {verb} `{op}`; use the project's own binary (`cargo run --bin <project-bin> -- {verb} {op}`)",
+                op = crate::terminal::printable(op)
             ),
             Binary::Project => {
                 let names: Vec<&str> = crate::registry::ops().iter().map(|o| o.name).collect();
                 let hint = crate::model::contract::did_you_mean(op, names.iter().copied())
                     .map(|s| format!("; did you mean `{s}`?"))
                     .unwrap_or_default();
-                format!("no op named `{op}` is compiled into this binary{hint} (see `ops`)")
+                format!(
+                    "no op named `{}` is compiled into this binary{hint} (see `ops`)",
+                    crate::terminal::printable(op)
+                )
             }
         }));
     }
