@@ -64,6 +64,16 @@ pub enum Error {
         /// The op asked for.
         op: String,
     },
+    /// The URL names an op that several workspace members have, and no `?member=`.
+    #[error("ConvergeOp {op:?} in env {env:?} is in several members ({}); name one with ?member=", members.join(", "))]
+    AmbiguousOp {
+        /// The env asked for.
+        env: String,
+        /// The op asked for.
+        op: String,
+        /// The members that have it.
+        members: Vec<String>,
+    },
     /// The URL names an env that is not a valid env name, or one this binary does not carry.
     #[error("no env {env:?} is declared by this binary")]
     NoSuchEnv {
@@ -167,8 +177,14 @@ impl Dashboard {
         }
         let now = crate::clock::now().map_err(operator::Error::from)?;
         let (refs, status) = self.status_of(Some(env), Some(op))?;
-        let (refs, rows): (Vec<status::OpRef>, Vec<status::OpStatus>) =
-            refs.into_iter().zip(status.ops).filter(|(r, _)| r.member.as_deref() == member).unzip();
+        let (refs, rows): (Vec<status::OpRef>, Vec<status::OpStatus>) = refs.into_iter().zip(status.ops).unzip();
+        let (refs, rows): (Vec<status::OpRef>, Vec<status::OpStatus>) = match in_member(refs, member) {
+            Picked::One(i, r) => (vec![r], rows.into_iter().nth(i).into_iter().collect()),
+            Picked::None => return Err(no_such()),
+            Picked::Several(members) => {
+                return Err(Error::AmbiguousOp { env: env.to_owned(), op: op.to_owned(), members });
+            }
+        };
         let (Some(row), true) = (rows.into_iter().next(), refs.len() == 1) else { return Err(no_such()) };
         let timeline = operator::log::timeline(&self.ledger, &refs, &operator::log::Filter::default())?;
         let mut view = timeline::op_view(row, timeline, &self.whys, limit, now);
@@ -191,5 +207,50 @@ impl Dashboard {
             return Err(Error::NoSuchEnv { env: env.to_owned() });
         }
         diff::live(project, env).map_err(Error::Diff)
+    }
+}
+
+/// Which of an op's rows a page shows.
+#[derive(Debug, PartialEq, Eq)]
+enum Picked {
+    /// The one row, at this index.
+    One(usize, status::OpRef),
+    /// None in the member asked for.
+    None,
+    /// Several members have it and no member was asked for: their names.
+    Several(Vec<String>),
+}
+
+/// Picks the op's row of `member` (`?member=`); without one, the op in whichever member has it
+/// when exactly one does (a flat project's ops have no member), as docs/dashboard.md says.
+fn in_member(refs: Vec<status::OpRef>, member: Option<&str>) -> Picked {
+    let mut found: Vec<(usize, status::OpRef)> =
+        refs.into_iter().enumerate().filter(|(_, r)| member.is_none_or(|m| r.member.as_deref() == Some(m))).collect();
+    match found.len() {
+        0 => Picked::None,
+        1 => found.pop().map_or(Picked::None, |(i, r)| Picked::One(i, r)),
+        _ => Picked::Several(found.into_iter().map(|(_, r)| r.member.unwrap_or_else(|| "(none)".to_owned())).collect()),
+    }
+}
+
+#[cfg(test)]
+mod member_tests {
+    use super::*;
+
+    fn op_in(member: Option<&str>) -> status::OpRef {
+        status::OpRef { op: "converge".into(), env: "box".into(), member: member.map(str::to_owned) }
+    }
+
+    #[test]
+    fn an_op_page_without_a_member_finds_the_op_in_the_one_member_that_has_it() {
+        assert_eq!(in_member(vec![op_in(Some("box"))], None), Picked::One(0, op_in(Some("box"))));
+        assert_eq!(in_member(vec![op_in(None)], None), Picked::One(0, op_in(None)), "a flat project");
+        assert_eq!(in_member(vec![op_in(Some("box"))], Some("box")), Picked::One(0, op_in(Some("box"))));
+        assert_eq!(in_member(vec![op_in(Some("box"))], Some("web")), Picked::None);
+        assert_eq!(
+            in_member(vec![op_in(Some("a")), op_in(Some("b"))], None),
+            Picked::Several(vec!["a".into(), "b".into()])
+        );
+        assert_eq!(in_member(vec![op_in(Some("a")), op_in(Some("b"))], Some("b")), Picked::One(1, op_in(Some("b"))));
     }
 }

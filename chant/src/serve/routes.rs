@@ -76,6 +76,7 @@ fn now_text() -> String {
 fn error_response(json: bool, dashboard: &Dashboard, err: &Error) -> Response {
     let status = match err {
         Error::NoSuchOp { .. } | Error::NoSuchEnv { .. } | Error::NoDeclarations => StatusCode::NOT_FOUND,
+        Error::AmbiguousOp { .. } => StatusCode::BAD_REQUEST,
         Error::Read(_) | Error::Diff(_) | Error::Serve { .. } => StatusCode::INTERNAL_SERVER_ERROR,
     };
     let message = dashboard.redact(&crate::error::chain(err));
