@@ -688,18 +688,25 @@ impl PostgresLexicon {
 
 /// Connects with `config`, telling refused credentials from other failures.
 fn connect_with(config: &Config) -> Result<(Client, String), ConnectFailure> {
-    let address = address(config);
     match config.connect(NoTls) {
-        Ok(client) => Ok((client, address)),
-        Err(e) => {
-            let detail = describe(&e);
-            if is_auth_failure(&e) {
-                Err(ConnectFailure::NoCredentials { address, detail })
-            } else {
-                Err(ConnectFailure::Failed { address, detail })
-            }
-        }
+        Ok(client) => Ok((client, address(config))),
+        Err(e) => Err(failure(config, &e)),
     }
+}
+
+/// The failure a refused or failed login is reported as.
+fn failure(config: &Config, e: &postgres::Error) -> ConnectFailure {
+    let (address, detail) = (address(config), describe(e));
+    if is_auth_failure(e) {
+        ConnectFailure::NoCredentials { address, detail }
+    } else {
+        ConnectFailure::Failed { address, detail }
+    }
+}
+
+/// Whether a login was refused by a connection limit (SQLSTATE 53300, `too many connections`).
+fn over_connection_limit(e: &postgres::Error) -> bool {
+    e.code() == Some(&postgres::error::SqlState::TOO_MANY_CONNECTIONS)
 }
 
 /// What [`read_catalog`] returns: the read (with what its `meanwhile` made of the columns and
@@ -754,17 +761,26 @@ where
         let read = catalog::second_reader(&second, connected, &shared, |relations| second_beside(relations, &address));
         let _ = answer.send(read);
     });
-    let (mut client, address) = match connect_with(config) {
-        Ok(first) => first,
-        Err(refused) => {
+    let (mut client, address) = match config.connect(NoTls) {
+        Ok(first) => (first, address(config)),
+        Err(e) => {
             // The slot the first was refused may be the second's: then the second reads alone.
-            if second_in.recv().unwrap_or(false)
+            let second_got_in = second_in.recv().unwrap_or(false);
+            if second_got_in
                 && share.send(catalog::Share::Alone).is_ok()
                 && let Ok(Some(catalog::SecondRead::Alone(snapshot))) = answered.recv()
             {
                 return Ok((snapshot.map(catalog::Read::Whole), address(config)));
             }
-            return Err(refused);
+            // A connection limit both logins met at once (each counted the other): one more
+            // login, alone, reads everything.
+            if !second_got_in && over_connection_limit(&e) {
+                drop(share);
+                let (mut client, address) = connect_with(config)?;
+                let snapshot = catalog::in_one_snapshot(&mut client, |tx| catalog::read(tx)).map(catalog::Read::Whole);
+                return Ok((snapshot, address));
+            }
+            return Err(failure(config, &e));
         }
     };
     let snapshot = catalog::read_shared(
