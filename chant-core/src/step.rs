@@ -378,6 +378,14 @@ impl Step {
         let kind = self.kind();
         let x = |arg: &str, text: &str| expand(text, kind, arg, lookup);
         let x_opt = |arg: &str, text: &Option<String>| text.as_deref().map(|t| x(arg, t)).transpose();
+        // A free-form argument (a user step's, a lexicon step's): its strings expanded, the rest as is.
+        let x_arg = |(k, v): (&String, &serde_json::Value)| -> Result<(String, serde_json::Value), ExpandError> {
+            let v = match v {
+                serde_json::Value::String(s) => serde_json::Value::String(x(k, s)?),
+                other => other.clone(),
+            };
+            Ok((k.clone(), v))
+        };
         Ok(match self {
             Step::Apply { class, args } => Step::Apply {
                 class: *class,
@@ -406,28 +414,17 @@ impl Step {
                     timeout: args.timeout.clone(),
                 },
             },
-            Step::User { name, class, args, run } => {
-                let mut out = BTreeMap::new();
-                for (k, v) in args {
-                    let v = match v {
-                        serde_json::Value::String(s) => serde_json::Value::String(x(k, s)?),
-                        other => other.clone(),
-                    };
-                    out.insert(k.clone(), v);
-                }
-                Step::User { name: name.clone(), class: *class, args: out, run: run.clone() }
-            }
-            Step::Lexicon(step) => {
-                let mut args = serde_json::Map::new();
-                for (k, v) in &step.args {
-                    let v = match v {
-                        serde_json::Value::String(s) => serde_json::Value::String(x(k, s)?),
-                        other => other.clone(),
-                    };
-                    args.insert(k.clone(), v);
-                }
-                Step::Lexicon(LexiconStep { kind: step.kind.clone(), class: step.class, args })
-            }
+            Step::User { name, class, args, run } => Step::User {
+                name: name.clone(),
+                class: *class,
+                args: args.iter().map(x_arg).collect::<Result<_, _>>()?,
+                run: run.clone(),
+            },
+            Step::Lexicon(step) => Step::Lexicon(LexiconStep {
+                kind: step.kind.clone(),
+                class: step.class,
+                args: step.args.iter().map(x_arg).collect::<Result<_, _>>()?,
+            }),
         })
     }
 }

@@ -114,10 +114,15 @@ pub fn execute_after(
     let unreadable = latest.unreadable;
     let last_tick = latest.record.as_ref().map(|stored| stored.record.timestamp.clone());
     let previous: Vec<FlapEntry> = latest.record.map(|stored| stored.record.flap).unwrap_or_default();
-    // A person's `operator undamp` since the last tick clears the damped runs it names.
-    let undamp =
-        project.ledger.latest_typed::<super::undamp::UndampFact>(&ShardKey::control(member, &env, &doc.name)?)?;
-    let previous = super::undamp::undamped(&previous, undamp.record.as_ref().map(|s| &s.record), last_tick.as_deref());
+    // A person's `operator undamp` since the last tick clears the damped runs it names; with no
+    // runs there is nothing to clear, and the tick does not read the op's facts.
+    let previous = if previous.is_empty() {
+        previous
+    } else {
+        let key = ShardKey::control(member, &env, &doc.name)?;
+        let undamp = project.ledger.latest_typed::<super::undamp::UndampFact>(&key)?;
+        super::undamp::undamped(&previous, undamp.record.as_ref().map(|s| &s.record), last_tick.as_deref())
+    };
 
     let mut record = new_record(project, doc, started, options.fence.as_ref())?;
     record.flap = previous.clone();
