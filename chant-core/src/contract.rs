@@ -294,17 +294,26 @@ fn threshold(word: &str) -> usize {
     (word.chars().count() / 3).max(1)
 }
 
-/// Returns the Levenshtein edit distance between two strings.
+/// Returns the edit distance between two strings: insertions, deletions, substitutions and
+/// transpositions of two adjacent characters each count one (the optimal string alignment
+/// distance, so `bd` is one edit from `db`, as a typist would count it).
 pub fn levenshtein(a: &str, b: &str) -> usize {
+    let a: Vec<char> = a.chars().collect();
     let b: Vec<char> = b.chars().collect();
+    // Three rows: the one before the previous (for transpositions), the previous, the current.
+    let mut before: Vec<usize> = vec![0; b.len() + 1];
     let mut prev: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.chars().enumerate() {
+    for i in 0..a.len() {
         let mut cur = vec![i + 1; b.len() + 1];
-        for (j, cb) in b.iter().enumerate() {
-            let cost = usize::from(ca != *cb);
-            cur[j + 1] = (prev[j] + cost).min(prev[j + 1] + 1).min(cur[j] + 1);
+        for j in 0..b.len() {
+            let cost = usize::from(a[i] != b[j]);
+            let mut d = (prev[j] + cost).min(prev[j + 1] + 1).min(cur[j] + 1);
+            if i > 0 && j > 0 && a[i] == b[j - 1] && a[i - 1] == b[j] {
+                d = d.min(before[j - 1] + 1);
+            }
+            cur[j + 1] = d;
         }
-        prev = cur;
+        before = std::mem::replace(&mut prev, cur);
     }
     prev[b.len()]
 }
@@ -627,4 +636,21 @@ pub fn fnv1a64(bytes: &[u8]) -> u64 {
         h = h.wrapping_mul(0x0000_0100_0000_01b3);
     }
     h
+}
+
+#[cfg(test)]
+mod distance_tests {
+    use super::{did_you_mean, levenshtein};
+
+    #[test]
+    fn a_swap_of_two_adjacent_letters_is_one_edit() {
+        assert_eq!(levenshtein("bd", "db"), 1);
+        assert_eq!(levenshtein("stagnig", "staging"), 1);
+        assert_eq!(levenshtein("kitten", "sitting"), 3);
+        assert_eq!(levenshtein("", "abc"), 3);
+        assert_eq!(levenshtein("abc", "abc"), 0);
+        assert_eq!(levenshtein("ca", "abc"), 3);
+        assert_eq!(did_you_mean("bd", ["db", "staging"]), Some("db"));
+        assert_eq!(did_you_mean("xyz", ["db", "staging"]), None);
+    }
 }

@@ -11,7 +11,7 @@ use chant_core::contract::{self, ClassKind};
 use proc_macro2::{Delimiter, Group, Literal, Span, TokenStream};
 use quote::{quote, quote_spanned};
 
-use crate::ast::MainAst;
+use crate::ast::{ArgValue, MainAst};
 use crate::check::{self, Checked, Dispatch};
 use crate::ctxt::Ctxt;
 use crate::env::{BuildEnv, Member, OPS_DIR_VAR};
@@ -30,6 +30,19 @@ pub(crate) fn op(input: TokenStream) -> TokenStream {
     let env = BuildEnv::read();
     let member = member(&env, &cx);
     let checked = check::op(&ast, member.clone().map(|m| m.map(|m| m.name)), &table, &cx);
+    let known = KnownOps::scan(&env, Span::call_site());
+    if let Some(lit) = &ast.env {
+        known.check_env(lit, "this op's `env`", &cx);
+    }
+    for step in ast.phases.iter().chain(&ast.on_failure).flat_map(|p| &p.steps) {
+        if step.kind == "apply" || step.kind == "teardown" {
+            for arg in step.args.iter().filter(|a| a.name == "env") {
+                if let ArgValue::Str(lit) = &arg.value {
+                    known.check_env(lit, &format!("`{}`", step.kind), &cx);
+                }
+            }
+        }
+    }
     finish(&checked, &env, member.flatten(), cx)
 }
 
@@ -44,6 +57,9 @@ pub(crate) fn converge_op(input: TokenStream) -> TokenStream {
     let env = BuildEnv::read();
     let member = member(&env, &cx);
     let known = KnownOps::scan(&env, Span::call_site());
+    if let Some(lit) = &ast.env {
+        known.check_env(lit, "this ConvergeOp's `env`", &cx);
+    }
     let checked = check::converge(&ast, member.clone().map(|m| m.map(|m| m.name)), &env, &known, &table, &cx);
     finish(&checked, &env, member.flatten(), cx)
 }

@@ -9,6 +9,11 @@
 //! feed the "did you mean" of a target the registry does not know. A target not found here is
 //! never refused on that ground; the registry decides.
 //!
+//! The same scan collects the envs the sources declare (`DeclaredEnv::new("<name>", ...)` inside
+//! an item macro such as `inventory::submit!`), so a step's or a ConvergeOp's env that is a typo
+//! of one of them is refused at its token. A name close to none of them is left to the load of the
+//! op set, which sees every declaration.
+//!
 //! The files read are the crate root (the `.rs` file rustc compiles), the package's library root
 //! (a binary's ops usually live there), and the invocation's own file, with every `mod` they
 //! declare, inline or in its own file (a `path` attribute included), each file once. A file's
@@ -44,10 +49,13 @@ pub(crate) struct KnownOp {
     pub(crate) converge: bool,
 }
 
-/// The ops found in the crate's sources.
+/// The ops found in the crate's sources, and the envs they declare.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct KnownOps {
     ops: Vec<KnownOp>,
+    /// The names of the envs declared with `DeclaredEnv::new("<name>", ...)` in an item macro
+    /// (`inventory::submit! { ... }`, as `chant init` writes it).
+    envs: BTreeSet<String>,
 }
 
 impl KnownOps {
@@ -57,17 +65,44 @@ impl KnownOps {
         roots.extend(env.crate_root.clone());
         roots.extend(env.manifest_dir.as_ref().map(|d| d.join("src/lib.rs")).filter(|p| p.is_file()));
         roots.extend(span.local_file().map(|f| absolute(&f)));
-        let mut scan = Scan { seen: BTreeSet::new(), ops: Vec::new() };
+        let mut scan = Scan { seen: BTreeSet::new(), ops: Vec::new(), envs: BTreeSet::new() };
         for root in roots {
             scan.file(&root, None, true);
         }
-        KnownOps { ops: scan.ops }
+        KnownOps { ops: scan.ops, envs: scan.envs }
     }
 
     /// Creates a set from a list (unit tests).
     #[cfg(test)]
     pub(crate) fn from_ops(ops: Vec<KnownOp>) -> Self {
-        KnownOps { ops }
+        KnownOps { ops, envs: BTreeSet::new() }
+    }
+
+    /// The names of the envs the sources declare.
+    #[cfg(test)]
+    pub(crate) fn envs(&self) -> &BTreeSet<String> {
+        &self.envs
+    }
+
+    /// Refuses an env name that is a typo of an env the sources declare: the name itself is
+    /// declared nowhere in them, and one declared name is close to it. A name with no close
+    /// declared name is left to the op set's load, which sees every crate's declarations (an env
+    /// may be declared in another crate, or by a `macro_rules!`, where this scan cannot look).
+    pub(crate) fn check_env(&self, lit: &syn::LitStr, what: &str, cx: &Ctxt) {
+        let name = lit.value();
+        if name.contains("${") || self.envs.contains(&name) {
+            return;
+        }
+        if let Some(close) = chant_core::contract::did_you_mean(&name, self.envs.iter().map(String::as_str)) {
+            let declared: Vec<&str> = self.envs.iter().map(String::as_str).collect();
+            cx.error(
+                lit.span(),
+                format!(
+                    "{what} names env \"{name}\", which this crate does not declare; did you mean \"{close}\"? (declared here: {})",
+                    declared.join(", ")
+                ),
+            );
+        }
     }
 
     /// Returns the op named `name` when exactly one declaration of it was found.
@@ -90,6 +125,7 @@ impl KnownOps {
 #[derive(Debug, Default)]
 struct Parsed {
     ops: Vec<KnownOp>,
+    envs: Vec<String>,
     children: Vec<Child>,
 }
 
@@ -111,6 +147,7 @@ static CACHE: Mutex<BTreeMap<PathBuf, (Stamp, Arc<Parsed>)>> = Mutex::new(BTreeM
 struct Scan {
     seen: BTreeSet<PathBuf>,
     ops: Vec<KnownOp>,
+    envs: BTreeSet<String>,
 }
 
 impl Scan {
@@ -123,6 +160,7 @@ impl Scan {
         }
         let Some(parsed) = parsed(path, dir, root) else { return };
         self.ops.extend(parsed.ops.iter().cloned());
+        self.envs.extend(parsed.envs.iter().cloned());
         for child in &parsed.children {
             if let Some(file) = child.candidates.iter().find(|c| c.is_file()) {
                 self.file(file, child.dir.clone(), false);
@@ -164,6 +202,8 @@ fn items(out: &mut Parsed, list: &[Item], file_dir: &Path, dir: &Path) {
                     out.ops.extend(invocation(m.mac.tokens.clone(), false));
                 } else if last.ident == "converge_op" {
                     out.ops.extend(invocation(m.mac.tokens.clone(), true));
+                } else {
+                    declared_envs(m.mac.tokens.clone(), &mut out.envs);
                 }
             }
             Item::Mod(m) => {
@@ -182,6 +222,35 @@ fn items(out: &mut Parsed, list: &[Item], file_dir: &Path, dir: &Path) {
                         candidates: vec![dir.join(format!("{name}.rs")), dir.join(&name).join("mod.rs")],
                         dir: Some(dir.join(&name)),
                     }),
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+/// Collects the `<name>` of every `DeclaredEnv::new("<name>", ...)` in a macro's tokens (the
+/// registration `chant init` writes: `inventory::submit! { DeclaredEnv::new("dev", dev) }`).
+fn declared_envs(tokens: TokenStream, out: &mut Vec<String>) {
+    use proc_macro2::TokenTree;
+    let tokens: Vec<TokenTree> = tokens.into_iter().collect();
+    for (i, tt) in tokens.iter().enumerate() {
+        match tt {
+            TokenTree::Group(g) => declared_envs(g.stream(), out),
+            TokenTree::Ident(id) if id == "DeclaredEnv" => {
+                let rest = &tokens[i + 1..];
+                let call = match rest {
+                    [TokenTree::Punct(a), TokenTree::Punct(b), TokenTree::Ident(new), TokenTree::Group(args), ..]
+                        if a.as_char() == ':' && b.as_char() == ':' && new == "new" =>
+                    {
+                        args
+                    }
+                    _ => continue,
+                };
+                if let Some(TokenTree::Literal(lit)) = call.stream().into_iter().next()
+                    && let Ok(syn::Lit::Str(s)) = syn::parse2::<syn::Lit>(TokenTree::Literal(lit).into())
+                {
+                    out.push(s.value());
                 }
             }
             _ => {}
@@ -232,7 +301,7 @@ mod tests {
         .unwrap();
         std::fs::write(
             dir.join("src/ops/mod.rs"),
-            "mod apply;\nchant::converge_op! { name: \"conv\", env: \"e\", rules: [ when!(eq(status, \"drifted\") => report(\"r\"), why = \"w\") ] }\n",
+            "mod apply;\nchant::lexicon::inventory::submit! { DeclaredEnv::new(\"e\", e) }\ninventory::submit! { chant::lexicon::DeclaredEnv::new(\"other\", other) }\nchant::converge_op! { name: \"conv\", env: \"e\", rules: [ when!(eq(status, \"drifted\") => report(\"r\"), why = \"w\") ] }\n",
         )
         .unwrap();
         std::fs::write(
@@ -254,6 +323,7 @@ mod tests {
             ]
         );
         assert_eq!(known.names(true).collect::<Vec<_>>(), ["conv"]);
+        assert_eq!(known.envs().iter().map(String::as_str).collect::<Vec<_>>(), ["e", "other"]);
         std::fs::remove_dir_all(&dir).unwrap();
     }
 

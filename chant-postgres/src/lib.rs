@@ -328,7 +328,9 @@ impl PostgresLexicon {
             )));
         };
         let Some(dsn) = &self.dsn else {
-            return Err(ConnectFailure::NoBinding(format!("the variable {var} holding the DSN is not set")));
+            return Err(ConnectFailure::NoBinding(format!(
+                "the variable {var} holding the DSN is not set; export it (`export {var}=postgres://user@host/db`)"
+            )));
         };
         let mut config = Config::from_str(dsn).map_err(|e| {
             ConnectFailure::NoBinding(format!(
@@ -861,7 +863,10 @@ mod tests {
         assert!(observation.unobserved["public.t"].detail.as_deref().unwrap().contains("postgres_dsn_var"));
         let unset = PostgresLexicon::new("prod", "p", declaration.clone()).with_binding(Some("PG_URL".into()), None);
         let o = observe_component(&unset, &unset.declared());
-        assert_eq!(o.unobserved["public.t"].detail.as_deref(), Some("the variable PG_URL holding the DSN is not set"));
+        assert_eq!(
+            o.unobserved["public.t"].detail.as_deref(),
+            Some("the variable PG_URL holding the DSN is not set; export it (`export PG_URL=postgres://user@host/db`)")
+        );
         let bad = PostgresLexicon::new("prod", "p", declaration)
             .with_binding(Some("PG_URL".into()), Some("postgres://a:b@[".into()));
         let o = observe_component(&bad, &bad.declared());

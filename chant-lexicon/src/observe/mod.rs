@@ -28,5 +28,6 @@ pub use observation::{
     check_lexicon, normalize, observe_component,
 };
 pub use status::{
-    ComponentInput, EnvAssessment, assess, assess_component, derive_symptom, describe_unobserved, status_row,
+    ComponentInput, EnvAssessment, assess, assess_component, derive_symptom, describe_unobserved, some_names,
+    status_row, unobserved_by_cause,
 };

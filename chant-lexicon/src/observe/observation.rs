@@ -348,7 +348,14 @@ impl Unobserved {
             out.push_str(&format!(" ({kind})"));
         }
         out.push_str(" — ");
-        out.push_str(self.reason.text());
+        out.push_str(&self.cause());
+        out
+    }
+
+    /// Why it was not observed, without the entity's name: the reason in words, its detail and
+    /// the address asked (never a password). Entities with the same cause are reported together.
+    pub fn cause(&self) -> String {
+        let mut out = String::from(self.reason.text());
         if let Some(detail) = &self.detail {
             out.push_str(": ");
             out.push_str(detail);

@@ -136,23 +136,52 @@ pub fn assess(env: &str, inputs: &[ComponentInput]) -> EnvAssessment {
 
 /// Renders an unobserved entry in words, as [`Unobserved::describe`] does.
 pub fn describe_unobserved(entry: &ChangeEntry) -> String {
-    let verdict = Unobserved {
+    unobserved_of(entry).describe(&entry.name)
+}
+
+fn unobserved_of(entry: &ChangeEntry) -> Unobserved {
+    Unobserved {
         kind: entry.kind.clone(),
         reason: entry.unobserved_reason.unwrap_or(UnobservedReason::ReadFailed),
         detail: entry.unobserved_detail.clone(),
         queried: entry.queried.clone(),
-    };
-    verdict.describe(&entry.name)
+    }
+}
+
+/// The unobserved entries of some change sets grouped by their cause ([`Unobserved::cause`]), in
+/// the order each cause is first met, each with the names (and kinds) it kept from being read:
+/// one cause (an unset DSN variable, a server down) is then reported once, not once per entity.
+pub fn unobserved_by_cause<'a>(entries: impl IntoIterator<Item = &'a ChangeEntry>) -> Vec<(String, Vec<String>)> {
+    let mut out: Vec<(String, Vec<String>)> = Vec::new();
+    for entry in entries.into_iter().filter(|e| e.action == ChangeAction::Unobserved) {
+        let cause = unobserved_of(entry).cause();
+        let name = match &entry.kind {
+            Some(kind) => format!("{} ({kind})", entry.name),
+            None => entry.name.clone(),
+        };
+        match out.iter_mut().find(|(c, _)| *c == cause) {
+            Some((_, names)) => names.push(name),
+            None => out.push((cause, vec![name])),
+        }
+    }
+    out
+}
+
+/// `a, b, c and 7 more`: the first few names of a list, then how many more.
+pub fn some_names(names: &[String]) -> String {
+    let mut shown = names.iter().take(NAMES_IN_DETAIL).cloned().collect::<Vec<_>>().join(", ");
+    if names.len() > NAMES_IN_DETAIL {
+        shown.push_str(&format!(" and {} more", names.len() - NAMES_IN_DETAIL));
+    }
+    shown
 }
 
 fn unknown_detail(change_set: &ChangeSet, count: u64) -> String {
-    let mut shown: Vec<String> =
-        change_set.with_action(ChangeAction::Unobserved).take(NAMES_IN_DETAIL).map(describe_unobserved).collect();
-    let more = count.saturating_sub(shown.len() as u64);
-    if more > 0 {
-        shown.push(format!("and {more} more"));
-    }
-    format!("{count} unobserved: {}", shown.join("; "))
+    let causes: Vec<String> = unobserved_by_cause(&change_set.entries)
+        .into_iter()
+        .map(|(cause, names)| format!("{} — {cause}", some_names(&names)))
+        .collect();
+    format!("{count} unobserved: {}", causes.join("; "))
 }
 
 fn names(change_set: &ChangeSet, action: ChangeAction) -> String {

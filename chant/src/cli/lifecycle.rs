@@ -25,7 +25,7 @@ use crate::diff::Verdict;
 pub use crate::diff::{Diff, LexiconResources, diff, diff_of, member_of};
 use crate::model::ComponentRow;
 use crate::observe::estate::Reading;
-use crate::observe::{ChangeAction, describe_unobserved};
+use crate::observe::{ChangeAction, some_names, unobserved_by_cause};
 use crate::project::Project;
 use crate::tick::health::HealthState;
 
@@ -109,13 +109,26 @@ pub fn render(diff: &Diff) -> Vec<String> {
         out.push(format!("  env {} declares nothing in this binary", diff.env));
     }
     for row in &diff.components {
-        out.push(format!("  {}", row_line(row)));
+        // An unknown row's detail names the causes; the lines below say each once, in full.
+        let unobserved = diff
+            .change_sets
+            .iter()
+            .find(|cs| cs.component == row.component)
+            .map_or(0, |cs| cs.with_action(ChangeAction::Unobserved).count());
+        if row.reconciliation.as_str() == "unknown" && unobserved > 0 {
+            out.push(format!("  {} unknown: {unobserved} unobserved", row.component));
+        } else {
+            out.push(format!("  {}", row_line(row)));
+        }
     }
     for cs in &diff.change_sets {
-        for entry in cs.entries.iter().filter(|e| e.action != ChangeAction::Noop) {
-            let line = if entry.action == ChangeAction::Unobserved {
-                describe_unobserved(entry)
-            } else {
+        // One line per cause for what could not be read (an unset variable keeps every entity
+        // from being read: it is said once, with the entities it hid).
+        for (cause, names) in unobserved_by_cause(&cs.entries) {
+            out.push(format!("    unobserved {}: {} — {cause}", cs.component, some_names(&names)));
+        }
+        for entry in cs.entries.iter().filter(|e| !matches!(e.action, ChangeAction::Noop | ChangeAction::Unobserved)) {
+            let line = {
                 let kind = entry.kind.as_deref().map(|k| format!(" ({k})")).unwrap_or_default();
                 let texts = diff.text_changes.iter().find(|t| t.component == cs.component && t.name == entry.name);
                 // The text diff below says more than the content digests it replaces.
@@ -143,8 +156,20 @@ pub fn render(diff: &Diff) -> Vec<String> {
 /// for the lexicons that read it.
 fn render_estate(diff: &Diff) -> Vec<String> {
     let mut out = Vec::new();
+    // A reader that failed for a cause already said above (an unset DSN variable keeps every
+    // reader of the lexicon from its server) says only that.
+    let causes: Vec<String> =
+        diff.change_sets.iter().flat_map(|cs| unobserved_by_cause(&cs.entries)).map(|(c, _)| c).collect();
     let failed = |out: &mut Vec<String>, what: &str, lexicon: &str, e: &str| {
-        out.push(format!("  {what} {lexicon}: could not be read: {e}"));
+        let same = causes.iter().any(|c| {
+            let detail = c.split_once(": ").map_or(c.as_str(), |(_, d)| d);
+            !detail.is_empty() && e.ends_with(detail)
+        });
+        if same {
+            out.push(format!("  {what} {lexicon}: not read, for the same reason"));
+        } else {
+            out.push(format!("  {what} {lexicon}: could not be read: {e}"));
+        }
     };
     for (lexicon, reading) in &diff.dependencies {
         match reading {
@@ -264,7 +289,24 @@ fn cmd_diff(binary: Binary, args: &DiffArgs) -> Result<Exit, CommandError> {
             println(&project.redactor.redact(&line))?;
         }
     }
-    Ok(if args.exit_code { exit_code(&diff) } else { Exit::Done })
+    if args.exit_code {
+        return Ok(exit_code(&diff));
+    }
+    if nothing_observed(&diff) {
+        eprintln!(
+            "lifecycle diff {}: nothing could be observed (the reasons are above); this diff is not an answer",
+            crate::terminal::printable(&diff.env)
+        );
+        return Ok(Exit::Failed);
+    }
+    Ok(Exit::Done)
+}
+
+/// True when the env declares something and not one declared entity could be observed: the diff
+/// answers nothing (exit 1, as docs/operator.md's table says; `--exit-code` keeps its 4).
+pub fn nothing_observed(diff: &Diff) -> bool {
+    let mut entries = diff.change_sets.iter().flat_map(|cs| &cs.entries).peekable();
+    entries.peek().is_some() && entries.all(|e| e.action == ChangeAction::Unobserved)
 }
 
 /// Records the artifacts the diff listed as each lexicon's snapshot (after the diff against the

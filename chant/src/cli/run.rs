@@ -277,7 +277,17 @@ fn render_run(r: &runner::RunRecord) {
                 }
             }
         }
-        (Status::Failed, _) => eprintln!("Op \"{}\" failed: {}", r.op, r.error.as_deref().unwrap_or("")),
+        (Status::Failed, _) => {
+            // A step's error is said once, under the step; the last line points at it.
+            let step =
+                r.outcomes.iter().find(|o| o.status == Status::Failed && o.detail.is_some() && o.detail == r.error);
+            match step {
+                Some(o) => {
+                    eprintln!("Op \"{}\" failed at step {} (phase {}); the error is above", r.op, o.step, o.phase)
+                }
+                None => eprintln!("Op \"{}\" failed: {}", r.op, r.error.as_deref().unwrap_or("")),
+            }
+        }
         _ => eprintln!("Op \"{}\" completed", r.op),
     }
 }

@@ -301,27 +301,19 @@ pub fn render(view: &Value) -> String {
             } else if t.is_null() {
                 let _ = writeln!(out, "{head}: {health}");
             } else {
-                let count = |st: &str| {
-                    t["resources"]
-                        .as_array()
-                        .map(|rs| rs.iter().filter(|r| r["status"] == st).count())
-                        .unwrap_or_default()
-                };
-                let fired = t["firedRuleIds"]
-                    .as_array()
-                    .map(|f| {
-                        f.iter().filter_map(Value::as_str).map(|id| p(id).to_string()).collect::<Vec<_>>().join(",")
+                // The health word (its detail names what it is about) and how old it is; the
+                // counters are in --json.
+                let observed = t["timestamp"]
+                    .as_str()
+                    .and_then(crate::clock::parse)
+                    .map(|at| {
+                        let now =
+                            crate::clock::Clock::from_env().map(|c| c.now()).unwrap_or_else(|_| jiff::Timestamp::now());
+                        let secs = u64::try_from(now.as_second().saturating_sub(at.as_second())).unwrap_or(0);
+                        format!(", observed {}", crate::operator::status::ago(secs))
                     })
-                    .filter(|f| !f.is_empty())
-                    .unwrap_or_else(|| "-".into());
-                let _ = writeln!(
-                    out,
-                    "{head}: {health}, last tick {}  in-sync {} drifted {} unknown {}  fired {fired}",
-                    s(&t["timestamp"]),
-                    count("in-sync"),
-                    count("drifted"),
-                    count("unknown")
-                );
+                    .unwrap_or_default();
+                let _ = writeln!(out, "{head}: {health}{observed}");
             }
         }
     }

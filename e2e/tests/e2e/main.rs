@@ -43,6 +43,7 @@ mod plan;
 mod plan_gates;
 mod quiet;
 mod readme;
+mod refused_apply;
 mod replay;
 mod sealed_gates;
 mod secrets;

@@ -59,6 +59,19 @@ impl EstateHook {
     }
 }
 
+impl EstateHook {
+    /// What the reader reads, in a user's words (`its dependencies`), for messages.
+    pub fn what(self) -> &'static str {
+        match self {
+            EstateHook::Dependencies => "its dependencies",
+            EstateHook::Ambient => "its ambient resources",
+            EstateHook::TeardownOwned => "what it owns",
+            EstateHook::StackStatus => "its stack status",
+            EstateHook::Artifacts => "its artifacts",
+        }
+    }
+}
+
 impl fmt::Display for EstateHook {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.as_str())
@@ -78,7 +91,7 @@ pub enum EstateError {
         hook: EstateHook,
     },
     /// The reader ran and failed as a whole (nothing it was asked could be read).
-    #[error("{lexicon} {hook} failed")]
+    #[error("{lexicon} could not read {}", hook.what())]
     Failed {
         /// The lexicon's name.
         lexicon: String,
@@ -193,7 +206,7 @@ mod tests {
         )));
         assert_eq!(
             serde_json::to_string(&failed).unwrap(),
-            r#"{"error":"pg observeDependencies failed: connection refused"}"#
+            r#"{"error":"pg could not read its dependencies: connection refused"}"#
         );
         assert_eq!(failed.read(), None);
     }
