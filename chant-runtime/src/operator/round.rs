@@ -5,7 +5,8 @@
 //! that hashes to a live peer: `operator::claim`).
 //!
 //! The per-op lines follow the original's formats:
-//! `operator: <op>@<env> ticked=1 status=<health>[(<detail>)]` (the words of [`tick::health`]),
+//! `operator: <op>@<env> ticked=1 status=<health>[(<detail>)] [<drifted>]` (the words of
+//! [`tick::health`], and the first few entities that drifted),
 //! `skipped=1(lease-held:<holder>)`, `skipped=1(given-back:<peer>)`,
 //! `skipped=1(not-due:<cron>)`, `failed=1 error="..."`, `fenced=1(...)`,
 //! `error=1(lease acquire failed — ...)`, and `interrupted=1(...)` for a tick a stop cut short.
@@ -189,6 +190,12 @@ impl fmt::Display for OpReport {
                 write!(f, "ticked=1 status={}", health.state)?;
                 if let Some(d) = &health.detail {
                     write!(f, "({d})")?;
+                }
+                // What drifted (the first few, then `+N more`); what a rule reported is named
+                // after the rule, at the end of the line.
+                let about = self.record.as_ref().map(tick::health::drifted_names).unwrap_or_default();
+                if !about.is_empty() {
+                    write!(f, " [{about}]")?;
                 }
                 match gate {
                     Some(g) => write!(f, " gate=\"{g}\""),
@@ -699,6 +706,19 @@ mod tests {
         assert_eq!(ticked(unknown, None), format!("{p}ticked=1 status=unknown(1 unobserved, first: no-binding)"));
         let gated = serde_json::json!({"outcomes": [{"ruleId": "r", "action": "gated", "op": "x", "gateName": "g"}]});
         assert_eq!(ticked(gated, Some("g")), format!("{p}ticked=1 status=gated(x waits at gate g) gate=\"g\""));
+        let paths: Vec<serde_json::Value> = (1..=7)
+            .map(|i| serde_json::json!({"component": "files", "entity": format!("f{i}"), "path": "content", "declared": "a"}))
+            .collect();
+        let drifted = serde_json::json!({"driftedPaths": paths,
+            "symptom": {"env": "staging", "status": "drifted", "components": [],
+            "createCount": 0, "updateCount": 7, "deleteCount": 0, "adoptCount": 1, "runtimeCount": 0,
+            "unobservedCount": 0, "unobservedReasons": [], "totalCount": 8},
+            "outcomes": [{"ruleId": "adopt", "action": "reported", "entities": ["files/stray"]}]});
+        assert_eq!(
+            ticked(drifted, None),
+            format!("{p}ticked=1 status=drifted [files/f1, files/f2, files/f3, +4 more]"),
+            "what drifted is named; what a rule reported is named after the rule (the quiet line adds it)"
+        );
         assert_eq!(
             line(OpEvent::LeaseHeld { holder: Some("h:1:x".into()) }),
             format!("{p}skipped=1(lease-held:h:1:x)")

@@ -201,7 +201,18 @@ pub fn headline(record: &TickRecord) -> String {
 
 /// The first few things a tick is about, then `+N more`: in env mode the entities whose
 /// properties drifted and those an adopt rule named; in resource mode the resources not in sync.
-fn about(record: &TickRecord) -> String {
+/// Empty when it is about nothing in particular (an in-sync tick).
+pub fn about(record: &TickRecord) -> String {
+    names(record, true)
+}
+
+/// As [`about`], without the entities and resources a rule's outcome names (the operator's line
+/// names those after the rule that reported them).
+pub fn drifted_names(record: &TickRecord) -> String {
+    names(record, false)
+}
+
+fn names(record: &TickRecord, with_outcomes: bool) -> String {
     let mut names: Vec<String> = Vec::new();
     let mut push = |n: String| {
         if !names.contains(&n) {
@@ -210,11 +221,16 @@ fn about(record: &TickRecord) -> String {
     };
     match &record.symptom {
         Some(PlannedSymptom::Resources(rs)) => {
-            rs.iter().filter(|r| r.status != ResourceStatus::InSync).for_each(|r| push(r.resource.clone()));
+            let named = |r: &str| record.outcomes.iter().any(|o| o.resource.as_deref() == Some(r));
+            rs.iter()
+                .filter(|r| r.status != ResourceStatus::InSync && (with_outcomes || !named(&r.resource)))
+                .for_each(|r| push(r.resource.clone()));
         }
         _ => {
             record.drifted_paths.iter().flatten().for_each(|d| push(format!("{}/{}", d.component, d.entity)));
-            record.outcomes.iter().flat_map(|o| o.entities.iter()).for_each(|e| push(e.clone()));
+            if with_outcomes {
+                record.outcomes.iter().flat_map(|o| o.entities.iter()).for_each(|e| push(e.clone()));
+            }
         }
     }
     let more = names.len().saturating_sub(ABOUT);

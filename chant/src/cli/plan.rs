@@ -89,7 +89,9 @@ pub fn render(p: &Preview) -> String {
         let why = r.reason.as_deref().map(|x| format!(": {x}")).unwrap_or_default();
         let _ = writeln!(s, "  {:<width$}  {:<when_width$}  {what}{why}", label(r), r.when);
     }
-    let _ = writeln!(s, "plan: {}", p.log);
+    // Nothing was dispatched, so nothing is remediated yet: what the tick would run is counted as
+    // such (the tick verifies each dispatch before it counts it remediated).
+    let _ = writeln!(s, "plan: {}", p.log.replacen(" remediated=", " would-run=", 1));
     s
 }
 

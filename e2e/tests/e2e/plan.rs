@@ -100,7 +100,7 @@ fn a_plan_shows_every_rule_and_what_the_budget_leaves_out() {
         "busy-report  neq(status, \"reconciled\")  fired → reported: busy is not reconciled",
         "probe-one    neq(status, \"reconciled\")  fired → would run busy-one",
         "probe-three  neq(status, \"reconciled\")  fired → skipped-budget (run busy-three): the budget of 2",
-        "plan: converge(busy): drifted=1 remediated=2 reported=1 skipped-budget=2",
+        "plan: converge(busy): drifted=1 would-run=2 reported=1 skipped-budget=2",
     ] {
         assert!(text.contains(needle), "{needle}\n{}", out.all());
     }

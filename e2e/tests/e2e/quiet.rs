@@ -35,7 +35,10 @@ fn a_quiet_operator_prints_only_heartbeats_while_idle_and_a_line_when_a_declared
 
     std::fs::write(sandbox.path("estates/site/motd.txt"), "edited by hand\n").unwrap();
     let drift = daemon.wait_for("the drift line", |l| l.starts_with("operator: site-converge@site "));
-    assert_eq!(drift, "operator: site-converge@site ticked=1 status=healed(ran drift-apply -> site-apply)");
+    assert_eq!(
+        drift,
+        "operator: site-converge@site ticked=1 status=healed(ran drift-apply -> site-apply) [files/motd.txt]"
+    );
     let back = daemon.wait_for("the recovery line", |l| l.starts_with("operator: site-converge@site "));
     assert_eq!(back, "operator: site-converge@site ticked=1 status=in-sync");
     let stdout = daemon.stdout.clone();
