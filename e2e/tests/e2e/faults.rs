@@ -33,23 +33,23 @@ struct Figures {
 }
 
 /// A small deterministic generator (the trials are reproducible from their number).
-fn lcg(seed: u64) -> u64 {
+pub(crate) fn lcg(seed: u64) -> u64 {
     seed.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1_442_695_040_888_963_407) >> 33
 }
 
 /// The instant of trial `n`: ten minutes apart, so each trial's lease has lapsed.
-fn at(n: usize) -> String {
+pub(crate) fn at(n: usize) -> String {
     at_minute(10 * n)
 }
 
 /// The instant `minutes` after 2026-03-01T00:00:00Z.
-fn at_minute(minutes: usize) -> String {
+pub(crate) fn at_minute(minutes: usize) -> String {
     format!("2026-03-{:02}T{:02}:{:02}:00.000Z", 1 + minutes / (24 * 60), (minutes / 60) % 24, minutes % 60)
 }
 
 /// Waits until no process but this one has its working directory under `root`: the victim's
 /// dispatched children end when their parent's pipe closes.
-fn quiesce(root: &Path) {
+pub(crate) fn quiesce(root: &Path) {
     let me = std::process::id().to_string();
     let deadline = Instant::now() + Duration::from_secs(30);
     loop {
@@ -68,7 +68,7 @@ fn quiesce(root: &Path) {
 }
 
 /// Every lock file under the repository's git directory.
-fn locks(git_dir: &Path) -> Vec<PathBuf> {
+pub(crate) fn locks(git_dir: &Path) -> Vec<PathBuf> {
     fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
         for entry in std::fs::read_dir(dir).into_iter().flatten().filter_map(Result::ok) {
             let path = entry.path();
@@ -86,7 +86,7 @@ fn locks(git_dir: &Path) -> Vec<PathBuf> {
 }
 
 /// Asserts that every line of every file on the ledger is one JSON object.
-fn no_torn_line(sandbox: &Sandbox, trial: usize) -> usize {
+pub(crate) fn no_torn_line(sandbox: &Sandbox, trial: usize) -> usize {
     let lines = sandbox.ledger_lines_of(&sandbox.dir);
     for (path, line) in &lines {
         let parsed: Result<Value, _> = serde_json::from_str(line);
@@ -96,7 +96,7 @@ fn no_torn_line(sandbox: &Sandbox, trial: usize) -> usize {
 }
 
 /// The ids of the `site-ping` run records on the ledger.
-fn ping_ids(sandbox: &Sandbox) -> BTreeSet<String> {
+pub(crate) fn ping_ids(sandbox: &Sandbox) -> BTreeSet<String> {
     sandbox
         .ledger_lines_of(&sandbox.dir)
         .into_iter()

@@ -17,6 +17,7 @@ mod explain;
 mod faults;
 mod faults_concurrent;
 mod faults_disk;
+mod faults_facts;
 mod faults_liveness;
 mod faults_remote;
 mod faults_supervisor;
