@@ -1,6 +1,7 @@
 //! The live diff of an env, on request only: the project binary observes the env through
 //! [`Project::assess`], the same code a tick derives its symptom from and `lifecycle diff --live`
-//! prints, and the page shows the status rows and every entry that is not `noop`.
+//! prints, and the page shows the status rows and every entry that is not `noop`, an edited text
+//! file with the unified diff the command prints under it.
 //!
 //! The document is `lifecycle diff <env> --live --json`'s, built by the same library code
 //! ([`crate::diff`]: health, resources, text changes and the estate sections included), redacted
@@ -10,7 +11,7 @@
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::observe::{ChangeAction, describe_unobserved};
+use crate::observe::{ChangeAction, some_names, unobserved_by_cause};
 use crate::project::{self, Project};
 
 /// The diff page's document, as `lifecycle diff --live --json` prints it, after redaction.
@@ -26,6 +27,9 @@ pub struct DiffLine {
     pub component: String,
     /// What it says.
     pub text: String,
+    /// For an edited text file, the unified diff `lifecycle diff` prints under it (live `-`,
+    /// declared `+`), redacted; the content digests it replaces are left out of `text`.
+    pub unified: Option<String>,
 }
 
 /// Observes `env` live and returns its document and its lines for a person, both redacted.
@@ -44,26 +48,35 @@ pub fn live(project: &Project, env: &str) -> Result<(DiffView, Vec<DiffLine>), p
             kind: "row".into(),
             component: row.component.clone(),
             text: project.redactor.redact(&format!("{}: {}", row.reconciliation.as_str(), row.detail)),
+            unified: None,
         });
     }
     for cs in &doc.change_sets {
-        for entry in cs.entries.iter().filter(|e| e.action != ChangeAction::Noop) {
-            let text = if entry.action == ChangeAction::Unobserved {
-                describe_unobserved(entry)
-            } else {
-                let kind = entry.kind.as_deref().map(|k| format!(" ({k})")).unwrap_or_default();
-                let deltas: Vec<String> = entry
-                    .deltas
-                    .iter()
-                    .map(|d| format!("{}: {} -> {}", d.property, d.live.as_deref().unwrap_or("(none)"), d.declared))
-                    .collect();
-                let deltas = if deltas.is_empty() { String::new() } else { format!(" [{}]", deltas.join("; ")) };
-                format!("{}{kind}{deltas}", entry.name)
-            };
+        // What could not be read, one line per cause (as `lifecycle diff` says it).
+        for (cause, names) in unobserved_by_cause(&cs.entries) {
+            lines.push(DiffLine {
+                kind: ChangeAction::Unobserved.as_str().to_owned(),
+                component: cs.component.clone(),
+                text: project.redactor.redact(&format!("{} — {cause}", some_names(&names))),
+                unified: None,
+            });
+        }
+        for entry in cs.entries.iter().filter(|e| !matches!(e.action, ChangeAction::Noop | ChangeAction::Unobserved)) {
+            let texts = doc.text_changes.iter().find(|t| t.component == cs.component && t.name == entry.name);
+            let kind = entry.kind.as_deref().map(|k| format!(" ({k})")).unwrap_or_default();
+            // The text diff below says more than the content digests it replaces (as the CLI).
+            let deltas: Vec<String> = entry
+                .deltas
+                .iter()
+                .filter(|d| texts.is_none() || d.property != "content")
+                .map(|d| format!("{}: {} -> {}", d.property, d.live.as_deref().unwrap_or("(none)"), d.declared))
+                .collect();
+            let deltas = if deltas.is_empty() { String::new() } else { format!(" [{}]", deltas.join("; ")) };
             lines.push(DiffLine {
                 kind: entry.action.as_str().to_owned(),
                 component: cs.component.clone(),
-                text: project.redactor.redact(&text),
+                text: project.redactor.redact(&format!("{}{kind}{deltas}", entry.name)),
+                unified: texts.map(|t| project.redactor.redact(&t.diff)),
             });
         }
     }

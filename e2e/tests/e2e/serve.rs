@@ -216,6 +216,9 @@ fn every_route_answers_json_that_matches_the_cli_and_escaped_html() {
     assert!(diff["textChanges"][0]["diff"].as_str().unwrap().contains("-port = 1"), "{diff}");
     let page = served.html("/envs/site/diff");
     assert!(page.contains(r#"<tr data-kind="update">"#) && page.contains("app.conf"), "{page}");
+    // The edited line as text, as the CLI prints it, not the content digests.
+    assert!(page.contains(r#"<span class="del">-port = 1</span>"#), "the edited line is shown: {page}");
+    assert!(!page.contains("content: sha1:"), "no digests where the text diff says more: {page}");
 
     // Unknown addresses, ops and envs are 404s in either form; nothing but GET is served.
     for path in ["/ops/dash/no-such-converge", "/ops/Bad_Env/x", "/envs/no-such-env/diff", "/nothing/here"] {
@@ -298,6 +301,8 @@ fn chromium(sandbox: &Sandbox, args: &[&str], url: &str) -> String {
 fn a_real_browser_shows_health_gates_and_markup_as_text() {
     let sandbox = estate_sandbox();
     let served = Served::start(&sandbox, PROJECT);
+    // A file edited by hand: the diff page shows the edited line.
+    std::fs::write(sandbox.path("estates/site/app.conf"), "port = 1\n").unwrap();
     let shots = screenshot_dir();
     let pages = [("estate", "/"), ("op", "/ops/dash/dash-converge"), ("gates", "/gates"), ("diff", "/envs/site/diff")];
     let mut doms = std::collections::BTreeMap::new();
@@ -331,4 +336,7 @@ fn a_real_browser_shows_health_gates_and_markup_as_text() {
     assert!(op.contains("&lt;script&gt;document.title='pwned'&lt;/script&gt;"), "{op}");
     assert!(op.contains("<code>&lt;script&gt;alert(1)&lt;/script&gt;</code> in-sync"), "the resource name: {op}");
     assert!(estate.contains("<title>Estate · chant</title>"), "{estate}");
+    // The diff page shows the hand-edited line as text, marked as the live side.
+    let diff = &doms["diff"];
+    assert!(diff.contains(r#"<span class="del">-port = 1</span>"#), "{diff}");
 }

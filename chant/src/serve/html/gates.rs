@@ -60,6 +60,22 @@ pub fn gates(view: &GatesView) -> Markup {
     layout("Pending gates", &view.generated_at, false, body)
 }
 
+/// A unified diff as text, one line each, marked by what it is: removed (live, `-`), added
+/// (declared, `+`), a hunk header, or context; the sign stays, so it reads without colour.
+fn unified(diff: &str) -> Markup {
+    html! {
+        pre.udiff { @for line in diff.lines() {
+            @let class = match line.chars().next() {
+                Some('+') if !line.starts_with("+++") => "add",
+                Some('-') if !line.starts_with("---") => "del",
+                Some('@') => "hunk",
+                _ => "ctx",
+            };
+            span class=(class) { (line) } "\n"
+        } }
+    }
+}
+
 /// Renders the live diff of `env` whose status is `status`.
 pub fn diff(env: &str, status: &str, lines: &[DiffLine], generated_at: &str) -> Markup {
     let body = html! {
@@ -70,7 +86,11 @@ pub fn diff(env: &str, status: &str, lines: &[DiffLine], generated_at: &str) -> 
             table {
                 thead { tr { th { "what" } th { "component" } th { "detail" } } }
                 tbody { @for l in lines { tr data-kind=(l.kind) {
-                    td { strong { (l.kind) } } td { code { (l.component) } } td { (l.text) }
+                    td { strong { (l.kind) } } td { code { (l.component) } }
+                    td {
+                        (l.text)
+                        @if let Some(u) = &l.unified { (unified(u)) }
+                    }
                 } } }
             }
         }

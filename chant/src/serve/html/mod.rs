@@ -32,6 +32,8 @@ pre{padding:8px;white-space:pre-wrap;word-break:break-word}
 .muted{color:#6b7487}.tick{background:#fff;border:1px solid #dde1e8;padding:8px 12px;margin-bottom:10px}
 .tick table{border:0;margin:6px 0 0}.err{color:#c62f2f}
 footer{padding:12px 24px;color:#6b7487;font-size:12px}
+pre.udiff{margin:6px 0 0;background:#fff;border:1px solid #dde1e8}.udiff .add{background:#e3f4e6;color:#1e5e2c}
+.udiff .del{background:#fbe5e5;color:#8a1f1f}.udiff .hunk{color:#6b7487}
 ";
 
 /// Wraps `body` in the page layout with `title`; `refresh` asks the browser to reload every 30 s.
