@@ -169,6 +169,20 @@ fn every_route_answers_json_that_matches_the_cli_and_escaped_html() {
     assert!(page.contains(r#"href="/envs/site/diff""#), "the project binary links each env's live diff");
     assert!(page.contains(r#"<meta http-equiv="refresh" content="30">"#));
     assert!(!page.contains("<script"), "no page carries a script");
+    // Each row leads with the health word and its age; the tick's counters are on hover.
+    let site_row = page.split(r#"data-op="site-converge""#).nth(1).unwrap_or_default();
+    assert!(
+        site_row.contains(r#"<span class="badge h-in-sync">in-sync</span><br><span class="muted">observed "#),
+        "{page}"
+    );
+    assert!(site_row.contains("title=\"converge(site): drifted=0"), "the counters on hover: {page}");
+    // A gate of the env that a run by hand stopped at (no tick reached it) is on the env's rows.
+    sandbox.project(&["run", "site-release"], &[("CHANT_NOW", TICK_AT[2])]).code(3);
+    let page = served.html("/");
+    let site_row = page.split(r#"data-op="site-converge""#).nth(1).unwrap_or_default();
+    let site_row = site_row.split("</tr>").next().unwrap_or_default();
+    assert!(site_row.contains("<code>site-release</code> waits at <code>release</code>"), "{page}");
+    assert!(site_row.contains("<code>chant approve site-release release</code>"), "{page}");
 
     // One op: ticks newest first, the gated outcome with its why, approve command and run.
     let op = served.json("/ops/dash/dash-converge");
@@ -195,7 +209,9 @@ fn every_route_answers_json_that_matches_the_cli_and_escaped_html() {
     // Pending gates: the same approve command as operator status prints.
     let gates = served.json("/gates");
     let listed = gates["gates"].as_array().unwrap();
-    assert_eq!(listed.len(), 1, "{gates}");
+    // The dash gate a tick reached, and site-release's that the run by hand above stopped at.
+    assert_eq!(listed.len(), 2, "{gates}");
+    assert_eq!(listed[1]["approve"], "chant approve site-release release", "{gates}");
     assert_eq!(listed[0]["approve"], APPROVE);
     assert_eq!(listed[0]["convergeOp"], "dash-converge");
     assert_eq!(&listed[0]["approve"], &row(status_rows, "dash-converge")["pendingGates"][0]["approve"]);

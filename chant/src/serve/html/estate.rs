@@ -2,7 +2,8 @@
 
 use maud::{Markup, html};
 
-use super::{age, badge, layout, op_url};
+use super::{age, badge, copyable, layout, op_url};
+use crate::operator::status::PendingGateView;
 use crate::serve::view::{EstateView, OpRow};
 
 /// Renders the estate; each env of `diffable` gets its live-diff link (project binary only).
@@ -36,17 +37,16 @@ pub fn estate(view: &EstateView, diffable: &[&str]) -> Markup {
                 }
                 table {
                     thead { tr {
-                        th { "ConvergeOp" } th { "health" } th { "last tick" } th { "age" }
-                        th { "summary" } th { "lease" } th { "gates" }
+                        th { "health" } th { "ConvergeOp" } th { "what" } th { "lease" } th { "gates" }
                     } }
-                    tbody { @for row in &env.ops { (op_row(row)) } }
+                    tbody { @for row in &env.ops { (op_row(row, &env_gates(view, &env.env))) } }
                 }
             }
         }
         @if !view.pending_gates.is_empty() {
             h2 { "Pending gates no tick reached" }
             ul { @for g in &view.pending_gates {
-                li { code { (g.op) } " gate " code { (g.gate) } " — " code { (g.approve) } }
+                li { code { (g.op) } " gate " code { (g.gate) } " (env " (g.env) ") " (copyable(&g.approve)) }
             } }
         }
         @if view.malformed.total() > 0 {
@@ -56,22 +56,31 @@ pub fn estate(view: &EstateView, diffable: &[&str]) -> Markup {
     layout("Estate", &view.generated_at, true, body)
 }
 
-fn op_row(row: &OpRow) -> Markup {
+/// The gates of `env` that wait and that no tick reached (a run by hand stopped at them): they
+/// belong on the env's rows too, not only at the foot of the page.
+fn env_gates<'a>(view: &'a EstateView, env: &str) -> Vec<&'a PendingGateView> {
+    view.pending_gates.iter().filter(|g| g.env == env).collect()
+}
+
+/// One ConvergeOp: its health word and how old it is first, then what it is about; the tick's
+/// counters are on hover (the cell's title) and in the JSON.
+fn op_row(row: &OpRow, env_gates: &[&PendingGateView]) -> Markup {
     let s = &row.status;
+    let counters = s.last_tick.as_ref().map(|t| format!("{} (tick at {})", t.log, t.timestamp));
     html! {
         tr data-op=(s.op) data-health=(row.health.as_str()) {
-            td { a href=(op_url(s.member.as_deref(), &s.env, &s.op)) { (s.op) } }
-            td { (badge(row.health)) }
-            @match &s.last_tick {
-                Some(t) => {
-                    td { (t.timestamp) }
-                    td { @if let Some(a) = row.age_seconds { (age(a)) " ago" } }
-                    td {
-                        code { (t.log) }
-                        @if let Some(e) = &t.error { div.err { (e) } }
-                    }
+            td title=[counters] {
+                (badge(row.health))
+                @match (&s.last_tick, row.age_seconds) {
+                    (Some(_), Some(a)) => { br; span.muted { "observed " (age(a)) " ago" } }
+                    (Some(_), None) => {}
+                    (None, _) => { br; span.muted { "never ticked" } }
                 }
-                None => { td.muted { "never" } td {} td {} }
+            }
+            td { a href=(op_url(s.member.as_deref(), &s.env, &s.op)) { (s.op) } }
+            td {
+                @if let Some(d) = &s.health.detail { (d) }
+                @if let Some(e) = s.last_tick.as_ref().and_then(|t| t.error.as_ref()) { div.err { (e) } }
             }
             td {
                 @match &s.lease {
@@ -81,8 +90,11 @@ fn op_row(row: &OpRow) -> Markup {
                 }
             }
             td {
-                @if s.pending_gates.is_empty() { span.muted { "none" } }
-                @else { a href="/gates" { (s.pending_gates.len()) " pending" } }
+                @if s.pending_gates.is_empty() && env_gates.is_empty() { span.muted { "none" } }
+                @if !s.pending_gates.is_empty() { a href="/gates" { (s.pending_gates.len()) " pending" } }
+                @for g in env_gates {
+                    div { a href="/gates" { code { (g.op) } " waits at " code { (g.gate) } } (copyable(&g.approve)) }
+                }
             }
         }
     }

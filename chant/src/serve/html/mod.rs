@@ -32,6 +32,7 @@ pre{padding:8px;white-space:pre-wrap;word-break:break-word}
 .muted{color:#6b7487}.tick{background:#fff;border:1px solid #dde1e8;padding:8px 12px;margin-bottom:10px}
 .tick table{border:0;margin:6px 0 0}.err{color:#c62f2f}
 footer{padding:12px 24px;color:#6b7487;font-size:12px}
+.cmd code{white-space:pre-wrap;word-break:keep-all;overflow-wrap:normal;display:inline-block;max-width:100%}
 pre.udiff{margin:6px 0 0;background:#fff;border:1px solid #dde1e8}.udiff .add{background:#e3f4e6;color:#1e5e2c}
 .udiff .del{background:#fbe5e5;color:#8a1f1f}.udiff .hunk{color:#6b7487}
 ";
@@ -63,6 +64,12 @@ fn layout(title: &str, generated_at: &str, refresh: bool, body: Markup) -> Marku
             }
         }
     }
+}
+
+/// A command to copy: shown as code that wraps only at its spaces (never inside a name), to
+/// select and copy. (The pages run no script, so there is no copy button.)
+fn copyable(command: &str) -> Markup {
+    html! { span.cmd { code { (command) } } }
 }
 
 /// A health badge.
