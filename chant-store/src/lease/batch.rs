@@ -70,7 +70,10 @@ impl LeaseStore {
             crate::ledger::reach::fetched(&repo, remote, &outcome, self.clock.now());
             match outcome {
                 Ok(Fetched::Updated | Fetched::Missing) => ControlFlow::Break(Ok(())),
-                Ok(Fetched::Failed(text)) => ControlFlow::Continue(err(format!("fetch failed: {text}"))),
+                Ok(Fetched::Failed(text)) => match super::remote::stale_lock_in(&repo, &text) {
+                    Some(stale) => ControlFlow::Break(Err(stale)),
+                    None => ControlFlow::Continue(err(format!("fetch failed: {text}"))),
+                },
                 Err(e) => ControlFlow::Break(Err(err(super::chain(&e)))),
             }
         });

@@ -40,9 +40,21 @@ pub(super) fn fetch(store: &LeaseStore, remote: &str, key: &LeaseKey) -> Result<
             }
             Ok(None)
         }
-        Ok(Fetched::Failed(text)) => Err(err(format!("fetch failed: {text}"))),
+        Ok(Fetched::Failed(text)) => {
+            Err(stale_lock_in(&repo, &text).unwrap_or_else(|| err(format!("fetch failed: {text}"))))
+        }
         Err(e) => Err(err(super::chain(&e))),
     }
+}
+
+/// The stale lock a failed fetch met, named with its fix: git says `cannot lock ref '<ref>':
+/// Unable to create '<path>.lock': File exists` when a killed fetch left the lock of a
+/// remote-tracking lease ref behind. `None` when the text names no lock, or a lock still young or
+/// held by a live chant process of the repository (left to the next try).
+pub(super) fn stale_lock_in(repo: &Repo, text: &str) -> Option<Error> {
+    let start = text.find("cannot lock ref '")? + "cannot lock ref '".len();
+    let reference = &text[start..start + text[start..].find('\'')?];
+    super::check_stale_lock(repo, reference).err()
 }
 
 /// Pushes `blob` to the remote's lease ref if it still holds `expected`. `Ok(false)` is a lost
