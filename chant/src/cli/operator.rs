@@ -151,6 +151,24 @@ fn duration(flag: &str, value: &str) -> Result<std::time::Duration, CommandError
     }
 }
 
+/// Refuses an `--env` no ConvergeOp of this binary ticks: a typo would otherwise watch nothing
+/// and exit 0. The usage error names the envs that have ConvergeOps, with a did-you-mean.
+fn check_env_has_converge_ops(project: &crate::project::Project, env: &str) -> Result<(), CommandError> {
+    let mut envs: Vec<&str> = project.catalog.converge_ops().filter_map(|d| d.env.as_deref()).collect();
+    envs.sort_unstable();
+    envs.dedup();
+    if envs.contains(&env) {
+        return Ok(());
+    }
+    let hint = crate::model::contract::did_you_mean(env, envs.iter().copied())
+        .map(|s| format!("; did you mean `{s}`?"))
+        .unwrap_or_default();
+    let known = if envs.is_empty() { "none".to_owned() } else { envs.join(", ") };
+    Err(CommandError::usage(format!(
+        "--env {env}: no ConvergeOp of this binary ticks env `{env}`{hint} (envs with ConvergeOps: {known})"
+    )))
+}
+
 fn cmd_daemon(binary: Binary, args: &OperatorArgs) -> Result<Exit, CommandError> {
     // First thing, so a stop signal is caught from here on; the forwarder reads them.
     let signals = operator::catch_stop_signals()?;
@@ -173,6 +191,9 @@ fn cmd_daemon(binary: Binary, args: &OperatorArgs) -> Result<Exit, CommandError>
         ));
     }
     let project = Arc::new(open_project()?);
+    if let Some(env) = args.env.as_deref() {
+        check_env_has_converge_ops(&project, env)?;
+    }
     let dispatcher =
         Dispatcher::current().map_err(|e| CommandError::failed_with("cannot find this binary to dispatch runs", e))?;
     let config = OperatorConfig {

@@ -61,3 +61,17 @@ fn without_a_remote_status_says_nothing_of_one() {
     let json = sandbox.project(&["operator", "status", "--json"], &[]).code(0).json();
     assert!(json.get("remote").is_none(), "{json}");
 }
+
+#[test]
+fn an_env_no_converge_op_ticks_is_a_usage_error_naming_the_envs_that_have_them() {
+    let sandbox = Sandbox::new(&config_with_roots(&["site"]));
+    let out = sandbox.project(&["operator", "--once", "--env", "stie"], &[]);
+    out.code(2);
+    assert!(
+        out.stderr.contains("no ConvergeOp of this binary ticks env `stie`; did you mean `site`?"),
+        "{}",
+        out.all()
+    );
+    assert!(out.stderr.contains("envs with ConvergeOps: ") && out.stderr.contains("site"), "{}", out.all());
+    assert_eq!(sandbox.tip(), None, "nothing was recorded");
+}
