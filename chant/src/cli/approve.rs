@@ -84,14 +84,11 @@ pub fn cmd_approve(binary: Binary, args: &ApproveArgs) -> Result<Exit, CommandEr
     let ledger = super::open_ledger()?;
     sync_first(&ledger);
     let known = crate::registry::find(&args.op);
-    if known.is_none() {
-        let whose = if binary == Binary::Stock {
-            "the stock chant binary carries no ops"
-        } else {
-            "this binary has no such op"
-        };
+    // The stock binary never carries ops, and approving from it is the documented way: only a
+    // project binary without the op is worth a word (a typo, or another project's op).
+    if known.is_none() && binary != Binary::Stock {
         eprintln!(
-            "warning: op `{}` is not compiled into this binary ({whose}); recording against the ledger anyway",
+            "warning: op `{}` is not compiled into this binary (this binary has no such op); recording against the ledger anyway",
             p(&args.op)
         );
     }
