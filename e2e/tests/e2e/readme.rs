@@ -124,3 +124,22 @@ fn the_stock_binary_carries_no_ops() {
     assert!(out.stderr.contains("use the project's own binary"), "{}", out.all());
     assert_eq!(sandbox.tip(), None);
 }
+
+/// The README's list of symptom fields is the compiler's: every field `when!` accepts, in the
+/// contract's order, and no other (`chant::model::contract`'s tables, which the macros check
+/// rules against).
+#[test]
+fn the_readmes_field_list_is_every_field_the_compiler_accepts() {
+    let readme = std::fs::read_to_string(workspace_root().join("README.md")).unwrap();
+    let start = readme.find("written in snake_case:").expect("the README lists the symptom fields");
+    let text = &readme[start..];
+    let list = |open: &str| -> Vec<String> {
+        let from = text.find(open).unwrap() + open.len();
+        let to = from + text[from..].find('`').unwrap();
+        text[from..to].split(',').map(|f| f.split_whitespace().collect::<String>()).collect()
+    };
+    let converge: Vec<&str> = chant::model::contract::CONVERGE_FIELDS.iter().map(|f| f.snake).collect();
+    let resource: Vec<&str> = chant::model::contract::RESOURCE_FIELDS.iter().map(|f| f.snake).collect();
+    assert_eq!(list("snake_case:\n  `"), converge, "the README's ConvergeSymptom fields");
+    assert_eq!(list("(in resource mode: `"), resource, "the README's ResourceSymptom fields");
+}
