@@ -70,8 +70,9 @@ pub struct LexiconResources {
 }
 
 /// What a diff answers a gate in CI, worst first: the answer is incomplete, or something is to
-/// change, or nothing differs.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// change, or nothing differs. Ordered by severity (`Same < Differs < Unobserved`), so the worst of
+/// several answers is their `max`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Verdict {
     /// Nothing is unobserved and nothing is to be created, updated or deleted.
     Same,

@@ -42,6 +42,8 @@ pub struct LifecycleArgs {
 pub enum LifecycleCommand {
     /// Print the change set and status rows of an env
     Diff(DiffArgs),
+    /// Print what the operator's next tick of each ConvergeOp of an env would act on
+    Plan(PlanArgs),
     /// Predict how an env's estate behaves at a traffic level, asked of the behaviour engine
     Predict(super::predict::PredictArgs),
     /// Show or clear an env's accepted observation baseline
@@ -72,6 +74,23 @@ pub struct DiffArgs {
     /// Record the artifacts listed now as the snapshot the next diff compares with.
     #[arg(long)]
     pub snapshot_artifacts: bool,
+}
+
+/// Print what the operator's next tick of each ConvergeOp of an env would act on
+#[derive(Debug, Args)]
+pub struct PlanArgs {
+    /// The env.
+    pub env: String,
+    /// Observe the live estate (required: the plan is of what a tick would see now).
+    #[arg(long)]
+    pub live: bool,
+    /// Print each ConvergeOp's plan on one line of JSON: exactly `tick <op> --plan --json`.
+    #[arg(long)]
+    pub json: bool,
+    /// Exit as `lifecycle diff --exit-code` would: 1 something to create, update or delete, 4
+    /// something unobserved.
+    #[arg(long)]
+    pub exit_code: bool,
 }
 
 /// Returns the exit `--exit-code` gives for `diff`: [`Exit::Unobserved`] when anything is
@@ -234,6 +253,7 @@ fn render_estate(diff: &Diff) -> Vec<String> {
 pub fn cmd_lifecycle(binary: Binary, args: &LifecycleArgs) -> Result<Exit, CommandError> {
     match &args.command {
         LifecycleCommand::Diff(d) => cmd_diff(binary, d),
+        LifecycleCommand::Plan(p) => cmd_plan(binary, p),
         LifecycleCommand::Predict(p) => super::predict::cmd_predict(binary, p),
         LifecycleCommand::Baseline(b) => super::deep::cmd_baseline(binary, b),
         LifecycleCommand::Teardown(t) => super::teardown::cmd_teardown(binary, t),
@@ -307,6 +327,116 @@ fn cmd_diff(binary: Binary, args: &DiffArgs) -> Result<Exit, CommandError> {
 pub fn nothing_observed(diff: &Diff) -> bool {
     let mut entries = diff.change_sets.iter().flat_map(|cs| &cs.entries).peekable();
     entries.peek().is_some() && entries.all(|e| e.action == ChangeAction::Unobserved)
+}
+
+/// `lifecycle plan <env> --live`: for each ConvergeOp of the env, the plan its next tick would act
+/// on, from the one planner `tick --plan` uses ([`crate::tick::preview`]): the symptom with its
+/// change set, every rule with whether it would fire, what it would run or report and why, and
+/// for each op it would run the gates that would stop it (with the gate's description and how it
+/// is approved). Writes nothing.
+fn cmd_plan(binary: Binary, args: &PlanArgs) -> Result<Exit, CommandError> {
+    if !args.live {
+        return Err(CommandError::usage("`lifecycle plan` needs --live: the plan is of what a tick would observe now"));
+    }
+    crate::model::Name::parse("env name", args.env.as_str())?;
+    if binary == Binary::Stock {
+        // Its own words: the stock binary has no ConvergeOps to plan.
+        check_declared(binary, &args.env)?;
+    }
+    let project = super::open_project()?;
+    let ops: Vec<&crate::model::OpDocument> =
+        project.catalog.converge_ops().filter(|d| d.env.as_deref() == Some(args.env.as_str())).collect();
+    if ops.is_empty() {
+        return Err(CommandError::usage(format!(
+            "no ConvergeOp of this binary ticks env `{}`; `lifecycle diff {} --live` shows its change set",
+            crate::terminal::printable(&args.env),
+            args.env
+        )));
+    }
+    let mut failed = false;
+    let mut verdict = Verdict::Same;
+    for doc in ops {
+        let preview = crate::tick::preview(&project, doc).map_err(|e| CommandError::failed_with("cannot plan", e))?;
+        failed |= preview.error.is_some();
+        verdict = verdict.max(plan_verdict(preview.symptom.as_ref()));
+        if args.json {
+            let line = super::error::to_json(&preview, "the plan")?;
+            println(&project.redactor.redact(&line))?;
+            continue;
+        }
+        let mut text = super::plan::render(&preview);
+        for (op, gates) in gates_ahead(&project, &preview) {
+            for (gate, description) in gates {
+                let why = description.map(|d| format!(": {d}")).unwrap_or_default();
+                text.push_str(&format!(
+                    "gated: {op} would stop at gate \"{gate}\"{why} (until `chant approve {op} {gate}`)\n"
+                ));
+            }
+        }
+        super::error::print(&project.redactor.redact(&text))?;
+        if let Some(e) = &preview.error {
+            eprintln!("error: the tick of {} would fail: {e}", doc.name);
+        }
+    }
+    if failed {
+        return Ok(Exit::Failed);
+    }
+    Ok(match (args.exit_code, verdict) {
+        (false, _) | (true, Verdict::Same) => Exit::Done,
+        (true, Verdict::Differs) => Exit::Differs,
+        (true, Verdict::Unobserved) => Exit::Unobserved,
+    })
+}
+
+/// What `--exit-code` reads from a planned symptom, as `lifecycle diff --exit-code` reads a diff:
+/// anything unobserved (an unknown resource), else anything to create, update or delete (a drifted
+/// resource), else the same.
+fn plan_verdict(symptom: Option<&crate::tick::PlannedSymptom>) -> Verdict {
+    use crate::model::{EnvStatus, ResourceStatus};
+    match symptom {
+        None => Verdict::Unobserved,
+        Some(crate::tick::PlannedSymptom::Env(s)) if s.status == EnvStatus::Unknown || s.unobserved_count > 0 => {
+            Verdict::Unobserved
+        }
+        Some(crate::tick::PlannedSymptom::Env(s)) if s.create_count + s.update_count + s.delete_count > 0 => {
+            Verdict::Differs
+        }
+        Some(crate::tick::PlannedSymptom::Env(_)) => Verdict::Same,
+        Some(crate::tick::PlannedSymptom::Resources(rs)) => {
+            if rs.iter().any(|r| r.status == ResourceStatus::Unknown) {
+                Verdict::Unobserved
+            } else if rs.iter().any(|r| r.status == ResourceStatus::Drifted) {
+                Verdict::Differs
+            } else {
+                Verdict::Same
+            }
+        }
+    }
+}
+
+/// A gate in an op's phases: its name and description.
+type GateStep = (String, Option<String>);
+
+/// The ops a plan would run, each with the gates of its phases, in order.
+fn gates_ahead(project: &Project, preview: &crate::tick::Preview) -> Vec<(String, Vec<GateStep>)> {
+    let mut out: Vec<(String, Vec<GateStep>)> = Vec::new();
+    for op in preview.rules.iter().filter(|r| r.verdict == "ran").filter_map(|r| r.op.as_deref()) {
+        if out.iter().any(|(o, _)| o == op) {
+            continue;
+        }
+        let Some(doc) = project.catalog.get(op) else { continue };
+        let gates: Vec<GateStep> = doc
+            .steps()
+            .filter_map(|s| match s {
+                crate::model::Step::Gate { name, args, .. } => Some((name.to_string(), args.description.clone())),
+                _ => None,
+            })
+            .collect();
+        if !gates.is_empty() {
+            out.push((op.to_owned(), gates));
+        }
+    }
+    out
 }
 
 /// Records the artifacts the diff listed as each lexicon's snapshot (after the diff against the

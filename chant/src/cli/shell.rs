@@ -64,6 +64,10 @@ const EXAMPLES: &[(&[&str], &str)] = &[
         "Examples:\n  chant lifecycle diff staging --live\n  chant lifecycle diff staging --live --exit-code   # for CI\n  chant lifecycle diff staging --live --deep --json\n  chant lifecycle diff staging --live --update-baseline --path public.users.columns.id.default\n\nExit codes: 0 diffed (with --exit-code: nothing differs), 1 failed (with --exit-code: something to create, update or delete), 2 usage error, 4 (with --exit-code) something could not be observed.",
     ),
     (
+        &["lifecycle", "plan"],
+        "Examples:\n  chant lifecycle plan staging --live\n  chant lifecycle plan staging --live --exit-code   # for CI: as lifecycle diff --exit-code\n  chant lifecycle plan staging --live --json        # one line per ConvergeOp: tick <op> --plan --json\n\nIt changes nothing, and takes no lease.\n\nExit codes: 0 planned (with --exit-code: nothing differs), 1 a tick would fail (with --exit-code: something to create, update or delete), 2 usage error, 4 (with --exit-code) something could not be observed.",
+    ),
+    (
         &["lifecycle", "baseline"],
         "Examples:\n  chant lifecycle baseline staging\n  chant lifecycle baseline staging --clear app.json.document.port\n\nExit codes: 0 shown or cleared, 1 the baseline cannot be read or written, 2 usage error (--clear naming no accepted path).",
     ),

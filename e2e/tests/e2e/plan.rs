@@ -119,3 +119,40 @@ fn a_plan_shows_every_rule_and_what_the_budget_leaves_out() {
     assert_eq!(plan["outcomes"], decided(&next), "--- plan\n{plan}\n--- tick\n{next}");
     assert_eq!(next["summary"]["ineffective"], 2, "{next}");
 }
+
+/// `lifecycle plan <env> --live`: the operator's next tick of each ConvergeOp of the env, from the
+/// same planner (`--json` is `tick <op> --plan --json`, line for line), the gates a dispatch
+/// would stop at with their description and approve command, `--exit-code` as `lifecycle diff
+/// --exit-code` reads the same state, and nothing written.
+#[test]
+fn lifecycle_plan_is_the_ticks_plan_for_every_converge_op_of_the_env_with_the_gates_ahead() {
+    let sandbox = Sandbox::new(&config_with_roots(&["site"]));
+    let now = [("CHANT_NOW", "2026-03-01T10:00:00.000Z")];
+    let (tip, refs) = (sandbox.tip(), leases(&sandbox));
+
+    let text = sandbox.project(&["lifecycle", "plan", "site", "--live"], &now).code(0).stdout.clone();
+    assert!(text.contains("plan site-converge@site"), "{text}");
+    assert!(text.contains("fired → would run site-apply"), "{text}");
+    let json = sandbox.project(&["lifecycle", "plan", "site", "--live", "--json"], &now).code(0).stdout.clone();
+    let tick = sandbox.project(&["tick", "site-converge", "--plan", "--json"], &now).code(0).stdout.clone();
+    assert_eq!(json, tick, "one planner: the same document as tick --plan");
+    let diff = sandbox.project(&["lifecycle", "diff", "site", "--live", "--exit-code"], &now).code;
+    sandbox.project(&["lifecycle", "plan", "site", "--live", "--exit-code"], &now).code(diff);
+    assert_eq!(diff, 1, "the site has files to create");
+
+    // A resource-mode env whose rule dispatches an op behind a gate: the gate is named with why.
+    let dash = sandbox.project(&["lifecycle", "plan", "dash", "--live"], &now).code(0).stdout.clone();
+    assert!(
+        dash.contains(
+            "gated: dash-guarded would stop at gate \"ship-web\": Shipping <b>web</b> needs a human. (until `chant approve dash-guarded ship-web`)"
+        ),
+        "{dash}"
+    );
+    sandbox.project(&["lifecycle", "plan", "dash", "--live", "--exit-code"], &now).code(1);
+
+    assert_eq!(sandbox.tip(), tip, "a plan wrote a commit");
+    assert_eq!(leases(&sandbox), refs, "a plan touched a lease");
+    let none = sandbox.project(&["lifecycle", "plan", "nowhere", "--live"], &now);
+    none.code(2);
+    assert!(none.stderr.contains("no ConvergeOp of this binary ticks env `nowhere`"), "{}", none.all());
+}
