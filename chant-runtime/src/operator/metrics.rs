@@ -266,6 +266,7 @@ impl Hooks for Metrics {
             OpEvent::LeaseHeld { .. } => skip("lease-held"),
             OpEvent::GivenBack { .. } => skip("given-back"),
             OpEvent::NotDue { .. } => skip("not-due"),
+            OpEvent::Suspended { .. } => skip("suspended"),
             OpEvent::LeaseError { .. } => skip("lease-error"),
         }
         let Some(record) = &report.record else { return };

@@ -50,6 +50,7 @@ pub mod quiet;
 pub mod round;
 pub mod signal;
 pub mod status;
+pub mod suspend;
 
 use std::fmt;
 use std::time::Duration;

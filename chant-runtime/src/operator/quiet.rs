@@ -67,6 +67,8 @@ enum LeaseSeen {
 struct Seen {
     health: Option<HealthState>,
     lease: Option<LeaseSeen>,
+    /// When the suspension last seen was recorded (its `since`).
+    suspended: Option<String>,
 }
 
 /// The quiet filter of a daemon's lines.
@@ -182,6 +184,12 @@ fn eventful(seen: &mut Seen, report: &OpReport) -> bool {
     let happened = match &report.event {
         OpEvent::Failed { .. } | OpEvent::LeaseError { .. } | OpEvent::Interrupted { .. } | OpEvent::Fenced => true,
         OpEvent::LeaseHeld { .. } | OpEvent::GivenBack { .. } | OpEvent::NotDue { .. } => false,
+        // Said once, when the suspension is first seen (and again after a resume and a new one).
+        OpEvent::Suspended { suspension } => {
+            let first = seen.suspended.as_ref() != Some(&suspension.since);
+            seen.suspended = Some(suspension.since.clone());
+            first
+        }
         OpEvent::Ticked { gate } => {
             let health = Health::of_tick(report.record.as_ref()).state;
             let acted = report.record.iter().flat_map(|r| &r.outcomes).any(|o| {

@@ -8,7 +8,8 @@
 //! `operator: <op>@<env> ticked=1 status=<health>[(<detail>)] [<drifted>]` (the words of
 //! [`tick::health`], and the first few entities that drifted),
 //! `skipped=1(lease-held:<holder>)`, `skipped=1(given-back:<peer>)`,
-//! `skipped=1(not-due:<cron>)`, `failed=1 error="..."`, `fenced=1(...)`,
+//! `skipped=1(not-due:<cron>)`, `skipped=1(suspended:<reason>[, until <t>] by <who>)`,
+//! `failed=1 error="..."`, `fenced=1(...)`,
 //! `error=1(lease acquire failed — ...)`, and `interrupted=1(...)` for a tick a stop cut short.
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -118,6 +119,11 @@ pub enum OpEvent {
         /// The peer the op hashes to.
         to: String,
     },
+    /// A person suspended the op (`operator suspend`); the round did not tick it.
+    Suspended {
+        /// The suspension.
+        suspension: super::suspend::Suspension,
+    },
     /// The op is not due.
     NotDue {
         /// Why.
@@ -208,6 +214,12 @@ impl fmt::Display for OpReport {
             OpEvent::LeaseHeld { holder: None } => f.write_str("skipped=1(lease-held)"),
             OpEvent::GivenBack { to } => write!(f, "skipped=1(given-back:{to})"),
             OpEvent::NotDue { reason } => write!(f, "skipped=1(not-due:{reason})"),
+            OpEvent::Suspended { suspension } => write!(
+                f,
+                "skipped=1(suspended:{} by {})",
+                crate::terminal::printable(&suspension.describe()),
+                crate::terminal::printable(&suspension.by)
+            ),
             OpEvent::LeaseError { error } => write!(f, "error=1(lease acquire failed — {error})"),
             OpEvent::Interrupted { grace } => write!(
                 f,
@@ -442,6 +454,17 @@ impl RoundContext {
             Err(e) => return stopped(chain(&e)),
         };
         let now = ledger.clock().now();
+        // A suspension recorded by a person (on any clone that shares the remote: the ledger was
+        // synchronised above) stops the round before it ticks.
+        let control = ShardKey::control(target.doc.member.as_deref(), &target.env, target.op());
+        match control.map(|key| super::suspend::suspension(ledger, &key, now)) {
+            Ok(Ok(Some(suspension))) => {
+                timings.due = checking.elapsed();
+                return (Work::Stopped(OpEvent::Suspended { suspension }), Landing::Nothing, None);
+            }
+            Ok(Ok(None)) => {}
+            Ok(Err(e)) | Err(e) => return stopped(chain(&e)),
+        }
         let decision = due_decision(target, &newest, round_start, now, signalled);
         timings.due = checking.elapsed();
         if let Decision::NotDue(reason) = decision {
@@ -772,6 +795,14 @@ mod tests {
             OpEvent::LeaseHeld { holder: None },
             OpEvent::GivenBack { to: "h:2:b".into() },
             OpEvent::NotDue { reason: NotDueReason::NoFire { cron: "* * * * *".into(), next: None } },
+            OpEvent::Suspended {
+                suspension: super::super::suspend::Suspension {
+                    reason: "r".into(),
+                    until: None,
+                    by: "ana".into(),
+                    since: String::new(),
+                },
+            },
         ] {
             assert!(!ok.is_failure(), "{ok:?}");
         }

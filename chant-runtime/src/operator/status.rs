@@ -141,6 +141,9 @@ pub struct OpStatus {
     pub lease: Option<LeaseStatus>,
     /// Gates its last tick's dispatches (or the op itself) wait on.
     pub pending_gates: Vec<PendingGateView>,
+    /// The suspension that stands (`operator suspend`); absent when the operator ticks it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub suspended: Option<super::suspend::Suspension>,
 }
 
 /// The parts of a tick record status shows.
@@ -370,6 +373,11 @@ pub fn status(ledger: &Ledger, leases: &LeaseStore, ops: &[OpRef], now: Timestam
             }),
             lease,
             pending_gates: pending,
+            suspended: super::suspend::suspension(
+                ledger,
+                &ShardKey::control(r.member.as_deref(), &r.env, &r.op)?,
+                now,
+            )?,
         });
     }
     let envs: BTreeSet<&str> = ops.iter().map(|r| r.env.as_str()).collect();
@@ -472,6 +480,16 @@ pub fn render(view: &StatusView) -> String {
         let observed = row.last_tick.as_ref().and_then(|t| t.age_secs).map(|a| format!(", observed {}", ago(a)));
         let detail = row.health.detail.as_deref().map(|d| format!(" ({})", p(d))).unwrap_or_default();
         let _ = writeln!(s, "  health    : {}{}{detail}", row.health.state, observed.unwrap_or_default());
+        if let Some(sus) = &row.suspended {
+            let _ = writeln!(
+                s,
+                "  suspended : {} (by {} at {}; the operator does not tick it until `operator resume {}`)",
+                p(&sus.describe()),
+                p(&sus.by),
+                p(&sus.since),
+                p(&row.op)
+            );
+        }
         match &row.last_tick {
             None => s.push_str("  no ticks recorded yet\n"),
             Some(t) => {

@@ -120,8 +120,19 @@ pub fn execute_after(
         previous
     } else {
         let key = ShardKey::control(member, &env, &doc.name)?;
-        let undamp = project.ledger.latest_typed::<super::undamp::UndampFact>(&key)?;
-        super::undamp::undamped(&previous, undamp.record.as_ref().map(|s| &s.record), last_tick.as_deref())
+        // The newest undamp fact, whatever was appended after it (a suspension, a resume).
+        let undamp = super::control::newest(&project.ledger, &key, &[super::undamp::UNDAMP])?.map(|f| {
+            super::undamp::UndampFact {
+                version: f.version,
+                kind: f.kind,
+                op: f.op,
+                env: f.env,
+                rule: f.rule,
+                by: f.by,
+                timestamp: f.timestamp,
+            }
+        });
+        super::undamp::undamped(&previous, undamp.as_ref(), last_tick.as_deref())
     };
 
     let mut record = new_record(project, doc, started, options.fence.as_ref())?;

@@ -32,6 +32,7 @@
 
 pub use chant_lexicon::handoff::{ENV_VAR, RESOURCE_VAR};
 
+pub mod control;
 pub mod dispatch;
 mod estate;
 pub mod execute;

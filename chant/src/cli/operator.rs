@@ -17,6 +17,7 @@ use super::error::{print, println};
 use super::{Binary, CommandError, Exit, open_ledger, open_project};
 use crate::error::chain;
 use crate::lease::LeaseStore;
+use crate::operator::suspend::{self, ControlFact};
 use crate::operator::{self, Daemon, Ending, OperatorConfig, status};
 use crate::tick::Dispatcher;
 
@@ -68,6 +69,36 @@ pub enum OperatorCommand {
     Audit(AuditArgs),
     /// Clear the flap damping of a ConvergeOp (or of one rule) by hand: the next tick may dispatch again
     Undamp(UndampArgs),
+    /// Stop every operator sharing the ledger from ticking a ConvergeOp, until resumed or until a time
+    Suspend(SuspendArgs),
+    /// Let the operators tick a suspended ConvergeOp again
+    Resume(ResumeArgs),
+}
+
+/// Stop every operator sharing the ledger from ticking a ConvergeOp, until resumed or until a time
+#[derive(Debug, Args)]
+pub struct SuspendArgs {
+    /// The ConvergeOp.
+    pub op: String,
+    /// Why (recorded, shown by `operator status` and on the operator's line).
+    #[arg(long)]
+    pub reason: String,
+    /// When the suspension lapses by itself: an RFC 3339 instant, or a duration from now (`2h`).
+    #[arg(long)]
+    pub until: Option<String>,
+    /// Who decides (recorded); `$USER` when absent.
+    #[arg(long)]
+    pub actor: Option<String>,
+}
+
+/// Let the operators tick a suspended ConvergeOp again
+#[derive(Debug, Args)]
+pub struct ResumeArgs {
+    /// The ConvergeOp.
+    pub op: String,
+    /// Who decides (recorded); `$USER` when absent.
+    #[arg(long)]
+    pub actor: Option<String>,
 }
 
 /// Clear the flap damping of a ConvergeOp (or of one rule) by hand: the next tick may dispatch again
@@ -139,6 +170,8 @@ pub fn cmd_operator(binary: Binary, args: &OperatorArgs) -> Result<Exit, Command
         Some(OperatorCommand::Log(l)) => cmd_log(binary, l),
         Some(OperatorCommand::Audit(a)) => cmd_audit(binary, a),
         Some(OperatorCommand::Undamp(u)) => cmd_undamp(u),
+        Some(OperatorCommand::Suspend(a)) => cmd_suspend(a),
+        Some(OperatorCommand::Resume(a)) => cmd_resume(a),
         None => cmd_daemon(binary, args),
     }
 }
@@ -453,17 +486,110 @@ fn sealed_gates(binary: Binary) -> std::collections::BTreeSet<(String, String)> 
     out
 }
 
+/// The ConvergeOp `op` of this binary, or a usage error with the closest name.
+fn converge_op<'a>(
+    project: &'a crate::project::Project,
+    op: &str,
+) -> Result<&'a crate::model::OpDocument, CommandError> {
+    project.catalog.get(op).filter(|d| d.converge.is_some()).ok_or_else(|| {
+        let names: Vec<String> = project.catalog.converge_ops().map(|d| d.name.to_string()).collect();
+        let hint = crate::model::contract::did_you_mean(op, names.iter().map(String::as_str))
+            .map_or_else(|| format!("the ConvergeOps are: {}", names.join(", ")), |s| format!("did you mean {s}?"));
+        CommandError::usage(format!("{} is no ConvergeOp of this binary; {hint}", crate::terminal::printable(op)))
+    })
+}
+
+/// Who decides a control fact: `--actor`, else `$USER`.
+fn actor(flag: Option<&str>) -> Result<crate::approval::Approver, CommandError> {
+    match flag {
+        Some(a) => crate::approval::Approver::parse(a).map_err(|e| CommandError::usage_with("--actor", e)),
+        None => std::env::var("USER")
+            .map_or_else(|_| crate::approval::Approver::parse("unknown"), |u| crate::approval::Approver::parse(&u))
+            .map_err(|e| CommandError::usage_with("$USER", e).hint("pass --actor")),
+    }
+}
+
+/// Records a suspend or resume fact of `op`.
+fn control(
+    project: &crate::project::Project,
+    doc: &crate::model::OpDocument,
+    fact: ControlFact,
+) -> Result<(), CommandError> {
+    project.ledger.append_record(doc.member.as_deref(), &fact)?;
+    Ok(())
+}
+
+fn cmd_suspend(args: &SuspendArgs) -> Result<Exit, CommandError> {
+    let project = open_project()?;
+    let doc = converge_op(&project, &args.op)?;
+    if args.reason.trim().is_empty() {
+        return Err(CommandError::usage("--reason is empty: say why the op is suspended (it is recorded and shown)"));
+    }
+    let by = actor(args.actor.as_deref())?;
+    let now = project.ledger.clock().now();
+    let until = match args.until.as_deref() {
+        None => None,
+        Some(text) => Some(match crate::clock::parse(text) {
+            Some(at) => at,
+            None => {
+                let d = crate::duration::parse(text).map_err(|e| {
+                    CommandError::usage_with("--until", e).hint("an RFC 3339 instant or a duration from now, e.g. 2h")
+                })?;
+                crate::clock::after(now, d)
+            }
+        }),
+    };
+    if until.is_some_and(|u| u <= now) {
+        return Err(CommandError::usage("--until lies in the past: the suspension would never stand"));
+    }
+    let fact = ControlFact {
+        version: 1,
+        kind: suspend::SUSPEND.to_owned(),
+        op: args.op.clone(),
+        env: doc.env.as_deref().unwrap_or_default().to_owned(),
+        rule: None,
+        reason: Some(args.reason.clone()),
+        until: until.map(crate::clock::format),
+        by: by.as_str().to_owned(),
+        timestamp: crate::clock::format(now),
+    };
+    control(&project, doc, fact.clone())?;
+    let lapse = fact.until.as_ref().map_or_else(|| "until `operator resume`".to_owned(), |u| format!("until {u}"));
+    println(&format!(
+        "suspended {} by {} ({lapse}): no operator sharing this ledger ticks it meanwhile; a tick by hand still runs",
+        args.op, fact.by
+    ))?;
+    Ok(Exit::Done)
+}
+
+fn cmd_resume(args: &ResumeArgs) -> Result<Exit, CommandError> {
+    let project = open_project()?;
+    let doc = converge_op(&project, &args.op)?;
+    let by = actor(args.actor.as_deref())?;
+    let now = project.ledger.clock().now();
+    let key =
+        crate::ledger::ShardKey::control(doc.member.as_deref(), doc.env.as_deref().unwrap_or_default(), &args.op)?;
+    let standing = suspend::suspension(&project.ledger, &key, now)?;
+    let fact = ControlFact {
+        version: 1,
+        kind: suspend::RESUME.to_owned(),
+        op: args.op.clone(),
+        env: doc.env.as_deref().unwrap_or_default().to_owned(),
+        rule: None,
+        reason: None,
+        until: None,
+        by: by.as_str().to_owned(),
+        timestamp: crate::clock::format(now),
+    };
+    control(&project, doc, fact)?;
+    let was = if standing.is_some() { "" } else { " (it was not suspended)" };
+    println(&format!("resumed {}{was}: the operators tick it again", args.op))?;
+    Ok(Exit::Done)
+}
+
 fn cmd_undamp(args: &UndampArgs) -> Result<Exit, CommandError> {
     let project = open_project()?;
-    let Some(doc) = project.catalog.get(&args.op).filter(|d| d.converge.is_some()) else {
-        let names: Vec<String> = project.catalog.converge_ops().map(|d| d.name.to_string()).collect();
-        let hint = crate::model::contract::did_you_mean(&args.op, names.iter().map(String::as_str))
-            .map_or_else(|| format!("the ConvergeOps are: {}", names.join(", ")), |s| format!("did you mean {s}?"));
-        return Err(CommandError::usage(format!(
-            "{} is no ConvergeOp of this binary; {hint}",
-            crate::terminal::printable(&args.op)
-        )));
-    };
+    let doc = converge_op(&project, &args.op)?;
     let rules = doc.converge.as_ref().map(|c| c.rules.as_slice()).unwrap_or_default();
     if let Some(rule) = &args.rule
         && !rules.iter().any(|r| r.id.as_str() == rule)
@@ -476,12 +602,7 @@ fn cmd_undamp(args: &UndampArgs) -> Result<Exit, CommandError> {
             ids.join(", ")
         )));
     }
-    let by = match &args.actor {
-        Some(a) => crate::approval::Approver::parse(a).map_err(|e| CommandError::usage_with("--actor", e))?,
-        None => std::env::var("USER")
-            .map_or_else(|_| crate::approval::Approver::parse("unknown"), |u| crate::approval::Approver::parse(&u))
-            .map_err(|e| CommandError::usage_with("$USER", e).hint("pass --actor"))?,
-    };
+    let by = actor(args.actor.as_deref())?;
     let env = doc.env.as_deref().unwrap_or_default();
     let fact = crate::tick::undamp::UndampFact {
         version: 1,

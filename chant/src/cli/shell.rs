@@ -100,6 +100,14 @@ const EXAMPLES: &[(&[&str], &str)] = &[
         "Examples:\n  chant operator log --limit 20\n  chant operator log --op staging-converge --json\n  chant operator log --follow                      # new entries as they land\n\nExit codes: 0 done, 1 the ledger could not be read, 2 usage error.",
     ),
     (
+        &["operator", "suspend"],
+        "Examples:\n  chant operator suspend staging-converge --reason \"migrating the database\"\n  chant operator suspend staging-converge --reason \"change freeze\" --until 2h\n\nEvery operator sharing the ledger skips the op (skipped=1(suspended:...)) until `operator resume` or --until; a tick by hand still runs.\n\nExit codes: 0 recorded, 1 the ledger could not be written, 2 usage error (no such ConvergeOp, an empty reason, an --until in the past).",
+    ),
+    (
+        &["operator", "resume"],
+        "Examples:\n  chant operator resume staging-converge\n\nExit codes: 0 recorded, 1 the ledger could not be written, 2 usage error (no such ConvergeOp).",
+    ),
+    (
         &["operator", "audit"],
         "Examples:\n  chant operator audit\n  chant operator audit --op staging-promote --json\n\nExit codes: 0 no gaps, 1 a gap in the audit trail (or the ledger could not be read), 2 usage error.",
     ),

@@ -124,6 +124,7 @@ mod tests {
             last_tick: None,
             lease: None,
             pending_gates: vec![gate; gates],
+            suspended: None,
         }
     }
 

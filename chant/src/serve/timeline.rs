@@ -237,6 +237,7 @@ mod tests {
             last_tick: None,
             lease: None,
             pending_gates: vec![],
+            suspended: None,
         }
     }
 

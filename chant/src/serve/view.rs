@@ -208,6 +208,7 @@ mod tests {
             }),
             lease: None,
             pending_gates: Vec::new(),
+            suspended: None,
         }
     }
 

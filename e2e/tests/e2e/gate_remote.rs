@@ -126,3 +126,56 @@ fn a_stale_approval_answers_only_the_request_it_saw() {
     through.code(0);
     assert_eq!(through.json()["outcomes"][0]["approvedBy"], "cyd");
 }
+
+/// `operator suspend` (issue #35, item 8): a fact on the ledger, honoured by every operator that
+/// shares the remote. Clone A suspends `site-converge`; clone B's operator skips it, saying why
+/// and who, and B's `operator status` shows it; a lapsed `--until` or `operator resume` (from
+/// either clone) lets it tick again; a tick by hand still runs.
+#[test]
+fn a_suspension_recorded_in_one_clone_stops_the_operator_of_another() {
+    let shared = Shared::new();
+    let (a, b) = (shared.clone("a"), shared.clone("b"));
+    let once = |dir: &Path, minutes: i64| shared.chant(dir, minutes, &["operator", "--once", "--env", "site"]);
+
+    let out =
+        shared.chant(&a, 0, &["operator", "suspend", "site-converge", "--reason", "db migration", "--actor", "ana"]);
+    out.code(0);
+    assert!(out.stdout.contains("suspended site-converge by ana (until `operator resume`)"), "{}", out.all());
+    let skipped = once(&b, 1);
+    skipped.code(0);
+    assert!(
+        skipped.stdout.contains("operator: site-converge@site skipped=1(suspended:db migration by ana)"),
+        "{}",
+        skipped.all()
+    );
+    let status = shared.chant(&b, 1, &["operator", "status"]);
+    assert!(status.stdout.contains("  suspended : db migration (by ana at "), "{}", status.all());
+    let site = |dir: &Path, minutes: i64| {
+        let json = shared.chant(dir, minutes, &["operator", "status", "--json"]).code(0).json();
+        json["ops"].as_array().unwrap().iter().find(|r| r["op"] == "site-converge").unwrap().clone()
+    };
+    assert_eq!(site(&b, 1)["suspended"]["reason"], "db migration");
+    // A person's tick by hand still runs.
+    shared.chant(&b, 2, &["tick", "site-converge"]).code(0);
+
+    // Resumed from B: A's operator ticks it again.
+    shared.chant(&b, 3, &["operator", "resume", "site-converge", "--actor", "bea"]).code(0);
+    let ticked = once(&a, 4);
+    ticked.code(0);
+    assert!(ticked.stdout.contains("operator: site-converge@site ticked=1"), "{}", ticked.all());
+    assert!(site(&a, 4).get("suspended").is_none());
+
+    // A suspension with --until lapses by itself.
+    shared.chant(&a, 5, &["operator", "suspend", "site-converge", "--reason", "freeze", "--until", "10m"]).code(0);
+    assert!(once(&b, 6).stdout.contains("skipped=1(suspended:freeze, until 2026-03-01T10:15:00.000Z by "));
+    assert!(once(&b, 16).stdout.contains("operator: site-converge@site ticked=1"));
+
+    // Bad input: no such op, an empty reason, an --until in the past.
+    let typo = shared.chant(&a, 17, &["operator", "suspend", "site-convrge", "--reason", "x"]);
+    typo.code(2);
+    assert!(typo.stderr.contains("did you mean site-converge?"), "{}", typo.all());
+    shared.chant(&a, 17, &["operator", "suspend", "site-converge", "--reason", " "]).code(2);
+    shared
+        .chant(&a, 17, &["operator", "suspend", "site-converge", "--reason", "x", "--until", "2026-03-01T09:00:00Z"])
+        .code(2);
+}

@@ -79,6 +79,9 @@ fn op_row(row: &OpRow, env_gates: &[&PendingGateView]) -> Markup {
             }
             td { a href=(op_url(s.member.as_deref(), &s.env, &s.op)) { (s.op) } }
             td {
+                @if let Some(sus) = &s.suspended {
+                    div.err { "suspended: " (sus.describe()) " (by " (sus.by) "; " code { "operator resume " (s.op) } ")" }
+                }
                 @if let Some(d) = &s.health.detail { (d) }
                 @if let Some(e) = s.last_tick.as_ref().and_then(|t| t.error.as_ref()) { div.err { (e) } }
             }

@@ -1,0 +1,64 @@
+//! The facts a person records about one ConvergeOp beside its ticks (`<env>/<op>/control`):
+//! `operator undamp`'s, and `operator suspend`'s and `resume`'s ([`crate::operator::suspend`]).
+//! One lenient shape reads them all, so each reader finds the newest fact of the kinds it cares
+//! about, whatever else was appended after it.
+
+use std::ops::ControlFlow;
+
+use chant_store::ledger::{self, Ledger, Record, RecordKind, ShardKey, Visit};
+use serde::{Deserialize, Serialize};
+
+/// A person's decision about one ConvergeOp, on its control shard: `suspend`, `resume`, or
+/// `undamp` ([`crate::tick::undamp::UndampFact`], read here too so one reader reads the shard).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ControlFact {
+    /// The shape's version, 1.
+    pub version: u32,
+    /// `suspend`, `resume` or `undamp`.
+    pub kind: String,
+    /// The ConvergeOp.
+    pub op: String,
+    /// Its env.
+    pub env: String,
+    /// An undamp fact's rule.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub rule: Option<String>,
+    /// Why it is suspended.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub reason: Option<String>,
+    /// When a suspension lapses by itself (RFC 3339); it stands until resumed when absent.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub until: Option<String>,
+    /// Who decided (`--actor`, else the git identity or `$USER`).
+    pub by: String,
+    /// When (RFC 3339).
+    pub timestamp: String,
+}
+
+impl Record for ControlFact {
+    const KIND: RecordKind = RecordKind::Control;
+    const NAME: &'static str = "control fact";
+    const REQUIRED: &'static [&'static str] = &["kind", "op", "env", "by", "timestamp"];
+
+    fn shard_key(&self, member: Option<&str>) -> Result<ShardKey, ledger::Error> {
+        ShardKey::control(member, &self.env, &self.op)
+    }
+}
+
+/// Returns the newest fact of `key` whose kind is one of `kinds` (unreadable lines skipped).
+///
+/// # Errors
+///
+/// Ledger read errors.
+pub fn newest(ledger: &Ledger, key: &ShardKey, kinds: &[&str]) -> Result<Option<ControlFact>, ledger::Error> {
+    let mut found = None;
+    ledger.stream_newest_typed::<ControlFact>(key, |visit| match visit {
+        Visit::Record(stored) if kinds.contains(&stored.record.kind.as_str()) => {
+            found = Some(stored.record);
+            ControlFlow::Break(())
+        }
+        _ => ControlFlow::Continue(()),
+    })?;
+    Ok(found)
+}
