@@ -5,6 +5,11 @@
 //! approval copies the digest; the run after it recomputes the plan, and a different digest
 //! refuses the approval. Changes name entities and the properties that differ, never values, so
 //! nothing secret lands on the ledger.
+//!
+//! The plan a pending fact lists is only shown (`approve --show`, `operator status`) or approved
+//! after [`check_recorded`] recomputed its digest from the recorded plan document and found the
+//! digest recorded beside it: a request that lists a harmless plan beside the digest of another
+//! (written by hand onto the ledger) is refused and reported, never shown as what is approved.
 
 use serde::{Deserialize, Serialize};
 
@@ -85,6 +90,61 @@ impl GatePlan {
         }
         out.extend(self.changes.iter().map(|c| format!("  {c}")));
         out
+    }
+}
+
+/// Why the plan a pending fact lists cannot be shown or approved. Returned by
+/// [`check_recorded`].
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum RecordedPlanError {
+    /// The recorded plan's digest is not the digest recorded beside it.
+    #[error(
+        "the request of gate {gate:?} of {op} ({run}) lists a plan whose digest is {computed}, but records the digest {recorded}: the plan shown is not the plan a resolution would approve"
+    )]
+    Mismatch {
+        /// The op.
+        op: String,
+        /// The gate.
+        gate: String,
+        /// `run <id>` of the request.
+        run: String,
+        /// The digest recorded on the request (what an approval copies).
+        recorded: String,
+        /// The digest of the plan document it lists.
+        computed: String,
+    },
+    /// The request lists a plan and no digest to bind an approval to.
+    #[error(
+        "the request of gate {gate:?} of {op} ({run}) lists a plan (digest {computed}) but records no digest to bind an approval to it"
+    )]
+    NoDigest {
+        /// The op.
+        op: String,
+        /// The gate.
+        gate: String,
+        /// `run <id>` of the request.
+        run: String,
+        /// The digest of the plan document it lists.
+        computed: String,
+    },
+}
+
+/// Checks the plan pending fact `fact` lists against the digest it records: the digest is
+/// recomputed from the recorded plan document. A fact that lists no plan passes (an approval of
+/// it binds the recorded digest, if any, and the run recomputes the plan).
+///
+/// # Errors
+///
+/// [`RecordedPlanError`] naming the request and both digests.
+pub fn check_recorded(fact: &super::GateFact) -> Result<(), RecordedPlanError> {
+    let Some(plan) = &fact.plan else { return Ok(()) };
+    let computed = plan.digest();
+    let run = if fact.run_id.is_empty() { "no run recorded".to_owned() } else { format!("run {}", fact.run_id) };
+    let (op, gate) = (fact.op.clone(), fact.gate.clone());
+    match &fact.plan_digest {
+        Some(recorded) if *recorded == computed => Ok(()),
+        Some(recorded) => Err(RecordedPlanError::Mismatch { op, gate, run, recorded: recorded.clone(), computed }),
+        None => Err(RecordedPlanError::NoDigest { op, gate, run, computed }),
     }
 }
 
@@ -170,6 +230,28 @@ mod tests {
         let other = GatePlan { changes: vec!["create files/b.txt".into()], ..plan.clone() };
         assert_ne!(other.digest(), d);
         assert!(!is_digest("sha256:ABC"));
+    }
+
+    #[test]
+    fn a_recorded_plan_must_hash_to_the_recorded_digest() {
+        let harmless =
+            GatePlan { verb: PlanVerb::Apply, env: "site".into(), changes: vec!["create files/a.txt".into()] };
+        let teardown =
+            GatePlan { verb: PlanVerb::Teardown, env: "site".into(), changes: vec!["drop files/a.txt".into()] };
+        let line = serde_json::json!({"version": 1, "kind": "pending", "op": "site-apply", "gate": "ship", "env": "site",
+            "runId": "r1", "timestamp": "2026-03-01T10:00:00.000Z", "expiresAt": "2026-03-01T11:00:00.000Z",
+            "planDigest": harmless.digest(), "plan": harmless});
+        let mut fact: super::super::GateFact = serde_json::from_value(line).unwrap();
+        assert_eq!(check_recorded(&fact), Ok(()));
+        fact.plan_digest = Some(teardown.digest());
+        let err = check_recorded(&fact).unwrap_err();
+        let said = err.to_string();
+        assert!(said.contains("gate \"ship\" of site-apply (run r1)"), "{said}");
+        assert!(said.contains(&harmless.digest()) && said.contains(&teardown.digest()), "{said}");
+        fact.plan_digest = None;
+        assert!(matches!(check_recorded(&fact), Err(RecordedPlanError::NoDigest { .. })));
+        fact.plan = None;
+        assert_eq!(check_recorded(&fact), Ok(()));
     }
 
     #[test]

@@ -125,6 +125,9 @@ pub fn render(view: &AuditView) -> String {
         }
         if let Some(c) = &e.committed_by {
             let _ = write!(s, " committed by {}", p(c));
+            if e.committer_mismatch {
+                s.push_str(" (not the approver)");
+            }
         }
         if let Some(src) = &e.source {
             let _ = write!(s, "  ({}:{}", p(&src.path), src.line);

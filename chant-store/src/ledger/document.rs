@@ -63,6 +63,7 @@ impl Ledger {
         }
         let repo = self.repo.local();
         let at = self.config.clock.now();
+        let by = self.authorship();
         let commit = cas_until_landed(&repo, BRANCH, || {
             let tip = repo.read_ref(BRANCH)?;
             let root = tip.map(|tip| repo.commit_info(tip)).transpose()?.map(|info| info.tree);
@@ -70,7 +71,7 @@ impl Ledger {
             let tree = repo.edit_tree(root, &[(path.to_owned(), blob)])?;
             let message = format!("chant: {label}\n\n{DOCUMENT_TRAILER}{path}\n");
             let parents: Vec<ObjectId> = tip.into_iter().collect();
-            let commit = repo.write_commit(tree, &parents, &message, at)?;
+            let commit = repo.write_commit_by(tree, &parents, &message, at, &by)?;
             Ok(Next::Move { new: commit, expected: tip, value: commit })
         })?;
         let push = if self.config.remote.is_some() { self.sync()?.push } else { PushStatus::LocalOnly };

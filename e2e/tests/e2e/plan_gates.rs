@@ -139,3 +139,43 @@ fn pull_and_merge_request_jobs_record_their_link_and_nothing_else_does() {
         assert_eq!(resolution["url"].as_str(), want, "{vars:?}");
     }
 }
+
+#[test]
+fn a_request_whose_plan_does_not_hash_to_its_digest_is_refused_before_it_is_shown_or_approved() {
+    let sandbox = Sandbox::new(&config_with_roots(&["site"]));
+    sandbox.project(&["run", OP, "--json"], &[("CHANT_NOW", &at(0))]).code(3);
+    let pending = sandbox.values(&gate_key(OP))[0].clone();
+    let recorded = pending["planDigest"].as_str().unwrap().to_owned();
+
+    // Someone rewrites the request: a harmless plan beside the digest of the real one.
+    let mut forged = pending.clone();
+    forged["plan"]["changes"] = serde_json::json!(["create files/harmless.txt"]);
+    let shard = format!("{}/0/0.jsonl", gate_key(OP).dir());
+    super::original_gates::commit_ledger_file(&sandbox, &shard, &format!("{forged}\n"), &[]);
+    let harmless = chant::gate::plan::GatePlan {
+        verb: chant::gate::plan::PlanVerb::Apply,
+        env: "site".into(),
+        changes: vec!["create files/harmless.txt".into()],
+    }
+    .digest();
+
+    let show = sandbox.stock(&["approve", OP, "rollout", "--show"], &[("CHANT_NOW", &at(1))]);
+    show.code(1);
+    assert!(!show.stdout.contains("harmless"), "the forged plan is not shown: {}", show.stdout);
+    for want in [
+        format!("gate \"rollout\" of {OP} (run {})", pending["runId"].as_str().unwrap()),
+        format!("digest is {harmless}"),
+        format!("records the digest {recorded}"),
+    ] {
+        assert!(show.stderr.contains(&want), "{want:?} in {}", show.stderr);
+    }
+    let approve = sandbox.stock(&["approve", OP, "rollout", "--actor", "alex"], &[("CHANT_NOW", &at(2))]);
+    approve.code(1);
+    assert!(approve.stderr.contains("its plan and digest disagree; nothing recorded"), "{}", approve.stderr);
+    assert_eq!(sandbox.values(&gate_key(OP)).len(), 1, "nothing recorded");
+    let status = sandbox.stock(&["operator", "status"], &[("CHANT_NOW", &at(2))]).code(0).stdout.clone();
+    assert!(!status.contains("harmless"), "{status}");
+    assert!(status.contains(&format!("the plan listed hashes to {harmless}, not to the recorded digest")), "{status}");
+    // Clearing the forged request stays possible.
+    sandbox.stock(&["approve", OP, "rollout", "--expire"], &[("CHANT_NOW", &at(3))]).code(0);
+}
