@@ -197,6 +197,9 @@ pub enum GapKind {
     CarriedWithoutSource,
     /// A line (or decision record) that could not be read.
     MalformedLine,
+    /// An env's observation baseline written by something other than chant's baseline command
+    /// (found by `operator audit`, which reads the baselines' history).
+    ForeignBaseline,
 }
 
 /// Something the ledger is missing.

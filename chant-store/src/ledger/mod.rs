@@ -55,7 +55,7 @@ use crate::git::cmd::{self, Git};
 use crate::git::{self, ObjectId, SharedRepo};
 
 pub use append::{LOCK_WAIT, STALE_LOCK_AGE};
-pub use document::{DocumentReceipt, env_document_path};
+pub use document::{DocumentReceipt, DocumentWriter, env_document_path};
 pub use kept::DIR as KEPT_DIR;
 pub use key::{APPLY_DIR, HAND_RUNS_DIR, RecordKind, ShardKey};
 pub use read::{Latest, RawRecord, Records, Unreadable, Visit};
@@ -74,6 +74,15 @@ pub enum Error {
     /// Git storage failed.
     #[error("ledger storage failed")]
     Git(#[from] git::Error),
+    /// The history of a document could not be listed.
+    #[error("cannot list the history of {path} on the ledger branch")]
+    History {
+        /// The document's path.
+        path: String,
+        /// Why.
+        #[source]
+        source: Box<cmd::Error>,
+    },
     /// A branch named `chant` exists, so `chant/lifecycle` cannot.
     #[error(
         "the branch `chant` ({CLASHING_BRANCH}) exists, so the ledger branch {BRANCH} cannot be created: \
