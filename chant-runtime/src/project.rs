@@ -399,12 +399,13 @@ impl runner::Services for RunServices<'_> {
     /// and `lifecycle diff` use); of a teardown, from the teardown plan the step executes
     /// ([`teardown_gate_plan`]).
     fn plan(&self, verb: PlanVerb, env: &str) -> Result<Option<GatePlan>, ServiceError> {
+        let redact = |line: &str| self.project.redactor.redact(line);
         if verb == PlanVerb::Teardown {
             let plan = self.project.teardown_plan(self.member, env).map_err(ServiceError::failed)?;
-            return Ok(Some(teardown_gate_plan(&plan)));
+            return Ok(Some(teardown_gate_plan(&plan).redacted(redact)));
         }
         let assessment = self.project.assess(self.member, env).map_err(ServiceError::failed)?;
-        Ok(Some(GatePlan::from_change_sets(verb, env, &assessment.change_sets)))
+        Ok(Some(GatePlan::from_change_sets(verb, env, &assessment.change_sets).redacted(redact)))
     }
 
     /// Verifies against `[gates] allowed_signers` of `chant.toml`, relative to the project root,

@@ -3,8 +3,12 @@
 //! changes (`create files/a.txt`, `update postgres/app.users (columns)`, `drop files/b.txt`) and
 //! its digest, `sha256:` and 64 hex characters of the canonical JSON of the [`GatePlan`]. The
 //! approval copies the digest; the run after it recomputes the plan, and a different digest
-//! refuses the approval. Changes name entities and the properties that differ, never values, so
-//! nothing secret lands on the ledger.
+//! refuses the approval. An update names the properties that differ and the values each changes
+//! from and to (`update postgres/app.users.bio (type: character varying(200) -> text)`), so the
+//! digest binds the values approved: an approval of a change from one value is refused when the
+//! run finds another (a column that became `text` since a `varchar(200)` narrowing was approved).
+//! The values pass the project's redactor ([`GatePlan::redacted`]) as every record does, so a
+//! configured secret never lands on the ledger.
 //!
 //! The plan a pending fact lists is only shown (`approve --show`, `operator status`) or approved
 //! after [`check_recorded`] recomputed its digest from the recorded plan document and found the
@@ -49,7 +53,13 @@ impl GatePlan {
                 let line = match (verb, e.action) {
                     (PlanVerb::Apply, ChangeAction::Create) => format!("create {what}"),
                     (PlanVerb::Apply, ChangeAction::Update) => {
-                        let props: Vec<&str> = e.deltas.iter().map(|d| d.property.as_str()).collect();
+                        let props: Vec<String> = e
+                            .deltas
+                            .iter()
+                            .map(|d| {
+                                format!("{}: {} -> {}", d.property, d.live.as_deref().unwrap_or("(none)"), d.declared)
+                            })
+                            .collect();
                         if props.is_empty() {
                             format!("update {what}")
                         } else {
@@ -70,6 +80,14 @@ impl GatePlan {
         }
         changes.sort();
         GatePlan { verb, env: env.to_owned(), changes }
+    }
+
+    /// The plan with `redact` applied to every change line (the project's redactor, as for every
+    /// record), sorted again.
+    pub fn redacted(mut self, redact: impl Fn(&str) -> String) -> Self {
+        self.changes = self.changes.iter().map(|c| redact(c)).collect();
+        self.changes.sort();
+        self
     }
 
     /// `sha256:` and 64 hex characters of the plan's canonical JSON.
@@ -213,7 +231,10 @@ mod tests {
     #[test]
     fn an_apply_plans_creates_updates_and_deletes_and_a_teardown_drops() {
         let apply = GatePlan::from_change_sets(PlanVerb::Apply, "site", &entries());
-        assert_eq!(apply.changes, ["create files/a.txt", "unobserved files/e.txt", "update files/b.txt (content)"]);
+        assert_eq!(
+            apply.changes,
+            ["create files/a.txt", "unobserved files/e.txt", "update files/b.txt (content: (none) -> x)"]
+        );
         let teardown = GatePlan::from_change_sets(PlanVerb::Teardown, "site", &entries());
         assert_eq!(teardown.changes, ["drop files/b.txt", "drop files/c.txt", "unobserved files/e.txt"]);
         assert_eq!(apply.lines()[0], "apply site:");
@@ -230,6 +251,33 @@ mod tests {
         let other = GatePlan { changes: vec!["create files/b.txt".into()], ..plan.clone() };
         assert_ne!(other.digest(), d);
         assert!(!is_digest("sha256:ABC"));
+    }
+
+    #[test]
+    fn an_update_binds_the_values_it_changes_from_and_to() {
+        let column = |live: &str| {
+            let ev = serde_json::json!({"declared": true, "inLastApply": true, "live": true, "observed": true});
+            sets(serde_json::json!([{"component": "postgres", "entries": [
+                {"name": "app.users.bio", "action": "update", "evidence": ev,
+                 "deltas": [{"property": "type", "declared": "character varying(100)", "live": live}]},
+            ]}]))
+        };
+        let approved = GatePlan::from_change_sets(PlanVerb::Apply, "db", &column("character varying(200)"));
+        assert_eq!(
+            approved.changes,
+            ["update postgres/app.users.bio (type: character varying(200) -> character varying(100))"]
+        );
+        let now = GatePlan::from_change_sets(PlanVerb::Apply, "db", &column("text"));
+        assert_ne!(approved.digest(), now.digest(), "the same property, another value: another plan");
+        assert_eq!(
+            changed(&approved.changes, &now.changes),
+            [
+                "+ update postgres/app.users.bio (type: text -> character varying(100))",
+                "- update postgres/app.users.bio (type: character varying(200) -> character varying(100))"
+            ]
+        );
+        let redacted = now.redacted(|c| c.replace("text", "[redacted]"));
+        assert_eq!(redacted.changes, ["update postgres/app.users.bio (type: [redacted] -> character varying(100))"]);
     }
 
     #[test]
