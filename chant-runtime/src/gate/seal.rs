@@ -86,8 +86,8 @@ pub enum SealError {
     },
 }
 
-/// The request a fact names, in words: `run <id>` and its plan digest when it has one, plus
-/// where it stands when that differs (`gate force of site-force in env site`).
+/// The request a fact names, in words: `run <id>`, its plan digest when it has one, and where it
+/// stands (`gate force of site-force in env site`).
 fn request(fact: &GateFact) -> String {
     let run = if fact.run_id.is_empty() { "no run".to_owned() } else { format!("run {}", fact.run_id) };
     let plan = fact.plan_digest.as_deref().map(|d| format!(", plan {d}")).unwrap_or_default();

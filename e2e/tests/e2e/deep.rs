@@ -227,6 +227,8 @@ fn a_baseline_chant_did_not_write_is_reported_and_not_honoured_and_baselined_pat
     let tick = sandbox.tick("site-converge", &[DOC]);
     assert_eq!(tick["components"][0]["reconciliation"], "reconciled", "{tick}");
     assert!(tick["log"].as_str().unwrap().ends_with(" baselined=1"), "{tick}");
+    let status = sandbox.project(&["operator", "status"], &[DOC]).code(0).stdout.clone();
+    assert!(status.contains(" baselined=1"), "status shows the last tick's count: {status}");
     let audit = sandbox.project(&["operator", "audit", "--json"], &[]).json();
     let by_chant: Vec<bool> = audit["baselines"].as_array().unwrap().iter().map(|b| b["byChant"] == true).collect();
     assert_eq!(by_chant, [false, true, true, true], "{audit}");
