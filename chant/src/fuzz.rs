@@ -1,8 +1,9 @@
 //! Fuzz targets: one entry point for every parser of input that comes from outside chant (op.json,
 //! ledger lines and shard names, gate facts, lease blobs, `chant.toml`, the workspace box block,
 //! cron, durations, `services list` output in both forms, supervisor protocol messages, behaviour
-//! engine answers, `CHANT_NOW`, an observer's reading, git's output, approvers and URLs, and the
-//! redactor over free text).
+//! engine answers, `CHANT_NOW`, an observer's reading, git's output, approvers and URLs, the
+//! redactor over free text, sealed gate facts and the gate audit's lines, gate plan documents,
+//! and accepted observation baselines).
 //!
 //! Each target takes arbitrary bytes, runs them through the parser as chant does with the
 //! outside input, and goes on through what chant does with a parse that succeeds (validating a
@@ -50,6 +51,9 @@ pub const TARGETS: &[Target] = &[
     Target { name: "git_output", run: git_output },
     Target { name: "approval", run: approval },
     Target { name: "redact", run: redact },
+    Target { name: "gate_seals", run: gate_seals },
+    Target { name: "plan_documents", run: plan_documents },
+    Target { name: "baseline_documents", run: baseline_documents },
 ];
 
 /// A fixed instant inside the range every parser accepts.
@@ -239,6 +243,79 @@ fn redact(bytes: &[u8]) {
     let _ = redactor.record(&text);
     let _ = crate::redact::sanitise(&text);
     let _ = crate::redact::strip_url_password(&text);
+}
+
+/// Gate facts as lines (sealed or not): each resolution checked against each pending fact as a
+/// run checks a seal before `ssh-keygen` ([`crate::gate::seal::covers`], its signed payload), the
+/// answering sets, and the audit over the same lines, read as a file and as a `git log` patch.
+fn gate_seals(bytes: &[u8]) {
+    use crate::gate::{FactKind, GateFact, audit, seal};
+    let text = text(bytes);
+    let facts: Vec<GateFact> = text.lines().filter_map(|l| serde_json::from_str(l).ok()).collect();
+    for p in facts.iter().filter(|f| f.kind == FactKind::Pending) {
+        for r in facts.iter().filter(|f| f.kind == FactKind::Resolution) {
+            let _ = seal::covers(r, p);
+            let _ = seal::payload(r);
+        }
+        let _ = seal::answering(&facts, &p.op, &p.gate, p.resource.as_deref());
+        let _ = seal::after_standing(&facts, &p.op, &p.gate, p.resource.as_deref());
+    }
+    let _ = seal::unsealed_standing(&facts, now());
+    let sealed = |_: &str, _: &str| true;
+    for lines in [audit::file_lines("_gates/fuzz/0/0.jsonl", &text), audit::lines_from_log(&text)] {
+        let ledgers = [audit::GateLedger { op: "fuzz".to_owned(), lines }];
+        let mut input = audit::Input::new(&ledgers);
+        input.sealed = &sealed;
+        let _ = audit::derive(&input);
+    }
+}
+
+/// A gate plan document, alone and as the plan of a pending fact: its digest, its lines, what
+/// changed from it to itself, and the check `approve` makes before showing or approving it.
+fn plan_documents(bytes: &[u8]) {
+    use crate::gate::plan::{self, GatePlan};
+    let text = text(bytes);
+    if let Ok(p) = serde_json::from_str::<GatePlan>(&text) {
+        let _ = (p.digest(), p.lines(), plan::changed(&p.changes, &p.changes));
+    }
+    if let Ok(fact) = serde_json::from_str::<crate::gate::GateFact>(&text) {
+        let _ = plan::check_recorded(&fact).map_err(|e| e.to_string());
+        let _ = fact.plan_digest.as_deref().map(plan::is_digest);
+    }
+}
+
+/// An accepted observation baseline as the ledger holds it: parsed for env `site`, written back
+/// and parsed again, subtracted from a report that drifts at every accepted path, each path
+/// split as `--clear` splits it, and cleared.
+fn baseline_documents(bytes: &[u8]) {
+    use crate::observe::deep::baseline::{self, Baseline};
+    use crate::observe::deep::{EntityDeep, PathDrift};
+    let Ok(mut b) = Baseline::parse_for(bytes, "chant/lifecycle:site/observation-baseline.json", "site") else {
+        return;
+    };
+    let _ = Baseline::parse(b.to_document().as_bytes(), "again");
+    let entities: Vec<String> = b.accepted.iter().map(|a| a.entity.clone()).collect();
+    let names: Vec<&str> = entities.iter().map(String::as_str).collect();
+    for a in b.accepted.clone() {
+        let drift = PathDrift {
+            path: a.path.clone(),
+            declared: serde_json::Value::Null,
+            live: Some(a.value.clone()),
+            owner: None,
+            baseline: None,
+        };
+        let mut report = EntityDeep {
+            entity: a.entity.clone(),
+            kind: None,
+            drift: vec![drift],
+            unclaimed: Vec::new(),
+            baselined: Vec::new(),
+            subentities: std::collections::BTreeMap::new(),
+        };
+        b.subtract(&mut report);
+        let _ = baseline::split_target(&format!("{}.{}", a.entity, a.path), &names);
+        b.clear(&a.entity, &a.path);
+    }
 }
 
 #[cfg(test)]

@@ -213,4 +213,7 @@ targets!(
     git_output,
     approval,
     redact,
+    gate_seals,
+    plan_documents,
+    baseline_documents,
 );
