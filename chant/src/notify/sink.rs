@@ -181,4 +181,46 @@ mod tests {
         let names: Vec<(String, &str)> = sinks.iter().map(|s| (s.name(), s.kind())).collect();
         assert_eq!(names, [("webhook $HOOK_URL".to_owned(), "webhook"), ("command #1".to_owned(), "command")]);
     }
+
+    #[test]
+    fn a_command_whose_detached_grandchild_holds_stdout_fails_at_its_timeout() {
+        // The command exits 0 at once, leaving a grandchild in a session of its own (a daemon it
+        // started) that holds its stdout. Before, this send took 12.6 s against a 2 s timeout
+        // and was recorded as delivered.
+        let dir = tempfile::tempdir().unwrap();
+        let pidfile = dir.path().join("daemon.pid");
+        let sink = Sink::Command {
+            cmd: format!("cat >/dev/null; setsid sleep 30 & echo $! > {}", pidfile.display()),
+            index: 1,
+            cwd: dir.path().to_path_buf(),
+        };
+        let event = Event {
+            version: 1,
+            event: super::super::event::EventKind::Recovered,
+            op: "c".into(),
+            env: "e".into(),
+            tick_id: "t".into(),
+            timestamp: "2026-03-01T10:00:00.000Z".into(),
+            outcome: None,
+            rule: None,
+            why: None,
+            resource: None,
+            target: None,
+            gate: None,
+            approve: None,
+            url: None,
+            reason: None,
+        };
+        let timeout = Duration::from_secs(2);
+        let started = std::time::Instant::now();
+        let sent = sink.send(&event, timeout);
+        let took = started.elapsed();
+        if let Ok(pid) = std::fs::read_to_string(&pidfile) {
+            let pid = nix::unistd::Pid::from_raw(pid.trim().parse().unwrap());
+            let _ = nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGKILL);
+        }
+        let err = sent.expect_err("a send past its timeout is not delivered");
+        assert_eq!(err.to_string(), "the command ended with timed out after 2s");
+        assert!(took < Duration::from_secs(10), "the send took {took:?} against a 2s timeout");
+    }
 }

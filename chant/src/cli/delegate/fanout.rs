@@ -75,9 +75,7 @@ pub(super) fn run(bins: &[ProjectBin], args: &[OsString]) -> Result<Exit, Comman
         };
         worst = worst.max(code);
     }
-    for p in pumps {
-        let _ = p.join();
-    }
+    super::drain(pumps);
     Ok(match worst {
         0 => Exit::Done,
         2 => Exit::Usage,

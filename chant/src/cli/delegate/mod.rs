@@ -254,3 +254,22 @@ pub fn exec(bin: &ProjectBin, args: &[OsString]) -> CommandError {
 pub fn operator(bins: &[ProjectBin], args: &[OsString]) -> Result<Exit, CommandError> {
     fanout::run(bins, args)
 }
+
+/// How long a reader of a child's output is waited for once the child has exited: a pipe that a
+/// detached grandchild (a daemon the child started) still holds may never close.
+pub(crate) const DRAIN: std::time::Duration = std::time::Duration::from_secs(2);
+
+/// Joins each of `readers` that ends within [`DRAIN`] (one deadline for all); the others are
+/// left behind: their pipes are held by something that outlived the child, and this process is
+/// about to exit.
+pub(crate) fn drain(readers: impl IntoIterator<Item = std::thread::JoinHandle<()>>) {
+    let deadline = std::time::Instant::now() + DRAIN;
+    for reader in readers {
+        while !reader.is_finished() && std::time::Instant::now() < deadline {
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+        if reader.is_finished() {
+            let _ = reader.join();
+        }
+    }
+}
