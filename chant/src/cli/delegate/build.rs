@@ -93,7 +93,7 @@ pub(crate) fn build(root: &Path, targets: &[&BinTarget], release: bool) -> Resul
     let held = Arc::new(Mutex::new(Held { buffer: Vec::new(), loud: false }));
     let reader = child.stderr.take().map(|mut stderr| {
         let held = Arc::clone(&held);
-        std::thread::spawn(move || {
+        super::reader(move || {
             let mut chunk = [0u8; 4096];
             while let Ok(n) = stderr.read(&mut chunk) {
                 if n == 0 {

@@ -93,8 +93,8 @@ fn stop_all(children: &[(String, Child)], signal: Signal) {
 }
 
 /// Copies `from` line by line to stdout (or stderr), each line prefixed with `[label] `.
-fn pump(label: String, from: impl Read + Send + 'static, to_stderr: bool) -> std::thread::JoinHandle<()> {
-    std::thread::spawn(move || {
+fn pump(label: String, from: impl Read + Send + 'static, to_stderr: bool) -> super::Reader {
+    super::reader(move || {
         for line in BufReader::new(from).lines() {
             let Ok(line) = line else { break };
             let text = format!("[{label}] {line}\n");
