@@ -226,7 +226,7 @@ impl PostgresApplyRecord {
 enum ConnectFailure {
     NoBinding(String),
     NoCredentials { address: String, detail: String },
-    Failed { address: String, detail: String },
+    Failed { address: String, detail: String, timed_out: bool },
 }
 
 /// The postgres lexicon bound to one env.
@@ -244,6 +244,10 @@ pub struct PostgresLexicon {
     last_apply: LastApply,
     /// The estate snapshot this binding's estate hooks answer from, read by the first of them.
     estate: std::sync::OnceLock<estate::EstateSnapshot>,
+    /// The failure of a login the server did not answer within its bound: every later
+    /// connection of this binding (a binding lives for one command or tick) fails with it at
+    /// once instead of waiting out the bound again. Shared by clones.
+    unanswered: std::sync::Arc<std::sync::OnceLock<(String, String)>>,
 }
 
 impl PostgresLexicon {
@@ -260,6 +264,7 @@ impl PostgresLexicon {
             owned_only: false,
             last_apply: LastApply::none(),
             estate: std::sync::OnceLock::new(),
+            unanswered: std::sync::Arc::default(),
         }
     }
 
@@ -269,6 +274,7 @@ impl PostgresLexicon {
         self.var = var;
         self.dsn = dsn.filter(|d| !d.trim().is_empty());
         self.estate = std::sync::OnceLock::new();
+        self.unanswered = std::sync::Arc::default();
         self
     }
 
@@ -381,7 +387,26 @@ impl PostgresLexicon {
 
     fn connect(&self) -> Result<(Client, String), ConnectFailure> {
         let config = self.config()?;
-        connect_with(&config, self.bounds(&config))
+        self.unless_unanswered()?;
+        connect_with(&config, self.bounds(&config)).map_err(|f| self.remember(f))
+    }
+
+    /// Fails at once when an earlier login of this binding was not answered within its bound.
+    fn unless_unanswered(&self) -> Result<(), ConnectFailure> {
+        match self.unanswered.get() {
+            Some((address, detail)) => {
+                Err(ConnectFailure::Failed { address: address.clone(), detail: detail.clone(), timed_out: true })
+            }
+            None => Ok(()),
+        }
+    }
+
+    /// Keeps `failure` when it is a login the server did not answer, for [`Self::unless_unanswered`].
+    fn remember(&self, failure: ConnectFailure) -> ConnectFailure {
+        if let ConnectFailure::Failed { address, detail, timed_out: true } = &failure {
+            let _ = self.unanswered.set((address.clone(), detail.clone()));
+        }
+        failure
     }
 
     fn connect_or_error(&self) -> Result<(Client, String), PostgresError> {
@@ -392,7 +417,7 @@ impl PostgresLexicon {
         match failure {
             ConnectFailure::NoBinding(detail) => PostgresError::NoBinding { env: self.env.clone(), detail },
             ConnectFailure::NoCredentials { address, detail } => PostgresError::NoCredentials { address, detail },
-            ConnectFailure::Failed { address, detail } => PostgresError::Unreachable { address, detail },
+            ConnectFailure::Failed { address, detail, .. } => PostgresError::Unreachable { address, detail },
         }
     }
 
@@ -425,7 +450,10 @@ impl PostgresLexicon {
     pub fn read_snapshot(&self) -> Result<(Snapshot, String), PostgresError> {
         let (snapshot, address) = self
             .config()
-            .and_then(|config| read_catalog(&config, self.bounds(&config), |_, _| (), |_, _| ()))
+            .and_then(|config| {
+                self.unless_unanswered()?;
+                read_catalog(&config, self.bounds(&config), |_, _| (), |_, _| ()).map_err(|f| self.remember(f))
+            })
             .map_err(|f| self.connect_error(f))?;
         let snapshot = snapshot
             .map(catalog::Read::snapshot)
@@ -633,8 +661,10 @@ impl Lexicon for PostgresLexicon {
                 verdict::relation_verdicts(&declaration, &relations.schemas, &relations.relations, &ctx)
             }
         };
-        let read =
-            self.config().and_then(|config| read_catalog(&config, self.bounds(&config), prepare, relation_verdicts));
+        let read = self.config().and_then(|config| {
+            self.unless_unanswered()?;
+            read_catalog(&config, self.bounds(&config), prepare, relation_verdicts).map_err(|f| self.remember(f))
+        });
         let (snapshot, address) = match read {
             Ok(read) => read,
             Err(ConnectFailure::NoBinding(detail)) => {
@@ -643,7 +673,7 @@ impl Lexicon for PostgresLexicon {
             Err(ConnectFailure::NoCredentials { address, detail }) => {
                 return Ok(self.all_unobserved(declared, UnobservedReason::NoCredentials, &detail, Some(&address)));
             }
-            Err(ConnectFailure::Failed { address, detail }) => {
+            Err(ConnectFailure::Failed { address, detail, .. }) => {
                 return Ok(self.all_unobserved(declared, UnobservedReason::ReadFailed, &detail, Some(&address)));
             }
         };
@@ -736,7 +766,7 @@ fn failure(config: &Config, e: &client::Error) -> ConnectFailure {
     if is_auth_failure(e) {
         ConnectFailure::NoCredentials { address, detail }
     } else {
-        ConnectFailure::Failed { address, detail }
+        ConnectFailure::Failed { address, detail, timed_out: e.is_timeout() }
     }
 }
 

@@ -101,8 +101,16 @@ fn observes_unknown(lexicon: &PostgresLexicon, reason: &str) -> Duration {
 #[test]
 fn a_postgres_server_that_never_answers_the_login_is_unknown_within_the_login_bound() {
     let port = silent();
-    let took = observes_unknown(&lexicon(port), "the server did not answer the login within 2s");
+    let bound = lexicon(port);
+    let took = observes_unknown(&bound, "the server did not answer the login within 2s");
     eprintln!("observation against a silent server: {took:?}");
+    // The binding's later readings (a tick's estate and deep reads, a diff's) fail at once with
+    // the same reason instead of waiting out the bound again: no network is asked.
+    let started = Instant::now();
+    let err = bound.read_deep().unwrap_err();
+    let again = started.elapsed();
+    assert!(err.to_string().contains("did not answer the login within 2s"), "{err}");
+    assert!(again < BOUND, "a second reading of an unanswered binding waited {again:?}");
     // An apply fails as quickly, naming the address and the bound.
     let started = Instant::now();
     let err = lexicon(port).apply(DeleteMode::Never).unwrap_err();
