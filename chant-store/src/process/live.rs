@@ -46,7 +46,7 @@ pub(super) fn end_all(grace: Duration) -> usize {
     stop_all(grace)
 }
 
-/// Sends SIGTERM to every listed group, refuses every later spawn through [`spawn_tracked`],
+/// Sends SIGTERM to every listed group, refuses every later spawn through [`super::capture`],
 /// and returns how many groups there were, without waiting for them: for a process that exits
 /// right after, so that nothing it was waiting on outlives it (a dispatched run stops its own
 /// step on SIGTERM), while its other threads get no time to act on those children's ends.
