@@ -93,7 +93,7 @@ pub(crate) fn build(root: &Path, targets: &[&BinTarget], release: bool) -> Resul
     let held = Arc::new(Mutex::new(Held { buffer: Vec::new(), loud: false }));
     let reader = child.stderr.take().map(|mut stderr| {
         let held = Arc::clone(&held);
-        std::thread::spawn(move || {
+        super::reader(move || {
             let mut chunk = [0u8; 4096];
             while let Ok(n) = stderr.read(&mut chunk) {
                 if n == 0 {
@@ -118,9 +118,7 @@ pub(crate) fn build(root: &Path, targets: &[&BinTarget], release: bool) -> Resul
         held.lock().unwrap_or_else(PoisonError::into_inner).show();
     }
     let status = waiter.join().map_err(|_| Error::BuildFailed { command: command_line(&args) })?;
-    if let Some(r) = reader {
-        let _ = r.join();
-    }
+    super::drain(reader);
     let status = status.map_err(|source| Error::Cargo { source })?;
     if !status.success() {
         held.lock().unwrap_or_else(PoisonError::into_inner).show();

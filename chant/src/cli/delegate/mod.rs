@@ -254,3 +254,36 @@ pub fn exec(bin: &ProjectBin, args: &[OsString]) -> CommandError {
 pub fn operator(bins: &[ProjectBin], args: &[OsString]) -> Result<Exit, CommandError> {
     fanout::run(bins, args)
 }
+
+/// How long a reader of a child's output is waited for once the child has exited: a pipe that a
+/// detached grandchild (a daemon the child started) still holds may never close.
+pub(crate) const DRAIN: std::time::Duration = std::time::Duration::from_secs(2);
+
+/// A thread reading a child's output, which says when it is done.
+pub(crate) struct Reader {
+    done: std::sync::mpsc::Receiver<()>,
+    handle: std::thread::JoinHandle<()>,
+}
+
+/// Runs `read` (a loop over a child's pipe) on a thread of its own.
+pub(crate) fn reader(read: impl FnOnce() + Send + 'static) -> Reader {
+    let (tx, done) = std::sync::mpsc::channel();
+    let handle = std::thread::spawn(move || {
+        read();
+        let _ = tx.send(());
+    });
+    Reader { done, handle }
+}
+
+/// Joins each of `readers` that ends within [`DRAIN`] (one deadline for all); the others are
+/// left behind: their pipes are held by something that outlived the child, and this process is
+/// about to exit.
+pub(crate) fn drain(readers: impl IntoIterator<Item = Reader>) {
+    let deadline = std::time::Instant::now() + DRAIN;
+    for r in readers {
+        let left = deadline.saturating_duration_since(std::time::Instant::now());
+        if !matches!(r.done.recv_timeout(left), Err(std::sync::mpsc::RecvTimeoutError::Timeout)) {
+            let _ = r.handle.join();
+        }
+    }
+}
