@@ -259,8 +259,27 @@ pub fn render_module(
             source = source.replacen(&format!("    {}\n", placeholder(f)), &format!("{printed}\n"), 1);
         }
     }
+    // The doc lines of helper items (a generator's own, built from names) are free text too.
+    let source = redact_comments(&source, redactor);
     check_module(&source)?;
     Ok(source)
+}
+
+/// Returns `source` with the text of every comment line (`//`, `///`, `//!`) redacted: a
+/// generator's helper items carry docs built from names, which the redactor has not seen. String
+/// literals are never on such a line (every literal's line breaks are escaped).
+fn redact_comments(source: &str, redactor: &Redactor) -> String {
+    let mut out = String::with_capacity(source.len());
+    for line in source.split_inclusive('\n') {
+        let body = line.trim_start();
+        if body.starts_with("//") {
+            out.push_str(&line[..line.len() - body.len()]);
+            out.push_str(&redactor.redact(body));
+        } else {
+            out.push_str(line);
+        }
+    }
+    out
 }
 
 /// The identifier standing for a laid-out body until it is printed in.
@@ -358,6 +377,9 @@ mod tests {
         let mut g = Generated::new(quote!(FilesDeclaration), quote!(FilesDeclaration::new()));
         g.docs.push("default 'postgres://svc:Sup3rSecretPw@db/app;x' cannot be declared\rforged".into());
         let redactor = Redactor::new(["hunter2-secret".to_owned()]);
+        // A helper's docs, built from a name (a generator's own item), are redacted too.
+        let secret = Secret { entity: "hunter2-secret.conf".into(), what: "content".into(), variable: "V".into() };
+        g.helpers.push(secret_helper(&secret).0);
         let source =
             render_module("e", "chant import --from e --select name=hunter2-secret", &[(&t, &g)], &redactor).unwrap();
         for leaked in ["Pw0rdSecret", "Sup3rSecretPw", "hunter2-secret", "\u{202e}", "\r"] {
