@@ -43,6 +43,17 @@ pub enum Error {
     /// `chant.toml` is invalid.
     #[error(transparent)]
     Config(#[from] crate::config::Error),
+    /// A binary just built could not be bound to this checkout's path.
+    #[error("cannot link the project binary {} to {}", from.display(), to.display())]
+    Bind {
+        /// Cargo's binary.
+        from: PathBuf,
+        /// This checkout's path for it.
+        to: PathBuf,
+        /// The cause.
+        #[source]
+        source: std::io::Error,
+    },
     /// `cargo metadata` failed.
     #[error("cannot read the workspace with `cargo metadata` in {dir}: {message}")]
     Metadata {
@@ -177,12 +188,23 @@ pub fn resolve(cwd: &Path, release: bool) -> Result<Vec<ProjectBin>, Error> {
     let metadata = metadata(&config.root)?;
     let targets = locate::targets(&config, &metadata)?;
     let newest = build::newest_source(&metadata);
-    let stale: Vec<&BinTarget> =
-        targets.iter().filter(|t| !build::is_fresh(&build::binary_path(&metadata, &t.name, release), newest)).collect();
+    // This checkout's own copy is what is fresh or not: cargo's shared path may hold the build of
+    // another checkout that shares the target directory.
+    let stale: Vec<&BinTarget> = targets
+        .iter()
+        .filter(|t| !build::is_fresh(&build::checkout_binary_path(&metadata, &t.name, release), newest))
+        .collect();
     build::build(&config.root, &stale, release)?;
+    for t in &stale {
+        build::bind(&metadata, &t.name, release)?;
+    }
     Ok(targets
         .into_iter()
-        .map(|t| ProjectBin { path: build::binary_path(&metadata, &t.name, release), name: t.name, member: t.member })
+        .map(|t| ProjectBin {
+            path: build::checkout_binary_path(&metadata, &t.name, release),
+            name: t.name,
+            member: t.member,
+        })
         .collect())
 }
 
