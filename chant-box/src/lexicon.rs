@@ -124,7 +124,7 @@ impl<'a> BoxLexicon<'a> {
     ///
     /// As [`super::restart`].
     pub fn restart(&self, name: &str) -> Result<Value, SpriteError> {
-        super::restart(&self.declaration, name, &self.settings)
+        super::restart(&self.declaration, name, &self.settings, &|k| self.var(k))
     }
 
     /// Defines the declared services through the supervisor (the `sprite_apply_services` step).

@@ -146,9 +146,20 @@ impl Settings {
 }
 
 fn supervise(settings: &Settings, args: &[&str], timeout: Duration) -> Result<String, SpriteError> {
+    supervise_with(settings, args, timeout, Vec::new())
+}
+
+/// [`supervise`] with `env` added to the supervisor command's environment.
+fn supervise_with(
+    settings: &Settings,
+    args: &[&str],
+    timeout: Duration,
+    env: Vec<(String, String)>,
+) -> Result<String, SpriteError> {
     let bin = settings.binary()?;
     let mut spec = chant_store::process::Spec::new(&bin);
     spec.args = args.iter().map(|a| (*a).to_owned()).collect();
+    spec.env = env;
     spec.timeout = timeout;
     spec.grace = Duration::from_secs(2);
     spec.max_output = Some(listing::MAX_OUTPUT);
@@ -252,14 +263,20 @@ fn verdict(name: &str, status: &str, detail: String) -> Value {
 }
 
 /// Restarts `name` through the supervisor and waits for its health URL (the declared one).
-/// Returns `{name, healthy}` (`healthy` is null without a health URL).
+/// Returns `{name, healthy}` (`healthy` is null without a health URL). The supervisor command is
+/// given the values of the variables the declared commands name ([`service_env`]).
 ///
 /// # Errors
 ///
 /// [`SpriteError`]: the supervisor refused, or the health URL never answered within the wait.
-pub fn restart(decl: &BoxDeclaration, name: &str, settings: &Settings) -> Result<Value, SpriteError> {
+pub fn restart(
+    decl: &BoxDeclaration,
+    name: &str,
+    settings: &Settings,
+    var: &dyn Fn(&str) -> Option<String>,
+) -> Result<Value, SpriteError> {
     let health = decl.get(name).and_then(|s| s.health.clone());
-    supervise(settings, &["services", "restart", name], settings.change_timeout)?;
+    supervise_with(settings, &["services", "restart", name], settings.change_timeout, service_env(decl, var))?;
     let Some(url) = health else { return Ok(json!({ "name": name, "healthy": null })) };
     let deadline = Instant::now() + settings.wait;
     loop {
@@ -312,10 +329,18 @@ pub fn apply(
             None => !s.optional,
         })
         .collect();
+    // Chant's stand-in keeps each command as declared, `${VAR}` and all, and expands it when it
+    // spawns the service, from the values its command line is given ([`service_env`]): so its
+    // `services.json` and listings never hold a secret a variable stands for. Any other
+    // supervisor is given the expanded command, which is all it can run. Either way every
+    // command is expanded here first, so an unset variable or a comma changes nothing.
+    let stand_in = settings.binary().ok().and_then(|b| direct::identify(&b)).is_some();
     let mut argvs = Vec::new();
     for s in &targets {
-        argvs.push(s.argv(var)?);
+        let expanded = s.argv(var)?;
+        argvs.push(if stand_in { s.cmd.split_whitespace().map(str::to_owned).collect() } else { expanded });
     }
+    let env = if stand_in { service_env(decl, var) } else { Vec::new() };
     let listed = list(settings)?;
     // First pass: a service listed on another HTTP port than declared is replaced first, so the
     // port a service moves to is free before anything else is created.
@@ -325,7 +350,7 @@ pub fn apply(
         let moved = matches!(l.http_port, Some(Some(p)) if Some(p) != s.http_port.map(u64::from));
         if moved && s.needs.iter().all(|n| listed.iter().any(|l| &l.name == n)) {
             supervise(settings, &["services", "delete", &s.name], settings.change_timeout)?;
-            create(s, argv, settings)?;
+            create(s, argv, settings, &env)?;
             replaced.push(&s.name);
         }
     }
@@ -336,21 +361,21 @@ pub fn apply(
         let action = match current {
             _ if replaced.contains(&s.name.as_str()) => "replaced",
             None => {
-                create(s, argv, settings)?;
+                create(s, argv, settings, &env)?;
                 "created"
             }
             Some(l) if differs(s, argv, l) => {
                 supervise(settings, &["services", "delete", &s.name], settings.change_timeout)?;
-                create(s, argv, settings)?;
+                create(s, argv, settings, &env)?;
                 "replaced"
             }
             Some(_) if options.restart => {
-                supervise(settings, &["services", "restart", &s.name], settings.change_timeout)?;
+                supervise_with(settings, &["services", "restart", &s.name], settings.change_timeout, env.clone())?;
                 "restarted"
             }
             Some(l) => {
                 if options.start && !matches!(l.status.as_deref(), Some("running" | "starting")) {
-                    supervise(settings, &["services", "start", &s.name], settings.change_timeout)?;
+                    supervise_with(settings, &["services", "start", &s.name], settings.change_timeout, env.clone())?;
                     started.push(s.name.clone());
                     "started"
                 } else {
@@ -378,7 +403,22 @@ fn differs(s: &BoxService, argv: &[String], l: &Listed) -> bool {
     cmd || needs || port
 }
 
-fn create(s: &BoxService, argv: &[String], settings: &Settings) -> Result<(), SpriteError> {
+/// The value of every variable the declared services' commands name, as `var` finds it: the
+/// environment a supervisor command is given, so chant's stand-in, which keeps `${VAR}` as
+/// written, can expand it when it spawns (`${CHANT_PROJECT_DIR}` is known to the steps only).
+fn service_env(decl: &BoxDeclaration, var: &dyn Fn(&str) -> Option<String>) -> Vec<(String, String)> {
+    let mut out = std::collections::BTreeMap::new();
+    for s in decl.services() {
+        for name in s.cmd.split_whitespace().flat_map(supervisor::referenced) {
+            if let Some(v) = var(&name) {
+                out.insert(name, v);
+            }
+        }
+    }
+    out.into_iter().collect()
+}
+
+fn create(s: &BoxService, argv: &[String], settings: &Settings, env: &[(String, String)]) -> Result<(), SpriteError> {
     let mut args: Vec<String> = vec!["services".into(), "create".into(), s.name.clone(), "--cmd".into()];
     args.push(argv.first().cloned().unwrap_or_default());
     if argv.len() > 1 {
@@ -401,7 +441,7 @@ fn create(s: &BoxService, argv: &[String], settings: &Settings) -> Result<(), Sp
         None => args.push("--no-stream".into()),
     }
     let refs: Vec<&str> = args.iter().map(String::as_str).collect();
-    supervise(settings, &refs, settings.change_timeout).map(|_| ())
+    supervise_with(settings, &refs, settings.change_timeout, env.to_vec()).map(|_| ())
 }
 
 /// Runs a box services step (`sprite_services_observe`, `sprite_service_restart` or

@@ -147,6 +147,10 @@ pub struct ConvergeSymptom {
     /// Artifacts added, removed or changed since the last snapshot.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub artifact_changed_count: u64,
+    /// Deep paths that differ from the declaration and that the env's accepted baseline
+    /// subtracted (not counted as drift, but always counted here and shown as `baselined=N`).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub baselined_count: u64,
 }
 
 fn is_zero(n: &u64) -> bool {

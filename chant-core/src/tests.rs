@@ -39,6 +39,7 @@ fn symptom() -> ConvergeSymptom {
         ambient_count: 1,
         dependency_unobserved_count: 1,
         artifact_changed_count: 1,
+        baselined_count: 0,
     }
 }
 

@@ -209,7 +209,7 @@ mod tests {
         assert_eq!(t.resources().len(), 4);
         assert_eq!(t.notes(), ["not exported: link: a symlink (not followed)"]);
         let g = generate(&t, &Redactor::default()).unwrap();
-        let source = render_module("site", "chant import --from site", &[(&t, &g)]).unwrap();
+        let source = render_module("site", "chant import --from site", &[(&t, &g)], &Redactor::default()).unwrap();
         let flat: String = source.split_whitespace().collect::<Vec<_>>().join(" ");
         assert!(flat.contains(".file(\"app.conf\", \"port = 8080\\n\", 0o644)"), "{source}");
         assert!(flat.contains(".file(\"bin/start.sh\", \"#!/bin/sh\\nexec app\\n\", 0o755)"), "{source}");

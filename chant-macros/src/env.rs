@@ -12,6 +12,12 @@ use proc_macro2::Span;
 
 /// The name of the variable holding the export directory.
 pub(crate) const OPS_DIR_VAR: &str = "CHANT_OPS_DIR";
+/// The variable the stock `chant` sets to the workspace root of the checkout it builds in. Every
+/// expansion that registers ops (and `main!`) reads it with `option_env!`, so rustc records it
+/// and cargo rebuilds the crate when it changes: two checkouts of one project sharing a target
+/// directory have the same unit hashes, and without it cargo would call one checkout's build
+/// fresh in the other (its sources being older than that build).
+pub(crate) const CHECKOUT_VAR: &str = "CHANT_CHECKOUT";
 /// The workspace declaration a crate's member is read from.
 pub(crate) const WORKSPACE_FILE: &str = "chant.workspace.json";
 

@@ -14,7 +14,7 @@ use quote::{quote, quote_spanned};
 use crate::ast::{ArgValue, MainAst};
 use crate::check::{self, Checked, Dispatch};
 use crate::ctxt::Ctxt;
-use crate::env::{BuildEnv, Member, OPS_DIR_VAR};
+use crate::env::{BuildEnv, CHECKOUT_VAR, Member, OPS_DIR_VAR};
 use crate::known::KnownOps;
 use crate::{export, json, lexicon, parse};
 
@@ -95,6 +95,7 @@ pub(crate) fn main(input: TokenStream) -> TokenStream {
         fn main() -> ::std::process::ExitCode {
             ::chant::__private::project_main(#default)
         }
+        const _: ::core::option::Option<&str> = ::core::option_env!(#CHECKOUT_VAR);
         #check
     }
 }
@@ -188,6 +189,7 @@ fn full(checked: &Checked, env: &BuildEnv, member: Option<&Member>) -> syn::Resu
         .map_err(|e| syn::Error::new(Span::call_site(), format!("cannot serialise op.json for `{name}`: {e}")))?;
     let mut tracked = quote!(
         const _: ::core::option::Option<&str> = ::core::option_env!(#OPS_DIR_VAR);
+        const _: ::core::option::Option<&str> = ::core::option_env!(#CHECKOUT_VAR);
     );
     if let Some(path) = env.export_path(name) {
         export::write_if_changed(&path, bytes.as_bytes()).map_err(|e| syn::Error::new(Span::call_site(), e))?;

@@ -17,7 +17,9 @@
 use std::collections::{BTreeMap, HashMap};
 use std::sync::mpsc::{Receiver, Sender, SyncSender};
 
-use postgres::{Client, Config, GenericClient, IsolationLevel, NoTls};
+use tokio_postgres::Config;
+
+use crate::client::{self, Bounds, Client, GenericClient};
 
 /// How many queries [`read`] issues, whatever the size of the database.
 pub const QUERIES: usize = 3;
@@ -195,7 +197,7 @@ impl Snapshot {
 /// # Errors
 ///
 /// The first query that fails.
-pub fn read(client: &mut impl GenericClient) -> Result<Snapshot, postgres::Error> {
+pub fn read(client: &mut impl GenericClient) -> Result<Snapshot, crate::client::Error> {
     let relations = read_relations(client)?;
     let columns = read_columns(client)?;
     Ok(relations.assemble(columns.columns))
@@ -238,7 +240,7 @@ impl NamedColumns {
 /// Runs [`SCHEMAS`] and [`RELATIONS`] through `client`, decodes their rows and resolves each
 /// relation's owner and toast table by name (all a shared read's second connection does while
 /// the first reads the columns).
-pub(super) fn read_relations(client: &mut impl GenericClient) -> Result<Relations, postgres::Error> {
+pub(super) fn read_relations(client: &mut impl GenericClient) -> Result<Relations, crate::client::Error> {
     let mut schemas = BTreeMap::new();
     for row in client.query_typed(SCHEMAS, &[])? {
         schemas.insert(row.try_get(0)?, LiveSchema { usage: row.try_get(1)?, comment: row.try_get(2)? });
@@ -301,7 +303,7 @@ pub(super) fn read_relations(client: &mut impl GenericClient) -> Result<Relation
 
 /// Runs [`COLUMNS`] through `client` and decodes its rows, grouped by table (rows come by table,
 /// in column order).
-pub(super) fn read_columns(client: &mut impl GenericClient) -> Result<NamedColumns, postgres::Error> {
+pub(super) fn read_columns(client: &mut impl GenericClient) -> Result<NamedColumns, crate::client::Error> {
     let rows = client.query_typed(COLUMNS, &[])?;
     let mut read = NamedColumns::default();
     for row in rows {
@@ -348,9 +350,9 @@ impl Relations {
 /// The transaction's start, `read`'s error, or the commit's.
 pub(super) fn in_one_snapshot<T>(
     client: &mut Client,
-    read: impl FnOnce(&mut postgres::Transaction<'_>) -> Result<T, postgres::Error>,
-) -> Result<T, postgres::Error> {
-    let mut tx = client.build_transaction().isolation_level(IsolationLevel::RepeatableRead).read_only(true).start()?;
+    read: impl FnOnce(&mut client::Transaction<'_>) -> Result<T, crate::client::Error>,
+) -> Result<T, crate::client::Error> {
+    let mut tx = client.snapshot_transaction()?;
     let answer = read(&mut tx)?;
     tx.commit()?;
     Ok(answer)
@@ -372,7 +374,7 @@ pub(super) enum SecondRead<B> {
     /// made of them.
     Relations(Relations, B),
     /// The whole read ([`read`] in one snapshot), done alone: the first connection was refused.
-    Alone(Result<Snapshot, postgres::Error>),
+    Alone(Result<Snapshot, crate::client::Error>),
 }
 
 /// The half of [`read_shared`] a second connection does: connects with `config`, tells
@@ -385,11 +387,12 @@ pub(super) enum SecondRead<B> {
 /// itself, in its own transaction.
 pub(super) fn second_reader<B>(
     config: &Config,
+    bounds: Bounds,
     connected: SyncSender<bool>,
     share: &Receiver<Share>,
     beside: impl FnOnce(&Relations) -> B,
 ) -> Option<SecondRead<B>> {
-    let client = config.connect(NoTls);
+    let client = client::connect(config, bounds);
     let _ = connected.send(client.is_ok());
     let mut client = client.ok()?;
     match share.recv().ok()? {
@@ -464,8 +467,8 @@ pub(super) fn read_shared<P, B>(
     shared: impl FnOnce() -> Option<(Relations, B)>,
     meanwhile: impl FnOnce(&NamedColumns) -> P,
     beside: impl FnOnce(&Relations) -> B,
-) -> Result<Read<P, B>, postgres::Error> {
-    let mut tx = client.build_transaction().isolation_level(IsolationLevel::RepeatableRead).read_only(true).start()?;
+) -> Result<Read<P, B>, crate::client::Error> {
+    let mut tx = client.snapshot_transaction()?;
     let exported = tx
         .query_typed("SELECT pg_catalog.pg_export_snapshot()", &[])
         .ok()

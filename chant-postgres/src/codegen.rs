@@ -310,7 +310,7 @@ mod tests {
     fn tables_are_written_with_the_builders_and_secrets_are_read_from_variables() {
         let t = template();
         let g = generate(&t, &Redactor::default()).unwrap();
-        let source = render_module("legacy", "chant import --from legacy", &[(&t, &g)]).unwrap();
+        let source = render_module("legacy", "chant import --from legacy", &[(&t, &g)], &Redactor::default()).unwrap();
         assert!(
             source.contains("use chant::lexicon::postgres::{Column, Constraint, PostgresDeclaration, Table};"),
             "{source}"
@@ -404,7 +404,7 @@ mod tests {
                 ),
         );
         let g = generate(&t, &Redactor::default()).unwrap();
-        let source = render_module("e", "chant import --from e", &[(&t, &g)]).unwrap();
+        let source = render_module("e", "chant import --from e", &[(&t, &g)], &Redactor::default()).unwrap();
         // Whitespace and trailing commas aside, so the test holds whatever the line breaks.
         let squeeze = |s: &str| s.chars().filter(|c| !c.is_whitespace()).collect::<String>().replace(",)", ")");
         let flat = squeeze(&source);
@@ -443,6 +443,40 @@ mod tests {
         assert_eq!(vars, ["CHANT_IMPORT_APP_KEYS_K", "CHANT_IMPORT_APP_KEYS_COMMENT"]);
         let body = g.chain.as_ref().unwrap().one_line();
         assert!(!body.contains("ghp_"), "{body}");
+    }
+
+    /// What the declaration refuses is listed in the module's docs: with its credential
+    /// redacted, and a name that holds a bidirectional override or a bare CR escaped, so the
+    /// module builds (rustc refuses both in a comment) and reads as it compiles.
+    #[test]
+    fn free_text_in_the_docs_is_redacted_and_names_are_escaped() {
+        let mut t = ExportedTemplate::new("postgres", "e", "a", "now");
+        t.push(
+            ExportedResource::new("table", "app.settings", ExportOwnership::Foreign)
+                .child(column("id", "bigint", true, None))
+                .child(column("upstream", "text", false, Some("'postgres://svc:Sup3rSecretPw@db/app;x'::text"))),
+        );
+        t.push(ExportedResource::new("table", "app.evil\u{202e}txt", ExportOwnership::Foreign).child(column(
+            "a\u{2066}b",
+            "text",
+            false,
+            None,
+        )));
+        t.push(
+            ExportedResource::new("table", "app.t", ExportOwnership::Foreign)
+                .child(column("id", "bigint", true, None))
+                .child(index("bad\rname", "CREATE INDEX \"bad\rname\" ON app.t USING btree (id)", &["id"], false)),
+        );
+        let g = generate(&t, &Redactor::default()).unwrap();
+        let source = render_module("e", "chant import --from e", &[(&t, &g)], &Redactor::default()).unwrap();
+        assert!(!source.contains("Sup3rSecretPw"), "the password is written:\n{source}");
+        assert!(source.contains("table app.settings: invalid postgres declaration"), "{source}");
+        assert!(source.contains("app.evil\\u{202e}txt"), "{source}");
+        assert!(source.contains("bad\\u{d}name"), "{source}");
+        for c in ['\u{202e}', '\u{2066}', '\r'] {
+            assert!(!source.contains(c), "{:?} is written:\n{source}", c);
+        }
+        chant_lexicon::export::module::check_module(&source).unwrap();
     }
 
     #[test]

@@ -19,7 +19,7 @@
 
 use std::collections::BTreeMap;
 
-use postgres::GenericClient;
+use crate::client::GenericClient;
 use serde_json::{Map, Value, json};
 
 use super::declaration::{PostgresDeclaration, TABLE_KIND, Table};
@@ -85,7 +85,7 @@ const IN_TABLES: &str = "c.relkind IN ('r', 'p') AND (n.nspname || '.' || c.reln
 /// # Errors
 ///
 /// The first query that fails.
-pub fn read(client: &mut impl GenericClient, tables: &[String]) -> Result<DeepCatalog, postgres::Error> {
+pub fn read(client: &mut impl GenericClient, tables: &[String]) -> Result<DeepCatalog, crate::client::Error> {
     let mut out = DeepCatalog::default();
     let names: Vec<String> = tables.to_vec();
     let rows = client.query(

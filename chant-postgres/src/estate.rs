@@ -19,7 +19,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use postgres::GenericClient;
+use crate::client::GenericClient;
 
 use super::catalog::{self, Snapshot};
 use super::declaration::{PostgresDeclaration, SCHEMA_KIND, TABLE_KIND};
@@ -76,7 +76,7 @@ impl EstateSnapshot {
 /// # Errors
 ///
 /// The first query that fails.
-pub fn read(client: &mut impl GenericClient) -> Result<EstateSnapshot, postgres::Error> {
+pub fn read(client: &mut impl GenericClient) -> Result<EstateSnapshot, crate::client::Error> {
     let catalog = catalog::read(client)?;
     let rows = client.query(
         "SELECT con.conname::text, fn.nspname::text, fc.relname::text, tn.nspname::text, tc.relname::text \

@@ -22,7 +22,7 @@
 
 use std::collections::{BTreeMap, HashMap};
 
-use postgres::GenericClient;
+use crate::client::GenericClient;
 
 use super::catalog::{DEFAULT_EXPR, LiveColumn, LiveRelation, LiveSchema, NOT_SYSTEM, SCHEMAS, Snapshot};
 use super::marker::{self, Identity};
@@ -114,18 +114,18 @@ pub fn read(lexicon: &PostgresLexicon) -> Result<(ExportSnapshot, String), Postg
 }
 
 /// A `"char"` column (`relkind`, `contype`) as a char.
-fn char_at(row: &postgres::Row, i: usize) -> Result<char, postgres::Error> {
+fn char_at(row: &tokio_postgres::Row, i: usize) -> Result<char, crate::client::Error> {
     Ok(char::from(row.try_get::<_, i8>(i)?.cast_unsigned()))
 }
 
 /// Groups rows ordered by a relation's oid (column 0) into `out` under each relation's entity
 /// name, skipping relations `tables` does not name; `item` reads the rest of a row.
 fn grouped<T>(
-    rows: Vec<postgres::Row>,
+    rows: Vec<tokio_postgres::Row>,
     tables: &HashMap<u32, String>,
     out: &mut BTreeMap<String, Vec<T>>,
-    item: impl Fn(&postgres::Row) -> Result<T, postgres::Error>,
-) -> Result<(), postgres::Error> {
+    item: impl Fn(&tokio_postgres::Row) -> Result<T, crate::client::Error>,
+) -> Result<(), crate::client::Error> {
     let mut current: Option<(u32, Vec<T>)> = None;
     for row in rows {
         let oid: u32 = row.try_get(0)?;
@@ -147,7 +147,7 @@ fn grouped<T>(
 
 /// The export's own read of `pg_catalog`, in [`QUERIES`] queries: what a template needs and no
 /// more (no index relations, no toast tables), each row naming its table by oid.
-fn read_all(client: &mut impl GenericClient, snapshot: &mut ExportSnapshot) -> Result<(), postgres::Error> {
+fn read_all(client: &mut impl GenericClient, snapshot: &mut ExportSnapshot) -> Result<(), crate::client::Error> {
     let rows = client.query(SCHEMAS, &[])?;
     snapshot.queries += 1;
     for row in rows {

@@ -40,6 +40,7 @@
 //! [`EnvLexicon`](chant_lexicon::EnvLexicon).
 
 pub mod catalog;
+pub mod client;
 #[cfg(feature = "import")]
 pub mod codegen;
 pub mod declaration;
@@ -56,9 +57,11 @@ pub mod verdict;
 use std::str::FromStr;
 use std::time::{Duration, Instant};
 
-use postgres::config::Host;
-use postgres::error::SqlState;
-use postgres::{Client, Config, NoTls};
+use tokio_postgres::Config;
+use tokio_postgres::config::Host;
+use tokio_postgres::error::SqlState;
+
+use self::client::{Bounds, Client, GenericClient};
 use serde::{Deserialize, Serialize};
 
 pub use declaration::{Column, Constraint, Index, PostgresDeclaration, Table};
@@ -83,8 +86,18 @@ pub const DSN_VAR_KEY: &str = "postgres_dsn_var";
 /// How long an apply waits for another apply of the same project and env to finish.
 pub const LOCK_TIMEOUT: Duration = Duration::from_secs(30);
 
-/// How long a connection attempt may take, unless the DSN says otherwise.
+/// How long a login may take (TCP connect, startup and authentication, as libpq bounds it),
+/// unless the DSN's `connect_timeout` says otherwise.
 pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// How long one query (a transaction's start and commit included) may wait for the server,
+/// unless the binding's [`QUERY_TIMEOUT_KEY`] says otherwise. Longer than [`LOCK_TIMEOUT`], so an
+/// apply waiting on another's lock meets the lock's timeout first.
+pub const QUERY_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// The `chant.toml` key under `[env.<name>]` bounding each query of the env's binding
+/// (`postgres_query_timeout = "20s"`; default [`QUERY_TIMEOUT`]).
+pub const QUERY_TIMEOUT_KEY: &str = "postgres_query_timeout";
 
 /// How many executed statements an apply record lists (the count is always complete).
 const RECORDED_STATEMENTS: usize = 100;
@@ -213,7 +226,7 @@ impl PostgresApplyRecord {
 enum ConnectFailure {
     NoBinding(String),
     NoCredentials { address: String, detail: String },
-    Failed { address: String, detail: String },
+    Failed { address: String, detail: String, timed_out: bool },
 }
 
 /// The postgres lexicon bound to one env.
@@ -225,10 +238,16 @@ pub struct PostgresLexicon {
     declaration: std::sync::Arc<PostgresDeclaration>,
     var: Option<String>,
     dsn: Option<String>,
+    /// The bound of each query ([`QUERY_TIMEOUT`] when `None`).
+    query_timeout: Option<Duration>,
     owned_only: bool,
     last_apply: LastApply,
     /// The estate snapshot this binding's estate hooks answer from, read by the first of them.
     estate: std::sync::OnceLock<estate::EstateSnapshot>,
+    /// The failure of a login the server did not answer within its bound: every later
+    /// connection of this binding (a binding lives for one command or tick) fails with it at
+    /// once instead of waiting out the bound again. Shared by clones.
+    unanswered: std::sync::Arc<std::sync::OnceLock<(String, String)>>,
 }
 
 impl PostgresLexicon {
@@ -241,9 +260,11 @@ impl PostgresLexicon {
             declaration: std::sync::Arc::new(declaration),
             var: None,
             dsn: None,
+            query_timeout: None,
             owned_only: false,
             last_apply: LastApply::none(),
             estate: std::sync::OnceLock::new(),
+            unanswered: std::sync::Arc::default(),
         }
     }
 
@@ -253,6 +274,7 @@ impl PostgresLexicon {
         self.var = var;
         self.dsn = dsn.filter(|d| !d.trim().is_empty());
         self.estate = std::sync::OnceLock::new();
+        self.unanswered = std::sync::Arc::default();
         self
     }
 
@@ -262,6 +284,24 @@ impl PostgresLexicon {
         let var = var.into();
         let dsn = std::env::var(&var).ok();
         self.with_binding(Some(var), dsn)
+    }
+
+    /// Bounds each query (a transaction's start and commit included) by `timeout` instead of
+    /// [`QUERY_TIMEOUT`].
+    #[must_use]
+    pub fn with_query_timeout(mut self, timeout: Duration) -> Self {
+        self.query_timeout = Some(timeout);
+        self
+    }
+
+    /// Returns how long a login and each query of this binding may wait for the server: the
+    /// login by the DSN's `connect_timeout` (else [`CONNECT_TIMEOUT`]), each query by
+    /// [`PostgresLexicon::with_query_timeout`] (else [`QUERY_TIMEOUT`]).
+    pub fn bounds(&self, config: &Config) -> Bounds {
+        Bounds {
+            login: config.get_connect_timeout().copied().unwrap_or(CONNECT_TIMEOUT),
+            query: self.query_timeout.unwrap_or(QUERY_TIMEOUT),
+        }
     }
 
     /// Turns the owned filter on: only chant's own resources are returned; a declared table that
@@ -348,7 +388,27 @@ impl PostgresLexicon {
     }
 
     fn connect(&self) -> Result<(Client, String), ConnectFailure> {
-        connect_with(&self.config()?)
+        let config = self.config()?;
+        self.unless_unanswered()?;
+        connect_with(&config, self.bounds(&config)).map_err(|f| self.remember(f))
+    }
+
+    /// Fails at once when an earlier login of this binding was not answered within its bound.
+    fn unless_unanswered(&self) -> Result<(), ConnectFailure> {
+        match self.unanswered.get() {
+            Some((address, detail)) => {
+                Err(ConnectFailure::Failed { address: address.clone(), detail: detail.clone(), timed_out: true })
+            }
+            None => Ok(()),
+        }
+    }
+
+    /// Keeps `failure` when it is a login the server did not answer, for [`Self::unless_unanswered`].
+    fn remember(&self, failure: ConnectFailure) -> ConnectFailure {
+        if let ConnectFailure::Failed { address, detail, timed_out: true } = &failure {
+            let _ = self.unanswered.set((address.clone(), detail.clone()));
+        }
+        failure
     }
 
     fn connect_or_error(&self) -> Result<(Client, String), PostgresError> {
@@ -359,7 +419,7 @@ impl PostgresLexicon {
         match failure {
             ConnectFailure::NoBinding(detail) => PostgresError::NoBinding { env: self.env.clone(), detail },
             ConnectFailure::NoCredentials { address, detail } => PostgresError::NoCredentials { address, detail },
-            ConnectFailure::Failed { address, detail } => PostgresError::Unreachable { address, detail },
+            ConnectFailure::Failed { address, detail, .. } => PostgresError::Unreachable { address, detail },
         }
     }
 
@@ -373,7 +433,7 @@ impl PostgresLexicon {
     /// [`PostgresError::Unreachable`] (the connection, the read or the commit failed).
     pub(crate) fn read_in_snapshot<T>(
         &self,
-        read: impl FnOnce(&mut postgres::Transaction<'_>) -> Result<T, postgres::Error>,
+        read: impl FnOnce(&mut client::Transaction<'_>) -> Result<T, client::Error>,
     ) -> Result<(T, String), PostgresError> {
         let (mut client, address) = self.connect_or_error()?;
         let answer = catalog::in_one_snapshot(&mut client, read)
@@ -392,7 +452,10 @@ impl PostgresLexicon {
     pub fn read_snapshot(&self) -> Result<(Snapshot, String), PostgresError> {
         let (snapshot, address) = self
             .config()
-            .and_then(|config| read_catalog(&config, |_, _| (), |_, _| ()))
+            .and_then(|config| {
+                self.unless_unanswered()?;
+                read_catalog(&config, self.bounds(&config), |_, _| (), |_, _| ()).map_err(|f| self.remember(f))
+            })
             .map_err(|f| self.connect_error(f))?;
         let snapshot = snapshot
             .map(catalog::Read::snapshot)
@@ -503,7 +566,7 @@ impl PostgresLexicon {
         make: impl FnOnce(&Snapshot, &deep::DeepCatalog) -> plan::Plan,
     ) -> Result<(plan::Plan, String), PostgresError> {
         let (mut client, address) = self.connect_or_error()?;
-        let failed = |statement: &str, e: &postgres::Error| PostgresError::Statement {
+        let failed = |statement: &str, e: &client::Error| PostgresError::Statement {
             address: address.clone(),
             statement: statement.to_owned(),
             detail: describe(e),
@@ -600,7 +663,10 @@ impl Lexicon for PostgresLexicon {
                 verdict::relation_verdicts(&declaration, &relations.schemas, &relations.relations, &ctx)
             }
         };
-        let read = self.config().and_then(|config| read_catalog(&config, prepare, relation_verdicts));
+        let read = self.config().and_then(|config| {
+            self.unless_unanswered()?;
+            read_catalog(&config, self.bounds(&config), prepare, relation_verdicts).map_err(|f| self.remember(f))
+        });
         let (snapshot, address) = match read {
             Ok(read) => read,
             Err(ConnectFailure::NoBinding(detail)) => {
@@ -609,7 +675,7 @@ impl Lexicon for PostgresLexicon {
             Err(ConnectFailure::NoCredentials { address, detail }) => {
                 return Ok(self.all_unobserved(declared, UnobservedReason::NoCredentials, &detail, Some(&address)));
             }
-            Err(ConnectFailure::Failed { address, detail }) => {
+            Err(ConnectFailure::Failed { address, detail, .. }) => {
                 return Ok(self.all_unobserved(declared, UnobservedReason::ReadFailed, &detail, Some(&address)));
             }
         };
@@ -689,32 +755,32 @@ impl PostgresLexicon {
 }
 
 /// Connects with `config`, telling refused credentials from other failures.
-fn connect_with(config: &Config) -> Result<(Client, String), ConnectFailure> {
-    match config.connect(NoTls) {
+fn connect_with(config: &Config, bounds: Bounds) -> Result<(Client, String), ConnectFailure> {
+    match client::connect(config, bounds) {
         Ok(client) => Ok((client, address(config))),
         Err(e) => Err(failure(config, &e)),
     }
 }
 
 /// The failure a refused or failed login is reported as.
-fn failure(config: &Config, e: &postgres::Error) -> ConnectFailure {
+fn failure(config: &Config, e: &client::Error) -> ConnectFailure {
     let (address, detail) = (address(config), describe(e));
     if is_auth_failure(e) {
         ConnectFailure::NoCredentials { address, detail }
     } else {
-        ConnectFailure::Failed { address, detail }
+        ConnectFailure::Failed { address, detail, timed_out: e.is_timeout() }
     }
 }
 
 /// Whether a login was refused by a connection limit (SQLSTATE 53300, `too many connections`).
-fn over_connection_limit(e: &postgres::Error) -> bool {
-    e.code() == Some(&postgres::error::SqlState::TOO_MANY_CONNECTIONS)
+fn over_connection_limit(e: &client::Error) -> bool {
+    e.code() == Some(&SqlState::TOO_MANY_CONNECTIONS)
 }
 
 /// What [`read_catalog`] returns: the read (with what its `meanwhile` made of the columns and
 /// its `beside` of the schemas and relations, when it went over two connections), or the read's
 /// failure; and the address asked.
-type CatalogRead<P, B> = (Result<catalog::Read<P, B>, postgres::Error>, String);
+type CatalogRead<P, B> = (Result<catalog::Read<P, B>, client::Error>, String);
 
 /// The catalog read of an observation ([`catalog::read_shared`]): two connections are opened
 /// at once, the second on a thread of its own, and the second reads the schemas and relations
@@ -733,6 +799,7 @@ type CatalogRead<P, B> = (Result<catalog::Read<P, B>, postgres::Error>, String);
 /// went over one connection), or the read's failure, with the address asked.
 fn read_catalog<P, B, F>(
     config: &Config,
+    bounds: Bounds,
     meanwhile: impl FnOnce(&catalog::NamedColumns, &str) -> P,
     beside: F,
 ) -> Result<CatalogRead<P, B>, ConnectFailure>
@@ -742,7 +809,7 @@ where
 {
     if config.get_hosts().len() > 1 || config.get_hostaddrs().len() > 1 {
         // With several hosts the second connection could reach another server: one connection.
-        let (mut client, address) = connect_with(config)?;
+        let (mut client, address) = connect_with(config, bounds)?;
         let snapshot = catalog::in_one_snapshot(&mut client, |tx| catalog::read(tx)).map(catalog::Read::Whole);
         return Ok((snapshot, address));
     }
@@ -760,10 +827,11 @@ where
     // attempt does.
     std::thread::spawn(move || {
         let address = address(&second);
-        let read = catalog::second_reader(&second, connected, &shared, |relations| second_beside(relations, &address));
+        let read =
+            catalog::second_reader(&second, bounds, connected, &shared, |relations| second_beside(relations, &address));
         let _ = answer.send(read);
     });
-    let (mut client, address) = match config.connect(NoTls) {
+    let (mut client, address) = match client::connect(config, bounds) {
         Ok(first) => (first, address(config)),
         Err(e) => {
             // The slot the first was refused may be the second's: then the second reads alone.
@@ -778,7 +846,7 @@ where
             // login, alone, reads everything.
             if !second_got_in && over_connection_limit(&e) {
                 drop(share);
-                let (mut client, address) = connect_with(config)?;
+                let (mut client, address) = connect_with(config, bounds)?;
                 let snapshot = catalog::in_one_snapshot(&mut client, |tx| catalog::read(tx)).map(catalog::Read::Whole);
                 return Ok((snapshot, address));
             }
@@ -823,7 +891,7 @@ pub fn address(config: &Config) -> String {
 
 /// Returns true when the error is the server refusing the credentials (or the client having
 /// none to give).
-fn is_auth_failure(e: &postgres::Error) -> bool {
+fn is_auth_failure(e: &client::Error) -> bool {
     if let Some(code) = e.code()
         && (code == &SqlState::INVALID_PASSWORD || code == &SqlState::INVALID_AUTHORIZATION_SPECIFICATION)
     {
@@ -834,7 +902,7 @@ fn is_auth_failure(e: &postgres::Error) -> bool {
 }
 
 /// Renders an error in one line, with the server's message when there is one, and no password.
-fn describe(e: &postgres::Error) -> String {
+fn describe(e: &client::Error) -> String {
     let text = match e.as_db_error() {
         Some(db) => format!("{}: {}", db.severity(), db.message()),
         None => chant_store::error::chain(e),

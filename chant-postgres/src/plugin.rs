@@ -4,7 +4,7 @@
 //! returning the [`PostgresApplyRecord`] the core appends.
 
 use super::references;
-use super::{COMPONENT, DSN_VAR_KEY, PostgresApplyRecord, PostgresDeclaration, PostgresLexicon};
+use super::{COMPONENT, DSN_VAR_KEY, PostgresApplyRecord, PostgresDeclaration, PostgresLexicon, QUERY_TIMEOUT_KEY};
 #[cfg(feature = "import")]
 use super::{PostgresError, codegen, export};
 #[cfg(feature = "import")]
@@ -20,12 +20,30 @@ use chant_lexicon::{
 
 impl Declaration for PostgresDeclaration {
     const LEXICON: &'static str = COMPONENT;
-    const BINDING_KEYS: &'static [BindingKey] =
-        &[BindingKey::secret_var(DSN_VAR_KEY, "the name of the variable holding the env's PostgreSQL DSN")];
+    const BINDING_KEYS: &'static [BindingKey] = &[
+        BindingKey::secret_var(DSN_VAR_KEY, "the name of the variable holding the env's PostgreSQL DSN"),
+        BindingKey::text(
+            QUERY_TIMEOUT_KEY,
+            "how long one query of the env's PostgreSQL binding may wait for the server (default 60s)",
+        ),
+    ];
     type Lexicon = PostgresLexicon;
 
     fn bind(&self, binding: &Binding<'_>, last: Option<PostgresApplyRecord>) -> Result<PostgresLexicon, BindError> {
-        let lexicon = PostgresLexicon::new(binding.env(), binding.project(), self.clone());
+        let mut lexicon = PostgresLexicon::new(binding.env(), binding.project(), self.clone());
+        if let Some(text) = binding.value(QUERY_TIMEOUT_KEY) {
+            let invalid = |reason: String| BindError::InvalidValue {
+                lexicon: COMPONENT.to_owned(),
+                env: binding.env().to_owned(),
+                key: QUERY_TIMEOUT_KEY.to_owned(),
+                reason,
+            };
+            let timeout = chant_core::duration::parse(text).map_err(|e| invalid(e.to_string()))?;
+            if timeout.is_zero() {
+                return Err(invalid("a query timeout must be longer than zero".to_owned()));
+            }
+            lexicon = lexicon.with_query_timeout(timeout);
+        }
         let Some(var) = binding.value(DSN_VAR_KEY) else { return Ok(lexicon) };
         let last = last.map(|r| r.last_apply_for(var)).unwrap_or_else(LastApply::none);
         Ok(lexicon.with_var(var).with_last_apply(last))

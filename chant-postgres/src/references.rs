@@ -17,7 +17,7 @@
 
 use std::collections::BTreeMap;
 
-use postgres::GenericClient;
+use crate::client::GenericClient;
 use serde_json::{Map, Value, json};
 
 use super::catalog::NOT_SYSTEM;
@@ -121,7 +121,7 @@ fn object(attrs: &mut Attrs, name: String) -> &mut Map<String, Value> {
 /// # Errors
 ///
 /// The first query that fails.
-pub fn read_live_attrs(client: &mut impl GenericClient) -> Result<Attrs, postgres::Error> {
+pub fn read_live_attrs(client: &mut impl GenericClient) -> Result<Attrs, crate::client::Error> {
     let mut attrs = Attrs::new();
 
     let relations = client.query(

@@ -342,6 +342,30 @@ impl Project {
         let facts = records.records.into_iter().map(|stored| stored.record).collect();
         Ok((facts, records.unreadable.len()))
     }
+
+    /// Brings the local ledger up to the remote's before a gate decision, when `[ledger] remote`
+    /// names one, so that a run (and so a tick, whose dispatches are runs) walks through on an
+    /// approval recorded from another clone, and never asks again beside one. Without a remote
+    /// it does nothing and says nothing; when the remote cannot be read it says so on stderr,
+    /// once per process, and the run decides on the local copy.
+    pub fn sync_before_gate(&self) {
+        static SAID: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+        let Some(remote) = self.ledger.config().remote.as_deref() else { return };
+        let why = match self.ledger.sync() {
+            Ok(report) => match report.push {
+                ledger::PushStatus::NotPushed { reason, .. } => reason,
+                ledger::PushStatus::LocalOnly | ledger::PushStatus::Pushed { .. } => return,
+            },
+            Err(e) => chant_store::error::chain(&e),
+        };
+        if !SAID.swap(true, std::sync::atomic::Ordering::Relaxed) {
+            eprintln!(
+                "warning: the gate ledger could not be synchronised with {} before deciding ({}); deciding on the local copy",
+                crate::terminal::printable(remote),
+                crate::terminal::printable(&why)
+            );
+        }
+    }
 }
 
 /// The services of one run: the project, and the member the op belongs to.
@@ -361,7 +385,9 @@ impl runner::Services for RunServices<'_> {
         self.project.teardown_env(self.member, env, allow_holes, approved).map_err(ServiceError::failed)
     }
 
+    /// Synchronises with the remote first ([`Project::sync_before_gate`]).
     fn gate_facts(&self, op: &str) -> Result<Vec<GateFact>, ServiceError> {
+        self.project.sync_before_gate();
         self.project.gate_facts(self.member, op).map(|(f, _)| f).map_err(ServiceError::failed)
     }
 
@@ -373,19 +399,22 @@ impl runner::Services for RunServices<'_> {
     /// and `lifecycle diff` use); of a teardown, from the teardown plan the step executes
     /// ([`teardown_gate_plan`]).
     fn plan(&self, verb: PlanVerb, env: &str) -> Result<Option<GatePlan>, ServiceError> {
+        let redact = |line: &str| self.project.redactor.redact(line);
         if verb == PlanVerb::Teardown {
             let plan = self.project.teardown_plan(self.member, env).map_err(ServiceError::failed)?;
-            return Ok(Some(teardown_gate_plan(&plan)));
+            return Ok(Some(teardown_gate_plan(&plan).redacted(redact)));
         }
         let assessment = self.project.assess(self.member, env).map_err(ServiceError::failed)?;
-        Ok(Some(GatePlan::from_change_sets(verb, env, &assessment.change_sets)))
+        Ok(Some(GatePlan::from_change_sets(verb, env, &assessment.change_sets).redacted(redact)))
     }
 
-    /// Verifies against `[gates] allowed_signers` of `chant.toml`, relative to the project root.
-    fn verify_seal(&self, fact: &GateFact) -> Result<String, crate::gate::seal::SealError> {
+    /// Verifies against `[gates] allowed_signers` of `chant.toml`, relative to the project root,
+    /// as the commit HEAD points at holds it (never an uncommitted edit).
+    fn verify_seal(&self, fact: &GateFact, pending: &GateFact) -> Result<String, crate::gate::seal::SealError> {
         let Some(file) = &self.project.config.gates.allowed_signers else {
             return Err(crate::gate::seal::SealError::NoAllowedSigners);
         };
-        crate::gate::seal::verify(fact, &self.project.config.resolve(file))
+        let repo = self.project.ledger.repo().local();
+        crate::gate::seal::verify_committed(fact, pending, &repo, &self.project.config.resolve(file))
     }
 }

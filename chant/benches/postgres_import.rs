@@ -60,7 +60,8 @@ fn main() {
         templates.push(t.elapsed());
         let generated = codegen::generate(&template, &Redactor::default()).unwrap();
         generates.push(t.elapsed());
-        source = render_module("bench", "chant import --from bench", &[(&template, &generated)]).unwrap();
+        source = render_module("bench", "chant import --from bench", &[(&template, &generated)], &Redactor::default())
+            .unwrap();
         runs.push(t.elapsed());
         assert_eq!(template.resources().len(), TABLES + 1);
     }

@@ -1,8 +1,10 @@
 //! Fuzz targets: one entry point for every parser of input that comes from outside chant (op.json,
 //! ledger lines and shard names, gate facts, lease blobs, `chant.toml`, the workspace box block,
 //! cron, durations, `services list` output in both forms, supervisor protocol messages, behaviour
-//! engine answers, `CHANT_NOW`, an observer's reading, git's output, approvers and URLs, and the
-//! redactor over free text).
+//! engine answers, `CHANT_NOW`, an observer's reading, git's output, approvers and URLs, the
+//! redactor over free text, sealed gate facts and the gate audit's lines, gate plan documents,
+//! accepted observation baselines, a tick record's notification events and their payloads, and the
+//! names, comments, defaults and contents `import` writes into a generated module).
 //!
 //! Each target takes arbitrary bytes, runs them through the parser as chant does with the
 //! outside input, and goes on through what chant does with a parse that succeeds (validating a
@@ -50,6 +52,13 @@ pub const TARGETS: &[Target] = &[
     Target { name: "git_output", run: git_output },
     Target { name: "approval", run: approval },
     Target { name: "redact", run: redact },
+    Target { name: "gate_seals", run: gate_seals },
+    Target { name: "plan_documents", run: plan_documents },
+    Target { name: "baseline_documents", run: baseline_documents },
+    #[cfg(feature = "notify")]
+    Target { name: "notify_payloads", run: notify_payloads },
+    #[cfg(all(feature = "import", feature = "postgres"))]
+    Target { name: "import_module", run: import_module },
 ];
 
 /// A fixed instant inside the range every parser accepts.
@@ -239,6 +248,177 @@ fn redact(bytes: &[u8]) {
     let _ = redactor.record(&text);
     let _ = crate::redact::sanitise(&text);
     let _ = crate::redact::strip_url_password(&text);
+}
+
+/// Gate facts as lines (sealed or not): each resolution checked against each pending fact as a
+/// run checks a seal before `ssh-keygen` ([`crate::gate::seal::covers`], its signed payload), the
+/// answering sets, and the audit over the same lines, read as a file and as a `git log` patch.
+fn gate_seals(bytes: &[u8]) {
+    use crate::gate::{FactKind, GateFact, audit, seal};
+    let text = text(bytes);
+    let facts: Vec<GateFact> = text.lines().filter_map(|l| serde_json::from_str(l).ok()).collect();
+    for p in facts.iter().filter(|f| f.kind == FactKind::Pending) {
+        for r in facts.iter().filter(|f| f.kind == FactKind::Resolution) {
+            let _ = seal::covers(r, p);
+            let _ = seal::payload(r);
+        }
+        let _ = seal::answering(&facts, &p.op, &p.gate, p.resource.as_deref());
+        let _ = seal::after_standing(&facts, &p.op, &p.gate, p.resource.as_deref());
+    }
+    let _ = seal::unsealed_standing(&facts, now());
+    let sealed = |_: &str, _: &str| true;
+    for lines in [audit::file_lines("_gates/fuzz/0/0.jsonl", &text), audit::lines_from_log(&text)] {
+        let ledgers = [audit::GateLedger { op: "fuzz".to_owned(), lines }];
+        let mut input = audit::Input::new(&ledgers);
+        input.sealed = &sealed;
+        let _ = audit::derive(&input);
+    }
+}
+
+/// A gate plan document, alone and as the plan of a pending fact: its digest, its lines, what
+/// changed from it to itself, and the check `approve` makes before showing or approving it.
+fn plan_documents(bytes: &[u8]) {
+    use crate::gate::plan::{self, GatePlan};
+    let text = text(bytes);
+    if let Ok(p) = serde_json::from_str::<GatePlan>(&text) {
+        let _ = (p.digest(), p.lines(), plan::changed(&p.changes, &p.changes));
+    }
+    if let Ok(fact) = serde_json::from_str::<crate::gate::GateFact>(&text) {
+        let _ = plan::check_recorded(&fact).map_err(|e| e.to_string());
+        let _ = fact.plan_digest.as_deref().map(plan::is_digest);
+    }
+}
+
+/// An accepted observation baseline as the ledger holds it: parsed for env `site`, written back
+/// and parsed again, subtracted from a report that drifts at every accepted path, each path
+/// split as `--clear` splits it, and cleared.
+fn baseline_documents(bytes: &[u8]) {
+    use crate::observe::deep::baseline::{self, Baseline};
+    use crate::observe::deep::{EntityDeep, PathDrift};
+    let Ok(mut b) = Baseline::parse_for(bytes, "chant/lifecycle:site/observation-baseline.json", "site") else {
+        return;
+    };
+    let _ = Baseline::parse(b.to_document().as_bytes(), "again");
+    let entities: Vec<String> = b.accepted.iter().map(|a| a.entity.clone()).collect();
+    let names: Vec<&str> = entities.iter().map(String::as_str).collect();
+    for a in b.accepted.clone() {
+        let drift = PathDrift {
+            path: a.path.clone(),
+            declared: serde_json::Value::Null,
+            live: Some(a.value.clone()),
+            owner: None,
+            baseline: None,
+        };
+        let mut report = EntityDeep {
+            entity: a.entity.clone(),
+            kind: None,
+            drift: vec![drift],
+            unclaimed: Vec::new(),
+            baselined: Vec::new(),
+            subentities: std::collections::BTreeMap::new(),
+        };
+        b.subtract(&mut report);
+        let _ = baseline::split_target(&format!("{}.{}", a.entity, a.path), &names);
+        b.clear(&a.entity, &a.path);
+/// A tick record read from the ledger, through the events it raises under a context taken from
+/// the input, to each event's payload (the JSON a webhook receives and a command reads), which
+/// must read back as JSON.
+#[cfg(feature = "notify")]
+fn notify_payloads(bytes: &[u8]) {
+    let text = text(bytes);
+    let (option, rest) = head(&text);
+    let Ok(record) = serde_json::from_str::<crate::tick::TickRecord>(rest) else { return };
+    let n = option.bytes().fold(0u64, |a, b| a.wrapping_mul(31).wrapping_add(u64::from(b)));
+    let why = |rule: &str| rule.len().is_multiple_of(2).then(|| format!("why {rule}"));
+    let cx = crate::notify::event::Context {
+        why: &why,
+        unknown_run: n % 7,
+        unknown_ticks: n % 5,
+        problem_open: n.is_multiple_of(2),
+        unknown_sent: n.is_multiple_of(3),
+    };
+    let _ = crate::notify::event::is_unknown(&record);
+    for event in crate::notify::event::events(&record, &cx) {
+        let _ = event.is_problem();
+        if let Ok(body) = serde_json::to_string(&event) {
+            let read: Result<serde_json::Value, _> = serde_json::from_str(&body);
+            if read.is_err() {
+                broken("a notification payload does not read back as JSON", &body);
+            }
+        }
+    }
+}
+
+/// Reports a broken property to the driver: a fuzz target's one way to say "this input breaks
+/// what chant promises", as a panic the driver catches, shrinks and prints.
+#[cfg(any(feature = "notify", feature = "import"))]
+#[expect(clippy::panic, reason = "the fuzz driver catches a target's panic and shrinks its input")]
+fn broken(property: &str, detail: &str) {
+    panic!("{property}:\n{detail}");
+}
+
+/// The names, types, defaults, comments, definitions, paths and contents `import` writes into a
+/// module, taken from the input's lines (a postgres table with a column, a constraint and an
+/// index, and a file, each field one line), generated and rendered as `import` renders them. The
+/// property: the module renders, and is valid Rust that holds no character rustc refuses
+/// (`render_module` checks it; an input it refuses is a broken property, not a skipped one), and
+/// no doc line holds a secret.
+#[cfg(all(feature = "import", feature = "postgres"))]
+fn import_module(bytes: &[u8]) {
+    use crate::lexicon::export::{Attr, ExportOptions, ExportOwnership, ExportedResource, ExportedTemplate};
+    use crate::lexicon::postgres::export::attr;
+    let text = text(bytes);
+    let mut fields = text.split('\n');
+    let mut next = || fields.next().unwrap_or_default().to_owned();
+    let env = next();
+    let redactor = crate::redact::Redactor::new([String::from("s3cr3t-value")]);
+    let (schema, table, source) = (next(), next(), next());
+    let mut t = ExportedTemplate::new("postgres", &env, &source, next());
+    t.push(ExportedResource::new("schema", schema.clone(), ExportOwnership::Foreign));
+    let column = ExportedResource::new("column", next(), ExportOwnership::Foreign)
+        .attr(attr::TYPE, Attr::Text(next()))
+        .attr(attr::NOT_NULL, Attr::Flag(bytes.len().is_multiple_of(2)))
+        .attr(attr::DEFAULT, Attr::Text(next()))
+        .attr(attr::COMMENT, Attr::Text(next()));
+    let constraint = ExportedResource::new("constraint", next(), ExportOwnership::Foreign)
+        .attr(attr::CONSTRAINT, Attr::Text(next()))
+        .attr(attr::DEFINITION, Attr::Text(next()));
+    let index = ExportedResource::new("index", next(), ExportOwnership::Foreign)
+        .attr(attr::DEFINITION, Attr::Text(next()))
+        .attr(attr::COLUMNS, Attr::Names(vec![next(), next()]))
+        .attr(attr::UNIQUE, Attr::Flag(bytes.len().is_multiple_of(3)));
+    t.push(
+        ExportedResource::new("table", format!("{schema}.{table}"), ExportOwnership::Foreign)
+            .attr(attr::COMMENT, Attr::Text(next()))
+            .child(column)
+            .child(constraint)
+            .child(index),
+    );
+    let walk = crate::lexicon::files::export::Walk {
+        files: vec![crate::lexicon::files::export::LiveFile {
+            path: next(),
+            mode: 0o644,
+            content: next().into_bytes(),
+        }],
+        skipped: vec![next()],
+    };
+    let files = crate::lexicon::files::export::template(&walk, &env, &next(), "now", &ExportOptions::default());
+    let (Ok(pg), Ok(fs)) = (
+        crate::lexicon::postgres::codegen::generate(&t, &redactor),
+        crate::lexicon::files::export::generate(&files, &redactor),
+    ) else {
+        return;
+    };
+    let command = format!("chant import --from {env} --select {}", next());
+    match crate::lexicon::export::render_module(&env, &command, &[(&t, &pg), (&files, &fs)], &redactor) {
+        Ok(source) => {
+            // Free text is redacted; a name is the declaration itself and stays.
+            if source.lines().any(|l| l.trim_start().starts_with("//") && l.contains("s3cr3t-value")) {
+                broken("a secret reached the module's docs", &source);
+            }
+        }
+        Err(e) => broken("the module does not render", &format!("{e}: {text:?}")),
+    }
 }
 
 #[cfg(test)]

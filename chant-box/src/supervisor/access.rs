@@ -1,8 +1,8 @@
 //! Who may reach the supervisor: only its own user, whatever the umask.
 //!
 //! A connection to the socket can create a service, which is running a command as the
-//! supervisor's user, and `services.json` holds every service's expanded arguments (secrets among
-//! them). So the state directory and `logs/` are `0700`, the socket and every file `0600` (set
+//! supervisor's user, and `services.json` holds every service's command and its arguments (as
+//! given, `${VAR}` unexpanded, but a caller may still pass a literal secret). So the state directory and `logs/` are `0700`, the socket and every file `0600` (set
 //! explicitly, never left to the umask, and tightened when an older version left them wider), and
 //! the daemon answers a connection only when the peer's uid (`SO_PEERCRED`) is its own.
 

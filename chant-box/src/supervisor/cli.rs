@@ -8,6 +8,10 @@
 //! sprite-env daemon stop [--stop-services]
 //! ```
 //!
+//! A `${VAR}` in `--cmd` or `--args` is kept as written (in `services.json` and every listing) and
+//! expanded when the service is spawned, from this command's environment (`create`, `start`,
+//! `restart` send the values of the variables the services name with the request).
+//!
 //! Exit codes: 0 done, 1 refused or failed (one line on stderr), 2 usage (including a service
 //! name outside `[a-z][a-z0-9-]*`, see [`super::check_name`]).
 
@@ -123,11 +127,17 @@ pub fn main(args: &[String]) -> i32 {
         },
         ["services", verb @ ("delete" | "start" | "stop" | "restart"), name] => {
             let name = (*name).to_owned();
+            // A start spawns the service and what it needs: the values of every variable the
+            // services name, from this command's environment, go with it.
+            let values = || match client.send(&Request::List) {
+                Ok(r) => values_of(r.services.iter().flat_map(|s| std::iter::once(&s.cmd).chain(&s.args))),
+                Err(_) => super::Values::new(),
+            };
             let req = match *verb {
                 "delete" => Request::Delete { name },
-                "start" => Request::Start { name },
+                "start" => Request::Start { name, values: values() },
                 "stop" => Request::Stop { name },
-                _ => Request::Restart { name },
+                _ => Request::Restart { name, values: values() },
             };
             match client.send(&req) {
                 Ok(r) => {
@@ -218,7 +228,20 @@ fn parse_create(name: &str, rest: &[&str]) -> Result<(Request, Option<Duration>)
     }
     let cmd = cmd.filter(|c| !c.is_empty()).ok_or(UsageError::NoCmd)?;
     let dir = std::env::current_dir().ok().map(|d| d.display().to_string());
-    Ok((Request::Create { name: name.to_owned(), cmd, args, needs, http_port: port, dir }, duration))
+    let values = values_of(std::iter::once(&cmd).chain(&args));
+    Ok((Request::Create { name: name.to_owned(), cmd, args, needs, http_port: port, dir, values }, duration))
+}
+
+/// The values, in this process's environment, of every `${VAR}` that `words` name (an unset
+/// one is left out: the daemon then looks in its own environment, and refuses the spawn without).
+fn values_of<'a>(words: impl Iterator<Item = &'a String>) -> super::Values {
+    let mut values = super::Values::new();
+    for var in words.flat_map(|w| super::referenced(w)) {
+        if let Ok(v) = std::env::var(&var) {
+            values.insert(var, v);
+        }
+    }
+    values
 }
 
 fn print_list(services: &[Service], table: bool) {

@@ -101,6 +101,9 @@ pub(crate) enum Error {
         #[source]
         source: std::io::Error,
     },
+    /// A service's program or arguments name a variable no value was given for.
+    #[error("{0}")]
+    Expand(String),
     /// A service's program could not be started.
     #[error("service {name} cannot start {cmd}")]
     Start {
@@ -406,13 +409,15 @@ fn answer(shared: &Shared, req: Request) -> Response {
     }
     // Where the log stands before anything starts: a caller streaming it sees the first line.
     let target = match &req {
-        Request::Create { name, .. } | Request::Start { name } | Request::Restart { name } => Some(name.clone()),
+        Request::Create { name, .. } | Request::Start { name, .. } | Request::Restart { name, .. } => {
+            Some(name.clone())
+        }
         _ => None,
     };
     let log_offset = target.map(|n| std::fs::metadata(log_path(&shared.dir, &n)).map(|m| m.len()).unwrap_or(0));
     let result = match req {
         Request::List => Ok(lock(shared).services.clone()),
-        Request::Create { name, cmd, args, needs, http_port, dir } => {
+        Request::Create { name, cmd, args, needs, http_port, dir, values } => {
             let mut t = lock(shared);
             if t.services.iter().any(|s| s.name == name) {
                 Err(Error::Exists(name))
@@ -428,7 +433,7 @@ fn answer(shared: &Shared, req: Request) -> Response {
                     started_at: None,
                     restarts: 0,
                 };
-                t.services.push(Service { name: name.clone(), cmd, args, needs, http_port, dir, state });
+                t.services.push(Service { name: name.clone(), cmd, args, needs, http_port, dir, state, values });
                 persist(&shared.dir, &t.services);
                 drop(t);
                 start(shared, &name, &mut BTreeSet::new())
@@ -442,9 +447,15 @@ fn answer(shared: &Shared, req: Request) -> Response {
                 publish(shared, "deleted", s);
             }
         }),
-        Request::Start { name } => start(shared, &name, &mut BTreeSet::new()),
+        Request::Start { name, values } => {
+            remember(shared, &values);
+            start(shared, &name, &mut BTreeSet::new())
+        }
         Request::Stop { name } => stop(shared, &name),
-        Request::Restart { name } => stop(shared, &name).and_then(|_| start(shared, &name, &mut BTreeSet::new())),
+        Request::Restart { name, values } => {
+            remember(shared, &values);
+            stop(shared, &name).and_then(|_| start(shared, &name, &mut BTreeSet::new()))
+        }
         Request::Shutdown { .. } | Request::Watch => Ok(Vec::new()),
     };
     match result {
@@ -453,6 +464,22 @@ fn answer(shared: &Shared, req: Request) -> Response {
             Response { error: None, services, log, log_offset }
         }
         Err(e) => Response { error: Some(chain(&e)), ..Response::default() },
+    }
+}
+
+/// Keeps, in memory, each of `values` for every service whose program or arguments name it: what
+/// a start or restart sent is what the next spawn of those services expands.
+fn remember(shared: &Shared, values: &super::Values) {
+    if values.is_empty() {
+        return;
+    }
+    let mut t = lock(shared);
+    for s in &mut t.services {
+        for var in std::iter::once(&s.cmd).chain(&s.args).flat_map(|w| super::referenced(w)) {
+            if let Some(v) = values.get(&var) {
+                s.values.insert(var, v.clone());
+            }
+        }
     }
 }
 
@@ -483,10 +510,22 @@ fn start(shared: &Shared, name: &str, path: &mut BTreeSet<String>) -> Result<Vec
         return Ok(vec![t.services[idx].clone()]);
     }
     let svc = t.services[idx].clone();
+    // Expanded here, for this spawn only: the table keeps `${VAR}` as it was given.
+    let (program, args) = match super::expanded(&svc) {
+        Ok(expanded) => expanded,
+        Err(why) => {
+            let st = &mut t.services[idx].state;
+            st.status = Status::Failed;
+            st.pid = None;
+            st.exit_status = Some(why.clone());
+            persist(&shared.dir, &t.services);
+            return Err(Error::Expand(why));
+        }
+    };
     let log = open_log(&shared.dir, name)?;
     let err = log.try_clone().map_err(|source| Error::Log { name: name.to_owned(), source })?;
-    let mut cmd = process::command(&svc.cmd);
-    cmd.args(&svc.args).own_group().stdin(Stdio::null()).stdout(log).stderr(err);
+    let mut cmd = process::command(&program);
+    cmd.args(&args).own_group().stdin(Stdio::null()).stdout(log).stderr(err);
     if let Some(d) = svc.dir.as_deref().filter(|d| Path::new(d).is_dir()) {
         cmd.current_dir(d);
     }

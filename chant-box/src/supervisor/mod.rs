@@ -17,6 +17,11 @@
 //! - Stopping a service signals its whole group: SIGTERM, then SIGKILL after the grace period
 //!   (`SPRITE_ENV_STOP_GRACE`, default 5s), and waits until no process of the group is left, so a
 //!   service that forked a child is stopped whole.
+//! - A service's program and arguments are kept as they were given: a `${VAR}` in them is
+//!   expanded only when the service is spawned, from the values the command that created or
+//!   (re)started it sent with its request (each variable it names, from that command's
+//!   environment), held in the daemon's memory only, else from the daemon's own environment. So
+//!   `services.json` and every listing hold `${VAR}`, never a secret it stands for.
 //! - The service table is written to `services.json` on every change. A daemon that starts over an
 //!   existing table re-adopts each running service whose pid is alive with the recorded start time
 //!   (field 22 of `/proc/<pid>/stat`); one that is gone, or whose pid was reused, is `failed`.
@@ -147,6 +152,48 @@ pub struct Service {
     pub dir: Option<String>,
     /// Its state.
     pub state: State,
+    /// The values of the variables its program and arguments name, as the last request that
+    /// created or (re)started it sent them: in the daemon's memory only, never written to
+    /// `services.json` nor listed.
+    #[serde(skip)]
+    pub values: Values,
+}
+
+/// Variable values a request carries for the `${VAR}`s of a service's program and arguments.
+pub type Values = std::collections::BTreeMap<String, String>;
+
+/// Returns the variables `word` names as `${VAR}`, in order (a malformed reference names none).
+pub fn referenced(word: &str) -> Vec<String> {
+    let seen = std::cell::RefCell::new(Vec::new());
+    let _ = chant_lexicon::model::template::expand(word, "sprite-env", "args", &|var: &str| {
+        seen.borrow_mut().push(var.to_owned());
+        Some(String::new())
+    });
+    seen.into_inner()
+}
+
+/// Returns `service`'s program and arguments with every `${VAR}` expanded: from its
+/// [`Values`], else from this process's environment.
+///
+/// # Errors
+///
+/// The variable no value was found for, or a malformed reference, as a sentence.
+pub fn expanded(service: &Service) -> Result<(String, Vec<String>), String> {
+    let lookup = |var: &str| service.values.get(var).cloned().or_else(|| std::env::var(var).ok());
+    let expand = |word: &str| {
+        chant_lexicon::model::template::expand(word, "sprite-env", "args", &lookup).map_err(|e| match e {
+            chant_lexicon::model::template::ExpandError::Unset { var, .. } => format!(
+                "service {} names ${{{var}}}, which neither the command that started it nor the supervisor has set",
+                service.name
+            ),
+            chant_lexicon::model::template::ExpandError::Malformed { .. } => {
+                format!("service {} has a malformed ${{...}} reference in {word}", service.name)
+            }
+        })
+    };
+    let cmd = expand(&service.cmd)?;
+    let args = service.args.iter().map(|a| expand(a)).collect::<Result<Vec<_>, _>>()?;
+    Ok((cmd, args))
 }
 
 /// What a caller asks the daemon.
@@ -169,6 +216,9 @@ pub enum Request {
         http_port: Option<u16>,
         /// Its working directory.
         dir: Option<String>,
+        /// The values of the variables its program and arguments name (kept in memory only).
+        #[serde(default, skip_serializing_if = "Values::is_empty")]
+        values: Values,
     },
     /// Stops a service and forgets it.
     Delete {
@@ -179,6 +229,9 @@ pub enum Request {
     Start {
         /// The name.
         name: String,
+        /// Values of the variables the services' programs and arguments name.
+        #[serde(default, skip_serializing_if = "Values::is_empty")]
+        values: Values,
     },
     /// Stops a service.
     Stop {
@@ -189,6 +242,9 @@ pub enum Request {
     Restart {
         /// The name.
         name: String,
+        /// Values of the variables the services' programs and arguments name.
+        #[serde(default, skip_serializing_if = "Values::is_empty")]
+        values: Values,
     },
     /// Keeps the connection open and writes one [`Event`] line per state change on it.
     Watch,
@@ -205,7 +261,10 @@ impl Request {
     pub fn names(&self) -> Vec<&str> {
         match self {
             Request::Create { name, needs, .. } => std::iter::once(name).chain(needs).map(String::as_str).collect(),
-            Request::Delete { name } | Request::Start { name } | Request::Stop { name } | Request::Restart { name } => {
+            Request::Delete { name }
+            | Request::Start { name, .. }
+            | Request::Stop { name }
+            | Request::Restart { name, .. } => {
                 vec![name.as_str()]
             }
             Request::List | Request::Watch | Request::Shutdown { .. } => Vec::new(),
@@ -242,4 +301,57 @@ pub struct Response {
     /// The log's length before the service was started (where streaming begins).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub log_offset: Option<u64>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn service(cmd: &str, args: &[&str], values: &[(&str, &str)]) -> Service {
+        Service {
+            name: "app".into(),
+            cmd: cmd.into(),
+            args: args.iter().map(|a| (*a).to_owned()).collect(),
+            needs: Vec::new(),
+            http_port: None,
+            dir: None,
+            state: State {
+                name: "app".into(),
+                status: Status::Stopped,
+                pid: None,
+                started: None,
+                exit_status: None,
+                started_at: None,
+                restarts: 0,
+            },
+            values: values.iter().map(|(k, v)| ((*k).to_owned(), (*v).to_owned())).collect(),
+        }
+    }
+
+    #[test]
+    fn a_service_is_stored_and_listed_as_written_and_expanded_only_to_spawn() {
+        let s = service("env", &["TOKEN=${E2E_UNIT_SECRET}", "sleep", "1"], &[("E2E_UNIT_SECRET", "s3cr3t-value")]);
+        let stored = serde_json::to_string(&s).unwrap();
+        assert!(stored.contains("TOKEN=${E2E_UNIT_SECRET}"), "{stored}");
+        assert!(!stored.contains("s3cr3t-value"), "the value is stored: {stored}");
+        assert_eq!(referenced("a${X}b${Y_2}"), ["X", "Y_2"]);
+        assert_eq!(
+            expanded(&s).unwrap(),
+            ("env".to_owned(), vec!["TOKEN=s3cr3t-value".into(), "sleep".into(), "1".into()])
+        );
+        let unset = service("${E2E_UNIT_NEVER_SET}", &[], &[]);
+        let why = expanded(&unset).unwrap_err();
+        assert!(why.contains("names ${E2E_UNIT_NEVER_SET}, which neither"), "{why}");
+        let create = Request::Create {
+            name: "app".into(),
+            cmd: "env".into(),
+            args: Vec::new(),
+            needs: Vec::new(),
+            http_port: None,
+            dir: None,
+            values: s.values.clone(),
+        };
+        let sent: Request = serde_json::from_str(&serde_json::to_string(&create).unwrap()).unwrap();
+        assert!(matches!(sent, Request::Create { values, .. } if values["E2E_UNIT_SECRET"] == "s3cr3t-value"));
+    }
 }

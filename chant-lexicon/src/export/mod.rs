@@ -276,6 +276,13 @@ pub enum ExportError {
         /// Why.
         detail: String,
     },
+    /// The module as written would not build, or would not read as it compiles (a character
+    /// rustc refuses, or one that reorders or hides the text around it): nothing is written.
+    #[error("the generated module would not build: {detail}")]
+    Unbuildable {
+        /// Where and what.
+        detail: String,
+    },
 }
 
 impl ExportError {

@@ -9,12 +9,20 @@
 //!
 //! The module declares `pub fn <env>() -> EnvDeclaration` joining one function per lexicon, and
 //! registers it under the env's name, so adding `mod <env>;` to a project declares the env.
+//!
+//! Every free text the module carries (the header, a part's docs, what was left out, the names in
+//! them) is read from outside chant, so each doc line passes through the [`Redactor`] and then
+//! [`comment_text`], which shows every control character and every character that reorders or
+//! hides text as its escape (`\u{202e}`); string literals are escaped by `proc_macro2`. The
+//! printed module is then held to [`check_module`]: it parses, and it holds no such character
+//! anywhere, so what is written builds and reads as it compiles.
 
 use proc_macro2::TokenStream;
 use quote::{format_ident, quote};
 
 use super::layout::Expr;
 use super::{ExportError, ExportedTemplate};
+use crate::redact::Redactor;
 
 /// A value left out of the generated source because the redactor recognised a credential in it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -95,10 +103,10 @@ pub fn secret_helper_name(secret: &Secret) -> proc_macro2::Ident {
 pub fn secret_helper(secret: &Secret) -> (TokenStream, TokenStream) {
     let name = secret_helper_name(secret);
     let var = &secret.variable;
-    let doc1 = format!(
+    let doc1 = comment_text(&format!(
         " The {} of `{}` held a credential, so it is not written here: it is read from the variable `{var}`.",
         secret.what, secret.entity
-    );
+    ));
     let doc2 = " Set it before observing or applying this env.".to_owned();
     let item = quote! {
         #[doc = #doc1]
@@ -110,17 +118,66 @@ pub fn secret_helper(secret: &Secret) -> (TokenStream, TokenStream) {
     (item, quote!(#name()))
 }
 
-/// Renders the module declaring `env` from each lexicon's template and generated part, read by
-/// `command` (`chant import --from legacy`).
+/// Returns true for a character a module must not carry as itself: a control character other
+/// than the line feed (rustc refuses a bare CR in a comment or a literal) or an invisible format
+/// character that reorders or hides text (U+061C, U+200B-U+200F, U+202A-U+202E, U+2060-U+2069,
+/// U+FEFF; rustc refuses the bidirectional ones, and the others hide what the code says). The
+/// same class as the terminal filter of the runtime (`terminal::is_unsafe`), which sits above
+/// this crate.
+pub fn is_unsafe_in_source(c: char) -> bool {
+    (c.is_control() && c != '\n')
+        || matches!(c, '\u{061C}' | '\u{200B}'..='\u{200F}' | '\u{202A}'..='\u{202E}' | '\u{2060}'..='\u{2069}' | '\u{FEFF}')
+}
+
+/// Returns `text` for a comment: every [unsafe](is_unsafe_in_source) character, and the line
+/// feed (a doc line is one line), shown as its Rust escape (`\u{202e}`), so a name read from a
+/// database or a disk reads in the module as it is, and the module builds.
+pub fn comment_text(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        if c == '\n' || is_unsafe_in_source(c) {
+            out.extend(c.escape_unicode());
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// Holds printed module source to what rustc accepts and a reader can trust: it parses as a Rust
+/// file, and carries no [unsafe](is_unsafe_in_source) character, in a comment, a literal or
+/// anywhere else.
 ///
 /// # Errors
 ///
-/// [`ExportError::Generate`] when a part does not form valid Rust (a generator's bug).
+/// [`ExportError::Unbuildable`] naming the line and the character, or the parse error.
+pub fn check_module(source: &str) -> Result<(), ExportError> {
+    for (n, line) in source.split('\n').enumerate() {
+        if let Some(c) = line.chars().find(|c| is_unsafe_in_source(*c)) {
+            return Err(ExportError::Unbuildable {
+                detail: format!("line {} holds {}, which a module must not carry unescaped", n + 1, c.escape_unicode()),
+            });
+        }
+    }
+    syn::parse_file(source).map_err(|e| ExportError::Unbuildable { detail: format!("not valid Rust: {e}") })?;
+    Ok(())
+}
+
+/// Renders the module declaring `env` from each lexicon's template and generated part, read by
+/// `command` (`chant import --from legacy`). Every doc line is redacted by `redactor` and passed
+/// through [`comment_text`]; the result is held to [`check_module`].
+///
+/// # Errors
+///
+/// [`ExportError::Generate`] when a part does not form valid Rust (a generator's bug);
+/// [`ExportError::Unbuildable`] when the printed module would not build.
 pub fn render_module(
     env: &str,
     command: &str,
     parts: &[(&ExportedTemplate, &Generated)],
+    redactor: &Redactor,
 ) -> Result<String, ExportError> {
+    let doc = |line: &str| comment_text(&redactor.redact(line));
     let env_fn = ident_for("env", env);
     let read_at = parts.iter().map(|(t, _)| t.read_at()).max().unwrap_or_default();
     let mut header = vec![format!(" The `{env}` env, as `{command}` read it at {read_at}:"), String::new()];
@@ -134,6 +191,7 @@ pub fn render_module(
     header.push(format!(
         " to the crate to declare the env (`lifecycle diff {env} --live` then compares it with the live estate)."
     ));
+    let header: Vec<String> = header.iter().map(|l| doc(l)).collect();
     let header = header.iter().map(|l| quote!(#![doc = #l]));
 
     let mut uses: Vec<String> = Vec::new();
@@ -152,11 +210,11 @@ pub fn render_module(
     let part_fns: Vec<proc_macro2::Ident> =
         parts.iter().map(|(t, _)| ident_for("lexicon", &format!("{env}_{}", t.lexicon()))).collect();
     let withs = part_fns.iter().map(|f| quote!(.with(#f())));
-    let env_doc = format!(" What the `{env}` env contains, as read from the live estate.");
+    let env_doc = doc(&format!(" What the `{env}` env contains, as read from the live estate."));
     let functions = parts.iter().zip(&part_fns).map(|((t, g), f)| {
         let first = format!(" The {} part of `{env}`, read from `{}`.", t.lexicon(), t.source());
         let docs = std::iter::once(first).chain(g.docs.iter().map(|d| format!(" {d}")));
-        let docs = docs.map(|d| quote!(#[doc = #d]));
+        let docs = docs.map(|d| doc(&d)).map(|d| quote!(#[doc = #d]));
         let ty = &g.declaration_type;
         let body = match &g.chain {
             Some(_) => {
@@ -201,7 +259,27 @@ pub fn render_module(
             source = source.replacen(&format!("    {}\n", placeholder(f)), &format!("{printed}\n"), 1);
         }
     }
+    // The doc lines of helper items (a generator's own, built from names) are free text too.
+    let source = redact_comments(&source, redactor);
+    check_module(&source)?;
     Ok(source)
+}
+
+/// Returns `source` with the text of every comment line (`//`, `///`, `//!`) redacted: a
+/// generator's helper items carry docs built from names, which the redactor has not seen. String
+/// literals are never on such a line (every literal's line breaks are escaped).
+fn redact_comments(source: &str, redactor: &Redactor) -> String {
+    let mut out = String::with_capacity(source.len());
+    for line in source.split_inclusive('\n') {
+        let body = line.trim_start();
+        if body.starts_with("//") {
+            out.push_str(&line[..line.len() - body.len()]);
+            out.push_str(&redactor.redact(body));
+        } else {
+            out.push_str(line);
+        }
+    }
+    out
 }
 
 /// The identifier standing for a laid-out body until it is printed in.
@@ -256,7 +334,8 @@ mod tests {
         ));
         let secret = Secret { entity: "db.env".into(), what: "content".into(), variable: secret_variable("db.env") };
         g.helpers.push(secret_helper(&secret).0);
-        let source = render_module("prod-db", "chant import --from prod-db", &[(&t, &g)]).unwrap();
+        let source =
+            render_module("prod-db", "chant import --from prod-db", &[(&t, &g)], &Redactor::default()).unwrap();
         assert!(
             source.starts_with(
                 "//! The `prod-db` env, as `chant import --from prod-db` read it at 2026-01-01T00:00:00.000Z:\n"
@@ -279,6 +358,34 @@ mod tests {
         assert!(source.contains("}\n\n/// The content of"), "items are spaced: {source}");
         assert!(!source.contains("\n\n\n"), "{source}");
         assert_rustfmt_clean(&source);
+    }
+
+    #[test]
+    fn a_module_holding_what_rustc_refuses_is_refused_and_comment_text_escapes_it() {
+        assert!(check_module("/// fine \\u{202e}\nfn f() {}\n").is_ok());
+        for bad in ["/// a\u{202e}b\nfn f() {}\n", "/// a\rb\nfn f() {}\n", "const X: &str = \"\u{2067}\";\n"] {
+            let e = check_module(bad).unwrap_err();
+            assert!(matches!(e, ExportError::Unbuildable { .. }), "{bad:?}: {e}");
+        }
+        assert!(check_module("fn f( {}\n").unwrap_err().to_string().contains("would not build: not valid Rust"));
+        assert_eq!(comment_text(" t\u{202e}x\ry\nz\u{1b}"), " t\\u{202e}x\\u{d}y\\u{a}z\\u{1b}");
+    }
+
+    #[test]
+    fn every_doc_line_is_redacted_and_escaped() {
+        let t = ExportedTemplate::new("files", "e", "postgres://u:Pw0rdSecret@h/db\u{202e}x", "now");
+        let mut g = Generated::new(quote!(FilesDeclaration), quote!(FilesDeclaration::new()));
+        g.docs.push("default 'postgres://svc:Sup3rSecretPw@db/app;x' cannot be declared\rforged".into());
+        let redactor = Redactor::new(["hunter2-secret".to_owned()]);
+        // A helper's docs, built from a name (a generator's own item), are redacted too.
+        let secret = Secret { entity: "hunter2-secret.conf".into(), what: "content".into(), variable: "V".into() };
+        g.helpers.push(secret_helper(&secret).0);
+        let source =
+            render_module("e", "chant import --from e --select name=hunter2-secret", &[(&t, &g)], &redactor).unwrap();
+        for leaked in ["Pw0rdSecret", "Sup3rSecretPw", "hunter2-secret", "\u{202e}", "\r"] {
+            assert!(!source.contains(leaked), "{leaked:?} is written:\n{source}");
+        }
+        assert!(source.contains("cannot be declared\\u{d}forged"), "{source}");
     }
 
     /// Holds `source` to rustfmt's own layout (its defaults: run outside any rustfmt.toml).

@@ -115,6 +115,7 @@ pub fn derive_symptom(env: &str, rows: Vec<ComponentRow>, change_sets: &[ChangeS
         ambient_count: 0,
         dependency_unobserved_count: 0,
         artifact_changed_count: 0,
+        baselined_count: 0,
     }
 }
 

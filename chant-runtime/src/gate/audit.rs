@@ -9,6 +9,7 @@
 //! and the caller's applies, each with the approval it ran under in `under`; an approval admits
 //! one apply, as a gate admits one run) and `hook` (each outcome of a decision record). Gaps:
 //! `approval-without-request`, `unsealed` (a gate that needs a seal approved without one),
+//! `misplaced-seal` (a sealed approval that answers no standing request: a replayed seal),
 //! `approval` and `override` (an apply with nothing behind it), `carried-without-source` and
 //! `malformed-line`. An override gate is one of op `policy-override` or named `override-<rule>`,
 //! unless the caller's `is_override` says otherwise.
@@ -126,6 +127,12 @@ pub struct Entry {
     /// The author of the commit that added the line (approvals and overrides read from the log).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub committed_by: Option<String>,
+    /// Whether that commit's author is neither the approver nor the relayer the line names (by
+    /// name, e-mail or the e-mail's local part, ignoring case). Not judged for commits by chant's
+    /// own identity `chant <chant@localhost>`: older versions wrote every commit so, and it is
+    /// the fallback when git knows no identity.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub committer_mismatch: bool,
     /// How an approval was authorised.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub seal: Option<Seal>,
@@ -178,6 +185,10 @@ pub enum GapKind {
     ApprovalWithoutRequest,
     /// A gate that needs a seal approved without one.
     Unsealed,
+    /// A sealed approval that does not answer the request standing when it was appended (it
+    /// names another `runId` or plan digest, or none), or repeats an earlier sealed line: a
+    /// replayed or misplaced seal, which opens nothing.
+    MisplacedSeal,
     /// An apply with no approval behind it.
     Approval,
     /// An apply of an override gate with no override behind it.
@@ -186,6 +197,9 @@ pub enum GapKind {
     CarriedWithoutSource,
     /// A line (or decision record) that could not be read.
     MalformedLine,
+    /// An env's observation baseline written by something other than chant's baseline command
+    /// (found by `operator audit`, which reads the baselines' history).
+    ForeignBaseline,
 }
 
 /// Something the ledger is missing.
@@ -282,6 +296,8 @@ struct Approval {
 /// A request seen so far.
 struct Request {
     id: String,
+    run_id: String,
+    digest: Option<String>,
     op: String,
     gate: String,
     resource: Option<String>,
@@ -326,6 +342,7 @@ impl Entry {
             approver: None,
             relayed_by: None,
             committed_by: None,
+            committer_mismatch: false,
             seal: None,
             sealed: false,
             signer: None,
@@ -426,6 +443,8 @@ fn line(input: &Input<'_>, st: &mut State, ledger: &GateLedger, source: &Source)
             let id = push(input, &mut st.audit, e, &what, &value);
             st.requests.push(Request {
                 id,
+                run_id: fact.run_id.clone(),
+                digest: fact.plan_digest.clone(),
                 op: fact.op.clone(),
                 gate: fact.gate.clone(),
                 resource: fact.resource.clone(),
@@ -481,6 +500,7 @@ fn resolution(
     e.approver = fact.resolved_by.clone();
     e.relayed_by = fact.relayed_by.clone();
     e.committed_by = source.commit.as_ref().and(source.author.clone());
+    e.committer_mismatch = committer_mismatch(source, fact);
     let seal = value.get("seal").filter(|s| !s.is_null());
     e.review = value.get("review").filter(|r| !r.is_null()).cloned();
     let via_review = value.get("via").and_then(Value::as_str) == Some("pr-review");
@@ -552,6 +572,40 @@ fn resolution(
             }
         }
     }
+    if is_sealed && carried.is_none() {
+        let standing =
+            st.requests.iter().rev().find(|r| r.op == fact.op && r.gate == fact.gate && r.resource == fact.resource);
+        let repeated = st.approvals.iter().any(|a| a.text == source.text);
+        let why = match standing {
+            _ if repeated => Some("it repeats an earlier sealed approval line".to_owned()),
+            // The original's pairs name no run on either side: the approval answers the request
+            // it follows.
+            Some(r) if fact.run_id != r.run_id => {
+                let named = if fact.run_id.is_empty() { "no run".to_owned() } else { format!("run {}", fact.run_id) };
+                Some(format!("it names {named}, the standing request is run {}", r.run_id))
+            }
+            Some(r) if !r.run_id.is_empty() && fact.plan_digest != r.digest => Some(format!(
+                "it names plan {}, the standing request plan {}",
+                fact.plan_digest.as_deref().unwrap_or("none"),
+                r.digest.as_deref().unwrap_or("none")
+            )),
+            _ => None,
+        };
+        if let Some(why) = why {
+            let mut g = gap(
+                GapKind::MisplacedSeal,
+                Some(&fact.op),
+                Some(&fact.gate),
+                format!(
+                    "{place}: sealed approval of gate {:?} by {} answers no standing request ({why}): a replayed or misplaced seal, which opens nothing",
+                    fact.gate,
+                    fact.resolved_by.as_deref().unwrap_or("unknown")
+                ),
+            );
+            at(&mut g);
+            st.audit.gaps.push(g);
+        }
+    }
     if sealed_gate && !is_sealed {
         let mut g = gap(
             GapKind::Unsealed,
@@ -573,6 +627,21 @@ fn resolution(
         revoked: false,
         spent: false,
     });
+}
+
+/// Whether the commit that added `fact`'s line was authored by someone the line does not name.
+fn committer_mismatch(source: &Source, fact: &GateFact) -> bool {
+    let (Some(_), Some(author)) = (&source.commit, &source.author) else { return false };
+    let email = source.email.as_deref().unwrap_or_default();
+    if author == "chant" && (email.is_empty() || email == "chant@localhost") {
+        return false;
+    }
+    let local = email.split('@').next().unwrap_or_default();
+    let named = [fact.resolved_by.as_deref(), fact.relayed_by.as_deref()];
+    !named
+        .into_iter()
+        .flatten()
+        .any(|n| [author.as_str(), email, local].iter().any(|c| !c.is_empty() && c.eq_ignore_ascii_case(n)))
 }
 
 /// Whether instant `a` is at or before `b` (RFC 3339; text order when either does not parse).

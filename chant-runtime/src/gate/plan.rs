@@ -3,8 +3,17 @@
 //! changes (`create files/a.txt`, `update postgres/app.users (columns)`, `drop files/b.txt`) and
 //! its digest, `sha256:` and 64 hex characters of the canonical JSON of the [`GatePlan`]. The
 //! approval copies the digest; the run after it recomputes the plan, and a different digest
-//! refuses the approval. Changes name entities and the properties that differ, never values, so
-//! nothing secret lands on the ledger.
+//! refuses the approval. An update names the properties that differ and the values each changes
+//! from and to (`update postgres/app.users.bio (type: character varying(200) -> text)`), so the
+//! digest binds the values approved: an approval of a change from one value is refused when the
+//! run finds another (a column that became `text` since a `varchar(200)` narrowing was approved).
+//! The values pass the project's redactor ([`GatePlan::redacted`]) as every record does, so a
+//! configured secret never lands on the ledger.
+//!
+//! The plan a pending fact lists is only shown (`approve --show`, `operator status`) or approved
+//! after [`check_recorded`] recomputed its digest from the recorded plan document and found the
+//! digest recorded beside it: a request that lists a harmless plan beside the digest of another
+//! (written by hand onto the ledger) is refused and reported, never shown as what is approved.
 
 use serde::{Deserialize, Serialize};
 
@@ -44,7 +53,13 @@ impl GatePlan {
                 let line = match (verb, e.action) {
                     (PlanVerb::Apply, ChangeAction::Create) => format!("create {what}"),
                     (PlanVerb::Apply, ChangeAction::Update) => {
-                        let props: Vec<&str> = e.deltas.iter().map(|d| d.property.as_str()).collect();
+                        let props: Vec<String> = e
+                            .deltas
+                            .iter()
+                            .map(|d| {
+                                format!("{}: {} -> {}", d.property, d.live.as_deref().unwrap_or("(none)"), d.declared)
+                            })
+                            .collect();
                         if props.is_empty() {
                             format!("update {what}")
                         } else {
@@ -67,6 +82,14 @@ impl GatePlan {
         GatePlan { verb, env: env.to_owned(), changes }
     }
 
+    /// The plan with `redact` applied to every change line (the project's redactor, as for every
+    /// record), sorted again.
+    pub fn redacted(mut self, redact: impl Fn(&str) -> String) -> Self {
+        self.changes = self.changes.iter().map(|c| redact(c)).collect();
+        self.changes.sort();
+        self
+    }
+
     /// `sha256:` and 64 hex characters of the plan's canonical JSON.
     pub fn digest(&self) -> String {
         let text = chant_store::canonical::to_string(self).unwrap_or_else(|_| format!("{self:?}"));
@@ -85,6 +108,61 @@ impl GatePlan {
         }
         out.extend(self.changes.iter().map(|c| format!("  {c}")));
         out
+    }
+}
+
+/// Why the plan a pending fact lists cannot be shown or approved. Returned by
+/// [`check_recorded`].
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum RecordedPlanError {
+    /// The recorded plan's digest is not the digest recorded beside it.
+    #[error(
+        "the request of gate {gate:?} of {op} ({run}) lists a plan whose digest is {computed}, but records the digest {recorded}: the plan shown is not the plan a resolution would approve"
+    )]
+    Mismatch {
+        /// The op.
+        op: String,
+        /// The gate.
+        gate: String,
+        /// `run <id>` of the request.
+        run: String,
+        /// The digest recorded on the request (what an approval copies).
+        recorded: String,
+        /// The digest of the plan document it lists.
+        computed: String,
+    },
+    /// The request lists a plan and no digest to bind an approval to.
+    #[error(
+        "the request of gate {gate:?} of {op} ({run}) lists a plan (digest {computed}) but records no digest to bind an approval to it"
+    )]
+    NoDigest {
+        /// The op.
+        op: String,
+        /// The gate.
+        gate: String,
+        /// `run <id>` of the request.
+        run: String,
+        /// The digest of the plan document it lists.
+        computed: String,
+    },
+}
+
+/// Checks the plan pending fact `fact` lists against the digest it records: the digest is
+/// recomputed from the recorded plan document. A fact that lists no plan passes (an approval of
+/// it binds the recorded digest, if any, and the run recomputes the plan).
+///
+/// # Errors
+///
+/// [`RecordedPlanError`] naming the request and both digests.
+pub fn check_recorded(fact: &super::GateFact) -> Result<(), RecordedPlanError> {
+    let Some(plan) = &fact.plan else { return Ok(()) };
+    let computed = plan.digest();
+    let run = if fact.run_id.is_empty() { "no run recorded".to_owned() } else { format!("run {}", fact.run_id) };
+    let (op, gate) = (fact.op.clone(), fact.gate.clone());
+    match &fact.plan_digest {
+        Some(recorded) if *recorded == computed => Ok(()),
+        Some(recorded) => Err(RecordedPlanError::Mismatch { op, gate, run, recorded: recorded.clone(), computed }),
+        None => Err(RecordedPlanError::NoDigest { op, gate, run, computed }),
     }
 }
 
@@ -153,7 +231,10 @@ mod tests {
     #[test]
     fn an_apply_plans_creates_updates_and_deletes_and_a_teardown_drops() {
         let apply = GatePlan::from_change_sets(PlanVerb::Apply, "site", &entries());
-        assert_eq!(apply.changes, ["create files/a.txt", "unobserved files/e.txt", "update files/b.txt (content)"]);
+        assert_eq!(
+            apply.changes,
+            ["create files/a.txt", "unobserved files/e.txt", "update files/b.txt (content: (none) -> x)"]
+        );
         let teardown = GatePlan::from_change_sets(PlanVerb::Teardown, "site", &entries());
         assert_eq!(teardown.changes, ["drop files/b.txt", "drop files/c.txt", "unobserved files/e.txt"]);
         assert_eq!(apply.lines()[0], "apply site:");
@@ -170,6 +251,55 @@ mod tests {
         let other = GatePlan { changes: vec!["create files/b.txt".into()], ..plan.clone() };
         assert_ne!(other.digest(), d);
         assert!(!is_digest("sha256:ABC"));
+    }
+
+    #[test]
+    fn an_update_binds_the_values_it_changes_from_and_to() {
+        let column = |live: &str| {
+            let ev = serde_json::json!({"declared": true, "inLastApply": true, "live": true, "observed": true});
+            sets(serde_json::json!([{"component": "postgres", "entries": [
+                {"name": "app.users.bio", "action": "update", "evidence": ev,
+                 "deltas": [{"property": "type", "declared": "character varying(100)", "live": live}]},
+            ]}]))
+        };
+        let approved = GatePlan::from_change_sets(PlanVerb::Apply, "db", &column("character varying(200)"));
+        assert_eq!(
+            approved.changes,
+            ["update postgres/app.users.bio (type: character varying(200) -> character varying(100))"]
+        );
+        let now = GatePlan::from_change_sets(PlanVerb::Apply, "db", &column("text"));
+        assert_ne!(approved.digest(), now.digest(), "the same property, another value: another plan");
+        assert_eq!(
+            changed(&approved.changes, &now.changes),
+            [
+                "+ update postgres/app.users.bio (type: text -> character varying(100))",
+                "- update postgres/app.users.bio (type: character varying(200) -> character varying(100))"
+            ]
+        );
+        let redacted = now.redacted(|c| c.replace("text", "[redacted]"));
+        assert_eq!(redacted.changes, ["update postgres/app.users.bio (type: [redacted] -> character varying(100))"]);
+    }
+
+    #[test]
+    fn a_recorded_plan_must_hash_to_the_recorded_digest() {
+        let harmless =
+            GatePlan { verb: PlanVerb::Apply, env: "site".into(), changes: vec!["create files/a.txt".into()] };
+        let teardown =
+            GatePlan { verb: PlanVerb::Teardown, env: "site".into(), changes: vec!["drop files/a.txt".into()] };
+        let line = serde_json::json!({"version": 1, "kind": "pending", "op": "site-apply", "gate": "ship", "env": "site",
+            "runId": "r1", "timestamp": "2026-03-01T10:00:00.000Z", "expiresAt": "2026-03-01T11:00:00.000Z",
+            "planDigest": harmless.digest(), "plan": harmless});
+        let mut fact: super::super::GateFact = serde_json::from_value(line).unwrap();
+        assert_eq!(check_recorded(&fact), Ok(()));
+        fact.plan_digest = Some(teardown.digest());
+        let err = check_recorded(&fact).unwrap_err();
+        let said = err.to_string();
+        assert!(said.contains("gate \"ship\" of site-apply (run r1)"), "{said}");
+        assert!(said.contains(&harmless.digest()) && said.contains(&teardown.digest()), "{said}");
+        fact.plan_digest = None;
+        assert!(matches!(check_recorded(&fact), Err(RecordedPlanError::NoDigest { .. })));
+        fact.plan = None;
+        assert_eq!(check_recorded(&fact), Ok(()));
     }
 
     #[test]

@@ -42,6 +42,22 @@ pub enum SealError {
         /// Its path.
         path: String,
     },
+    /// The allowed-signers file is not in the commit HEAD points at (a file only in the work
+    /// tree, or edited and never committed, is not trusted).
+    #[error("the allowed-signers file {path} is not committed (HEAD holds no such file); commit it")]
+    UncommittedAllowedSigners {
+        /// Its path.
+        path: String,
+    },
+    /// The committed allowed-signers file could not be read.
+    #[error("cannot read the committed allowed-signers file {path}")]
+    ReadAllowedSigners {
+        /// Its path.
+        path: String,
+        /// Why.
+        #[source]
+        source: chant_store::git::Error,
+    },
     /// `ssh-keygen` refused to sign or the seal did not verify.
     #[error("ssh-keygen -Y {verb}: {message}")]
     Refused {
@@ -59,6 +75,45 @@ pub enum SealError {
     /// The line could not be encoded.
     #[error(transparent)]
     Encode(#[from] chant_store::ledger::Error),
+    /// The sealed line answers another request than the standing one (a replayed or misplaced
+    /// seal), or names none.
+    #[error("the seal covers {sealed}, not the standing request {standing}")]
+    OtherRequest {
+        /// The request the sealed line names (`run <id>, plan <digest>`).
+        sealed: String,
+        /// The standing request.
+        standing: String,
+    },
+}
+
+/// The request a fact names, in words: `run <id>`, its plan digest when it has one, and where it
+/// stands (`gate force of site-force in env site`).
+fn request(fact: &GateFact) -> String {
+    let run = if fact.run_id.is_empty() { "no run".to_owned() } else { format!("run {}", fact.run_id) };
+    let plan = fact.plan_digest.as_deref().map(|d| format!(", plan {d}")).unwrap_or_default();
+    let res = fact.resource.as_deref().map(|r| format!(" resource {r}")).unwrap_or_default();
+    format!("{run}{plan} (gate {} of {}{res} in env {})", fact.gate, fact.op, fact.env)
+}
+
+/// Checks that resolution `fact` answers `pending`: the same op, gate, resource and env, the
+/// `runId` it copied (never empty) and the same plan digest. These fields are part of the signed
+/// line, so a seal that passes this check and [`verify`] was made for this request.
+///
+/// # Errors
+///
+/// [`SealError::OtherRequest`] naming both requests.
+pub fn covers(fact: &GateFact, pending: &GateFact) -> Result<(), SealError> {
+    let same = !fact.run_id.is_empty()
+        && fact.run_id == pending.run_id
+        && fact.op == pending.op
+        && fact.gate == pending.gate
+        && fact.resource == pending.resource
+        && fact.env == pending.env
+        && fact.plan_digest == pending.plan_digest;
+    if same {
+        return Ok(());
+    }
+    Err(SealError::OtherRequest { sealed: request(fact), standing: request(pending) })
 }
 
 /// The bytes a seal signs: the fact's canonical line, without its seal.
@@ -97,18 +152,20 @@ pub fn sign(fact: &GateFact, key: &Path, signer: &str) -> Result<GateSeal, SealE
     Ok(GateSeal { signer: signer.to_owned(), signature })
 }
 
-/// Verifies the seal of `fact` against the allowed-signers file at `allowed`; returns the
-/// principal it names.
+/// Verifies the seal of `fact`, a resolution of the standing request `pending`, against the
+/// allowed-signers file at `allowed`; returns the principal it names.
 ///
 /// # Errors
 ///
-/// [`SealError::Unsealed`] without a seal, [`SealError::MissingAllowedSigners`],
+/// [`SealError::Unsealed`] without a seal, [`SealError::OtherRequest`] when the sealed line
+/// answers another request ([`covers`]), [`SealError::MissingAllowedSigners`],
 /// [`SealError::Refused`] when the signature does not verify for that principal (another key, a
 /// principal the file does not list, a line edited after signing).
-pub fn verify(fact: &GateFact, allowed: &Path) -> Result<String, SealError> {
+pub fn verify(fact: &GateFact, pending: &GateFact, allowed: &Path) -> Result<String, SealError> {
     let Some(seal) = fact.seal.as_ref().filter(|_| fact.kind == FactKind::Resolution) else {
         return Err(SealError::Unsealed);
     };
+    covers(fact, pending)?;
     if !allowed.is_file() {
         return Err(SealError::MissingAllowedSigners { path: allowed.display().to_string() });
     }
@@ -121,9 +178,43 @@ pub fn verify(fact: &GateFact, allowed: &Path) -> Result<String, SealError> {
     Ok(seal.signer.clone())
 }
 
-/// The resolutions that answer the standing pending fact of (`op`, `gate`, `resource`), in
-/// ledger order: those after it, up to the first fact that spends or clears it.
-pub fn answering<'a>(facts: &'a [GateFact], op: &str, gate: &str, resource: Option<&str>) -> Vec<&'a GateFact> {
+/// As [`verify`], against the allowed-signers file `allowed` as the commit HEAD of `repo` holds
+/// it, never the work tree's copy: an edit nobody committed (a key added to let oneself in) is
+/// not honoured.
+///
+/// # Errors
+///
+/// As [`verify`]; [`SealError::UncommittedAllowedSigners`] when HEAD holds no such file,
+/// [`SealError::ReadAllowedSigners`] when it cannot be read.
+pub fn verify_committed(
+    fact: &GateFact,
+    pending: &GateFact,
+    repo: &chant_store::git::Repo,
+    allowed: &Path,
+) -> Result<String, SealError> {
+    if fact.seal.is_none() || fact.kind != FactKind::Resolution {
+        return Err(SealError::Unsealed);
+    }
+    covers(fact, pending)?;
+    let path = || allowed.display().to_string();
+    let bytes =
+        repo.committed_file(allowed).map_err(|source| SealError::ReadAllowedSigners { path: path(), source })?;
+    let Some(bytes) = bytes else {
+        return Err(if allowed.is_file() {
+            SealError::UncommittedAllowedSigners { path: path() }
+        } else {
+            SealError::MissingAllowedSigners { path: path() }
+        });
+    };
+    let mut copy = tempfile::NamedTempFile::new().map_err(SealError::Scratch)?;
+    std::io::Write::write_all(&mut copy, &bytes).map_err(SealError::Scratch)?;
+    verify(fact, pending, copy.path())
+}
+
+/// The resolutions after the standing pending fact of (`op`, `gate`, `resource`), in ledger
+/// order, up to the first fact that spends or clears it, whichever request they name (a run
+/// checks each against the request with [`verify`], and says why one does not count).
+pub fn after_standing<'a>(facts: &'a [GateFact], op: &str, gate: &str, resource: Option<&str>) -> Vec<&'a GateFact> {
     let mine: Vec<&GateFact> = facts.iter().filter(|f| f.is_for(op, gate, resource)).collect();
     let Some(pi) = mine.iter().rposition(|f| f.kind == FactKind::Pending) else { return Vec::new() };
     mine[pi + 1..]
@@ -132,6 +223,15 @@ pub fn answering<'a>(facts: &'a [GateFact], op: &str, gate: &str, resource: Opti
         .filter(|f| f.kind == FactKind::Resolution)
         .copied()
         .collect()
+}
+
+/// The resolutions that answer the standing pending fact of (`op`, `gate`, `resource`), in
+/// ledger order: those of [`after_standing`] that carry its `runId` (or, the original's, none).
+/// A resolution of another request is never among them.
+pub fn answering<'a>(facts: &'a [GateFact], op: &str, gate: &str, resource: Option<&str>) -> Vec<&'a GateFact> {
+    let mine: Vec<&GateFact> = facts.iter().filter(|f| f.is_for(op, gate, resource)).collect();
+    let Some(pending) = mine.iter().rev().find(|f| f.kind == FactKind::Pending) else { return Vec::new() };
+    after_standing(facts, op, gate, resource).into_iter().filter(|f| f.answers(pending)).collect()
 }
 
 /// The pending facts of sealed gates among `facts` that resolutions answer but none carries a
@@ -152,4 +252,46 @@ pub fn unsealed_standing(facts: &[GateFact], now: jiff::Timestamp) -> Vec<super:
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn fact(kind: FactKind, run: &str) -> GateFact {
+        let line = serde_json::json!({"version": 1, "kind": kind, "op": "site-force", "gate": "force", "env": "site",
+            "runId": run, "timestamp": "2026-03-01T10:00:00.000Z", "planDigest": "sha256:aa", "resolvedBy": "alex",
+            "expiresAt": "2026-03-01T11:00:00.000Z"});
+        serde_json::from_value(line).unwrap()
+    }
+
+    #[test]
+    fn a_seal_covers_only_the_request_whose_run_and_plan_it_names() {
+        let pending = fact(FactKind::Pending, "r2");
+        assert!(covers(&fact(FactKind::Resolution, "r2"), &pending).is_ok());
+        let old = covers(&fact(FactKind::Resolution, "r1"), &pending).unwrap_err().to_string();
+        assert!(old.contains("covers run r1, plan sha256:aa"), "{old}");
+        assert!(old.contains("not the standing request run r2, plan sha256:aa"), "{old}");
+        let mut other_plan = fact(FactKind::Resolution, "r2");
+        other_plan.plan_digest = Some("sha256:bb".into());
+        assert!(covers(&other_plan, &pending).is_err());
+        let mut other_env = fact(FactKind::Resolution, "r2");
+        other_env.env = "prod".into();
+        assert!(covers(&other_env, &pending).is_err());
+        // An older writer's sealed line that names no run answers no request.
+        let mut unnamed = fact(FactKind::Resolution, "");
+        unnamed.run_id = String::new();
+        let mut original = pending.clone();
+        original.run_id = String::new();
+        assert!(covers(&unnamed, &original).is_err());
+    }
+
+    #[test]
+    fn a_resolution_of_another_request_is_not_answering() {
+        let facts = [fact(FactKind::Pending, "r2"), fact(FactKind::Resolution, "r1"), fact(FactKind::Resolution, "r2")];
+        assert_eq!(after_standing(&facts, "site-force", "force", None).len(), 2);
+        let answering = answering(&facts, "site-force", "force", None);
+        assert_eq!(answering.len(), 1);
+        assert_eq!(answering[0].run_id, "r2");
+    }
 }

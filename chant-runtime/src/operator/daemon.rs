@@ -11,7 +11,11 @@
 //! The round runs on its own thread; this thread only waits on one channel for the round's
 //! lines, stops, change signals and lost subscriptions, and prints. A stop sets the round's
 //! `stopping` flag (no new tick starts), waits up to the grace period for the running tick, then
-//! records an interrupted tick if it did not finish, and releases the leases held. Stop signals
+//! records an interrupted tick if it did not finish, and releases the leases held. The grace is
+//! enforced: a second SIGINT or SIGTERM ends it at once, and when it ends with a tick still
+//! running, every child process the tick waits on (a dispatched run, an observer, git) is sent
+//! SIGTERM as the daemon returns ([`chant_store::process::terminate_all`]; a dispatched run stops
+//! its own step's group on it), so none outlives the operator. Stop signals
 //! are caught by `signal-hook`'s handler, which only writes to a pipe, and read by one thread
 //! that turns each into a stop. They are not blocked: a blocked mask is what a child inherits
 //! (`std::process::Command` keeps the spawning thread's mask), and a thread lifting it to spawn
@@ -216,8 +220,19 @@ impl Daemon {
                 out(Line::note(line));
             }
             if let Some(why) = stop {
-                failed |= self.stop_mid_round(out, &mut quiet, &why);
-                return self.finish(out, &mut subscriptions, failed, true);
+                let (interrupted, forced) = self.stop_mid_round(out, &mut quiet, &why);
+                failed |= interrupted;
+                let ending = self.finish(out, &mut subscriptions, failed, true);
+                if forced {
+                    // Last, so the tick's thread has no time to act on its children's ends.
+                    let stopped = chant_store::process::terminate_all();
+                    if stopped > 0 {
+                        out(Line::note(format!(
+                            "operator: sent SIGTERM to {stopped} child process group(s) the interrupted tick was waiting on"
+                        )));
+                    }
+                }
+                return ending;
             }
             if self.config.once {
                 return self.finish(out, &mut subscriptions, failed, false);
@@ -303,9 +318,10 @@ impl Daemon {
     }
 
     /// Handles a stop that arrived while a round runs: no new tick starts; the running one gets
-    /// the grace period; if it does not finish, an interrupted tick is recorded. Returns true
-    /// when a tick failed or was interrupted.
-    fn stop_mid_round(&self, out: &mut dyn FnMut(Line), quiet: &mut Quiet, why: &str) -> bool {
+    /// the grace period, which a second stop ends at once; if it does not finish, an interrupted
+    /// tick is recorded. Returns whether a tick failed or was interrupted, and whether the round
+    /// was still running when the grace ended (its children are then to be stopped).
+    fn stop_mid_round(&self, out: &mut dyn FnMut(Line), quiet: &mut Quiet, why: &str) -> (bool, bool) {
         self.ctx.stopping.store(true, Ordering::SeqCst);
         out(Line::note(format!(
             "operator: {why} — stopping: no new tick starts; a running tick gets {} to finish",
@@ -313,12 +329,18 @@ impl Daemon {
         )));
         let deadline = Instant::now() + self.config.grace;
         let mut failed = false;
+        let mut cut = None;
         loop {
             let now = Instant::now();
             let wait = deadline.saturating_duration_since(now);
             match self.rx.recv_timeout(wait) {
                 Ok(Event::Op(report)) => failed |= print(out, quiet, &report),
-                Ok(Event::RoundDone) => return failed,
+                Ok(Event::RoundDone) => return (failed, false),
+                Ok(Event::Stop(again)) => {
+                    out(Line::note(format!("operator: {again} again — not waiting for the running tick any longer")));
+                    cut = Some(again);
+                    break;
+                }
                 Ok(_) => {}
                 Err(_) => break,
             }
@@ -326,10 +348,16 @@ impl Daemon {
         let in_flight = self.ctx.in_flight.lock().unwrap_or_else(PoisonError::into_inner).clone();
         if let Some(in_flight) = in_flight {
             let grace = self.config.grace;
-            let text = format!(
-                "interrupted: the operator was stopped ({why}) while this tick ran, and it did not finish within {}",
-                chant_lexicon::duration::format(grace)
-            );
+            let text = match &cut {
+                Some(again) => format!(
+                    "interrupted: the operator was stopped ({why}) while this tick ran, and stopped again ({again}) \
+                     before it finished"
+                ),
+                None => format!(
+                    "interrupted: the operator was stopped ({why}) while this tick ran, and it did not finish within {}",
+                    chant_lexicon::duration::format(grace)
+                ),
+            };
             let report = match self.ctx.record_interrupted(&in_flight, &text) {
                 Ok(record) => OpReport {
                     op: in_flight.target.op().to_owned(),
@@ -356,7 +384,7 @@ impl Daemon {
             print(out, quiet, &report);
             failed = true;
         }
-        failed
+        (failed, true)
     }
 
     /// Subscribes to the change stream of every lexicon the targets read, and records in `woken`

@@ -558,6 +558,18 @@ fn plan_lines(s: &mut String, g: &PendingGateView, indent: &str) {
     if let Some(d) = &g.plan_digest {
         let _ = writeln!(s, "{indent}plan: {}", printable(d));
     }
+    // A plan that does not hash to the recorded digest is not what an approval binds: say so
+    // instead of showing it.
+    if let Some(plan) = &g.plan
+        && g.plan_digest.as_deref() != Some(plan.digest().as_str())
+    {
+        let _ = writeln!(
+            s,
+            "{indent}  the plan listed hashes to {}, not to the recorded digest: not shown (see `approve --show`)",
+            plan.digest()
+        );
+        return;
+    }
     for line in g.plan.iter().flat_map(crate::gate::plan::GatePlan::lines) {
         let _ = writeln!(s, "{indent}  {}", printable(&line));
     }

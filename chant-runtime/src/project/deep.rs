@@ -3,7 +3,12 @@
 //! the change sets ([`chant_lexicon::observe::deep`]), so a tick and `lifecycle diff` decide on one answer.
 //!
 //! A baseline document that does not parse is never read as empty: the run reports it with its
-//! path ([`DeepAssessment::baseline_error`]) and subtracts nothing.
+//! path ([`DeepAssessment::baseline_error`]) and subtracts nothing. Neither is one chant did not
+//! write (the newest commit that changed it is not chant's document write,
+//! [`chant_store::ledger::Ledger::document_writer`]) or one that names another env: those are
+//! reported and not honoured. What the baseline subtracts is always counted
+//! (the symptom's `baselined_count`), so a tick, status and
+//! `lifecycle diff` say how many differences they did not count as drift.
 
 use chant_lexicon::observe::deep::baseline::{self, Baseline};
 use chant_lexicon::observe::deep::fold::assess_with_deep;
@@ -50,10 +55,20 @@ impl Project {
         env: &str,
     ) -> Result<Result<Baseline, baseline::BaselineError>, Error> {
         let path = self.baseline_path(member, env)?;
-        Ok(match self.ledger.read_document(&path)? {
-            None => Ok(Baseline::new(env)),
-            Some(bytes) => Baseline::parse(&bytes, &shown(&path)),
-        })
+        let Some(bytes) = self.ledger.read_document(&path)? else { return Ok(Ok(Baseline::new(env))) };
+        let baseline = match Baseline::parse_for(&bytes, &shown(&path), env) {
+            Ok(b) => b,
+            Err(e) => return Ok(Err(e)),
+        };
+        match self.ledger.document_writer(&path)? {
+            Some(writer) if !writer.by_chant => Ok(Err(baseline::BaselineError::Foreign {
+                path: shown(&path),
+                env: env.to_owned(),
+                commit: writer.commit.to_string(),
+                author: format!("{} <{}>", writer.author.name, writer.author.email),
+            })),
+            _ => Ok(Ok(baseline)),
+        }
     }
 
     /// Writes `env`'s baseline document as its own commit on the ledger branch.
@@ -95,7 +110,8 @@ impl Project {
         for component in &mut deep {
             baseline.subtract_component(component);
         }
-        let assessment = assess_with_deep(env, &inputs, &deep);
+        let mut assessment = assess_with_deep(env, &inputs, &deep);
+        assessment.symptom.baselined_count = Baseline::baselined_count(&deep);
         Ok(DeepAssessment { assessment, deep, baseline, baseline_path: shown(&path), baseline_error })
     }
 }

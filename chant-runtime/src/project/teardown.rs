@@ -60,7 +60,8 @@ impl Project {
         let lexicons = self.lexicons(member, env)?;
         let plan = plan_of(env, &lexicons)?;
         if let Some(approved) = approved {
-            let now = gate_plan(&plan);
+            // Redacted as the gate's plan was (RunServices::plan), so the digests compare.
+            let now = gate_plan(&plan).redacted(|line| self.redactor.redact(line));
             if now.digest() != approved {
                 return Err(Error::TeardownPlanChanged {
                     env: env.to_owned(),

@@ -128,15 +128,16 @@ pub trait Services {
         Ok(None)
     }
 
-    /// Verifies the seal of resolution `fact` against the project's allowed signers
-    /// ([`crate::gate::seal::verify`]) and returns the principal it names.
+    /// Verifies the seal of resolution `fact`, which must answer the standing request `pending`,
+    /// against the project's allowed signers ([`crate::gate::seal::verify`]) and returns the
+    /// principal it names.
     ///
     /// # Errors
     ///
     /// Why the seal does not open a sealed gate; by default, that no allowed-signers file is
     /// configured.
-    fn verify_seal(&self, fact: &GateFact) -> Result<String, crate::gate::seal::SealError> {
-        let _ = fact;
+    fn verify_seal(&self, fact: &GateFact, pending: &GateFact) -> Result<String, crate::gate::seal::SealError> {
+        let _ = (fact, pending);
         Err(crate::gate::seal::SealError::NoAllowedSigners)
     }
 }
@@ -484,8 +485,8 @@ impl Ctx<'_> {
                 // A sealed gate opens only on a resolution whose seal verifies.
                 let resolution = if args.sealed {
                     let mut why = Vec::new();
-                    let answering = crate::gate::seal::answering(&facts, &self.doc.name, &gate, resource);
-                    let sealed = answering.into_iter().find(|r| match self.services.verify_seal(r) {
+                    let answering = crate::gate::seal::after_standing(&facts, &self.doc.name, &gate, resource);
+                    let sealed = answering.into_iter().find(|r| match self.services.verify_seal(r, &pending) {
                         Ok(_) => true,
                         Err(e) => {
                             let by = r.resolved_by.as_deref().unwrap_or("unknown");

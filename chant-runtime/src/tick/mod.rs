@@ -84,6 +84,7 @@ fn env_counts(sym: &ConvergeSymptom) -> Summary {
         drifted: sym.create_count + sym.update_count + sym.delete_count,
         unobserved: sym.unobserved_count,
         adopted: sym.adopt_count,
+        baselined: sym.baselined_count,
         ..Summary::default()
     }
 }

@@ -119,6 +119,7 @@ mod tests {
             ambient_count: 0,
             dependency_unobserved_count: 0,
             artifact_changed_count: 0,
+            baselined_count: 0,
         }
     }
 

@@ -179,6 +179,10 @@ pub struct Summary {
     pub unobserved: u64,
     /// Env mode: adopt entries; resource mode: 0.
     pub adopted: u64,
+    /// Env mode: deep paths that differ from the declaration and the env's baseline accepted
+    /// (not counted in `drifted`, never hidden either); resource mode: 0.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub baselined: u64,
 }
 
 #[expect(clippy::trivially_copy_pass_by_ref, reason = "serde's skip_serializing_if passes a reference")]
@@ -189,7 +193,8 @@ fn is_zero(n: &u64) -> bool {
 impl Summary {
     /// Renders the summary line:
     /// `converge(<env>): drifted=N remediated=N reported=N skipped-budget=N skipped-flap=N gated=N unobserved=N adopted=N`,
-    /// with ` ineffective=N` and ` unverified=N` after `remediated` when there are any.
+    /// with ` ineffective=N` and ` unverified=N` after `remediated` and ` baselined=N` at the end
+    /// when there are any.
     pub fn line(&self, env: &str) -> String {
         let mut checked = String::new();
         if self.ineffective > 0 {
@@ -208,7 +213,7 @@ impl Summary {
             self.gated,
             self.unobserved,
             self.adopted
-        )
+        ) + &if self.baselined > 0 { format!(" baselined={}", self.baselined) } else { String::new() }
     }
 
     /// Adds the outcome counts of `outcomes` to the summary.

@@ -43,6 +43,7 @@ fn sym(status: EnvStatus) -> ConvergeSymptom {
         ambient_count: 0,
         dependency_unobserved_count: 0,
         artifact_changed_count: 0,
+        baselined_count: 0,
     }
 }
 

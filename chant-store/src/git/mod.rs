@@ -25,7 +25,7 @@ use std::time::Duration;
 
 pub use gix::ObjectId;
 pub use history::Divergence;
-pub use repo::{CommitInfo, EntryKind, Repo, SharedRepo, TreeEntry};
+pub use repo::{Authorship, CommitInfo, EntryKind, Identity, Repo, SharedRepo, TreeEntry};
 
 /// What [`Repo`] and [`SharedRepo`] operations return when git storage refuses or fails.
 #[derive(Debug, thiserror::Error)]

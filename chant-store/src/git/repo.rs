@@ -1,6 +1,7 @@
 //! A repository opened through gix with reproducible settings: system and user configuration are
 //! ignored, so only the repository's own config applies; reflogs are not written for chant's
-//! references; commits are written under chant's fixed identity.
+//! references; commits are written under the identity the caller passes ([`Authorship`]), or
+//! chant's own (`chant <chant@localhost>`, [`Identity::chant`]) when it passes none.
 
 use std::cell::RefCell;
 use std::path::{Path, PathBuf};
@@ -28,8 +29,68 @@ const OBJECT_STORE_SLOTS: gix::odb::store::init::Slots =
 /// How loose objects are compressed: git's and gix's default (`core.looseCompression`, level 1).
 const LOOSE_COMPRESSION: gix::zlib::Compression = gix::zlib::Compression::BEST_SPEED;
 
-/// The name and email chant writes as author and committer of ledger commits.
+/// The name and email chant writes as author and committer of ledger commits when no other
+/// identity is known.
 const IDENTITY: (&str, &str) = ("chant", "chant@localhost");
+
+/// A name and e-mail that authors or commits a commit.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Identity {
+    /// The name.
+    pub name: String,
+    /// The e-mail.
+    pub email: String,
+}
+
+impl Identity {
+    /// chant's own identity, `chant <chant@localhost>`: what older versions wrote on every ledger
+    /// commit, and the fallback when git knows no identity.
+    pub fn chant() -> Self {
+        Identity { name: IDENTITY.0.to_owned(), email: IDENTITY.1.to_owned() }
+    }
+
+    /// An identity of `name` and `email` made safe for a commit header: `<`, `>` and control
+    /// characters are dropped and blanks trimmed; an empty part takes chant's.
+    pub fn new(name: &str, email: &str) -> Self {
+        let clean = |s: &str, fallback: &str| {
+            let kept: String = s.chars().filter(|c| !c.is_control() && !matches!(c, '<' | '>')).collect();
+            let kept = kept.trim();
+            if kept.is_empty() { fallback.to_owned() } else { kept.to_owned() }
+        };
+        Identity { name: clean(name, IDENTITY.0), email: clean(email, IDENTITY.1) }
+    }
+
+    /// Whether this is chant's own identity (an older ledger commit, or no identity known).
+    pub fn is_chant(&self) -> bool {
+        self.name == IDENTITY.0 && self.email == IDENTITY.1
+    }
+
+    fn signature(&self, time: gix::date::Time) -> gix::actor::Signature {
+        gix::actor::Signature { name: self.name.as_str().into(), email: self.email.as_str().into(), time }
+    }
+}
+
+/// Who writes a commit: its author (who acted) and its committer (whose git wrote it).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Authorship {
+    /// The author.
+    pub author: Identity,
+    /// The committer.
+    pub committer: Identity,
+}
+
+impl Authorship {
+    /// `identity` as both author and committer.
+    pub fn of(identity: Identity) -> Self {
+        Authorship { author: identity.clone(), committer: identity }
+    }
+}
+
+impl Default for Authorship {
+    fn default() -> Self {
+        Authorship::of(Identity::chant())
+    }
+}
 
 /// A repository that can be shared between threads; [`SharedRepo::local`] hands out a [`Repo`]
 /// for one thread's operation.
@@ -151,6 +212,8 @@ pub struct CommitInfo {
     pub parents: Vec<ObjectId>,
     /// The full message (lossily decoded as UTF-8).
     pub message: String,
+    /// The author's name and e-mail (lossily decoded).
+    pub author: Identity,
 }
 
 impl Repo {
@@ -167,6 +230,31 @@ impl Repo {
     /// The commit HEAD points at, `None` when HEAD is unborn or unreadable.
     pub fn head_commit(&self) -> Option<ObjectId> {
         self.inner.head_id().ok().map(gix::Id::detach)
+    }
+
+    /// The work tree, `None` for a bare repository.
+    pub fn work_dir(&self) -> Option<&Path> {
+        self.inner.workdir()
+    }
+
+    /// The content of `file` (a path in the work tree) as HEAD's commit holds it: `None` when
+    /// HEAD is unborn, the file is outside the work tree, or HEAD has no such blob. An edit of the
+    /// file not yet committed is not seen.
+    ///
+    /// # Errors
+    ///
+    /// Storage errors reading the objects.
+    pub fn committed_file(&self, file: &Path) -> Result<Option<Vec<u8>>> {
+        let (Some(work), Some(head)) = (self.work_dir(), self.head_commit()) else { return Ok(None) };
+        let canonical = |p: &Path| std::fs::canonicalize(p).unwrap_or_else(|_| p.to_owned());
+        let (work, file) = (canonical(work), canonical(file));
+        let Ok(rel) = file.strip_prefix(&work) else { return Ok(None) };
+        let Some(rel) = rel.to_str().map(|r| r.replace(std::path::MAIN_SEPARATOR, "/")) else { return Ok(None) };
+        let tree = self.commit_info(head)?.tree;
+        match self.tree_entry(tree, &rel)? {
+            Some(entry) if entry.kind == EntryKind::Blob => Ok(Some(self.read_blob(entry.id)?)),
+            _ => Ok(None),
+        }
     }
 
     /// Whether the repository has no work tree.
@@ -531,12 +619,24 @@ impl Repo {
         message: &str,
         time: jiff::Timestamp,
     ) -> Result<ObjectId> {
-        let signature = signature_at(gix::date::Time { seconds: time.as_second(), offset: 0 });
+        self.write_commit_by(tree, parents, message, time, &Authorship::default())
+    }
+
+    /// As [`Repo::write_commit`], authored and committed by `by`.
+    pub fn write_commit_by(
+        &self,
+        tree: ObjectId,
+        parents: &[ObjectId],
+        message: &str,
+        time: jiff::Timestamp,
+        by: &Authorship,
+    ) -> Result<ObjectId> {
+        let time = gix::date::Time { seconds: time.as_second(), offset: 0 };
         let commit = gix::objs::Commit {
             tree,
             parents: parents.iter().copied().collect(),
-            author: signature.clone(),
-            committer: signature,
+            author: by.author.signature(time),
+            committer: by.committer.signature(time),
             encoding: None,
             message: message.into(),
             extra_headers: Vec::new(),
@@ -560,6 +660,13 @@ impl Repo {
                 tree: decoded.tree(),
                 parents: decoded.parents().collect(),
                 message: decoded.message.to_str_lossy().into_owned(),
+                author: decoded
+                    .author()
+                    .map(|a| Identity {
+                        name: a.name.to_str_lossy().into_owned(),
+                        email: a.email.to_str_lossy().into_owned(),
+                    })
+                    .unwrap_or_else(|_| Identity::new("", "")),
             })
         };
         let kept = self.inner.written.borrow().get(id, Kind::Commit);
@@ -629,6 +736,17 @@ pub(super) fn file_age(path: &Path) -> Option<Duration> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_identity_is_made_safe_for_a_commit_header_and_falls_back_to_chants() {
+        assert_eq!(
+            Identity::new("Lee <x>", "lee@example.org\n"),
+            Identity { name: "Lee x".into(), email: "lee@example.org".into() }
+        );
+        assert_eq!(Identity::new("", " "), Identity::chant());
+        assert!(Identity::new("", "").is_chant());
+        assert_eq!(Identity::new("alex", "").email, "chant@localhost");
+    }
 
     #[test]
     fn tree_paths_refuse_empty_and_dot_components() {

@@ -45,8 +45,8 @@ pub(super) struct Written {
 /// and without waiting, since every lost race means another writer made progress.
 pub(super) const RACES: Backoff = Backoff::immediate(10_000);
 
-/// Appends `line` to key directory `dir` on the local branch in a commit dated `at`. `origin`
-/// is set when re-appending a record first written in another commit.
+/// Appends `line` to key directory `dir` on the local branch in a commit dated `at`, written
+/// `by`. `origin` is set when re-appending a record first written in another commit.
 pub(super) fn append_local(
     repo: &Repo,
     dir: &str,
@@ -54,10 +54,11 @@ pub(super) fn append_local(
     line: &str,
     origin: Option<ObjectId>,
     at: Timestamp,
+    by: &git::Authorship,
 ) -> Result<Written, Error> {
     cas_until_landed(repo, BRANCH, || {
         let tip = repo.read_ref(BRANCH)?;
-        let built = build(repo, tip, dir, label, line, origin, at)?;
+        let built = build(repo, tip, dir, label, line, origin, at, by)?;
         Ok(Next::Move { new: built.commit, expected: tip, value: built })
     })
 }
@@ -122,8 +123,9 @@ pub(super) fn cas_until_landed<T>(
     }
 }
 
-/// Writes the blob, tree and commit (dated `at`) that append `line` to `dir` on top of `tip`,
-/// without moving any ref.
+/// Writes the blob, tree and commit (dated `at`, written `by`) that append `line` to `dir` on
+/// top of `tip`, without moving any ref.
+#[expect(clippy::too_many_arguments, reason = "each is one part of the commit; a struct would only rename them")]
 pub(super) fn build(
     repo: &Repo,
     tip: Option<ObjectId>,
@@ -132,6 +134,7 @@ pub(super) fn build(
     line: &str,
     origin: Option<ObjectId>,
     at: Timestamp,
+    by: &git::Authorship,
 ) -> Result<Written, Error> {
     let root = tip.map(|tip| repo.commit_info(tip)).transpose()?.map(|info| info.tree);
     let slot = shard::next_slot(shard::newest(repo, root, dir)?);
@@ -148,7 +151,7 @@ pub(super) fn build(
         message.push_str(&format!("{ROOT_TRAILER}{}\n", unique_token()));
     }
     let parents: Vec<ObjectId> = tip.into_iter().collect();
-    let commit = repo.write_commit(tree, &parents, &message, at)?;
+    let commit = repo.write_commit_by(tree, &parents, &message, at, by)?;
     Ok(Written { commit, path, seq: slot.seq })
 }
 

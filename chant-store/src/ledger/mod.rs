@@ -55,7 +55,7 @@ use crate::git::cmd::{self, Git};
 use crate::git::{self, ObjectId, SharedRepo};
 
 pub use append::{LOCK_WAIT, STALE_LOCK_AGE};
-pub use document::{DocumentReceipt, env_document_path};
+pub use document::{DocumentReceipt, DocumentWriter, env_document_path};
 pub use kept::DIR as KEPT_DIR;
 pub use key::{APPLY_DIR, HAND_RUNS_DIR, RecordKind, ShardKey};
 pub use read::{Latest, RawRecord, Records, Unreadable, Visit};
@@ -74,6 +74,15 @@ pub enum Error {
     /// Git storage failed.
     #[error("ledger storage failed")]
     Git(#[from] git::Error),
+    /// The history of a document could not be listed.
+    #[error("cannot list the history of {path} on the ledger branch")]
+    History {
+        /// The document's path.
+        path: String,
+        /// Why.
+        #[source]
+        source: Box<cmd::Error>,
+    },
     /// A branch named `chant` exists, so `chant/lifecycle` cannot.
     #[error(
         "the branch `chant` ({CLASHING_BRANCH}) exists, so the ledger branch {BRANCH} cannot be created: \
@@ -242,6 +251,10 @@ pub struct Ledger {
     config: LedgerConfig,
     /// Why the git binary cannot be used, once checked (`None`: it can).
     git_version: Arc<OnceLock<Option<Arc<cmd::Error>>>>,
+    /// The repository's git identity, read once ([`Ledger::identity`]).
+    identity: Arc<OnceLock<git::Identity>>,
+    /// Who acts, when the command names someone (`approve --actor`): the author of its commits.
+    actor: Option<String>,
 }
 
 impl Ledger {
@@ -254,7 +267,53 @@ impl Ledger {
             return Err(Error::BranchClash);
         }
         let git = Git::new(local.git_dir(), config.git_timeout).with_env(config.git_env.clone());
-        Ok(Self { repo, git, config, git_version: Arc::default() })
+        Ok(Self { repo, git, config, git_version: Arc::default(), identity: Arc::default(), actor: None })
+    }
+
+    /// This ledger, with `actor` as the author of the commits it writes (their committer stays
+    /// the repository's git identity): a command that records who acts (`approve --actor`)
+    /// writes its commits as that actor, so the audit can compare the record with its commit.
+    pub fn with_actor(&self, actor: &str) -> Ledger {
+        let mut ledger = self.clone();
+        ledger.actor = Some(actor.to_owned());
+        ledger
+    }
+
+    /// The repository's git identity: `user.name` and `user.email` as `git config` reads them for
+    /// this repository (its own, the user's and the system's configuration; not the
+    /// `GIT_AUTHOR_*` variables). When git knows neither, or cannot be run, chant's own
+    /// `chant <chant@localhost>` ([`git::Identity::chant`]); a missing half takes chant's half.
+    /// Read once per ledger.
+    pub fn identity(&self) -> git::Identity {
+        self.identity
+            .get_or_init(|| {
+                let Ok(out) =
+                    self.git.run("config", &["config", "--includes", "--get-regexp", r"^user\.(name|email)$"])
+                else {
+                    return git::Identity::chant();
+                };
+                let (mut name, mut email) = (String::new(), String::new());
+                for line in out.stdout.lines() {
+                    if let Some(v) = line.strip_prefix("user.name ") {
+                        name = v.to_owned();
+                    } else if let Some(v) = line.strip_prefix("user.email ") {
+                        email = v.to_owned();
+                    }
+                }
+                git::Identity::new(&name, &email)
+            })
+            .clone()
+    }
+
+    /// Who writes this ledger's commits: the actor (when set) with the git identity's e-mail as
+    /// author, the git identity as committer.
+    pub(crate) fn authorship(&self) -> git::Authorship {
+        let committer = self.identity();
+        let author = match &self.actor {
+            Some(actor) => git::Identity::new(actor, &committer.email),
+            None => committer.clone(),
+        };
+        git::Authorship { author, committer }
     }
 
     /// This ledger without its remote: its appends are local commits until a [`Ledger::sync`]
@@ -391,7 +450,7 @@ impl Ledger {
         let mut receipt = match &self.config.remote {
             None => {
                 let at = self.config.clock.now();
-                let written = append::append_local(&self.repo.local(), dir, label, line, None, at)?;
+                let written = append::append_local(&self.repo.local(), dir, label, line, None, at, &self.authorship())?;
                 AppendReceipt {
                     commit: written.commit,
                     path: written.path,

@@ -66,6 +66,7 @@ pub(super) fn append_synced(
     let repo = ledger.repo.local();
     let mut written: Option<Written> = None;
     let at = ledger.config.clock.now();
+    let by = ledger.authorship();
     let push = rounds(ledger, &repo, remote, |repo, replayed| {
         match written.as_mut() {
             Some(ours) => {
@@ -73,13 +74,13 @@ pub(super) fn append_synced(
                     *ours = moved.clone();
                 }
             }
-            None => written = Some(append::append_local(repo, dir, label, line, None, at)?),
+            None => written = Some(append::append_local(repo, dir, label, line, None, at, &by)?),
         }
         Ok(())
     })?;
     let written = match written {
         Some(written) => written,
-        None => append::append_local(&repo, dir, label, line, None, at)?,
+        None => append::append_local(&repo, dir, label, line, None, at, &by)?,
     };
     let warnings = match &push {
         PushStatus::NotPushed { remote, reason } => {
@@ -259,7 +260,7 @@ fn integrate(
                 } else if divergence.theirs.is_empty() && divergence.base.is_some() {
                     return Ok(Next::Done(Ok(HashMap::new())));
                 } else {
-                    match reappend(repo, &divergence.ours, &divergence.theirs, remote_tip, at)? {
+                    match reappend(repo, &divergence.ours, &divergence.theirs, remote_tip, at, &ledger.identity())? {
                         Ok(done) => done,
                         Err(foreign) => return Ok(Next::Done(Err(foreign))),
                     }
@@ -280,6 +281,7 @@ fn reappend(
     theirs: &[ObjectId],
     onto: ObjectId,
     at: jiff::Timestamp,
+    committer: &git::Identity,
 ) -> Result<Result<Reappended, ObjectId>, Error> {
     let mut landed = HashSet::new();
     for id in theirs {
@@ -294,7 +296,10 @@ fn reappend(
             continue;
         }
         let Some(line) = append::appended_line(repo, *id, &dir)? else { return Ok(Err(*id)) };
-        let written = append::build(repo, Some(tip), &dir, &appended.subject, &line, Some(appended.origin), at)?;
+        // A re-appended record keeps the author of the commit it was first written in; the
+        // commit is this clone's.
+        let by = git::Authorship { author: repo.commit_info(*id)?.author, committer: committer.clone() };
+        let written = append::build(repo, Some(tip), &dir, &appended.subject, &line, Some(appended.origin), at, &by)?;
         tip = written.commit;
         moved.insert(*id, written);
     }

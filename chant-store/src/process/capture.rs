@@ -8,10 +8,21 @@
 //! reaped only at the very end, so its group id cannot be reused by another process group while
 //! this module may still signal it.
 //!
-//! Waiting takes no polling: the child's exit (seen with `waitid(WNOWAIT)`, which leaves it
-//! unreaped) and the end of each pipe arrive as events on one channel.
+//! A grandchild that left the group (`setsid`, a daemon) cannot be stopped with it, and may
+//! hold a pipe for ever. So the stop waits for the child's exit and for its *group* to empty,
+//! not for the pipes: once no process of the group is left, what still holds a pipe is outside
+//! it, and the call ends at once. The readers stop reading then (each waits on its pipe and on
+//! a stop pipe with `poll`), so no thread or descriptor outlives the call. A call therefore
+//! ends within its timeout plus the stop's grace (SIGTERM) and kill wait (SIGKILL), whatever
+//! its descendants do with their pipes; a call that timed out never counts as a success
+//! ([`Output::success`]), even when the child itself exited 0.
+//!
+//! Waiting takes no polling while the child runs: the child's exit (seen with
+//! `waitid(WNOWAIT)`, which leaves it unreaped) and the end of each pipe arrive as events on
+//! one channel; only a stop past the deadline looks at the group every few milliseconds.
 
 use std::io::{Read, Write};
+use std::os::fd::{AsFd, OwnedFd};
 use std::os::unix::process::ExitStatusExt;
 use std::process::{ChildStdin, Stdio};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
@@ -19,6 +30,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
 use nix::errno::Errno;
+use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
 use nix::sys::wait::{Id, WaitPidFlag, waitid};
 use nix::unistd::Pid;
 
@@ -67,9 +79,10 @@ pub struct Output {
 }
 
 impl Output {
-    /// Returns true for exit code 0.
+    /// Returns true for exit code 0 within the timeout. A child that exited 0 while a
+    /// descendant held its output open past the timeout did not finish in time: not a success.
     pub fn success(&self) -> bool {
-        self.code == Some(0)
+        self.code == Some(0) && !self.timed_out
     }
 
     /// Describes how the child ended, in words (`exit 1`, `killed by signal 9`, `timed out after 2s`).
@@ -147,15 +160,21 @@ pub fn capture(cmd: &mut Command, input: Input, limits: Limits) -> Result<Output
     let (tx, rx) = mpsc::channel();
     let holder = feed(child.stdin.take(), input);
     let limit = limits.max_output.unwrap_or(usize::MAX);
-    let stdout = collect(child.stdout.take(), limit, tx.clone());
-    let stderr = collect(child.stderr.take(), limit, tx.clone());
+    // The readers stop when `stop` is dropped (its read ends then report a hang-up).
+    let (stopped, stop) =
+        nix::unistd::pipe().map_err(|e| Error::Wait { program: program.clone(), source: e.into() })?;
+    let stdout = collect(child.stdout.take(), limit, tx.clone(), stopped.try_clone());
+    let stderr = collect(child.stderr.take(), limit, tx.clone(), stopped.try_clone());
+    drop(stopped);
     watch_exit(Pid::from_raw(group.id()), tx);
     let mut waiting = Waiting { rx, exited: false, open: 2 };
     let timed_out = !waiting.until(deadline);
     if timed_out {
-        group.stop(limits.grace, |until| waiting.until(until));
+        group.stop(limits.grace, |until| waiting.until_group_over(until, group));
     }
-    // Closes a held stdin: the child is over, or as over as it will get.
+    // Stops reading pipes something outside the group still holds, and closes a held stdin:
+    // the child is over, or as over as it will get.
+    drop(stop);
     drop(holder);
     drop(tracked);
     let status = child.wait().map_err(|source| Error::Wait { program: program.clone(), source })?;
@@ -195,6 +214,33 @@ impl Waiting {
     }
 }
 
+impl Waiting {
+    /// Waits until the child has exited and either closed both pipes or left no live process
+    /// in its group (true), or `deadline` (false): how a stop ends. A pipe still open once the
+    /// group is empty is held by a process that left it (`setsid`), which the stop cannot reach.
+    fn until_group_over(&mut self, deadline: Instant, group: Group) -> bool {
+        loop {
+            if self.exited && (self.open == 0 || !group.alive()) {
+                return true;
+            }
+            let now = Instant::now();
+            if now >= deadline {
+                return false;
+            }
+            let wait = deadline.saturating_duration_since(now).min(GROUP_POLL);
+            match self.rx.recv_timeout(wait) {
+                Ok(Event::Exited) => self.exited = true,
+                Ok(Event::Closed) => self.open = self.open.saturating_sub(1),
+                Err(RecvTimeoutError::Timeout) => {}
+                Err(RecvTimeoutError::Disconnected) => return true,
+            }
+        }
+    }
+}
+
+/// How often a stop looks at the group while its pipes stay open.
+const GROUP_POLL: Duration = Duration::from_millis(20);
+
 /// Waits on a thread for `pid` to exit without reaping it, then sends [`Event::Exited`].
 fn watch_exit(pid: Pid, tx: Sender<Event>) {
     std::thread::spawn(move || {
@@ -230,15 +276,26 @@ impl Buffer {
 }
 
 /// Reads a pipe to its end on a thread of its own into a shared buffer, keeping at most `limit`
-/// bytes (the rest is read and dropped), then sends [`Event::Closed`]. What was read stays
-/// available even if the pipe never closes.
-fn collect(pipe: Option<impl Read + Send + 'static>, limit: usize, tx: Sender<Event>) -> Buffer {
+/// bytes (the rest is read and dropped), then sends [`Event::Closed`]. It also stops, closing
+/// its end of the pipe, when `stop` reports a hang-up (the call is over): a pipe a detached
+/// grandchild holds is not read for ever. What was read stays available either way.
+fn collect(
+    pipe: Option<impl Read + AsFd + Send + 'static>,
+    limit: usize,
+    tx: Sender<Event>,
+    stop: std::io::Result<OwnedFd>,
+) -> Buffer {
     let buffer = Arc::new(Mutex::new(Collected::default()));
     let shared = Arc::clone(&buffer);
     std::thread::spawn(move || {
         if let Some(mut pipe) = pipe {
             let mut chunk = [0u8; 8192];
             loop {
+                if let Ok(stop) = &stop
+                    && !readable_before_stop(&pipe, stop)
+                {
+                    break;
+                }
                 match pipe.read(&mut chunk) {
                     Ok(0) => break,
                     Ok(n) => {
@@ -256,6 +313,25 @@ fn collect(pipe: Option<impl Read + Send + 'static>, limit: usize, tx: Sender<Ev
         let _ = tx.send(Event::Closed);
     });
     Buffer(buffer)
+}
+
+/// Waits until `pipe` has something to read or reached its end (true), or `stop` hung up, or
+/// polling failed (false).
+fn readable_before_stop(pipe: &impl AsFd, stop: &OwnedFd) -> bool {
+    loop {
+        let mut fds = [PollFd::new(pipe.as_fd(), PollFlags::POLLIN), PollFd::new(stop.as_fd(), PollFlags::POLLIN)];
+        match poll(&mut fds, PollTimeout::NONE) {
+            Err(Errno::EINTR) => continue,
+            Err(_) => return false,
+            Ok(_) => {}
+        }
+        if fds[1].any().unwrap_or(true) {
+            return false;
+        }
+        if fds[0].any().unwrap_or(false) {
+            return true;
+        }
+    }
 }
 
 /// Writes the input on a thread of its own (a child that does not read cannot block the wait)

@@ -46,6 +46,19 @@ pub(super) fn end_all(grace: Duration) -> usize {
     stop_all(grace)
 }
 
+/// Sends SIGTERM to every listed group, refuses every later spawn through [`super::capture`],
+/// and returns how many groups there were, without waiting for them: for a process that exits
+/// right after, so that nothing it was waiting on outlives it (a dispatched run stops its own
+/// step on SIGTERM), while its other threads get no time to act on those children's ends.
+pub fn terminate_all() -> usize {
+    let mut live = LIVE.lock().unwrap_or_else(PoisonError::into_inner);
+    live.1 = true;
+    for &id in &live.0 {
+        Group::with_id(id).signal(nix::sys::signal::Signal::SIGTERM);
+    }
+    live.0.len()
+}
+
 /// Stops every listed group ([`Group::stop`]: SIGTERM, `grace`, SIGKILL), all at once, and
 /// returns how many there were. Each is stopped from a thread of its own, so the graces run
 /// side by side.

@@ -15,7 +15,8 @@
 //! - [`die_with_parent_if_asked`] is the child's half of dying with the tick that dispatched it.
 //! - [`identity`] tells a live process from one that reused its pid (pid and start time).
 //! - [`stop_all`] stops every child [`capture`] is waiting on: how a stopping operator ends its
-//!   dispatch, and a dispatched run its step, instead of leaving them running.
+//!   dispatch, and a dispatched run its step, instead of leaving them running; [`terminate_all`]
+//!   sends them SIGTERM without waiting, for an operator whose stop grace ran out.
 //!
 //! git (`git/cmd.rs`) adds its own arguments and environment to a [`Command`] and waits with
 //! [`capture`]; the supervisor keeps its own lifecycle for long-lived services (a reaper, not a
@@ -33,6 +34,6 @@ mod spec;
 pub use capture::{Error, Input, Limits, Output, capture};
 pub use command::{Command, command, started};
 pub use group::{Group, KILL_WAIT, Stopped};
-pub use live::stop_all;
+pub use live::{stop_all, terminate_all};
 pub use parent::{DIE_WITH_PARENT_VAR, die_with_parent_if_asked};
 pub use spec::{Spec, run};

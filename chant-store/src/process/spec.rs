@@ -154,6 +154,29 @@ mod tests {
     }
 
     #[test]
+    fn a_detached_grandchild_holding_stdout_cannot_hold_the_call_past_its_stop() {
+        // The child exits 0 at once; its grandchild leaves the group (setsid) and keeps stdout
+        // open, out of reach of the group kill. The call used to wait the grace and the whole
+        // KILL_WAIT for that pipe (10.7 s here) and call the result a success.
+        let dir = tempfile::tempdir().unwrap();
+        let pidfile = dir.path().join("grandchild.pid");
+        let mut s = Spec::shell(&format!("echo hi; setsid sleep 30 & echo $! > {}", pidfile.display()));
+        s.timeout = Duration::from_millis(500);
+        s.grace = Duration::from_millis(200);
+        let started = Instant::now();
+        let out = run(&s).unwrap();
+        let took = started.elapsed();
+        let pid = nix::unistd::Pid::from_raw(std::fs::read_to_string(&pidfile).unwrap().trim().parse().unwrap());
+        // Not ours to stop (it left the group); stopped here so the test leaves nothing behind.
+        let _ = nix::sys::signal::kill(pid, Signal::SIGKILL);
+        assert!(took < Duration::from_secs(5), "the call took {took:?} against a 500ms timeout");
+        assert!(out.timed_out, "{out:?}");
+        assert_eq!(out.code, Some(0), "the child itself exited 0");
+        assert!(!out.success(), "a call that ran past its timeout is no success");
+        assert_eq!(out.stdout, "hi\n");
+    }
+
+    #[test]
     fn a_background_grandchild_that_closes_its_output_does_not_hold_the_call() {
         let mut s = Spec::shell("sleep 30 >/dev/null 2>&1 & echo $!");
         s.timeout = Duration::from_secs(60);

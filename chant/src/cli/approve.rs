@@ -124,6 +124,14 @@ pub fn cmd_approve(binary: Binary, args: &ApproveArgs) -> Result<Exit, CommandEr
             )));
         }
     };
+    // The plan shown and the digest approved are one: a request whose listed plan does not hash to
+    // its recorded digest is refused before it is shown or approved (clearing it stays possible).
+    if !args.expire {
+        crate::gate::plan::check_recorded(&pending).map_err(|e| {
+            CommandError::failed_with("refusing the request: its plan and digest disagree; nothing recorded", e)
+                .hint("clear it with `chant approve --expire` and run the op again to record a fresh plan")
+        })?;
+    }
     if args.show {
         if args.json {
             answer("pending", false, &pending)?;
@@ -169,7 +177,9 @@ pub fn cmd_approve(binary: Binary, args: &ApproveArgs) -> Result<Exit, CommandEr
             .map_err(|e| CommandError::failed_with(format!("cannot seal the approval with {}", path.display()), e))?;
         fact.seal = Some(seal);
     }
-    let receipt = ledger.append_record(key.member(), &fact)?;
+    // The commit is authored by the actor the resolution names (committed by the repository's
+    // git identity), so the audit can tell a resolution from the commit that pushed it.
+    let receipt = ledger.with_actor(actor.as_str()).append_record(key.member(), &fact)?;
     for w in &receipt.warnings {
         eprintln!("warning: {w}");
     }

@@ -59,6 +59,10 @@ pub struct BaselineArgs {
     /// Clear one accepted path, written `<entity>.<path>`.
     #[arg(long, value_name = "ENTITY.PATH")]
     pub clear: Option<String>,
+    /// Replace the env's baseline with an empty one written by chant: the way out of a baseline
+    /// chant did not write (or cannot read), which is reported and never honoured.
+    #[arg(long, conflicts_with = "clear")]
+    pub reset: bool,
 }
 
 /// Where the baseline is and what it holds, in the deep diff document.
@@ -233,6 +237,12 @@ pub fn cmd_baseline(binary: Binary, args: &BaselineArgs) -> Result<Exit, Command
     let member = member_of(&project, &args.env);
     let path = project.baseline_path(member.as_deref(), &args.env)?;
     let shown_path = format!("chant/lifecycle:{path}");
+    if args.reset {
+        let empty = Baseline::new(args.env.as_str());
+        project.write_baseline(member.as_deref(), &args.env, &empty, &format!("baseline {}: reset", args.env))?;
+        println(&format!("reset {shown_path}: no accepted paths"))?;
+        return Ok(Exit::Done);
+    }
     let mut baseline = project.read_baseline(member.as_deref(), &args.env)??;
     if let Some(target) = &args.clear {
         let entities: Vec<&str> = baseline.accepted.iter().map(|a| a.entity.as_str()).collect();

@@ -5,10 +5,16 @@
 //! The env is read from its bindings in chant.toml (`[env.<name>]`), whether or not the binary
 //! declares it yet. Every registered lexicon whose export the env binds is asked; one that does
 //! not implement export, or that the env does not bind, is skipped. The module goes to `--out`
-//! (or stdout), formatted by rustfmt in the project root when rustfmt is on PATH (the project's
-//! own rustfmt.toml then applies), else as prettyplease lays it out. Everything worth knowing goes
-//! to stderr as `import:` lines: what was read from where, what the declaration cannot express,
-//! what was not exported, and each credential left out with the variable the module reads instead.
+//! (or stdout), formatted by rustfmt when rustfmt is on PATH, else as prettyplease lays it out
+//! (rustfmt's defaults). rustfmt runs where the module goes, as `cargo fmt` would format it
+//! there: in the directory of `--out` (the working directory for stdout), so the rustfmt.toml
+//! that applies to that crate applies (not the one of the project that ran the import), with the
+//! edition of the package around it. The module written is held to
+//! [`check_module`](crate::lexicon::export::module::check_module): one that would not build is
+//! never written, and the import fails (exit 1). Everything worth knowing goes to stderr as
+//! `import:` lines, redacted and with every control character escaped: what was read from where,
+//! what the declaration cannot express, what was not exported, and each credential left out with
+//! the variable the module reads instead.
 
 use std::path::PathBuf;
 
@@ -89,23 +95,27 @@ pub fn cmd_import(binary: Binary, args: &ImportArgs) -> Result<Exit, CommandErro
 
     let command = command_line(args);
     let refs: Vec<(&ExportedTemplate, &Generated)> = parts.iter().map(|(t, g)| (t, g)).collect();
-    let source = render_module(env, &command, &refs)?;
-    let source = match rustfmt(&source, &config.root) {
+    let source = render_module(env, &command, &refs, &redactor)?;
+    let out = args.out.as_ref().map(|p| cwd.join(p));
+    let fmt_dir = out.as_deref().and_then(std::path::Path::parent).unwrap_or(&cwd);
+    let source = match rustfmt(&source, fmt_dir) {
         Some(formatted) => formatted,
         None => {
-            eprintln!("import: rustfmt did not run: the module is laid out by prettyplease");
+            say("rustfmt did not run: the module is laid out by prettyplease");
             source
         }
     };
+    // What rustfmt printed is held to the same rule as what was rendered: a module that would
+    // not build is never written, and the import fails (exit 1).
+    crate::lexicon::export::module::check_module(&source)?;
     for (t, g) in &parts {
         report(t, g, &redactor);
     }
-    match &args.out {
+    match &out {
         Some(path) => {
-            let path = cwd.join(path);
-            std::fs::write(&path, &source)
+            std::fs::write(path, &source)
                 .map_err(|e| CommandError::failed_with(format!("cannot write {}", path.display()), e))?;
-            eprintln!("import: wrote {}", path.display());
+            say(&format!("wrote {}", path.display()));
         }
         None => super::error::print(&source)?,
     }
@@ -127,42 +137,53 @@ fn command_line(args: &ImportArgs) -> String {
     c
 }
 
-/// Says on stderr what one lexicon's part holds and leaves out.
+/// Prints one `import:` line on stderr, every character a terminal would act on (in a name
+/// read from a database or a disk) shown as its escape.
+fn say(line: &str) {
+    eprintln!("import: {}", crate::terminal::printable(line));
+}
+
+/// Says on stderr what one lexicon's part holds and leaves out, redacted and escaped.
 fn report(template: &ExportedTemplate, generated: &Generated, redactor: &Redactor) {
     let lexicon = template.lexicon();
+    let say = |line: String| say(&format!("{lexicon}: {}", redactor.redact(&line)));
     let mut counts: std::collections::BTreeMap<&str, usize> = std::collections::BTreeMap::new();
     for r in template.resources() {
         *counts.entry(r.kind.as_str()).or_default() += 1;
     }
     let counts: Vec<String> = counts.iter().map(|(k, n)| format!("{n} {k}(s)")).collect();
     let read = if counts.is_empty() { "nothing".to_owned() } else { counts.join(", ") };
-    eprintln!("import: {lexicon}: read {read} from {}", template.source());
+    say(format!("read {read} from {}", template.source()));
     for note in template.notes() {
-        eprintln!("import: {lexicon}: {}", redactor.redact(note));
+        say(note.clone());
     }
     if !generated.omitted.is_empty() {
-        eprintln!(
-            "import: {lexicon}: {} item(s) read but not declared (the declaration cannot express them; listed in the module's docs):",
+        say(format!(
+            "{} item(s) read but not declared (the declaration cannot express them; listed in the module's docs):",
             generated.omitted.len()
-        );
+        ));
         for o in &generated.omitted {
-            eprintln!("import: {lexicon}:   {}", redactor.redact(o));
+            say(format!("  {o}"));
         }
     }
     for s in &generated.secrets {
-        eprintln!(
-            "import: {lexicon}: the {} of {} holds a credential and is not written; the module reads it from {}",
+        say(format!(
+            "the {} of {} holds a credential and is not written; the module reads it from {}",
             s.what, s.entity, s.variable
-        );
+        ));
     }
 }
 
-/// Formats `source` with rustfmt run in `root` (so the project's rustfmt.toml applies), or
-/// `None` when rustfmt is not there or refuses it.
-fn rustfmt(source: &str, root: &std::path::Path) -> Option<String> {
+/// Formats `source` as `cargo fmt` would in `dir`, where it is written: rustfmt run there (it
+/// reads the rustfmt.toml of `dir` or the nearest directory above) with the edition of the
+/// package around `dir`. `None` when rustfmt is not there or refuses the source.
+fn rustfmt(source: &str, dir: &std::path::Path) -> Option<String> {
+    // The nearest existing directory: `--out` may name one that is not there yet (the write
+    // then fails, saying so).
+    let dir = dir.ancestors().find(|d| d.is_dir())?;
     let mut spec = crate::process::Spec::new("rustfmt");
-    spec.args = vec!["--edition".into(), "2024".into(), "--emit".into(), "stdout".into()];
-    spec.cwd = Some(root.to_path_buf());
+    spec.args = vec!["--edition".into(), edition(dir), "--emit".into(), "stdout".into()];
+    spec.cwd = Some(dir.to_path_buf());
     spec.stdin = Some(source.as_bytes().to_vec());
     // rustup's proxy never installs a toolchain for this: no rustfmt is an answer, not a download.
     spec.env = vec![("RUSTUP_AUTO_INSTALL".into(), "0".into())];
@@ -173,4 +194,31 @@ fn rustfmt(source: &str, root: &std::path::Path) -> Option<String> {
     }
     let formatted = out.stdout.strip_prefix("<stdin>:\n\n").unwrap_or(&out.stdout);
     Some(formatted.to_owned())
+}
+
+/// The edition of the package whose manifest is nearest above `dir` (`package.edition`, or the
+/// workspace's `workspace.package.edition` when it inherits it), as cargo passes it to rustfmt;
+/// `2024`, what `chant init` writes, when no manifest says.
+fn edition(dir: &std::path::Path) -> String {
+    let manifest = |d: &std::path::Path| -> Option<toml::Table> {
+        std::fs::read_to_string(d.join("Cargo.toml")).ok()?.parse::<toml::Table>().ok()
+    };
+    let mut inherits = false;
+    for d in dir.ancestors() {
+        let Some(m) = manifest(d) else { continue };
+        if !inherits {
+            match m.get("package").and_then(|p| p.get("edition")) {
+                Some(toml::Value::String(e)) => return e.clone(),
+                Some(_) => inherits = true,
+                None if m.contains_key("package") => return "2015".into(),
+                None => {}
+            }
+        }
+        if let Some(toml::Value::String(e)) =
+            m.get("workspace").and_then(|w| w.get("package")).and_then(|p| p.get("edition"))
+        {
+            return e.clone();
+        }
+    }
+    "2024".into()
 }

@@ -280,9 +280,11 @@ use chant::prelude::*;
 
 /// What the `{env}` env contains: files under its `files_root` (bound in chant.toml).
 pub fn {env_fn}() -> EnvDeclaration {
-    EnvDeclaration::new().with(
-        FilesDeclaration::new().file("hello.txt", "hello from chant; edits are reverted on the next tick\n", 0o644),
-    )
+    EnvDeclaration::new().with(FilesDeclaration::new().file(
+        "hello.txt",
+        "hello from chant; edits are reverted on the next tick\n",
+        0o644,
+    ))
 }
 
 // Registers the declaration under the env's name; ticks, `lifecycle diff` and `apply` find it.

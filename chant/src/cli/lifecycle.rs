@@ -167,6 +167,13 @@ pub fn render(diff: &Diff) -> Vec<String> {
             }
         }
     }
+    // What the baseline subtracted is not drift, and is never silent.
+    if diff.symptom.baselined_count > 0 {
+        out.push(format!(
+            "  baselined={}: path(s) that differ from the declaration, accepted by the env's baseline (not counted as drift; `chant lifecycle baseline {}` lists them)",
+            diff.symptom.baselined_count, diff.env
+        ));
+    }
     out.extend(render_estate(diff));
     out
 }

@@ -56,6 +56,11 @@ pub struct OperatorArgs {
     #[cfg(feature = "metrics")]
     #[arg(long, value_name = "ADDR")]
     pub metrics_addr: Option<String>,
+    /// Also answer metrics requests whose Host is NAME (a scraper's or a proxy's name for this
+    /// machine); repeatable. Loopback names and the bound address are always answered.
+    #[cfg(feature = "metrics")]
+    #[arg(long, value_name = "NAME")]
+    pub metrics_allow_host: Vec<String>,
 }
 
 /// The read-only views.
@@ -245,7 +250,7 @@ fn cmd_daemon(binary: Binary, args: &OperatorArgs) -> Result<Exit, CommandError>
     let mut metrics_handle = None;
     #[cfg(feature = "metrics")]
     if let Some(addr) = &args.metrics_addr {
-        let metrics = start_metrics(addr, interval, &project)?;
+        let metrics = start_metrics(addr, &args.metrics_allow_host, interval, &project)?;
         #[cfg(feature = "notify")]
         {
             metrics_handle = Some(Arc::clone(&metrics));
@@ -299,6 +304,7 @@ fn cmd_daemon(binary: Binary, args: &OperatorArgs) -> Result<Exit, CommandError>
 #[cfg(feature = "metrics")]
 fn start_metrics(
     addr: &str,
+    allow_hosts: &[String],
     interval: std::time::Duration,
     project: &crate::project::Project,
 ) -> Result<Arc<operator::metrics::Metrics>, CommandError> {
@@ -308,7 +314,10 @@ fn start_metrics(
             operator::metrics::DEFAULT_ADDR
         )));
     }
-    let bound = crate::serve::Bound::bind(addr)?;
+    let mut bound = crate::serve::Bound::bind(addr)?;
+    for name in allow_hosts {
+        bound.allow_host(name).map_err(CommandError::usage)?;
+    }
     let at = bound.local_addr();
     let reach =
         if bound.is_loopback() { "loopback only" } else { "warning: not loopback, reachable from other machines" };

@@ -22,6 +22,11 @@ pub struct ServeArgs {
     /// The address to listen on; anything but loopback is reachable from other machines.
     #[arg(long, default_value = DEFAULT_ADDR)]
     pub addr: String,
+    /// Also answer requests whose Host is NAME (the name a reverse proxy or a browser uses, e.g.
+    /// dash.internal or dash.internal:443); repeatable. Loopback names and the bound address are
+    /// always answered; any other Host is refused (421), so no DNS-rebinding page can read it.
+    #[arg(long, value_name = "NAME")]
+    pub allow_host: Vec<String>,
 }
 
 /// Runs `serve`.
@@ -46,7 +51,10 @@ pub fn cmd_serve(binary: Binary, args: &ServeArgs) -> Result<Exit, CommandError>
             Dashboard::new(ledger, carried, Some(Arc::new(project)))
         }
     };
-    let bound = Bound::bind(&args.addr)?;
+    let mut bound = Bound::bind(&args.addr)?;
+    for name in &args.allow_host {
+        bound.allow_host(name).map_err(CommandError::usage)?;
+    }
     let addr = bound.local_addr();
     if bound.is_loopback() {
         eprintln!("chant serve: read-only dashboard on http://{addr}/ (loopback only; --addr binds elsewhere)");

@@ -60,7 +60,9 @@ pub fn cmd_services(args: &ServicesArgs) -> Result<Exit, CommandError> {
     let config = Config::discover_any_bindings(&cwd)?;
     let (member, decl) = declaring(&config.root, &a.name, a.member.as_deref())?;
     let settings = sprite::Settings::from_env(&|k| std::env::var(k).ok());
-    let done = control(&decl, &a.name, what, &settings)?;
+    let root = config.root.display().to_string();
+    let var = |k: &str| std::env::var(k).ok().or_else(|| (k == sprite::PROJECT_DIR_VAR).then(|| root.clone()));
+    let done = control(&decl, &a.name, what, &settings, &var)?;
     let listed = match sprite::list(&settings) {
         Ok(l) => l.into_iter().find(|l| l.name == a.name),
         Err(e) => {

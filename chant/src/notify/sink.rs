@@ -127,7 +127,13 @@ fn webhook(url_var: &str, body: &str, timeout: Duration) -> Result<(), SendError
         Ok(u) if !u.trim().is_empty() => u,
         _ => return Err(SendError::NoUrl { var: var() }),
     };
-    if let Some(why) = crate::http::tls_refusal(&url) {
+    post(url_var, &url, body, timeout)
+}
+
+/// POSTs `body` to `url` (held by `$url_var`), the whole exchange bounded by `timeout`.
+fn post(url_var: &str, url: &str, body: &str, timeout: Duration) -> Result<(), SendError> {
+    let var = || url_var.to_owned();
+    if let Some(why) = crate::http::tls_refusal(url) {
         return Err(SendError::Unreachable { var: var(), why });
     }
     let agent: ureq::Agent = ureq::Agent::config_builder()
@@ -136,14 +142,14 @@ fn webhook(url_var: &str, body: &str, timeout: Duration) -> Result<(), SendError
         .max_redirects(0)
         .build()
         .into();
-    let answer = agent.post(url.as_str()).header("Content-Type", "application/json").send(body);
+    let answer = agent.post(url).header("Content-Type", "application/json").send(body);
     match answer {
         Ok(resp) if resp.status().is_success() => Ok(()),
         Ok(resp) => Err(SendError::Status { var: var(), status: resp.status().as_u16() }),
         Err(ureq::Error::Timeout(_)) => Err(SendError::Timeout { var: var(), timeout }),
         Err(e) => {
             // The error may quote the URL, which may carry a token: name the variable instead.
-            let text = e.to_string().replace(url.as_str(), &format!("${url_var}"));
+            let text = e.to_string().replace(url, &format!("${url_var}"));
             Err(SendError::Unreachable { var: var(), why: crate::redact::sanitise(&text) })
         }
     }
@@ -180,5 +186,67 @@ mod tests {
         let sinks = Sink::configured(&section, Path::new("/tmp"));
         let names: Vec<(String, &str)> = sinks.iter().map(|s| (s.name(), s.kind())).collect();
         assert_eq!(names, [("webhook $HOOK_URL".to_owned(), "webhook"), ("command #1".to_owned(), "command")]);
+    }
+
+    #[test]
+    fn a_command_whose_detached_grandchild_holds_stdout_fails_at_its_timeout() {
+        // The command exits 0 at once, leaving a grandchild in a session of its own (a daemon it
+        // started) that holds its stdout. Before, this send took 12.6 s against a 2 s timeout
+        // and was recorded as delivered.
+        let dir = tempfile::tempdir().unwrap();
+        let pidfile = dir.path().join("daemon.pid");
+        let sink = Sink::Command {
+            cmd: format!("cat >/dev/null; setsid sleep 30 & echo $! > {}", pidfile.display()),
+            index: 1,
+            cwd: dir.path().to_path_buf(),
+        };
+        let event = Event {
+            version: 1,
+            event: super::super::event::EventKind::Recovered,
+            op: "c".into(),
+            env: "e".into(),
+            tick_id: "t".into(),
+            timestamp: "2026-03-01T10:00:00.000Z".into(),
+            outcome: None,
+            rule: None,
+            why: None,
+            resource: None,
+            target: None,
+            gate: None,
+            approve: None,
+            url: None,
+            reason: None,
+        };
+        let timeout = Duration::from_secs(2);
+        let started = std::time::Instant::now();
+        let sent = sink.send(&event, timeout);
+        let took = started.elapsed();
+        if let Ok(pid) = std::fs::read_to_string(&pidfile) {
+            let pid = nix::unistd::Pid::from_raw(pid.trim().parse().unwrap());
+            let _ = nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGKILL);
+        }
+        let err = sent.expect_err("a send past its timeout is not delivered");
+        assert_eq!(err.to_string(), "the command ended with timed out after 2s");
+        assert!(took < Duration::from_secs(10), "the send took {took:?} against a 2s timeout");
+    }
+
+    #[test]
+    fn a_webhook_that_accepts_and_never_answers_times_out_within_its_timeout() {
+        // Loopback only: a listener that accepts and answers nothing.
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let url = format!("http://127.0.0.1:{}/hook", listener.local_addr().unwrap().port());
+        std::thread::spawn(move || {
+            use std::io::Read;
+            let (mut conn, _) = listener.accept().unwrap();
+            // Reads the request and answers nothing, until the sender hangs up.
+            let mut buf = [0u8; 4096];
+            while matches!(conn.read(&mut buf), Ok(n) if n > 0) {}
+        });
+        let started = std::time::Instant::now();
+        let err = post("HOOK_URL", &url, "{}", Duration::from_secs(1)).unwrap_err();
+        let took = started.elapsed();
+        assert!(matches!(err, SendError::Timeout { .. }), "{err}");
+        assert_eq!(err.to_string(), "the URL in $HOOK_URL did not answer within 1s");
+        assert!(took < Duration::from_secs(20), "the send took {took:?} against a 1s timeout");
     }
 }

@@ -7,12 +7,58 @@
 //! ([`crate::diff`]: health, resources, text changes and the estate sections included), redacted
 //! with the project's redactor exactly as that command redacts its line. Only the project binary
 //! carries declarations; the stock binary answers that it cannot.
+//!
+//! A live diff waits on the env's substrate (a database that may be slow, or not answer at all),
+//! so it never runs where the other pages are read: each runs on a thread of its own, at most
+//! [`MAX_LIVE_DIFFS`] at once ([`Slots`]; one more is refused with 503), and its page waits for
+//! it at most [`LIVE_DIFF_WAIT`] (then 504; the thread keeps its slot until its observation, bounded
+//! by the lexicon's own timeouts, ends). The ledger reads of every other page keep the blocking
+//! pool to themselves.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
 
 use serde::Serialize;
 use serde_json::Value;
 
 use crate::observe::{ChangeAction, some_names, unobserved_by_cause};
 use crate::project::{self, Project};
+
+/// How many live diffs run at once.
+pub const MAX_LIVE_DIFFS: usize = 2;
+
+/// How long a diff page waits for its diff before answering 504.
+pub const LIVE_DIFF_WAIT: Duration = Duration::from_secs(120);
+
+/// The live diffs running now, at most [`MAX_LIVE_DIFFS`].
+#[derive(Debug, Default)]
+pub struct Slots(Arc<AtomicUsize>);
+
+/// One running live diff's place among the [`Slots`], given back when dropped.
+#[derive(Debug)]
+pub struct Slot(Arc<AtomicUsize>);
+
+impl Slots {
+    /// Takes a slot, or `None` when [`MAX_LIVE_DIFFS`] diffs are running.
+    pub fn take(&self) -> Option<Slot> {
+        self.0
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| (n < MAX_LIVE_DIFFS).then_some(n + 1))
+            .ok()
+            .map(|_| Slot(Arc::clone(&self.0)))
+    }
+
+    /// Returns how many live diffs are running.
+    pub fn running(&self) -> usize {
+        self.0.load(Ordering::Acquire)
+    }
+}
+
+impl Drop for Slot {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::AcqRel);
+    }
+}
 
 /// The diff page's document, as `lifecycle diff --live --json` prints it, after redaction.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -81,4 +127,20 @@ pub fn live(project: &Project, env: &str) -> Result<(DiffView, Vec<DiffLine>), p
         }
     }
     Ok((DiffView(value), lines))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn at_most_the_limit_of_slots_is_taken_and_a_dropped_one_comes_back() {
+        let slots = Slots::default();
+        let taken: Vec<Slot> = (0..MAX_LIVE_DIFFS).map(|_| slots.take().unwrap()).collect();
+        assert!(slots.take().is_none());
+        assert_eq!(slots.running(), MAX_LIVE_DIFFS);
+        drop(taken);
+        assert_eq!(slots.running(), 0);
+        assert!(slots.take().is_some());
+    }
 }

@@ -21,6 +21,11 @@
 //!   script at all, so a `why` or a service name holding `<script>` is shown, never run.
 //! - Nothing is fetched from elsewhere: the one stylesheet is inline, there are no external assets.
 //! - The overview never observes anything live; only `/envs/{env}/diff` does.
+//! - It answers only to its own names ([`host`]): a request whose `Host` is not a loopback name,
+//!   the bound address or an `--allow-host` name is refused with 421, so a DNS-rebinding page
+//!   reads nothing and starts no live diff.
+//! - A live diff never holds another page: it runs on a thread of its own, at most
+//!   [`diff::MAX_LIVE_DIFFS`] at once, waited for at most [`diff::LIVE_DIFF_WAIT`].
 //!
 //! # Caveats
 //!
@@ -30,6 +35,7 @@
 
 pub mod diff;
 pub mod health;
+pub mod host;
 pub mod html;
 pub mod routes;
 pub mod server;
@@ -39,6 +45,7 @@ pub mod view;
 use std::sync::Arc;
 
 pub use health::Health;
+pub use host::{AllowedHosts, BadHost};
 pub use server::{Bound, DEFAULT_ADDR};
 
 use crate::lease::LeaseStore;
@@ -80,6 +87,20 @@ pub enum Error {
         /// The env asked for.
         env: String,
     },
+    /// As many live diffs as may run at once are running.
+    #[error("{limit} live diffs are running already; ask again once one has finished")]
+    TooManyDiffs {
+        /// [`diff::MAX_LIVE_DIFFS`].
+        limit: usize,
+    },
+    /// The live diff did not finish while the page waited.
+    #[error("the live diff of env {env:?} did not finish within {}", crate::duration::format(*.after))]
+    DiffTimedOut {
+        /// The env.
+        env: String,
+        /// [`diff::LIVE_DIFF_WAIT`].
+        after: std::time::Duration,
+    },
     /// The stock binary was asked for a live diff.
     #[error(
         "the stock chant binary carries no declarations, so it cannot diff an env live; run `serve` from the project's own binary"
@@ -103,6 +124,7 @@ pub struct Dashboard {
     carried: Vec<OpDocument>,
     whys: timeline::Whys,
     project: Option<Arc<Project>>,
+    diffs: diff::Slots,
 }
 
 impl Dashboard {
@@ -111,7 +133,7 @@ impl Dashboard {
     pub fn new(ledger: Ledger, carried: Vec<OpDocument>, project: Option<Arc<Project>>) -> Dashboard {
         let carried: Vec<OpDocument> = carried.into_iter().filter(OpDocument::is_converge).collect();
         let whys = timeline::Whys::new(&carried);
-        Dashboard { ledger, carried, whys, project }
+        Dashboard { ledger, carried, whys, project, diffs: diff::Slots::default() }
     }
 
     /// Returns true when this dashboard can diff an env live (the project binary).
@@ -192,6 +214,11 @@ impl Dashboard {
         m.converge = m.converge.max(status.malformed.converge);
         m.gates = m.gates.max(status.malformed.gates);
         Ok(view)
+    }
+
+    /// Returns the slots of the live diffs running now.
+    pub fn diff_slots(&self) -> &diff::Slots {
+        &self.diffs
     }
 
     /// Observes `env` live (project binary only).

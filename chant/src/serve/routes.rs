@@ -77,6 +77,8 @@ fn error_response(json: bool, dashboard: &Dashboard, err: &Error) -> Response {
     let status = match err {
         Error::NoSuchOp { .. } | Error::NoSuchEnv { .. } | Error::NoDeclarations => StatusCode::NOT_FOUND,
         Error::AmbiguousOp { .. } => StatusCode::BAD_REQUEST,
+        Error::TooManyDiffs { .. } => StatusCode::SERVICE_UNAVAILABLE,
+        Error::DiffTimedOut { .. } => StatusCode::GATEWAY_TIMEOUT,
         Error::Read(_) | Error::Diff(_) | Error::Serve { .. } => StatusCode::INTERNAL_SERVER_ERROR,
     };
     let message = dashboard.redact(&crate::error::chain(err));
@@ -98,10 +100,22 @@ where
     let json = wants_json(&headers);
     let reader = Arc::clone(&dashboard);
     match tokio::task::spawn_blocking(move || read(&reader)).await {
-        Ok(Ok(doc)) if json => json_response(StatusCode::OK, &doc),
-        Ok(Ok(doc)) => html_response(StatusCode::OK, page(&dashboard, &doc)),
-        Ok(Err(e)) => error_response(json, &dashboard, &e),
+        Ok(read) => render(json, &dashboard, read, page),
         Err(e) => (StatusCode::INTERNAL_SERVER_ERROR, format!("the read did not finish: {e}")).into_response(),
+    }
+}
+
+/// Answers with `read`'s document as JSON or as the page `page` renders, or with its error.
+fn render<T: Serialize>(
+    json: bool,
+    dashboard: &Dashboard,
+    read: Result<T, Error>,
+    page: impl FnOnce(&Dashboard, &T) -> Markup,
+) -> Response {
+    match read {
+        Ok(doc) if json => json_response(StatusCode::OK, &doc),
+        Ok(doc) => html_response(StatusCode::OK, page(dashboard, &doc)),
+        Err(e) => error_response(json, dashboard, &e),
     }
 }
 
@@ -131,17 +145,37 @@ async fn op(
     answer(d, headers, read, |_, v| html::op(v)).await
 }
 
+/// A live diff: on a thread of its own (never the blocking pool the other pages read on), at
+/// most [`super::diff::MAX_LIVE_DIFFS`] at once, waited for at most
+/// [`super::diff::LIVE_DIFF_WAIT`] (see [`super::diff`]).
 async fn diff(State(d): State<Arc<Dashboard>>, Path(env): Path<String>, headers: HeaderMap) -> Response {
-    let name = env.clone();
-    let read = move |d: &Dashboard| {
-        let at = now_text();
-        d.diff(&name).map(|(view, lines)| DiffAnswer { view, lines, at })
+    let json = wants_json(&headers);
+    let Some(slot) = d.diff_slots().take() else {
+        return error_response(json, &d, &Error::TooManyDiffs { limit: super::diff::MAX_LIVE_DIFFS });
     };
-    answer(d, headers, read, move |_, a: &DiffAnswer| {
+    let (tx, rx) = tokio::sync::oneshot::channel();
+    let reader = Arc::clone(&d);
+    let name = env.clone();
+    let started = std::thread::Builder::new().name("chant-serve-diff".into()).spawn(move || {
+        let at = now_text();
+        let answer = reader.diff(&name).map(|(view, lines)| DiffAnswer { view, lines, at });
+        drop(slot);
+        let _ = tx.send(answer);
+    });
+    if let Err(e) = started {
+        return (StatusCode::INTERNAL_SERVER_ERROR, format!("cannot start the live diff: {e}")).into_response();
+    }
+    let read = match tokio::time::timeout(super::diff::LIVE_DIFF_WAIT, rx).await {
+        Ok(Ok(read)) => read,
+        Ok(Err(_)) => {
+            return (StatusCode::INTERNAL_SERVER_ERROR, "the live diff ended without an answer").into_response();
+        }
+        Err(_) => Err(Error::DiffTimedOut { env: env.clone(), after: super::diff::LIVE_DIFF_WAIT }),
+    };
+    render(json, &d, read, move |_, a: &DiffAnswer| {
         let status = a.view.0.get("status").and_then(serde_json::Value::as_str).unwrap_or("?");
         html::diff(&env, status, &a.lines, &a.at)
     })
-    .await
 }
 
 /// A diff and its lines: serialises as the diff document alone.

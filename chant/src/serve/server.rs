@@ -1,13 +1,15 @@
 //! The HTTP server under the dashboard (and the operator's metrics endpoint): a socket bound
 //! before anything is served, so the caller can say where it listens (and whether that is
 //! loopback only), then axum on a current-thread tokio runtime whose blocking pool does the
-//! ledger reads.
+//! ledger reads. Every router it serves answers only to the names [`AllowedHosts`] admits
+//! (a DNS-rebinding page is refused by its `Host`).
 
 use std::net::{SocketAddr, TcpListener};
 
 use axum::Router;
 
 use super::Error;
+use super::host::{AllowedHosts, BadHost};
 
 /// The address `chant serve` binds without `--addr`: loopback only.
 pub const DEFAULT_ADDR: &str = "127.0.0.1:7878";
@@ -20,6 +22,7 @@ const READERS: usize = 4;
 pub struct Bound {
     listener: TcpListener,
     addr: SocketAddr,
+    hosts: AllowedHosts,
 }
 
 impl Bound {
@@ -36,7 +39,22 @@ impl Bound {
         let listener = TcpListener::bind(parsed).map_err(serve_error)?;
         listener.set_nonblocking(true).map_err(serve_error)?;
         let addr = listener.local_addr().map_err(serve_error)?;
-        Ok(Bound { listener, addr })
+        Ok(Bound { listener, addr, hosts: AllowedHosts::for_addr(addr) })
+    }
+
+    /// Also answers to `name` (`dash.internal`, `dash.internal:443`): a name a reverse proxy or
+    /// a scraper reaches this server by.
+    ///
+    /// # Errors
+    ///
+    /// [`BadHost`] when `name` is not a host name or address with an optional port.
+    pub fn allow_host(&mut self, name: &str) -> Result<(), BadHost> {
+        self.hosts.allow(name)
+    }
+
+    /// Returns the `Host` values this server answers to.
+    pub fn allowed_hosts(&self) -> Vec<String> {
+        self.hosts.names()
     }
 
     /// The address actually bound (with the port the system chose for port 0).
@@ -49,7 +67,8 @@ impl Bound {
         self.addr.ip().is_loopback()
     }
 
-    /// Serves `router` on the socket until the process ends.
+    /// Serves `router` on the socket until the process ends, refusing every request whose `Host`
+    /// is not an allowed name with 421 ([`super::host::check`]).
     ///
     /// # Errors
     ///
@@ -59,10 +78,13 @@ impl Bound {
         let serve_error = |source| Error::Serve { addr: addr.clone(), source };
         let runtime = tokio::runtime::Builder::new_current_thread()
             .enable_io()
+            .enable_time()
             .max_blocking_threads(READERS)
             .thread_name("chant-serve")
             .build()
             .map_err(serve_error)?;
+        let hosts = std::sync::Arc::new(self.hosts);
+        let router = router.layer(axum::middleware::from_fn_with_state(hosts, super::host::check));
         runtime.block_on(async {
             let listener = tokio::net::TcpListener::from_std(self.listener).map_err(serve_error)?;
             axum::serve(listener, router).await.map_err(serve_error)

@@ -213,4 +213,30 @@ targets!(
     git_output,
     approval,
     redact,
+    gate_seals,
+    plan_documents,
+    baseline_documents,
+    notify_payloads,
+    import_module,
 );
+
+/// The notify target is not vacuous: its seeds are tick records that raise events, whose
+/// payloads it renders (a seed that stopped parsing would leave the target testing nothing).
+#[test]
+fn the_notify_seeds_raise_events() {
+    let mut raised = 0;
+    for seed in corpus("notify_payloads") {
+        let text = String::from_utf8(seed).unwrap();
+        let record: chant::tick::TickRecord = serde_json::from_str(text.split_once('\n').unwrap().1).unwrap();
+        let why = |_: &str| None;
+        let cx = chant::notify::event::Context {
+            why: &why,
+            unknown_run: 5,
+            unknown_ticks: 1,
+            problem_open: true,
+            unknown_sent: false,
+        };
+        raised += chant::notify::event::events(&record, &cx).len();
+    }
+    assert!(raised >= 2, "{raised}");
+}

@@ -282,6 +282,7 @@ fn symptom() -> impl Strategy<Value = ConvergeSymptom> {
                 ambient_count: 0,
                 dependency_unobserved_count: 0,
                 artifact_changed_count: 0,
+                baselined_count: 0,
             }
         })
 }

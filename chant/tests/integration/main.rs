@@ -12,6 +12,7 @@ mod behaviour_corpus;
 mod behaviour_engine;
 mod behaviour_http;
 mod behaviour_screen;
+mod bounds;
 mod deep_conformance;
 mod estate_lifecycle;
 mod files;

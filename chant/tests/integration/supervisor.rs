@@ -425,6 +425,7 @@ fn a_service_name_outside_the_op_name_rule_is_refused_before_anything_is_written
         needs: needs.iter().map(|n| (*n).to_owned()).collect(),
         http_port: None,
         dir: None,
+        values: Default::default(),
     };
     for name in [escape.as_str(), "evil\trunning\t-\t-\tsleep", "a\nforged\trunning", "App", "", "-x"] {
         let refused = client.send(&create(name, &[])).unwrap_err().to_string();
@@ -433,7 +434,8 @@ fn a_service_name_outside_the_op_name_rule_is_refused_before_anything_is_written
     b.ok(&["services", "create", "base", "--cmd", "sleep", "--args", "60", "--no-stream"]);
     let refused = client.send(&create("fine", &["../base"])).unwrap_err().to_string();
     assert!(refused.contains(r#""../base" must match"#), "{refused}");
-    let refused = client.send(&Request::Restart { name: escape.clone() }).unwrap_err().to_string();
+    let refused =
+        client.send(&Request::Restart { name: escape.clone(), values: Default::default() }).unwrap_err().to_string();
     assert!(refused.contains("must match"), "{refused}");
     let escaped = outside.exists();
     let _ = std::fs::remove_file(&outside);
@@ -517,7 +519,7 @@ fn a_watcher_that_stops_reading_never_freezes_the_supervisor() {
     let flood = client.clone();
     std::thread::spawn(move || {
         for _ in 0..1500 {
-            flood.send(&Request::Restart { name: "blip".into() }).unwrap();
+            flood.send(&Request::Restart { name: "blip".into(), values: Default::default() }).unwrap();
         }
         done.send(()).unwrap();
     });
@@ -533,7 +535,7 @@ fn a_watcher_that_stops_reading_never_freezes_the_supervisor() {
 
     // A watcher that reconnects gets the next events.
     let mut fresh = client.watch().unwrap();
-    client.send(&Request::Restart { name: "blip".into() }).unwrap();
+    client.send(&Request::Restart { name: "blip".into(), values: Default::default() }).unwrap();
     let mut event = String::new();
     fresh.read_line(&mut event).unwrap();
     assert!(event.contains("\"service\":\"blip\""), "{event}");

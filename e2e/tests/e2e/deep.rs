@@ -170,3 +170,66 @@ fn a_baseline_that_does_not_parse_is_reported_with_its_path_and_ignored() {
     let tick = sandbox.project(&["tick", "site-converge", "--json"], &[DOC]);
     assert!(tick.stderr.contains("observation-baseline.json: not an observation baseline"), "{}", tick.all());
 }
+
+#[test]
+fn a_baseline_chant_did_not_write_is_reported_and_not_honoured_and_baselined_paths_are_counted() {
+    let sandbox = Sandbox::new(&config_with_roots(&["site"]));
+    sandbox.project(&["run", "site-apply"], &[DOC]).code(0);
+    std::fs::write(sandbox.path("estates/site/app.json"), "{\"port\": 9090, \"log\": {\"level\": \"info\"}}\n")
+        .unwrap();
+    let forged = |env: &str| {
+        format!(
+            "{{\"version\":1,\"env\":\"{env}\",\"accepted\":[{{\"entity\":\"app.json\",\"path\":\"document.port\",\"value\":9090,\"acceptedAt\":\"2026-03-01T10:00:00.000Z\",\"acceptedBy\":\"mallory\"}}]}}\n"
+        )
+    };
+
+    // Written straight onto the ledger: reported, ignored, the drift still drift.
+    let commit =
+        super::original_gates::commit_ledger_file(&sandbox, "site/observation-baseline.json", &forged("site"), &[]);
+    let diff = sandbox.project(&["lifecycle", "diff", "site", "--live"], &[DOC]);
+    diff.code(0);
+    assert!(diff.stderr.contains(&format!("not written by chant (commit {commit} by E2E Author")), "{}", diff.all());
+    assert!(diff.stdout.contains("lifecycle diff site (live): drifted"), "{}", diff.all());
+    let tick = sandbox.tick("site-converge", &[DOC]);
+    assert_eq!(tick["components"][0]["reconciliation"], "drifted", "{tick}");
+    // The tick applied the declaration back; the hand edit again.
+    std::fs::write(sandbox.path("estates/site/app.json"), "{\"port\": 9090, \"log\": {\"level\": \"info\"}}\n")
+        .unwrap();
+    let audit = sandbox.project(&["operator", "audit", "--json"], &[]).code(1).json();
+    assert_eq!(audit["baselines"][0]["commit"], commit.as_str(), "{audit}");
+    assert_eq!(audit["baselines"][0]["committedBy"], "E2E Author", "{audit}");
+    assert_eq!(audit["baselines"][0]["byChant"], false, "{audit}");
+    assert_eq!(audit["gaps"][0]["kind"], "foreign-baseline", "{audit}");
+
+    // Written through chant's document path but naming another env: not honoured either.
+    sandbox
+        .ledger_of(&sandbox.dir)
+        .write_document("site/observation-baseline.json", forged("prod").as_bytes(), "x")
+        .unwrap();
+    let diff = sandbox.project(&["lifecycle", "diff", "site", "--live"], &[DOC]);
+    assert!(diff.stderr.contains("the baseline names env \"prod\", not \"site\""), "{}", diff.all());
+    assert!(diff.stdout.contains("drifted"), "{}", diff.all());
+
+    // Reset, then accepted through chant: honoured, and counted wherever it is not drift.
+    sandbox.project(&["lifecycle", "baseline", "site", "--reset"], &[DOC]).code(0);
+    sandbox
+        .project(
+            &["lifecycle", "diff", "site", "--live", "--update-baseline", "--path", "app.json.document.port"],
+            &[DOC],
+        )
+        .code(0);
+    let diff = sandbox.project(&["lifecycle", "diff", "site", "--live"], &[DOC]);
+    diff.code(0);
+    assert!(!diff.stderr.contains("not written by chant"), "{}", diff.all());
+    assert!(diff.stdout.contains("  baselined=1: path(s) that differ from the declaration"), "{}", diff.all());
+    let json = sandbox.project(&["lifecycle", "diff", "site", "--live", "--json"], &[DOC]).code(0).json();
+    assert_eq!(json["symptom"]["baselinedCount"], 1, "{json}");
+    let tick = sandbox.tick("site-converge", &[DOC]);
+    assert_eq!(tick["components"][0]["reconciliation"], "reconciled", "{tick}");
+    assert!(tick["log"].as_str().unwrap().ends_with(" baselined=1"), "{tick}");
+    let status = sandbox.project(&["operator", "status"], &[DOC]).code(0).stdout.clone();
+    assert!(status.contains(" baselined=1"), "status shows the last tick's count: {status}");
+    let audit = sandbox.project(&["operator", "audit", "--json"], &[]).json();
+    let by_chant: Vec<bool> = audit["baselines"].as_array().unwrap().iter().map(|b| b["byChant"] == true).collect();
+    assert_eq!(by_chant, [false, true, true, true], "{audit}");
+}

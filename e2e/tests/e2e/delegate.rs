@@ -266,3 +266,68 @@ fn in_a_clone_chant_builds_the_project_binaries_once_and_drives_them() {
     assert!(estate.contains(r#""op":"staging-converge""#), "both members' ticks are shown: {estate}");
     assert!(!page.contains("/diff\""), "no live diff without one binary carrying the declarations");
 }
+
+/// A checkout of a one-bin project whose ConvergeOp has `budget`, depending on this workspace's
+/// chant (the features and profile the suite built it with, so only the project compiles).
+fn twin_checkout(sandbox: &Sandbox, dir: &Path, budget: u32) {
+    sandbox.init_repo(dir);
+    let chant = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap().join("chant");
+    std::fs::write(
+        dir.join("Cargo.toml"),
+        format!(
+            "[package]\nname = \"twin\"\nversion = \"0.1.0\"\nedition = \"2024\"\npublish = false\n\n[dependencies]\nchant = {{ package = \"chant-ops\", path = {:?}, features = [\"full\"] }}\n\n[workspace]\n\n[profile.dev]\ndebug = \"line-tables-only\"\n\n[profile.dev.package.\"*\"]\ndebug = false\n\n[profile.dev.package.sha2]\nopt-level = 3\n\n[profile.dev.package.postgres-protocol]\nopt-level = 3\n",
+            chant.display().to_string()
+        ),
+    )
+    .unwrap();
+    std::fs::copy(chant.parent().unwrap().join("Cargo.lock"), dir.join("Cargo.lock")).unwrap();
+    std::fs::write(dir.join("chant.toml"), "[project]\nname = \"twin\"\n\n[env.site]\nfiles_root = \"estates/site\"\n")
+        .unwrap();
+    std::fs::create_dir_all(dir.join("src")).unwrap();
+    let main = r#"use chant::prelude::*;
+
+converge_op! {
+    name: "twin-converge",
+    env: "site",
+    budget: BUDGET,
+    observe: shell(cmd = "echo '{\"resources\":[]}'", class = read_only),
+    rules: [
+        when!(eq(status, "drifted") => report("site drifted"), id = "drift-report",
+              why = "Only reported: the test reads the budget, not the tick."),
+    ],
+}
+
+chant::main!();
+"#;
+    std::fs::write(dir.join("src/main.rs"), main.replace("BUDGET", &budget.to_string())).unwrap();
+    sandbox.git(dir, &["add", "."]);
+    sandbox.git(dir, &["commit", "-q", "-m", &format!("budget {budget}")]);
+}
+
+/// The budget of `twin-converge` as the binary the stock `chant` runs in `dir` declares it.
+fn twin_budget(sandbox: &Sandbox, dir: &Path, target: &Path) -> u64 {
+    let mut cmd = cargo_command(sandbox, STOCK, dir, &["ops", "--json"], Some(target));
+    cmd.env("CARGO_NET_OFFLINE", "true");
+    let out = Out::of(cmd);
+    assert_eq!(out.0, Some(0), "{}", out.1);
+    let ops: serde_json::Value = serde_json::from_str(out.2.trim()).unwrap_or_else(|e| panic!("{e}: {}", out.1));
+    let op = ops.as_array().unwrap().iter().find(|o| o["name"] == "twin-converge").unwrap_or_else(|| panic!("{ops}"));
+    op["converge"]["budget"].as_u64().unwrap()
+}
+
+/// Two checkouts of one project sharing a cargo target directory (issue #34, 9): each runs the
+/// binary built from its own sources. Checkout B's sources are older than A's build, so a check
+/// by modification time alone found cargo's shared binary (A's) fresh and ran it in B.
+#[test]
+fn two_checkouts_sharing_a_target_directory_each_run_their_own_binary() {
+    let sandbox = Sandbox::new(&config_with_roots(&[]));
+    let (a, b) = (sandbox.root().join("a"), sandbox.root().join("b"));
+    twin_checkout(&sandbox, &a, 3);
+    twin_checkout(&sandbox, &b, 1);
+    // The suite's own target directory, where chant is already built with these features.
+    let target = Path::new(PROJECT).parent().unwrap().parent().unwrap().to_path_buf();
+    assert_eq!(twin_budget(&sandbox, &a, &target), 3, "checkout A runs its own binary");
+    assert_eq!(twin_budget(&sandbox, &b, &target), 1, "checkout B ran another checkout's binary");
+    // And back: A's own binary again (cargo's shared path now holds B's).
+    assert_eq!(twin_budget(&sandbox, &a, &target), 3, "checkout A ran another checkout's binary");
+}

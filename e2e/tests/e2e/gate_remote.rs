@@ -178,4 +178,49 @@ fn a_suspension_recorded_in_one_clone_stops_the_operator_of_another() {
     shared
         .chant(&a, 17, &["operator", "suspend", "site-converge", "--reason", "x", "--until", "2026-03-01T09:00:00Z"])
         .code(2);
+
+#[test]
+fn a_run_syncs_the_gate_ledger_before_deciding_and_says_once_when_it_cannot() {
+    let shared = Shared::new();
+    let (ci, laptop) = (shared.clone("ci"), shared.clone("laptop"));
+
+    // CI's run reaches the gate; the laptop approves (approve syncs first and pushes).
+    let asked = shared.run(&ci, 0);
+    asked.code(3);
+    assert!(!asked.stderr.contains("synchronised"), "a reachable remote is silent: {}", asked.stderr);
+    shared.approve(&laptop, 1, &["--actor", "lee"]).code(0);
+
+    // CI's next run, with no fetch in between, walks through on the laptop's approval.
+    let through = shared.run(&ci, 2);
+    through.code(0);
+    assert_eq!(through.json()["outcomes"][0]["approvedBy"], "lee");
+    assert_eq!(kinds(&shared.remote_facts()), ["pending", "resolution", "passed"], "no second request beside it");
+
+    // The remote refuses the ledger branch (the lease still lands): the run decides on its own
+    // copy and says so, once, however many records it could not push.
+    let hook = shared.bare.join("hooks/update");
+    std::fs::write(&hook, "#!/bin/sh\n[ \"$1\" != refs/heads/chant/lifecycle ] || { echo frozen >&2; exit 1; }\n")
+        .unwrap();
+    std::fs::set_permissions(&hook, <std::fs::Permissions as std::os::unix::fs::PermissionsExt>::from_mode(0o755))
+        .unwrap();
+    let refused = shared.run(&ci, 3);
+    refused.code(3);
+    assert!(
+        refused.stderr.contains("so the lease lapses on its own at 2026-03-01T10:08:00.000Z"),
+        "{}",
+        refused.stderr
+    );
+    // After that lease lapses, the next run finds the record it could not push still local.
+    let offline = shared.run(&ci, 9);
+    offline.code(3);
+    let said = offline.stderr.matches("the gate ledger could not be synchronised with origin before deciding").count();
+    assert_eq!(said, 1, "{}", offline.stderr);
+}
+
+#[test]
+fn a_run_without_a_remote_decides_silently() {
+    let sandbox = Sandbox::new(&config_with_roots(&["site"]));
+    let out = sandbox.project(&["run", OP, "--json"], &[("CHANT_NOW", &at(0))]);
+    out.code(3);
+    assert!(!out.stderr.contains("synchronised"), "{}", out.stderr);
 }

@@ -221,3 +221,43 @@ fn a_non_http_url_is_refused_and_changes_nothing() {
     assert_eq!(kinds(&sandbox), ["pending"]);
     run(&sandbox, 2).code(3);
 }
+
+#[test]
+fn ledger_commits_carry_the_acting_identity_and_the_audit_compares_it_with_the_record() {
+    let sandbox = Sandbox::new(&config_with_roots(&["site"]));
+    let shard = format!("{}/0/0.jsonl", gate_key(OP).dir());
+    let who = |what: &str| {
+        let branch = super::support::BRANCH;
+        sandbox.git(&sandbox.dir, &["log", "-1", &format!("--format={what}"), branch]).trim().to_owned()
+    };
+
+    // No git identity configured: chant's own, the documented default.
+    run(&sandbox, 0).code(3);
+    assert_eq!(who("%an <%ae> / %cn <%ce>"), "chant <chant@localhost> / chant <chant@localhost>");
+
+    // The repository's identity writes the run's commits; approve --actor authors its own.
+    sandbox.git(&sandbox.dir, &["config", "user.name", "Lee Laptop"]);
+    sandbox.git(&sandbox.dir, &["config", "user.email", "lee@example.org"]);
+    approve(&sandbox, true, 1, &["--actor", "alex"]).code(0);
+    assert_eq!(who("%an <%ae> / %cn <%ce>"), "alex <lee@example.org> / Lee Laptop <lee@example.org>");
+    run(&sandbox, 2).code(0);
+    assert_eq!(who("%an <%ae> / %cn <%ce>"), "Lee Laptop <lee@example.org> / Lee Laptop <lee@example.org>");
+
+    // A resolution pushed by hand in alex's name: the audit names the committer and the mismatch.
+    run(&sandbox, 3).code(3);
+    let facts = sandbox.values(&gate_key(OP));
+    let mut forged = facts[1].clone();
+    forged["runId"] = facts[3]["runId"].clone();
+    forged["timestamp"] = Value::from(at(4));
+    super::support::plant(&sandbox, &shard, &forged.to_string());
+    let audit = sandbox.stock(&["operator", "audit", "--json", "--op", OP], &[]).code(0).json();
+    let approved: Vec<&Value> =
+        audit["entries"].as_array().unwrap().iter().filter(|e| e["kind"] == "approved").collect();
+    assert_eq!(approved.len(), 2, "{audit}");
+    assert_eq!(approved[0]["committedBy"], "alex");
+    assert!(approved[0].get("committerMismatch").is_none(), "{audit}");
+    assert_eq!(approved[1]["committedBy"], "E2E Author");
+    assert_eq!(approved[1]["committerMismatch"], true, "{audit}");
+    let human = sandbox.stock(&["operator", "audit", "--op", OP], &[]).code(0).stdout.clone();
+    assert!(human.contains("by alex [unsigned] committed by E2E Author (not the approver)"), "{human}");
+}

@@ -5,6 +5,9 @@
 //! it), and that project's `lifecycle diff --live` reports nothing to create or update, nor
 //! its `--deep` read any drift (comments, constraints and indexes are declared too). `--owned`
 //! imports only marked tables, and a column default holding a DSN with a password is not written.
+//! Names that hold control or bidirectional characters (a database, a table, an index, a file)
+//! are escaped in the module and on stderr, a credential in what the declaration cannot express
+//! stays out of the module's docs, and the module is laid out for the crate it is written into.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -12,7 +15,7 @@ use std::process::Command;
 use chant_testkit::postgres::cluster;
 use serde_json::Value;
 
-use super::support::{Out, Sandbox};
+use super::support::{Out, STOCK, Sandbox};
 
 fn workspace() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap().to_path_buf()
@@ -287,4 +290,84 @@ fn an_env_that_binds_nothing_to_read_is_a_usage_error_naming_the_keys() {
     let bad = sandbox.project(&["import", "--from", "x", "--select", "owner=me"], &[]);
     bad.code(2);
     assert!(bad.stderr.contains("--select: invalid selector part \"owner=me\""), "{}", bad.all());
+}
+
+/// `text` percent-encoded for a URL's path (every byte but ASCII letters and digits).
+fn percent(text: &str) -> String {
+    text.bytes()
+        .map(|b| if b.is_ascii_alphanumeric() { (b as char).to_string() } else { format!("%{b:02X}") })
+        .collect()
+}
+
+/// Issue #34 (11, 13, 14, 19): an import from a project with this repository's rustfmt settings
+/// into a `chant init` project (rustfmt's defaults), of a database, tables, an index and files
+/// named with control and bidirectional characters and a default the declaration cannot express
+/// that holds a password. The module keeps the password out of its docs, escapes every such
+/// character (rustc refuses a bare CR or a bidirectional override in a comment), and passes
+/// `cargo fmt --check` in the crate it was written into; stderr escapes them too.
+#[test]
+fn hostile_names_are_escaped_and_the_module_is_laid_out_for_the_crate_it_is_written_into() {
+    let pg = cluster();
+    let db = format!("imp\u{1b}[2J\u{202e}db_{}", std::process::id());
+    pg.as_superuser("postgres", &format!("CREATE DATABASE \"{db}\" OWNER chant_app"));
+    pg.as_app(
+        &db,
+        &format!(
+            "CREATE TABLE \"evil\u{202e}txt\" (id bigint PRIMARY KEY, \"a\u{2066}b\" text);
+             CREATE INDEX \"bad\rname\" ON \"evil\u{202e}txt\" (id);
+             CREATE TABLE knobs (id bigint, upstream text DEFAULT 'postgres://svc:{PASSWORD}@upstream.invalid/app;x');"
+        ),
+    );
+    let base = pg.dsn("x");
+    let dsn = format!("{}{}", base.strip_suffix('x').unwrap(), percent(&db));
+    let toolchain = toolchain();
+    let mut vars: Vec<(&str, &str)> = toolchain.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+    vars.push(("E2E_IMPORT_DSN", dsn.as_str()));
+
+    // The importing project has this repository's settings; the crate written into has none.
+    let sandbox = Sandbox::new(&config("E2E_IMPORT_DSN", "estates/files"));
+    std::fs::write(sandbox.path("rustfmt.toml"), "max_width = 120\nuse_small_heuristics = \"Max\"\n").unwrap();
+    let files = sandbox.path("estates/files");
+    std::fs::create_dir_all(files.join("conf")).unwrap();
+    // One call 100 to 120 columns wide: one line under those settings, broken under the defaults.
+    std::fs::write(files.join("conf/app.toml"), format!("{}\n", "k = 1; ".repeat(10))).unwrap();
+    std::fs::write(files.join("evil\u{202e}txt.sh"), "x\n").unwrap();
+    std::os::unix::fs::symlink("conf", files.join("link\u{1b}[2J")).unwrap();
+    let init = sandbox.run_in(STOCK, sandbox.root(), &["init", "demo", "--env", "site"], &[]);
+    init.code(0);
+    let demo = sandbox.root().join("demo");
+    std::fs::copy(workspace().join("Cargo.lock"), demo.join("Cargo.lock")).unwrap();
+
+    let db_import = sandbox.project(&["import", "--from", "legacy-db", "--out", "../demo/src/legacy_db.rs"], &vars);
+    db_import.code(0);
+    let files_import =
+        sandbox.project(&["import", "--from", "legacy-files", "--out", "../demo/src/legacy_files.rs"], &vars);
+    files_import.code(0);
+    for (out, module) in [(&db_import, "legacy_db.rs"), (&files_import, "legacy_files.rs")] {
+        assert!(!out.stderr.contains("rustfmt did not run"), "{}", out.stderr);
+        let source = std::fs::read_to_string(demo.join("src").join(module)).unwrap();
+        for c in ['\u{1b}', '\u{202e}', '\u{2066}', '\r'] {
+            assert!(!source.contains(c), "{module} holds {c:?}:\n{source}");
+            assert!(!out.stderr.contains(c), "stderr holds {c:?}:\n{}", out.stderr);
+        }
+        assert!(!source.contains(PASSWORD), "{module} holds the password:\n{source}");
+        assert!(!out.all().contains(PASSWORD), "{}", out.all());
+    }
+    let db_module = std::fs::read_to_string(demo.join("src/legacy_db.rs")).unwrap();
+    // The database's name, in the header and on stderr, escaped.
+    assert!(db_module.contains(r"imp\u{1b}[2J\u{202e}db_"), "{db_module}");
+    assert!(db_import.stderr.contains(r"imp\u{1b}[2J\u{202e}db_"), "{}", db_import.stderr);
+    // The default the declaration refuses is listed, its password redacted.
+    assert!(db_module.contains("table public.knobs:"), "{db_module}");
+    assert!(db_module.contains(r"evil\u{202e}txt"), "{db_module}");
+    let files_module = std::fs::read_to_string(demo.join("src/legacy_files.rs")).unwrap();
+    assert!(files_module.contains(r#".file("evil\u{202e}txt.sh", "x\n", 0o644)"#), "{files_module}");
+    assert!(files_import.stderr.contains(r"link\u{1b}[2J"), "{}", files_import.stderr);
+
+    // The crate the module went into holds it to its own (default) settings.
+    let lib = demo.join("src/lib.rs");
+    let text = std::fs::read_to_string(&lib).unwrap();
+    std::fs::write(&lib, format!("{text}\nmod legacy_db;\nmod legacy_files;\n")).unwrap();
+    let fmt = cargo(&demo, &["fmt", "--check"]);
+    assert_eq!(fmt.code, 0, "cargo fmt --check in the crate written into:\n{}", fmt.all());
 }

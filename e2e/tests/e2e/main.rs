@@ -9,6 +9,7 @@
 mod support;
 
 mod bad_input;
+mod bounds;
 mod clock;
 mod deep;
 mod delegate;

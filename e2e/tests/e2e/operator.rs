@@ -480,6 +480,52 @@ fn a_stop_mid_tick_records_an_interrupted_tick_and_releases_the_lease() {
 }
 
 #[test]
+fn a_second_stop_signal_ends_the_grace_at_once_and_stops_the_dispatch() {
+    // A grace of an hour: only the second SIGTERM can end this stop in time.
+    let (sandbox, marks) = marks_sandbox();
+    let vars = [("E2E_MARKS", marks.as_str())];
+    let args = ["operator", "--env", "hold", "--grace", "1h", "--interval", "1h"];
+    let mut daemon = Running::start(&sandbox, PROJECT, &sandbox.dir, &args, &vars);
+    let started = Path::new(&marks).join("hold-started");
+    let deadline = Instant::now() + BOUND;
+    while !started.exists() {
+        assert!(Instant::now() < deadline, "the dispatch never started");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let needle = format!("{marks}/release");
+    daemon.signal(&sandbox, "TERM");
+    daemon.wait_for("the stopping line", |l| l.contains("SIGTERM received — stopping: no new tick starts"));
+    let again = Instant::now();
+    daemon.signal(&sandbox, "TERM");
+    let (code, lines) = daemon.finish();
+    let took = again.elapsed();
+    let text = lines.join("\n");
+    assert!(took < Duration::from_secs(60), "the second SIGTERM took {took:?} to stop the operator:\n{text}");
+    assert_eq!(code, 0, "{text}");
+    assert!(text.contains("operator: SIGTERM received again — not waiting for the running tick any longer"), "{text}");
+    assert!(text.contains("operator: hold-converge@hold interrupted=1("), "{text}");
+    assert!(text.contains("released 1 lease(s)"), "{text}");
+    let records = sandbox.values(&converge_key("hold", "hold-converge"));
+    assert_eq!(records.len(), 1, "{records:?}");
+    let error = records[0]["error"].as_str().unwrap();
+    assert_eq!(
+        error,
+        "interrupted: the operator was stopped (SIGTERM received) while this tick ran, and stopped again (SIGTERM \
+         received) before it finished"
+    );
+    assert_eq!(sandbox.git(&sandbox.dir, &["for-each-ref", "refs/chant/lease/"]), "");
+    // The dispatch and its step end (SIGTERM to the groups the tick waited on), without the release file.
+    let deadline = Instant::now() + BOUND;
+    let mut left = processes_mentioning(&needle);
+    while !left.is_empty() && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(20));
+        left = processes_mentioning(&needle);
+    }
+    std::fs::write(Path::new(&marks).join("release"), "").unwrap();
+    assert_eq!(left, Vec::<String>::new(), "the dispatch outlived the operator\n{text}");
+}
+
+#[test]
 fn a_leftover_lock_is_reported_by_path_while_the_other_ops_tick() {
     let (sandbox, marks) = marks_sandbox();
     let lease_dir = sandbox.dir.join(".git/refs/chant/lease");

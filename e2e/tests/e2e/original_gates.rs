@@ -199,7 +199,8 @@ fn the_audit_reads_the_ledger_history_with_commits_revocations_and_gaps() {
     let a = audit(&sandbox, 0);
     assert_eq!(entry_kinds(&a), ["approval-requested", "approved", "revoked", "approved", "applied"], "{a}");
     assert_eq!(a["entries"][3]["source"]["path"], "_gates/site-release/0/0.jsonl");
-    assert_eq!(a["entries"][3]["committedBy"], "chant", "chant writes its ledger commits as itself");
+    assert_eq!(a["entries"][3]["committedBy"], "alex", "approve writes its commit as the actor it records");
+    assert!(a["entries"][3].get("committerMismatch").is_none(), "{a}");
     assert_eq!(a["entries"][4]["under"], a["entries"][3]["id"]);
     assert!(
         sandbox.stock(&["operator", "audit"], &[]).code(0).stdout.contains("no gaps (5 entries over 1 gate ledgers)")

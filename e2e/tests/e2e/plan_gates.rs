@@ -3,6 +3,8 @@
 //! drops `old.conf` when `E2E_SITE_DROP` is set, which is how a test changes the plan between
 //! approval and run.
 
+use std::os::unix::fs::PermissionsExt as _;
+
 use serde_json::Value;
 
 use super::support::{Sandbox, config_with_roots, gate_key};
@@ -138,4 +140,75 @@ fn pull_and_merge_request_jobs_record_their_link_and_nothing_else_does() {
         let resolution = &sandbox.values(&gate_key("site-release"))[1];
         assert_eq!(resolution["url"].as_str(), want, "{vars:?}");
     }
+}
+
+#[test]
+fn a_request_whose_plan_does_not_hash_to_its_digest_is_refused_before_it_is_shown_or_approved() {
+    let sandbox = Sandbox::new(&config_with_roots(&["site"]));
+    sandbox.project(&["run", OP, "--json"], &[("CHANT_NOW", &at(0))]).code(3);
+    let pending = sandbox.values(&gate_key(OP))[0].clone();
+    let recorded = pending["planDigest"].as_str().unwrap().to_owned();
+
+    // Someone rewrites the request: a harmless plan beside the digest of the real one.
+    let mut forged = pending.clone();
+    forged["plan"]["changes"] = serde_json::json!(["create files/harmless.txt"]);
+    let shard = format!("{}/0/0.jsonl", gate_key(OP).dir());
+    super::original_gates::commit_ledger_file(&sandbox, &shard, &format!("{forged}\n"), &[]);
+    let harmless = chant::gate::plan::GatePlan {
+        verb: chant::gate::plan::PlanVerb::Apply,
+        env: "site".into(),
+        changes: vec!["create files/harmless.txt".into()],
+    }
+    .digest();
+
+    let show = sandbox.stock(&["approve", OP, "rollout", "--show"], &[("CHANT_NOW", &at(1))]);
+    show.code(1);
+    assert!(!show.stdout.contains("harmless"), "the forged plan is not shown: {}", show.stdout);
+    for want in [
+        format!("gate \"rollout\" of {OP} (run {})", pending["runId"].as_str().unwrap()),
+        format!("digest is {harmless}"),
+        format!("records the digest {recorded}"),
+    ] {
+        assert!(show.stderr.contains(&want), "{want:?} in {}", show.stderr);
+    }
+    let approve = sandbox.stock(&["approve", OP, "rollout", "--actor", "alex"], &[("CHANT_NOW", &at(2))]);
+    approve.code(1);
+    assert!(approve.stderr.contains("its plan and digest disagree; nothing recorded"), "{}", approve.stderr);
+    assert_eq!(sandbox.values(&gate_key(OP)).len(), 1, "nothing recorded");
+    let status = sandbox.stock(&["operator", "status"], &[("CHANT_NOW", &at(2))]).code(0).stdout.clone();
+    assert!(!status.contains("harmless"), "{status}");
+    assert!(status.contains(&format!("the plan listed hashes to {harmless}, not to the recorded digest")), "{status}");
+    // Clearing the forged request stays possible.
+    sandbox.stock(&["approve", OP, "rollout", "--expire"], &[("CHANT_NOW", &at(3))]).code(0);
+}
+
+#[test]
+fn an_approval_binds_the_values_it_changes_from_and_a_run_that_finds_others_asks_again() {
+    let sandbox = Sandbox::new(&config_with_roots(&["site"]));
+    sandbox.project(&["run", "site-apply"], &[("CHANT_NOW", &at(0))]).code(0);
+    let app = sandbox.path("estates/site/app.conf");
+    let set_mode = |mode: u32| {
+        std::fs::set_permissions(&app, <std::fs::Permissions as std::os::unix::fs::PermissionsExt>::from_mode(mode))
+            .unwrap()
+    };
+
+    // Approved while app.conf was 0600: the plan says so.
+    set_mode(0o600);
+    let asked = sandbox.project(&["run", OP, "--json"], &[("CHANT_NOW", &at(1))]);
+    asked.code(3);
+    let approved = asked.json()["gate"]["planDigest"].clone();
+    let changes = asked.json()["gate"]["plan"]["changes"].clone();
+    let update: Vec<&str> = changes.as_array().unwrap().iter().filter_map(|c| c.as_str()).collect();
+    assert!(update.iter().any(|c| c.starts_with("update files/app.conf (") && c.contains("600")), "{changes}");
+    sandbox.stock(&["approve", OP, "rollout", "--actor", "alex"], &[("CHANT_NOW", &at(2))]).code(0);
+
+    // The same property, another value by the time the run comes: refused, asked again.
+    set_mode(0o700);
+    let refused = sandbox.project(&["run", OP, "--json"], &[("CHANT_NOW", &at(3))]);
+    refused.code(3);
+    let record = refused.json();
+    let why = record["gate"]["refused"].as_str().unwrap_or_default();
+    assert!(why.contains(&format!("approved {}", approved.as_str().unwrap())), "{record}");
+    assert!(why.contains("700"), "the change names the value it now changes from: {why}");
+    assert_eq!(std::fs::metadata(&app).unwrap().permissions().mode() & 0o777, 0o700, "nothing applied");
 }

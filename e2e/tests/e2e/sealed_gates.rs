@@ -34,6 +34,12 @@ fn public(key: &Path) -> String {
     text.split_whitespace().take(2).collect::<Vec<_>>().join(" ")
 }
 
+/// Commits the work tree's `allowed_signers`: seals are verified against HEAD's copy.
+fn commit_signers(sandbox: &Sandbox) {
+    sandbox.git(&sandbox.dir, &["add", "allowed_signers"]);
+    sandbox.git(&sandbox.dir, &["commit", "-q", "-m", "allowed signers"]);
+}
+
 fn run(sandbox: &Sandbox, minutes: i64) -> super::support::Out {
     sandbox.project(&["run", OP, "--json"], &[("CHANT_NOW", &at(minutes))])
 }
@@ -53,6 +59,7 @@ fn a_sealed_gate_opens_only_on_a_seal_from_an_allowed_signer_over_the_unedited_l
     let alex = keypair(&sandbox, &keys, "alex");
     let eve = keypair(&sandbox, &keys, "eve");
     std::fs::write(sandbox.dir.join("allowed_signers"), format!("alex {}\n", public(&alex))).unwrap();
+    commit_signers(&sandbox);
 
     run(&sandbox, 0).code(3);
     let refused = |minutes: i64, why: &str| {
@@ -137,4 +144,89 @@ fn a_sealed_gate_without_an_allowed_signers_file_stays_closed_and_says_so() {
     bad.code(1);
     assert!(bad.stderr.contains("cannot seal the approval with /nonexistent/key"), "{}", bad.stderr);
     assert_eq!(sandbox.values(&gate_key(OP)).len(), before);
+}
+
+#[test]
+fn a_replayed_seal_of_an_earlier_request_opens_nothing_and_the_audit_names_it() {
+    let config = format!("{}\n[gates]\nallowed_signers = \"allowed_signers\"\n", config_with_roots(&["site"]));
+    let sandbox = Sandbox::new(&config);
+    let keys = sandbox.root().join("keys");
+    std::fs::create_dir_all(&keys).unwrap();
+    let alex = keypair(&sandbox, &keys, "alex");
+    std::fs::write(sandbox.dir.join("allowed_signers"), format!("alex {}\n", public(&alex))).unwrap();
+    commit_signers(&sandbox);
+
+    // alex seals the first request, and the run walks through.
+    run(&sandbox, 0).code(3);
+    approve(&sandbox, 1, &["--actor", "alex", "--sign", "--key", alex.to_str().unwrap()]);
+    run(&sandbox, 2).code(0);
+    let shard = format!("{}/0/0.jsonl", gate_key(OP).dir());
+    let text = sandbox.git(&sandbox.dir, &["show", &format!("{}:{shard}", super::support::BRANCH)]);
+    let sealed_line =
+        text.lines().find(|l| l.contains("\"seal\"")).expect("alex's sealed approval is on the ledger").to_owned();
+
+    // A new request; mallory approves it unsigned and appends alex's old sealed line unchanged.
+    run(&sandbox, 3).code(3);
+    let facts = sandbox.values(&gate_key(OP));
+    let (first, second) = (facts[0]["runId"].as_str().unwrap().to_owned(), facts[3]["runId"].as_str().unwrap());
+    assert_ne!(first, second);
+    approve(&sandbox, 4, &["--actor", "mallory"]);
+    super::support::plant(&sandbox, &shard, &sealed_line);
+
+    let out = run(&sandbox, 5);
+    out.code(3);
+    let record = out.json();
+    let reason = record["gate"]["refused"].as_str().unwrap_or_default().to_owned();
+    assert!(
+        reason.contains("the approval by mallory at 2026-03-01T10:04:00.000Z: the approval carries no seal"),
+        "{reason}"
+    );
+    assert!(
+        reason.contains(&format!("the approval by alex at 2026-03-01T10:01:00.000Z: the seal covers run {first}")),
+        "{reason}"
+    );
+    assert!(reason.contains(&format!("not the standing request run {second}")), "{reason}");
+    let passes = sandbox.values(&gate_key(OP)).iter().filter(|f| f["kind"] == "passed").count();
+    assert_eq!(passes, 1, "only the first request was passed");
+
+    let audit = sandbox.project(&["operator", "audit", "--json", "--op", OP], &[]).code(1).json();
+    let gaps: Vec<&str> = audit["gaps"].as_array().unwrap().iter().map(|g| g["kind"].as_str().unwrap()).collect();
+    assert_eq!(gaps, ["unsealed", "misplaced-seal"], "{audit}");
+    let misplaced = &audit["gaps"][1]["message"];
+    assert!(misplaced.as_str().unwrap().contains("it repeats an earlier sealed approval line"), "{misplaced}");
+}
+
+#[test]
+fn an_uncommitted_edit_of_the_allowed_signers_file_is_not_honoured() {
+    let config = format!("{}\n[gates]\nallowed_signers = \"allowed_signers\"\n", config_with_roots(&["site"]));
+    let sandbox = Sandbox::new(&config);
+    let keys = sandbox.root().join("keys");
+    std::fs::create_dir_all(&keys).unwrap();
+    let (alex, eve) = (keypair(&sandbox, &keys, "alex"), keypair(&sandbox, &keys, "eve"));
+    let signers = sandbox.dir.join("allowed_signers");
+
+    // A file nobody committed opens nothing, and the run says why.
+    std::fs::write(&signers, format!("eve {}\n", public(&eve))).unwrap();
+    run(&sandbox, 0).code(3);
+    approve(&sandbox, 1, &["--actor", "eve", "--sign", "--key", eve.to_str().unwrap()]);
+    let out = run(&sandbox, 2);
+    out.code(3);
+    let reason = out.json()["gate"]["refused"].as_str().unwrap_or_default().to_owned();
+    assert!(reason.contains("the allowed-signers file"), "{reason}");
+    assert!(reason.contains("is not committed"), "{reason}");
+
+    // alex is committed; eve adds herself in the work tree only: still closed to her.
+    std::fs::write(&signers, format!("alex {}\n", public(&alex))).unwrap();
+    commit_signers(&sandbox);
+    std::fs::write(&signers, format!("alex {}\neve {}\n", public(&alex), public(&eve))).unwrap();
+    let out = run(&sandbox, 3);
+    out.code(3);
+    let reason = out.json()["gate"]["refused"].as_str().unwrap_or_default().to_owned();
+    assert!(reason.contains("the approval by eve at 2026-03-01T10:01:00.000Z: ssh-keygen -Y verify:"), "{reason}");
+
+    // Once committed, her seal opens it.
+    commit_signers(&sandbox);
+    let ok = run(&sandbox, 4);
+    ok.code(0);
+    assert!(ok.json()["outcomes"][0]["detail"].as_str().unwrap().contains("[sealed by eve]"), "{}", ok.stdout);
 }

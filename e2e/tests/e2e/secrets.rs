@@ -5,8 +5,8 @@
 //! The places: a shell step's output (a variable on the env's `redact` list), a URL password in
 //! it, a token after `=` and an AWS key after `=` (known only by their shape), a token as a URL's
 //! userinfo in git's own error format, a PostgreSQL DSN (`postgres_dsn_var`, read by the example
-//! project's binary), and a box service's arguments (expanded from a variable into what the
-//! supervisor runs). The behaviour engine's token is held to the same rule by the integration
+//! project's binary), and a box service's arguments (a variable the supervisor stand-in keeps as
+//! `${VAR}` in its `services.json` and listings, and expands only into what it spawns). The behaviour engine's token is held to the same rule by the integration
 //! suite (`behaviour_http`: an engine that echoes it back), where a real engine can be stood up.
 
 use std::path::{Path, PathBuf};
@@ -172,8 +172,33 @@ fn supervisor(seen: &mut Seen) {
     ];
     let applied = sandbox.run_in(BOX_PROJECT, &sandbox.dir, &["run", "services", "--json"], &vars);
     seen.add("box run services --json", &applied);
-    // The service runs with the secret: the supervisor was handed it.
+    applied.code(0);
+    // The supervisor keeps the declaration's `${E2E_SVC_SECRET}` (issue #34, 16): its table and
+    // both listings hold the reference, and only the process it spawned holds the value.
     let listed = sandbox.run_in(SPRITE_ENV, &sandbox.dir, &["services", "list", "--json"], &vars);
+    seen.add("sprite-env services list --json", &listed);
+    let table = sandbox.run_in(SPRITE_ENV, &sandbox.dir, &["services", "list", "--table"], &vars);
+    seen.add("sprite-env services list --table", &table);
+    assert!(table.stdout.contains("SVC_TOKEN=${E2E_SVC_SECRET}"), "{}", table.all());
+    let spawned_with_secret = |why: &str| {
+        let listed = sandbox.run_in(SPRITE_ENV, &sandbox.dir, &["services", "list", "--json"], &vars);
+        let services: serde_json::Value = serde_json::from_str(listed.stdout.trim()).unwrap();
+        let pid = services[0]["state"]["pid"].as_i64().unwrap_or_else(|| panic!("{why}: no pid: {}", listed.all()));
+        let environ = std::fs::read(format!("/proc/{pid}/environ")).unwrap();
+        let token = format!("SVC_TOKEN={SUPERVISOR_ARG}");
+        assert!(
+            environ.split(|b| *b == 0).any(|kv| kv == token.as_bytes()),
+            "{why}: the service was not spawned with the secret"
+        );
+    };
+    spawned_with_secret("created");
+    // A new daemon (the old one stopped, the service left running and adopted) knows no value:
+    // a restart is spawned with the one its command line sends.
+    sandbox.run_in(SPRITE_ENV, &sandbox.dir, &["daemon", "stop"], &vars).code(0);
+    let restarted = sandbox.run_in(SPRITE_ENV, &sandbox.dir, &["services", "restart", "app"], &vars);
+    seen.add("sprite-env services restart app", &restarted);
+    restarted.code(0);
+    spawned_with_secret("restarted by a new daemon");
     let stopped = sandbox.run_in(SPRITE_ENV, &sandbox.dir, &["services", "stop", "app"], &vars);
     for args in [
         &["tick", "box-heal", "--json"][..],
@@ -184,9 +209,11 @@ fn supervisor(seen: &mut Seen) {
         let out = sandbox.run_in(BOX_PROJECT, &sandbox.dir, args, &vars);
         seen.add(&format!("box {}", args.join(" ")), &out);
     }
-    applied.code(0);
     stopped.code(0);
-    assert!(listed.stdout.contains(SUPERVISOR_ARG), "the service was not handed the secret: {}", listed.all());
+    for file in ["services.json", "daemon.log"] {
+        let text = std::fs::read_to_string(state.join(file)).unwrap_or_default();
+        seen.add_text(&format!("the supervisor's {file}"), text);
+    }
     seen.add_text("the box project's ledger history", ledger_history(&sandbox, &sandbox.dir));
 }
 

@@ -60,6 +60,32 @@ pub enum BaselineError {
         #[source]
         source: serde_json::Error,
     },
+    /// The document names another env than the one whose path holds it.
+    #[error("{path}: the baseline names env {named:?}, not {env:?} (ignored: its paths are reported as drift)")]
+    OtherEnv {
+        /// Where the document is.
+        path: String,
+        /// The env it names.
+        named: String,
+        /// The env whose path holds it.
+        env: String,
+    },
+    /// The document was not written by chant's own command (`lifecycle diff --update-baseline`,
+    /// `lifecycle baseline --clear`/`--reset`): the newest commit that changed it is not chant's
+    /// document write.
+    #[error(
+        "{path}: not written by chant (commit {commit} by {author} changed it outside `lifecycle diff --update-baseline` / `lifecycle baseline`); ignored: its paths are reported as drift. Reset it with `chant lifecycle baseline {env} --reset`"
+    )]
+    Foreign {
+        /// Where the document is.
+        path: String,
+        /// The env.
+        env: String,
+        /// The commit that wrote it.
+        commit: String,
+        /// That commit's author (`name <email>`).
+        author: String,
+    },
     /// The document has a version this chant does not read.
     #[error(
         "{path}: baseline version {found} is not supported (this chant reads version {VERSION}; ignored for this run)"
@@ -101,6 +127,25 @@ impl Baseline {
             return Err(BaselineError::Version { path: path.to_owned(), found: baseline.version });
         }
         Ok(baseline)
+    }
+
+    /// Parses the baseline document of `env` read from `path`: as [`Baseline::parse`], and the
+    /// document must name `env`.
+    ///
+    /// # Errors
+    ///
+    /// [`BaselineError`]; [`BaselineError::OtherEnv`] when it names another env.
+    pub fn parse_for(bytes: &[u8], path: &str, env: &str) -> Result<Self, BaselineError> {
+        let baseline = Self::parse(bytes, path)?;
+        if baseline.env != env {
+            return Err(BaselineError::OtherEnv { path: path.to_owned(), named: baseline.env, env: env.to_owned() });
+        }
+        Ok(baseline)
+    }
+
+    /// How many paths of `components` the baseline subtracted (after [`Baseline::subtract_component`]).
+    pub fn baselined_count(components: &[ComponentDeep]) -> u64 {
+        components.iter().flat_map(|c| c.entities.iter()).map(|e| e.baselined.len() as u64).sum()
     }
 
     /// Returns the document as written: pretty JSON with a final newline.

@@ -7,6 +7,12 @@ use super::*;
 const PENDING: &str = r#"{"version":1,"kind":"pending","op":"tf-apply","gate":"wave-1","timestamp":"2026-09-05T10:00:00.000Z","expiresAt":"2026-09-07T10:00:00.000Z","planDigest":"sha256:aa"}"#;
 const APPROVAL: &str = r#"{"version":1,"op":"tf-apply","gate":"wave-1","resolvedBy":"alex","timestamp":"2026-09-05T11:00:00.000Z","planDigest":"sha256:aa","relayedBy":"bot"}"#;
 
+const PENDING_R1: &str = r#"{"version":1,"kind":"pending","op":"tf-apply","gate":"wave-1","env":"prod","runId":"r1","timestamp":"2026-09-05T10:00:00.000Z","expiresAt":"2026-09-07T10:00:00.000Z","planDigest":"sha256:aa"}"#;
+const SEALED_R1: &str = r#"{"version":1,"kind":"resolution","op":"tf-apply","gate":"wave-1","env":"prod","runId":"r1","resolvedBy":"alex","timestamp":"2026-09-05T10:10:00.000Z","planDigest":"sha256:aa","seal":{"signer":"alex","signature":"s"}}"#;
+const SEALED_R1_OTHER_TIME: &str = r#"{"version":1,"kind":"resolution","op":"tf-apply","gate":"wave-1","env":"prod","runId":"r1","resolvedBy":"alex","timestamp":"2026-09-05T10:20:00.000Z","planDigest":"sha256:aa","seal":{"signer":"alex","signature":"s"}}"#;
+const PENDING_R2: &str = r#"{"version":1,"kind":"pending","op":"tf-apply","gate":"wave-1","env":"prod","runId":"r2","timestamp":"2026-09-05T11:00:00.000Z","expiresAt":"2026-09-07T11:00:00.000Z","planDigest":"sha256:bb"}"#;
+const SEALED_R2: &str = r#"{"version":1,"kind":"resolution","op":"tf-apply","gate":"wave-1","env":"prod","runId":"r2","resolvedBy":"alex","timestamp":"2026-09-05T11:10:00.000Z","planDigest":"sha256:bb","seal":{"signer":"alex","signature":"s"}}"#;
+
 fn ledger(op: &str, lines: &[&str]) -> GateLedger {
     let text = lines.join("\n");
     GateLedger { op: op.to_owned(), lines: file_lines(&format!("_gates/{op}.jsonl"), &text) }
@@ -122,6 +128,34 @@ fn each_gap_is_found() {
         ),
         ("unsealed", vec![ledger("tf-apply", &[PENDING, APPROVAL])], vec![], true, vec![GapKind::Unsealed]),
         ("sealed is no gap", vec![ledger("tf-apply", &[PENDING, sealed_line])], vec![], true, vec![]),
+        (
+            "a seal of chant's request is no gap",
+            vec![ledger("tf-apply", &[PENDING_R2, SEALED_R2])],
+            vec![],
+            true,
+            vec![],
+        ),
+        (
+            "a seal of another request is misplaced",
+            vec![ledger("tf-apply", &[PENDING_R1, SEALED_R1, PENDING_R2, SEALED_R1_OTHER_TIME])],
+            vec![],
+            true,
+            vec![GapKind::MisplacedSeal],
+        ),
+        (
+            "a seal of another plan is misplaced",
+            vec![ledger("tf-apply", &[PENDING_R2, &SEALED_R2.replace("sha256:bb", "sha256:cc")])],
+            vec![],
+            true,
+            vec![GapKind::MisplacedSeal],
+        ),
+        (
+            "a sealed line replayed unchanged is misplaced",
+            vec![ledger("tf-apply", &[PENDING_R2, SEALED_R2, SEALED_R2])],
+            vec![],
+            true,
+            vec![GapKind::MisplacedSeal],
+        ),
         (
             "an apply with no approval",
             vec![ledger("tf-apply", &[PENDING])],
@@ -260,6 +294,7 @@ fn a_removed_line_is_a_revocation_by_the_removing_commit_and_approvals_carry_com
         Some("Mallory"),
         "resolvedBy says alex; the commit says who pushed it"
     );
+    assert!(approved.committer_mismatch, "Mallory is neither the approver alex nor the relayer bot");
     let revoked = &audit.entries[2];
     assert_eq!(revoked.under.as_ref(), Some(&approved.id));
     assert_eq!(revoked.at, "2026-09-06T09:00:00+00:00");
@@ -334,4 +369,28 @@ fn decision_records_become_hook_entries_linked_to_approval_and_apply() {
     assert_eq!(gaps(&audit), [GapKind::MalformedLine, GapKind::MalformedLine]);
     assert_eq!(audit.gaps[0].reference.as_deref(), Some("decisions/3.json"));
     assert!(audit.gaps[1].message.contains("\"maybe\""), "{}", audit.gaps[1].message);
+}
+
+#[test]
+fn the_committer_is_compared_with_the_approver_except_for_chants_own_identity() {
+    let by = |author: &str, email: &str| {
+        let mut s = Source::at("_gates/tf-apply/0/0.jsonl", 2, APPROVAL);
+        s.commit = Some("c2".into());
+        s.author = Some(author.into());
+        s.email = Some(email.into());
+        s
+    };
+    let fact: GateFact = serde_json::from_str(APPROVAL).unwrap();
+    for (author, email, mismatch) in [
+        ("alex", "chant@localhost", false),
+        ("Alex", "a@example.org", false),
+        ("Alex Smith", "alex@example.org", false),
+        ("bot", "ci@example.org", false),
+        ("chant", "chant@localhost", false),
+        ("mallory", "mallory@example.org", true),
+        ("chant", "mallory@example.org", true),
+    ] {
+        assert_eq!(committer_mismatch(&by(author, email), &fact), mismatch, "{author} <{email}>");
+    }
+    assert!(!committer_mismatch(&Source::at("p", 1, APPROVAL), &fact), "a line read without its commit");
 }

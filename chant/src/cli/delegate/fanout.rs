@@ -75,9 +75,7 @@ pub(super) fn run(bins: &[ProjectBin], args: &[OsString]) -> Result<Exit, Comman
         };
         worst = worst.max(code);
     }
-    for p in pumps {
-        let _ = p.join();
-    }
+    super::drain(pumps);
     Ok(match worst {
         0 => Exit::Done,
         2 => Exit::Usage,
@@ -95,8 +93,8 @@ fn stop_all(children: &[(String, Child)], signal: Signal) {
 }
 
 /// Copies `from` line by line to stdout (or stderr), each line prefixed with `[label] `.
-fn pump(label: String, from: impl Read + Send + 'static, to_stderr: bool) -> std::thread::JoinHandle<()> {
-    std::thread::spawn(move || {
+fn pump(label: String, from: impl Read + Send + 'static, to_stderr: bool) -> super::Reader {
+    super::reader(move || {
         for line in BufReader::new(from).lines() {
             let Ok(line) = line else { break };
             let text = format!("[{label}] {line}\n");

@@ -43,6 +43,17 @@ pub enum Error {
     /// `chant.toml` is invalid.
     #[error(transparent)]
     Config(#[from] crate::config::Error),
+    /// A binary just built could not be bound to this checkout's path.
+    #[error("cannot link the project binary {} to {}", from.display(), to.display())]
+    Bind {
+        /// Cargo's binary.
+        from: PathBuf,
+        /// This checkout's path for it.
+        to: PathBuf,
+        /// The cause.
+        #[source]
+        source: std::io::Error,
+    },
     /// `cargo metadata` failed.
     #[error("cannot read the workspace with `cargo metadata` in {dir}: {message}")]
     Metadata {
@@ -177,12 +188,23 @@ pub fn resolve(cwd: &Path, release: bool) -> Result<Vec<ProjectBin>, Error> {
     let metadata = metadata(&config.root)?;
     let targets = locate::targets(&config, &metadata)?;
     let newest = build::newest_source(&metadata);
-    let stale: Vec<&BinTarget> =
-        targets.iter().filter(|t| !build::is_fresh(&build::binary_path(&metadata, &t.name, release), newest)).collect();
+    // This checkout's own copy is what is fresh or not: cargo's shared path may hold the build of
+    // another checkout that shares the target directory.
+    let stale: Vec<&BinTarget> = targets
+        .iter()
+        .filter(|t| !build::is_fresh(&build::checkout_binary_path(&metadata, &t.name, release), newest))
+        .collect();
     build::build(&config.root, &stale, release)?;
+    for t in &stale {
+        build::bind(&metadata, &t.name, release)?;
+    }
     Ok(targets
         .into_iter()
-        .map(|t| ProjectBin { path: build::binary_path(&metadata, &t.name, release), name: t.name, member: t.member })
+        .map(|t| ProjectBin {
+            path: build::checkout_binary_path(&metadata, &t.name, release),
+            name: t.name,
+            member: t.member,
+        })
         .collect())
 }
 
@@ -253,4 +275,37 @@ pub fn exec(bin: &ProjectBin, args: &[OsString]) -> CommandError {
 /// A [`CommandError`] when the stop signals cannot be caught or an operator cannot start.
 pub fn operator(bins: &[ProjectBin], args: &[OsString]) -> Result<Exit, CommandError> {
     fanout::run(bins, args)
+}
+
+/// How long a reader of a child's output is waited for once the child has exited: a pipe that a
+/// detached grandchild (a daemon the child started) still holds may never close.
+pub(crate) const DRAIN: std::time::Duration = std::time::Duration::from_secs(2);
+
+/// A thread reading a child's output, which says when it is done.
+pub(crate) struct Reader {
+    done: std::sync::mpsc::Receiver<()>,
+    handle: std::thread::JoinHandle<()>,
+}
+
+/// Runs `read` (a loop over a child's pipe) on a thread of its own.
+pub(crate) fn reader(read: impl FnOnce() + Send + 'static) -> Reader {
+    let (tx, done) = std::sync::mpsc::channel();
+    let handle = std::thread::spawn(move || {
+        read();
+        let _ = tx.send(());
+    });
+    Reader { done, handle }
+}
+
+/// Joins each of `readers` that ends within [`DRAIN`] (one deadline for all); the others are
+/// left behind: their pipes are held by something that outlived the child, and this process is
+/// about to exit.
+pub(crate) fn drain(readers: impl IntoIterator<Item = Reader>) {
+    let deadline = std::time::Instant::now() + DRAIN;
+    for r in readers {
+        let left = deadline.saturating_duration_since(std::time::Instant::now());
+        if !matches!(r.done.recv_timeout(left), Err(std::sync::mpsc::RecvTimeoutError::Timeout)) {
+            let _ = r.handle.join();
+        }
+    }
 }

@@ -7,4 +7,4 @@ mod local;
 mod primitives;
 mod procs;
 mod remote;
-mod support;
+pub(crate) mod support;
