@@ -320,6 +320,9 @@ fn baseline_documents(bytes: &[u8]) {
         b.subtract(&mut report);
         let _ = baseline::split_target(&format!("{}.{}", a.entity, a.path), &names);
         b.clear(&a.entity, &a.path);
+    }
+}
+
 /// A tick record read from the ledger, through the events it raises under a context taken from
 /// the input, to each event's payload (the JSON a webhook receives and a command reads), which
 /// must read back as JSON.

@@ -178,6 +178,7 @@ fn a_suspension_recorded_in_one_clone_stops_the_operator_of_another() {
     shared
         .chant(&a, 17, &["operator", "suspend", "site-converge", "--reason", "x", "--until", "2026-03-01T09:00:00Z"])
         .code(2);
+}
 
 #[test]
 fn a_run_syncs_the_gate_ledger_before_deciding_and_says_once_when_it_cannot() {
