@@ -264,7 +264,7 @@ fn verdict(name: &str, status: &str, detail: String) -> Value {
 
 /// Restarts `name` through the supervisor and waits for its health URL (the declared one).
 /// Returns `{name, healthy}` (`healthy` is null without a health URL). The supervisor command is
-/// given the values of the variables the declared commands name ([`service_env`]).
+/// given the values of the variables the declared commands name (`service_env`).
 ///
 /// # Errors
 ///

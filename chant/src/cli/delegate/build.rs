@@ -11,7 +11,7 @@
 //! is shared by every checkout that shares the target directory (`CARGO_TARGET_DIR`), so another
 //! checkout's build, newer than this one's sources, would pass for fresh and run here. Right after
 //! cargo builds it in this checkout, the binary is linked (or copied) to
-//! `<target>/<profile>/chant-checkout/<digest of the workspace root>/<bin>` ([`bind`]); only that
+//! `<target>/<profile>/chant-checkout/<digest of the workspace root>/<bin>` (`bind`); only that
 //! path is checked for freshness and run, so another checkout's build never is. Cargo itself gives
 //! both checkouts' crates the same unit hashes, and would call this checkout's sources older than
 //! the other's build, so the build sets [`CHECKOUT_VAR`] to this checkout's root: every expansion
