@@ -9,7 +9,7 @@ use chant_store::ledger::{self, Ledger, Record, RecordKind, ShardKey, Visit};
 use serde::{Deserialize, Serialize};
 
 /// A person's decision about one ConvergeOp, on its control shard: `suspend`, `resume`, or
-/// `undamp` ([`crate::tick::undamp::UndampFact`], read here too so one reader reads the shard).
+/// `undamp` ([`crate::tick::undamp::UndampFact`]).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ControlFact {

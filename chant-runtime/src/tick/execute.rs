@@ -121,17 +121,7 @@ pub fn execute_after(
     } else {
         let key = ShardKey::control(member, &env, &doc.name)?;
         // The newest undamp fact, whatever was appended after it (a suspension, a resume).
-        let undamp = super::control::newest(&project.ledger, &key, &[super::undamp::UNDAMP])?.map(|f| {
-            super::undamp::UndampFact {
-                version: f.version,
-                kind: f.kind,
-                op: f.op,
-                env: f.env,
-                rule: f.rule,
-                by: f.by,
-                timestamp: f.timestamp,
-            }
-        });
+        let undamp = super::control::newest(&project.ledger, &key, &[super::undamp::UNDAMP])?;
         super::undamp::undamped(&previous, undamp.as_ref(), last_tick.as_deref())
     };
 

@@ -7,44 +7,17 @@
 //! rule (or of every rule) dropped ([`undamped`]), so it may dispatch again; the fact is a
 //! recorded decision with who made it and when, never a rewritten tick record.
 
-use chant_store::ledger::{self, Record, RecordKind, ShardKey};
-use serde::{Deserialize, Serialize};
+use super::control::ControlFact;
 
 use super::record::FlapEntry;
 
-/// A person's decision to clear the flap damping of a ConvergeOp, or of one of its rules.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct UndampFact {
-    /// The shape's version, 1.
-    pub version: u32,
-    /// Always `undamp`.
-    pub kind: String,
-    /// The ConvergeOp.
-    pub op: String,
-    /// Its env.
-    pub env: String,
-    /// The rule whose runs are cleared; every rule's when absent.
-    #[serde(skip_serializing_if = "Option::is_none", default)]
-    pub rule: Option<String>,
-    /// Who decided (`--actor`, else `$USER`).
-    pub by: String,
-    /// When (RFC 3339).
-    pub timestamp: String,
-}
+/// A person's decision to clear the flap damping of a ConvergeOp, or of one of its rules: a
+/// [`ControlFact`] of kind [`UNDAMP`], with the rule whose runs are cleared (every rule's when
+/// absent). Facts written before the other control kinds existed read as such unchanged.
+pub type UndampFact = ControlFact;
 
 /// The `kind` of an [`UndampFact`].
 pub const UNDAMP: &str = "undamp";
-
-impl Record for UndampFact {
-    const KIND: RecordKind = RecordKind::Control;
-    const NAME: &'static str = "undamp fact";
-    const REQUIRED: &'static [&'static str] = &["kind", "op", "env", "by", "timestamp"];
-
-    fn shard_key(&self, member: Option<&str>) -> Result<ShardKey, ledger::Error> {
-        ShardKey::control(member, &self.env, &self.op)
-    }
-}
 
 /// The runs a tick plans with once `fact` is taken into account: when the fact is newer than the
 /// tick the runs come from (`last_tick`, its timestamp; `None`: no tick yet), the runs of its
@@ -79,6 +52,8 @@ mod tests {
             op: "c".into(),
             env: "e".into(),
             rule: rule.map(str::to_owned),
+            reason: None,
+            until: None,
             by: "ana".into(),
             timestamp: at.into(),
         }

@@ -619,6 +619,8 @@ fn cmd_undamp(args: &UndampArgs) -> Result<Exit, CommandError> {
         op: args.op.clone(),
         env: env.to_owned(),
         rule: args.rule.clone(),
+        reason: None,
+        until: None,
         by: by.as_str().to_owned(),
         timestamp: crate::clock::format(project.ledger.clock().now()),
     };
