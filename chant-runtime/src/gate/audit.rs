@@ -303,6 +303,8 @@ struct Request {
     resource: Option<String>,
     at: String,
     text: String,
+    /// The request says its gate opens only on a sealed approval.
+    sealed: bool,
 }
 
 #[derive(Default)]
@@ -450,6 +452,7 @@ fn line(input: &Input<'_>, st: &mut State, ledger: &GateLedger, source: &Source)
                 resource: fact.resource.clone(),
                 at: fact.timestamp.clone(),
                 text: source.text.clone(),
+                sealed: fact.sealed,
             });
         }
         FactKind::Resolution => resolution(input, st, source, &what, &value, &fact, over),
@@ -516,7 +519,15 @@ fn resolution(
     });
     e.carried_from = value.get("carriedFrom").and_then(|c| serde_json::from_value::<CarriedFrom>(c.clone()).ok());
     e.source = Some(source.clone());
-    let sealed_gate = (input.sealed)(&fact.op, &fact.gate);
+    // A sealed gate by the binary's ops, or by the request it answers (which says `sealed`): the
+    // stock binary, which carries no ops, still finds an unsealed approval of a sealed gate.
+    let asked_sealed = st
+        .requests
+        .iter()
+        .rev()
+        .find(|r| r.op == fact.op && r.gate == fact.gate && r.resource == fact.resource)
+        .is_some_and(|r| r.sealed);
+    let sealed_gate = (input.sealed)(&fact.op, &fact.gate) || asked_sealed;
     let carried = e.carried_from.clone();
     let is_sealed = e.sealed;
     let id = push(input, &mut st.audit, e, what, value);

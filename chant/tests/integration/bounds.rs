@@ -2,8 +2,10 @@
 //! 127.0.0.1 that accepts the connection and never answers (a stuck pooler, a firewall that
 //! drops after the handshake): PostgreSQL's login and queries (observation and apply), the
 //! `http_check` step, the behaviour engine's HTTP transport, and git against a remote over HTTP.
-//! The notify webhook's bound is a unit test beside it (`notify::sink`), and the child processes'
-//! (a grandchild holding a pipe) are `process::spec`'s and `notify::sink`'s.
+//! Every child process goes through `chant::process`, whose bound holds even when a grandchild
+//! that left the group keeps the child's output open (the last case here; `process::spec` and
+//! `notify::sink` have the unit tests). The notify webhook's bound is a unit test beside it
+//! (`notify::sink`).
 //!
 //! Each bound here is a few seconds; each assertion allows ten times that, so a loaded machine
 //! cannot fail them, while a wait without a bound (for ever) always does.
@@ -184,4 +186,24 @@ fn a_git_remote_over_http_that_never_answers_is_cut_at_the_git_timeout() {
         panic!("a remote that never answered cannot have been synchronised: {synced:?}");
     };
     assert!(reason.contains("did not finish within 2s"), "{reason}");
+}
+
+#[test]
+fn a_child_whose_detached_grandchild_holds_its_output_ends_within_its_timeout_and_is_no_success() {
+    let dir = tempfile::tempdir().unwrap();
+    let pidfile = dir.path().join("daemon.pid");
+    let mut spec =
+        chant::process::Spec::shell(&format!("echo started; setsid sleep 60 & echo $! > {}", pidfile.display()));
+    spec.timeout = BOUND;
+    spec.grace = Duration::from_millis(500);
+    let started = Instant::now();
+    let out = chant::process::run(&spec).unwrap();
+    let took = started.elapsed();
+    if let Ok(pid) = std::fs::read_to_string(&pidfile) {
+        // It left the group, so the call could not stop it; the test does.
+        let _ = std::process::Command::new("kill").args(["-9", pid.trim()]).status();
+    }
+    assert!(took < AT_MOST, "the call took {took:?} against a {BOUND:?} timeout");
+    assert!(out.timed_out && !out.success(), "{out:?}");
+    assert_eq!(out.stdout, "started\n");
 }

@@ -127,6 +127,16 @@ fn each_gap_is_found() {
             vec![GapKind::ApprovalWithoutRequest],
         ),
         ("unsealed", vec![ledger("tf-apply", &[PENDING, APPROVAL])], vec![], true, vec![GapKind::Unsealed]),
+        (
+            "unsealed, the request saying its gate is sealed (the stock binary knows no op)",
+            vec![ledger(
+                "tf-apply",
+                &[&PENDING.replace(r#""kind":"pending","#, r#""kind":"pending","sealed":true,"#), APPROVAL],
+            )],
+            vec![],
+            false,
+            vec![GapKind::Unsealed],
+        ),
         ("sealed is no gap", vec![ledger("tf-apply", &[PENDING, sealed_line])], vec![], true, vec![]),
         (
             "a seal of chant's request is no gap",

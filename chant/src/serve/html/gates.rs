@@ -35,7 +35,11 @@ pub fn gates(view: &GatesView) -> Markup {
                         td { (g.expires_at.as_deref().unwrap_or("")) }
                         td.plan {
                             @if let Some(d) = &g.plan_digest { code { (d) } }
-                            @if let Some(plan) = &g.plan {
+                            // A plan that does not hash to the recorded digest is not what an
+                            // approval binds: it is not shown (as `operator status` and `approve`).
+                            @if let Some(plan) = g.plan.as_ref().filter(|p| g.plan_digest.as_deref() != Some(p.digest().as_str())) {
+                                p.err { "the plan listed hashes to " code { (plan.digest()) } ", not to the recorded digest: not shown (see " code { "approve --show" } ")" }
+                            } @else if let Some(plan) = &g.plan {
                                 ul { @for line in plan.lines() { li { code { (line) } } } }
                             }
                         }

@@ -147,7 +147,7 @@ mod tests {
         use crate::operator::status::{Malformed, PendingGateView};
         use crate::serve::view::{GateRow, GatesView};
         let plan = GatePlan { verb: PlanVerb::Apply, env: "site".into(), changes: vec!["create <app.conf>".into()] };
-        let digest = format!("sha256:{}", "ab".repeat(32));
+        let digest = plan.digest();
         let gate = PendingGateView {
             op: "site-guarded-apply".into(),
             gate: "ship".into(),
@@ -161,14 +161,22 @@ mod tests {
             plan_digest: Some(digest.clone()),
             plan: Some(plan.clone()),
         };
-        let row = GateRow { converge_op: None, member: None, gate };
-        let view =
-            GatesView { version: 1, generated_at: "now".into(), gates: vec![row], malformed: Malformed::default() };
-        let page = gates::gates(&view).into_string();
-        assert!(page.contains(&format!("<code>{digest}</code>")), "{page}");
+        let page = |gate: PendingGateView| {
+            let row = GateRow { converge_op: None, member: None, gate };
+            let view =
+                GatesView { version: 1, generated_at: "now".into(), gates: vec![row], malformed: Malformed::default() };
+            gates::gates(&view).into_string()
+        };
+        let shown = page(gate.clone());
+        assert!(shown.contains(&format!("<code>{digest}</code>")), "{shown}");
         let first = plan.lines().into_iter().find(|l| l.contains("app.conf")).expect("the plan names its change");
-        assert!(page.contains(&first.replace('<', "&lt;").replace('>', "&gt;")), "{page}");
-        assert!(!page.contains("<app.conf>"), "{page}");
+        let escaped = first.replace('<', "&lt;").replace('>', "&gt;");
+        assert!(shown.contains(&escaped), "{shown}");
+        assert!(!shown.contains("<app.conf>"), "{shown}");
+        // A plan listed beside another plan's digest is not what an approval binds: not shown.
+        let forged = page(PendingGateView { plan_digest: Some(format!("sha256:{}", "ab".repeat(32))), ..gate });
+        assert!(!forged.contains(&escaped), "{forged}");
+        assert!(forged.contains("not to the recorded digest: not shown"), "{forged}");
     }
 
     #[test]
