@@ -8,7 +8,7 @@
 
 use std::fmt;
 
-use super::plugin::{Applied, DeleteMode, EnvLexicon, HookError};
+use super::plugin::{Applied, ApprovedPlan, DeleteMode, EnvLexicon, HookError};
 use super::references::{Attrs, ReferenceCatalog};
 use crate::observe::estate::TeardownPlan;
 use crate::observe::{
@@ -69,6 +69,11 @@ trait ErasedLexicon {
     fn declared_entities(&self) -> Result<Vec<DeclaredEntity>, LexiconError>;
     fn last_apply(&self) -> LastApply;
     fn apply(&self, mode: DeleteMode) -> Result<Applied<AppliedRecord>, HookError>;
+    fn apply_approved(
+        &self,
+        mode: DeleteMode,
+        approved: &ApprovedPlan<'_>,
+    ) -> Result<Applied<AppliedRecord>, HookError>;
     fn teardown(&self, plan: &TeardownPlan) -> Result<Applied<AppliedRecord>, HookError>;
     // --- reference catalog hooks ---
     fn reference_catalog(&self) -> Option<&'static ReferenceCatalog>;
@@ -91,6 +96,14 @@ impl<L: EnvLexicon> ErasedLexicon for L {
 
     fn apply(&self, mode: DeleteMode) -> Result<Applied<AppliedRecord>, HookError> {
         EnvLexicon::apply(self, mode).map(erase)
+    }
+
+    fn apply_approved(
+        &self,
+        mode: DeleteMode,
+        approved: &ApprovedPlan<'_>,
+    ) -> Result<Applied<AppliedRecord>, HookError> {
+        EnvLexicon::apply_approved(self, mode, approved).map(erase)
     }
 
     fn teardown(&self, plan: &TeardownPlan) -> Result<Applied<AppliedRecord>, HookError> {
@@ -167,6 +180,20 @@ impl BoundLexicon {
     /// As [`EnvLexicon::apply`].
     pub fn apply(&self, mode: DeleteMode) -> Result<Applied<AppliedRecord>, HookError> {
         self.inner.apply(mode)
+    }
+
+    /// Applies the declaration behind the approved plan `approved` (see
+    /// [`EnvLexicon::apply_approved`]).
+    ///
+    /// # Errors
+    ///
+    /// As [`EnvLexicon::apply_approved`].
+    pub fn apply_approved(
+        &self,
+        mode: DeleteMode,
+        approved: &ApprovedPlan<'_>,
+    ) -> Result<Applied<AppliedRecord>, HookError> {
+        self.inner.apply_approved(mode, approved)
     }
 
     /// Executes this lexicon's teardown plan `plan` (see [`EnvLexicon::teardown`]).

@@ -62,5 +62,5 @@ pub use inventory;
 pub use self::binding::{Binding, BindingKey, BindingKind};
 pub use self::bound::{AppliedRecord, BoundLexicon};
 pub use self::env::{DeclarationError, DeclaredEnv, EnvDeclaration, declaration, declared_envs};
-pub use self::plugin::{Applied, DeleteMode, EnvLexicon, Hook, HookError};
+pub use self::plugin::{Applied, ApprovedPlan, DeleteMode, EnvLexicon, Hook, HookError};
 pub use self::registry::{BindError, Declaration, Registration, RegistryError};

@@ -151,6 +151,24 @@ impl<R> Applied<R> {
     }
 }
 
+/// The plan an approval bound, as an apply behind a gate receives it
+/// ([`EnvLexicon::apply_approved`]).
+#[derive(Clone, Copy)]
+pub struct ApprovedPlan<'a> {
+    /// The approved change lines, every component's (`update postgres/app.users.bio (type:
+    /// character varying(200) -> text)`), as
+    /// [`ChangeEntry::apply_line`](crate::observe::ChangeEntry::apply_line) writes them.
+    pub changes: &'a [String],
+    /// The redactor the approved lines passed; a lexicon passes the lines it compares through it.
+    pub redact: &'a dyn Fn(&str) -> String,
+}
+
+impl std::fmt::Debug for ApprovedPlan<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ApprovedPlan").field("changes", &self.changes).finish_non_exhaustive()
+    }
+}
+
 /// A lexicon bound to one env: the declared entities, the last recorded apply, and the optional
 /// hooks that change the substrate.
 ///
@@ -194,6 +212,24 @@ pub trait EnvLexicon: Lexicon {
     fn apply(&self, mode: DeleteMode) -> Result<Applied<Self::Record>, HookError> {
         let _ = mode;
         Err(HookError::not_implemented(self.name(), Hook::Apply))
+    }
+
+    /// Converges the substrate as [`EnvLexicon::apply`] does, behind an approved gate plan: a
+    /// lexicon that plans again under its own lock checks what it is about to do against
+    /// `approved` there, and fails without changing anything when the two differ (the substrate
+    /// changed after the run checked the approval's digest). By default it applies without that
+    /// check: the run's digest check is then the only one.
+    ///
+    /// # Errors
+    ///
+    /// As [`EnvLexicon::apply`]; [`HookError::Failed`] when what it would do was not approved.
+    fn apply_approved(
+        &self,
+        mode: DeleteMode,
+        approved: &ApprovedPlan<'_>,
+    ) -> Result<Applied<Self::Record>, HookError> {
+        let _ = approved;
+        self.apply(mode)
     }
 
     /// Executes `plan`, this lexicon's teardown plan as [`crate::observe::estate::teardown_plan`]

@@ -73,8 +73,8 @@ use chant_lexicon::model::UnobservedReason;
 use chant_lexicon::observe::deep::{DeepError, DeepObservation};
 use chant_lexicon::observe::estate::{Ambient, Dependencies, StackStatus, TeardownPlan};
 use chant_lexicon::observe::{
-    ComponentInput, DeclaredEntity, EstateError, EstateHook, LastApply, Lexicon, LexiconError, Observation,
-    OwnershipChannel, ReadPath, Unobserved, observe_component,
+    ChangeAction, ComponentInput, DeclaredEntity, EstateError, EstateHook, LastApply, Lexicon, LexiconError,
+    Observation, OwnershipChannel, ReadPath, Unobserved, observe_component,
 };
 
 /// The component name of the postgres lexicon, used in status rows and apply records.
@@ -149,6 +149,19 @@ pub enum PostgresError {
         /// The address (no password).
         address: String,
     },
+    /// The apply ran behind an approved plan, and what it found to do under its lock differs
+    /// from what was approved (the catalog changed after the approval, or after the run checked
+    /// it); nothing was applied.
+    #[error("apply to {address} rolled back: the plan approved for env {env} no longer holds: {difference}")]
+    Unapproved {
+        /// The address (no password).
+        address: String,
+        /// The env.
+        env: String,
+        /// The line planned under the lock that was not approved, and the line approved for the
+        /// same entity.
+        difference: String,
+    },
     /// A statement failed; the whole transaction was rolled back.
     #[error("apply to {address} rolled back: `{statement}` failed: {detail}")]
     Statement {
@@ -183,6 +196,14 @@ pub struct PostgresApplyRecord {
     pub reported: Vec<String>,
     /// The declared entities this apply owns (empty after a teardown).
     pub owned: Vec<String>,
+}
+
+/// Whether `inner`, the `a, b, c` of an update line, lists `item` as one of its parts.
+fn lists(inner: &str, item: &str) -> bool {
+    inner == item
+        || inner.starts_with(&format!("{item}, "))
+        || inner.ends_with(&format!(", {item}"))
+        || inner.contains(&format!(", {item}, "))
 }
 
 /// An apply or teardown record goes under `<env>/_apply/postgres`, in declared field order, as it
@@ -503,8 +524,43 @@ impl PostgresLexicon {
     /// An invalid declaration, a binding, credential or connection failure, the lock held past
     /// [`LOCK_TIMEOUT`], or a failing statement (everything rolled back).
     pub fn apply(&self, mode: DeleteMode) -> Result<PostgresApplyRecord, PostgresError> {
+        self.apply_checked(mode, None)
+    }
+
+    /// Applies the declaration as [`PostgresLexicon::apply`] does, behind the approved plan
+    /// `approved` (the change lines of the gate plan an approval bound, every component's; the
+    /// `postgres/` ones are read), whose lines passed its redactor. Under the advisory lock, after
+    /// reading the catalog and before any statement runs, it plans the declared tables and
+    /// columns as the gate plan does
+    /// ([`ChangeEntry::apply_line`](chant_lexicon::observe::ChangeEntry::apply_line)) and rolls
+    /// back unless every create it finds is an approved line and every update delta, with the
+    /// value it changes from and to, is in the approved update line of the same entity (a
+    /// column that became `text` after `varchar(200) -> varchar(100)` was approved is refused,
+    /// not truncated). Doing less than approved is not refused. Deletes (owned-only) and what
+    /// the deep read plans are not re-checked here; the run's digest check covers them up to the
+    /// apply.
+    ///
+    /// # Errors
+    ///
+    /// As [`PostgresLexicon::apply`], and [`PostgresError::Unapproved`] when the plans differ.
+    pub fn apply_approved(
+        &self,
+        mode: DeleteMode,
+        approved: &chant_lexicon::ApprovedPlan<'_>,
+    ) -> Result<PostgresApplyRecord, PostgresError> {
+        self.apply_checked(mode, Some(approved))
+    }
+
+    fn apply_checked(
+        &self,
+        mode: DeleteMode,
+        approved: Option<&chant_lexicon::ApprovedPlan<'_>>,
+    ) -> Result<PostgresApplyRecord, PostgresError> {
         self.declaration.validate()?;
-        let (plan, address) = self.in_locked_transaction(|snapshot, deep_catalog| {
+        let (plan, address) = self.in_locked_transaction(|snapshot, deep_catalog, address| {
+            if let Some(approved) = approved {
+                self.check_approved(snapshot, address, approved.changes, approved.redact)?;
+            }
             let mut plan = plan::apply(&self.declaration, snapshot, &self.identity, mode);
             let created: Vec<String> = self
                 .declaration
@@ -517,7 +573,7 @@ impl PostgresLexicon {
                 .map(|(entity, _)| entity.clone())
                 .collect();
             deep::plan(&mut plan, &self.declaration, deep_catalog, &self.identity, &created);
-            plan
+            Ok(plan)
         })?;
         Ok(self.record("apply", mode, &plan, self.declaration.tables().keys().cloned().collect(), &address))
     }
@@ -532,7 +588,7 @@ impl PostgresLexicon {
     /// As [`PostgresLexicon::apply`].
     pub fn teardown(&self, planned: &TeardownPlan) -> Result<PostgresApplyRecord, PostgresError> {
         let (plan, address) =
-            self.in_locked_transaction(|snapshot, _| plan::teardown(snapshot, &self.identity, planned))?;
+            self.in_locked_transaction(|snapshot, _, _| Ok(plan::teardown(snapshot, &self.identity, planned)))?;
         Ok(self.record("teardown", DeleteMode::OwnedOnly, &plan, Vec::new(), &address))
     }
 
@@ -563,7 +619,7 @@ impl PostgresLexicon {
     /// failed moved to `reported`).
     fn in_locked_transaction(
         &self,
-        make: impl FnOnce(&Snapshot, &deep::DeepCatalog) -> plan::Plan,
+        make: impl FnOnce(&Snapshot, &deep::DeepCatalog, &str) -> Result<plan::Plan, PostgresError>,
     ) -> Result<(plan::Plan, String), PostgresError> {
         let (mut client, address) = self.connect_or_error()?;
         let failed = |statement: &str, e: &client::Error| PostgresError::Statement {
@@ -583,7 +639,8 @@ impl PostgresLexicon {
         let snapshot = catalog::read(&mut tx).map_err(|e| failed("(catalog read)", &e))?;
         let tables: Vec<String> = self.declaration.tables().keys().cloned().collect();
         let deep_catalog = deep::read(&mut tx, &tables).map_err(|e| failed("(deep catalog read)", &e))?;
-        let mut plan = make(&snapshot, &deep_catalog);
+        // An error here drops the transaction, which rolls it back.
+        let mut plan = make(&snapshot, &deep_catalog, &address)?;
         let mut ran = Vec::new();
         for statement in std::mem::take(&mut plan.statements) {
             match &statement.tentative {
@@ -609,6 +666,66 @@ impl PostgresLexicon {
         tx.commit().map_err(|e| failed("COMMIT", &e))?;
         plan.statements = ran;
         Ok((plan, address))
+    }
+
+    /// Checks that every create and update of a declared entity `snapshot` calls for is in
+    /// `approved`: a create as its line, an update delta by delta with the value it changes from
+    /// and to; see [`PostgresLexicon::apply_approved`].
+    fn check_approved(
+        &self,
+        snapshot: &Snapshot,
+        address: &str,
+        approved: &[String],
+        redact: &dyn Fn(&str) -> String,
+    ) -> Result<(), PostgresError> {
+        let ctx = verdict::ReadContext { identity: &self.identity, owned_only: self.owned_only, address };
+        let observation = verdict::observation(&self.declaration, snapshot, &ctx);
+        let declared = self.declared();
+        let change_set =
+            chant_lexicon::observe::change_set::build_change_set(COMPONENT, &declared, &observation, &self.last_apply);
+        let names: std::collections::BTreeSet<&str> = declared.iter().map(|d| d.name.as_str()).collect();
+        let approved_line = |verb: &str, name: &str| {
+            approved.iter().find(|l| {
+                l.strip_prefix(verb)
+                    .and_then(|l| l.strip_prefix(COMPONENT))
+                    .and_then(|l| l.strip_prefix('/'))
+                    .and_then(|l| l.strip_prefix(name))
+                    .is_some_and(|rest| rest.is_empty() || rest.starts_with(" ("))
+            })
+        };
+        let unapproved = |line: String, name: &str| {
+            let then = approved_line("update ", name)
+                .or_else(|| approved_line("create ", name))
+                .map_or_else(|| "nothing".to_owned(), |l| format!("`{l}`"));
+            PostgresError::Unapproved {
+                address: address.to_owned(),
+                env: self.env.clone(),
+                difference: format!("`{}` was not approved (approved for it: {then})", redact(&line)),
+            }
+        };
+        for entry in change_set.entries.iter().filter(|e| names.contains(e.name.as_str())) {
+            let Some(line) = entry.apply_line(COMPONENT) else { continue };
+            match entry.action {
+                ChangeAction::Create if approved_line("create ", &entry.name).is_none() => {
+                    return Err(unapproved(line, &entry.name));
+                }
+                ChangeAction::Update => {
+                    let Some(then) = approved_line("update ", &entry.name) else {
+                        return Err(unapproved(line, &entry.name));
+                    };
+                    let inner = then.split_once(" (").and_then(|(_, rest)| rest.strip_suffix(')')).unwrap_or("");
+                    for delta in &entry.deltas {
+                        let live = delta.live.as_deref().unwrap_or("(none)");
+                        let text = redact(&format!("{}: {live} -> {}", delta.property, delta.declared));
+                        if !lists(inner, &text) {
+                            return Err(unapproved(line, &entry.name));
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+        Ok(())
     }
 
     /// The advisory lock key of this project and env.

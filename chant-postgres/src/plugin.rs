@@ -15,7 +15,8 @@ use chant_lexicon::observe::{DeclaredEntity, LastApply, LexiconError};
 use chant_lexicon::redact::Redactor;
 use chant_lexicon::references::{Attrs, ReferenceCatalog};
 use chant_lexicon::{
-    Applied, BindError, Binding, BindingKey, Declaration, DeleteMode, EnvLexicon, Hook, HookError, Registration,
+    Applied, ApprovedPlan, BindError, Binding, BindingKey, Declaration, DeleteMode, EnvLexicon, Hook, HookError,
+    Registration,
 };
 
 impl Declaration for PostgresDeclaration {
@@ -103,6 +104,18 @@ impl EnvLexicon for PostgresLexicon {
 
     fn apply(&self, mode: DeleteMode) -> Result<Applied<PostgresApplyRecord>, HookError> {
         let record = PostgresLexicon::apply(self, mode).map_err(|e| HookError::failed(COMPONENT, Hook::Apply, e))?;
+        let said = record.summary();
+        Ok(Applied::new(record).say(said))
+    }
+
+    /// Re-checks the approved plan under the apply's lock ([`PostgresLexicon::apply_approved`]).
+    fn apply_approved(
+        &self,
+        mode: DeleteMode,
+        approved: &ApprovedPlan<'_>,
+    ) -> Result<Applied<PostgresApplyRecord>, HookError> {
+        let record = PostgresLexicon::apply_approved(self, mode, approved)
+            .map_err(|e| HookError::failed(COMPONENT, Hook::Apply, e))?;
         let said = record.summary();
         Ok(Applied::new(record).say(said))
     }

@@ -308,6 +308,27 @@ impl Project {
         self.change_env(member, env, |l| l.apply(mode), "apply")
     }
 
+    /// Applies every lexicon `env` declares as [`Project::apply_env`] does, behind the approved
+    /// gate plan lines `approved` (redacted by the project's redactor, as the gate plan was):
+    /// each lexicon that plans again under its own lock re-checks them there and fails, changing
+    /// nothing, when what it would do was not approved
+    /// ([`chant_lexicon::EnvLexicon::apply_approved`]).
+    ///
+    /// # Errors
+    ///
+    /// As [`Project::apply_env`].
+    pub fn apply_env_approved(
+        &self,
+        member: Option<&str>,
+        env: &str,
+        mode: DeleteMode,
+        approved: &[String],
+    ) -> Result<String, Error> {
+        let redact = |line: &str| self.redactor.redact(line);
+        let approved = chant_lexicon::ApprovedPlan { changes: approved, redact: &redact };
+        self.change_env(member, env, |l| l.apply_approved(mode, &approved), "apply")
+    }
+
     fn change_env(
         &self,
         member: Option<&str>,
@@ -377,8 +398,12 @@ pub struct RunServices<'a> {
 }
 
 impl runner::Services for RunServices<'_> {
-    fn apply(&self, env: &str, mode: DeleteMode) -> Result<String, ServiceError> {
-        self.project.apply_env(self.member, env, mode).map_err(ServiceError::failed)
+    fn apply(&self, env: &str, mode: DeleteMode, approved: Option<&GatePlan>) -> Result<String, ServiceError> {
+        match approved {
+            None => self.project.apply_env(self.member, env, mode),
+            Some(plan) => self.project.apply_env_approved(self.member, env, mode, &plan.changes),
+        }
+        .map_err(ServiceError::failed)
     }
 
     fn teardown(&self, env: &str, allow_holes: bool, approved: Option<&str>) -> Result<String, ServiceError> {

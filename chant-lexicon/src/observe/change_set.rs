@@ -131,6 +131,35 @@ pub struct ChangeEntry {
     pub runtime_owner: Option<String>,
 }
 
+impl ChangeEntry {
+    /// The line an apply's gate plan lists for this entry of `component`: `create <c>/<name>`,
+    /// `update <c>/<name> (<property>: <live> -> <declared>, ...)` (so a plan binds the values it
+    /// changes from and to), `delete <c>/<name>`, `unobserved <c>/<name>`; `None` for the others
+    /// (nothing to do). The gate plan and a lexicon re-checking an approved plan inside its own
+    /// transaction both write lines with this, so the two compare.
+    pub fn apply_line(&self, component: &str) -> Option<String> {
+        let what = format!("{component}/{}", self.name);
+        match self.action {
+            ChangeAction::Create => Some(format!("create {what}")),
+            ChangeAction::Update => {
+                let props: Vec<String> = self
+                    .deltas
+                    .iter()
+                    .map(|d| format!("{}: {} -> {}", d.property, d.live.as_deref().unwrap_or("(none)"), d.declared))
+                    .collect();
+                if props.is_empty() {
+                    Some(format!("update {what}"))
+                } else {
+                    Some(format!("update {what} ({})", props.join(", ")))
+                }
+            }
+            ChangeAction::Delete => Some(format!("delete {what}")),
+            ChangeAction::Unobserved => Some(format!("unobserved {what}")),
+            _ => None,
+        }
+    }
+}
+
 /// The last recorded apply of one component, as the change set needs it.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]

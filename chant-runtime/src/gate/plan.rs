@@ -51,22 +51,10 @@ impl GatePlan {
             for e in &cs.entries {
                 let what = format!("{}/{}", cs.component, e.name);
                 let line = match (verb, e.action) {
-                    (PlanVerb::Apply, ChangeAction::Create) => format!("create {what}"),
-                    (PlanVerb::Apply, ChangeAction::Update) => {
-                        let props: Vec<String> = e
-                            .deltas
-                            .iter()
-                            .map(|d| {
-                                format!("{}: {} -> {}", d.property, d.live.as_deref().unwrap_or("(none)"), d.declared)
-                            })
-                            .collect();
-                        if props.is_empty() {
-                            format!("update {what}")
-                        } else {
-                            format!("update {what} ({})", props.join(", "))
-                        }
-                    }
-                    (PlanVerb::Apply, ChangeAction::Delete) => format!("delete {what}"),
+                    (PlanVerb::Apply, _) => match e.apply_line(&cs.component) {
+                        Some(line) => line,
+                        None => continue,
+                    },
                     (PlanVerb::Teardown, ChangeAction::Noop | ChangeAction::Update | ChangeAction::Delete) => {
                         format!("drop {what}")
                     }

@@ -82,12 +82,14 @@ impl ServiceError {
 /// What the runner needs from outside the process.
 pub trait Services {
     /// Applies the declaration of `env` with `mode`, records the apply, and returns one line
-    /// saying what changed.
+    /// saying what changed. When `approved` is the plan a gate of this run let through for this
+    /// apply, each lexicon that plans again under its own lock re-checks it there
+    /// ([`chant_lexicon::EnvLexicon::apply_approved`]).
     ///
     /// # Errors
     ///
     /// What failed, with its causes.
-    fn apply(&self, env: &str, mode: DeleteMode) -> Result<String, ServiceError>;
+    fn apply(&self, env: &str, mode: DeleteMode, approved: Option<&GatePlan>) -> Result<String, ServiceError>;
 
     /// Tears down what chant owns in `env` (destructive): exactly its teardown plan, refused
     /// while the plan has holes unless `allow_holes`, and, when `approved` is the plan digest a
@@ -231,7 +233,16 @@ pub fn run(
         rec.ended_at = chant_store::clock::format((environment.now)());
         return rec;
     }
-    let ctx = Ctx { doc, steps, settings, services, environment, run_id: &id, approved_teardowns: Default::default() };
+    let ctx = Ctx {
+        doc,
+        steps,
+        settings,
+        services,
+        environment,
+        run_id: &id,
+        approved_teardowns: Default::default(),
+        approved_applies: Default::default(),
+    };
     let mut stopped: Option<Status> = None;
     for phase in &doc.phases {
         if stopped.is_some() {
@@ -346,6 +357,9 @@ struct Ctx<'a> {
     /// The plan digests the gates of this run let through for a teardown, by env: the
     /// `teardown(env)` step executes only that plan.
     approved_teardowns: std::cell::RefCell<BTreeMap<String, String>>,
+    /// The plans the gates of this run let through for an apply, by env: the first `apply(env)`
+    /// step after the gate takes it and has its lexicons re-check it under their locks.
+    approved_applies: std::cell::RefCell<BTreeMap<String, GatePlan>>,
 }
 
 impl Ctx<'_> {
@@ -400,7 +414,9 @@ impl Ctx<'_> {
             }
             Step::Apply { args, .. } => {
                 let env = &args.env;
-                match self.services.apply(env, args.delete_mode.unwrap_or_default()) {
+                // The plan a gate let through binds the first apply of its env after it.
+                let approved = self.approved_applies.borrow_mut().remove(env.as_str());
+                match self.services.apply(env, args.delete_mode.unwrap_or_default(), approved.as_ref()) {
                     Ok(detail) => StepEnd::Ok { detail: Some(detail), approved_by: None, output: None },
                     Err(e) => StepEnd::Failed(format!("apply {env}: {}", chant_store::error::chain(&e))),
                 }
@@ -538,6 +554,8 @@ impl Ctx<'_> {
                     }
                     if let Some(p) = plan.as_ref().filter(|p| p.verb == PlanVerb::Teardown) {
                         self.approved_teardowns.borrow_mut().insert(p.env.clone(), approved);
+                    } else if let Some(p) = plan.as_ref().filter(|p| p.verb == PlanVerb::Apply) {
+                        self.approved_applies.borrow_mut().insert(p.env.clone(), p.clone());
                     }
                 }
                 let by = resolution.resolved_by.clone().unwrap_or_else(|| "unknown".into());

@@ -19,11 +19,16 @@ struct Memory {
     teardown_plan: RefCell<Option<GatePlan>>,
     /// The approved digest each teardown was handed.
     teardowns: RefCell<Vec<Option<String>>>,
+    /// The plan of an apply, as the services would compute it now.
+    apply_plan: RefCell<Option<GatePlan>>,
+    /// The approved plan each apply was handed.
+    approved_applies: RefCell<Vec<Option<GatePlan>>>,
 }
 
 impl Services for Memory {
-    fn apply(&self, env: &str, mode: DeleteMode) -> Result<String, ServiceError> {
+    fn apply(&self, env: &str, mode: DeleteMode, approved: Option<&GatePlan>) -> Result<String, ServiceError> {
         self.applies.borrow_mut().push(format!("{env}:{mode}"));
+        self.approved_applies.borrow_mut().push(approved.cloned());
         Ok("1 file written".into())
     }
     fn teardown(&self, _env: &str, _allow_holes: bool, approved: Option<&str>) -> Result<String, ServiceError> {
@@ -31,7 +36,10 @@ impl Services for Memory {
         Ok("torn down".into())
     }
     fn plan(&self, verb: PlanVerb, _env: &str) -> Result<Option<GatePlan>, ServiceError> {
-        Ok(self.teardown_plan.borrow().clone().filter(|_| verb == PlanVerb::Teardown))
+        Ok(match verb {
+            PlanVerb::Teardown => self.teardown_plan.borrow().clone(),
+            PlanVerb::Apply => self.apply_plan.borrow().clone(),
+        })
     }
     fn gate_facts(&self, _op: &str) -> Result<Vec<GateFact>, ServiceError> {
         Ok(self.facts.borrow().clone())
@@ -177,6 +185,31 @@ fn a_teardown_behind_a_plan_bound_gate_is_handed_the_approved_digest() {
     let bare = doc(json!([{"name": "Down", "steps": [teardown]}]), json!([]));
     assert_eq!(go(&bare, &m).status, Status::Ok);
     assert_eq!(m.teardowns.borrow().last(), Some(&None));
+}
+
+#[test]
+fn the_first_apply_behind_a_plan_bound_gate_is_handed_the_approved_plan() {
+    let apply = json!({"kind": "apply", "class": "mutating", "args": {"env": "db"}});
+    let d = doc(json!([{"name": "Up", "steps": [gate("up"), apply.clone(), apply]}]), json!([]));
+    let m = Memory::default();
+    let line = "update postgres/app.users.bio (type: character varying(200) -> character varying(100))";
+    let plan = GatePlan { verb: PlanVerb::Apply, env: "db".into(), changes: vec![line.into()] };
+    *m.apply_plan.borrow_mut() = Some(plan.clone());
+    assert_eq!(go(&d, &m).status, Status::Gated);
+    let pending = m.facts.borrow()[0].clone();
+    m.facts.borrow_mut().push(GateFact {
+        kind: FactKind::Resolution,
+        resolved_by: Some("alex".into()),
+        timestamp: "2026-09-05T13:04:00.000Z".into(),
+        expires_at: None,
+        ..pending
+    });
+    assert_eq!(go(&d, &m).status, Status::Ok);
+    assert_eq!(
+        *m.approved_applies.borrow(),
+        [Some(plan), None],
+        "the apply the gate guards re-checks the approved plan; the next one is not held to it"
+    );
 }
 
 #[test]

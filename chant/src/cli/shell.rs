@@ -69,7 +69,7 @@ const EXAMPLES: &[(&[&str], &str)] = &[
     ),
     (
         &["lifecycle", "baseline"],
-        "Examples:\n  chant lifecycle baseline staging\n  chant lifecycle baseline staging --clear app.json.document.port\n\nExit codes: 0 shown or cleared, 1 the baseline cannot be read or written, 2 usage error (--clear naming no accepted path).",
+        "Examples:\n  chant lifecycle baseline staging\n  chant lifecycle baseline staging --clear app.json.document.port\n  chant lifecycle baseline staging --reset   # replace a baseline chant did not write\n\nExit codes: 0 shown, cleared or reset, 1 the baseline cannot be read or written, 2 usage error (--clear naming no accepted path).",
     ),
     (
         &["graph"],

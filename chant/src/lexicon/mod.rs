@@ -52,9 +52,10 @@
 #[cfg(feature = "import")]
 pub use chant_lexicon::export;
 pub use chant_lexicon::{
-    Applied, AppliedRecord, BindError, Binding, BindingKey, BindingKind, BoundLexicon, Declaration, DeclarationError,
-    DeclaredEnv, DeleteMode, EnvDeclaration, EnvLexicon, Hook, HookError, Registration, RegistryError, artifacts,
-    binding, bound, declaration, declared_envs, env, estate, inventory, plugin, references, registry, steps,
+    Applied, AppliedRecord, ApprovedPlan, BindError, Binding, BindingKey, BindingKind, BoundLexicon, Declaration,
+    DeclarationError, DeclaredEnv, DeleteMode, EnvDeclaration, EnvLexicon, Hook, HookError, Registration,
+    RegistryError, artifacts, binding, bound, declaration, declared_envs, env, estate, inventory, plugin, references,
+    registry, steps,
 };
 
 /// The box services lexicon: a box's services under the `sprite-env` supervisor.

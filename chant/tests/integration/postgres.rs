@@ -6,6 +6,7 @@
 use std::collections::BTreeMap;
 use std::process::{Command, Stdio};
 
+use chant::lexicon::ApprovedPlan;
 use chant::lexicon::postgres::{
     Column, DeleteMode, PostgresDeclaration, PostgresError, PostgresLexicon, Table, catalog,
 };
@@ -141,6 +142,69 @@ fn nullability_defaults_comments_and_missing_columns_are_restored_and_nothing_is
         "{a:?}"
     );
     assert_eq!(c.strings(&db, "SELECT attname::text FROM pg_attribute WHERE attrelid = 'app.users'::regclass AND attname = 'added_by_hand'").len(), 1);
+}
+
+/// The change lines a gate plan of `lex`'s apply lists, as an approval binds them.
+fn approved_lines(lex: &PostgresLexicon, last: LastApply) -> Vec<String> {
+    let assessment = assess_pg(lex, last);
+    assessment.change_sets[0].entries.iter().filter_map(|e| e.apply_line("postgres")).collect()
+}
+
+fn bio(width: &str) -> PostgresDeclaration {
+    PostgresDeclaration::new().table(
+        Table::new("app", "users")
+            .column(Column::new("id", "bigint").not_null())
+            .column(Column::new("bio", format!("varchar({width})"))),
+    )
+}
+
+#[test]
+fn an_approved_type_change_is_rechecked_under_the_lock_and_rolled_back_when_the_column_changed() {
+    let c = cluster();
+    let db = c.database("approved_window");
+    let same = |line: &str| line.to_owned();
+
+    // An approved create is applied: the plan under the lock is the plan approved.
+    let wide = lexicon(&db, bio("200"));
+    let creates = approved_lines(&wide, LastApply::none());
+    assert!(creates.contains(&"create postgres/app.users.bio".to_owned()), "{creates:?}");
+    let created = wide.apply_approved(DeleteMode::Never, &ApprovedPlan { changes: &creates, redact: &same }).unwrap();
+    assert!(created.executed_count >= 2, "{created:?}");
+
+    // varchar(200) -> varchar(100) is approved...
+    let narrow = lexicon(&db, bio("100"));
+    let approved = approved_lines(&narrow, recorded(&narrow));
+    let line = "update postgres/app.users.bio (type: character varying(200) -> character varying(100))";
+    assert!(approved.contains(&line.to_owned()), "{approved:?}");
+
+    // ...then, between the run's check and the apply's transaction, the column becomes text and
+    // holds 5,000-character rows, which the approved narrowing would truncate.
+    c.as_app(&db, "ALTER TABLE app.users ALTER COLUMN bio TYPE text");
+    c.as_app(&db, "INSERT INTO app.users (id, bio) VALUES (1, repeat('x', 5000))");
+
+    let refused =
+        narrow.apply_approved(DeleteMode::OwnedOnly, &ApprovedPlan { changes: &approved, redact: &same }).unwrap_err();
+    let PostgresError::Unapproved { difference, env, .. } = &refused else {
+        panic!("expected Unapproved, got {refused:?}");
+    };
+    assert_eq!(env, "prod-db");
+    assert_eq!(
+        difference,
+        &format!(
+            "`update postgres/app.users.bio (type: text -> character varying(100))` was not approved \
+             (approved for it: `{line}`)"
+        ),
+        "{refused}"
+    );
+    assert!(refused.to_string().contains("rolled back"), "{refused}");
+    // Nothing ran: the column is still text, the row whole.
+    let types = c.strings(
+        &db,
+        "SELECT format_type(atttypid, atttypmod) FROM pg_attribute \
+        WHERE attrelid = 'app.users'::regclass AND attname = 'bio'",
+    );
+    assert_eq!(types, ["text"]);
+    assert_eq!(c.strings(&db, "SELECT length(bio)::text FROM app.users WHERE id = 1"), ["5000"]);
 }
 
 #[test]
