@@ -142,11 +142,7 @@ impl ChangeEntry {
         match self.action {
             ChangeAction::Create => Some(format!("create {what}")),
             ChangeAction::Update => {
-                let props: Vec<String> = self
-                    .deltas
-                    .iter()
-                    .map(|d| format!("{}: {} -> {}", d.property, d.live.as_deref().unwrap_or("(none)"), d.declared))
-                    .collect();
+                let props: Vec<String> = self.deltas.iter().map(delta_text).collect();
                 if props.is_empty() {
                     Some(format!("update {what}"))
                 } else {
@@ -158,6 +154,22 @@ impl ChangeEntry {
             _ => None,
         }
     }
+
+    /// The entry for a person, as `lifecycle diff` and the dashboard show it: its name, its kind
+    /// and what differs (`app.conf (file) [mode: 0600 -> 0644]`). With `text_diff` (a unified
+    /// text diff is shown under it) the content digests are left out: the text says more.
+    pub fn summary(&self, text_diff: bool) -> String {
+        let kind = self.kind.as_deref().map(|k| format!(" ({k})")).unwrap_or_default();
+        let deltas: Vec<String> =
+            self.deltas.iter().filter(|d| !text_diff || d.property != "content").map(delta_text).collect();
+        let deltas = if deltas.is_empty() { String::new() } else { format!(" [{}]", deltas.join("; ")) };
+        format!("{}{kind}{deltas}", self.name)
+    }
+}
+
+/// `<property>: <live> -> <declared>` (`(none)` for a live value not read).
+fn delta_text(d: &Delta) -> String {
+    format!("{}: {} -> {}", d.property, d.live.as_deref().unwrap_or("(none)"), d.declared)
 }
 
 /// The last recorded apply of one component, as the change set needs it.

@@ -147,22 +147,9 @@ pub fn render(diff: &Diff) -> Vec<String> {
             out.push(format!("    unobserved {}: {} — {cause}", cs.component, some_names(&names)));
         }
         for entry in cs.entries.iter().filter(|e| !matches!(e.action, ChangeAction::Noop | ChangeAction::Unobserved)) {
-            let line = {
-                let kind = entry.kind.as_deref().map(|k| format!(" ({k})")).unwrap_or_default();
-                let texts = diff.text_changes.iter().find(|t| t.component == cs.component && t.name == entry.name);
-                // The text diff below says more than the content digests it replaces.
-                let deltas: Vec<String> = entry
-                    .deltas
-                    .iter()
-                    .filter(|d| texts.is_none() || d.property != "content")
-                    .map(|d| format!("{}: {} -> {}", d.property, d.live.as_deref().unwrap_or("(none)"), d.declared))
-                    .collect();
-                let deltas = if deltas.is_empty() { String::new() } else { format!(" [{}]", deltas.join("; ")) };
-                format!("{}{kind}{deltas}", entry.name)
-            };
-            out.push(format!("    {} {}/{line}", entry.action.as_str(), cs.component));
-            if let Some(change) = diff.text_changes.iter().find(|t| t.component == cs.component && t.name == entry.name)
-            {
+            let texts = diff.text_changes.iter().find(|t| t.component == cs.component && t.name == entry.name);
+            out.push(format!("    {} {}/{}", entry.action.as_str(), cs.component, entry.summary(texts.is_some())));
+            if let Some(change) = texts {
                 out.extend(change.diff.lines().map(|l| format!("      {l}")));
             }
         }

@@ -109,19 +109,10 @@ pub fn live(project: &Project, env: &str) -> Result<(DiffView, Vec<DiffLine>), p
         }
         for entry in cs.entries.iter().filter(|e| !matches!(e.action, ChangeAction::Noop | ChangeAction::Unobserved)) {
             let texts = doc.text_changes.iter().find(|t| t.component == cs.component && t.name == entry.name);
-            let kind = entry.kind.as_deref().map(|k| format!(" ({k})")).unwrap_or_default();
-            // The text diff below says more than the content digests it replaces (as the CLI).
-            let deltas: Vec<String> = entry
-                .deltas
-                .iter()
-                .filter(|d| texts.is_none() || d.property != "content")
-                .map(|d| format!("{}: {} -> {}", d.property, d.live.as_deref().unwrap_or("(none)"), d.declared))
-                .collect();
-            let deltas = if deltas.is_empty() { String::new() } else { format!(" [{}]", deltas.join("; ")) };
             lines.push(DiffLine {
                 kind: entry.action.as_str().to_owned(),
                 component: cs.component.clone(),
-                text: project.redactor.redact(&format!("{}{kind}{deltas}", entry.name)),
+                text: project.redactor.redact(&entry.summary(texts.is_some())),
                 unified: texts.map(|t| project.redactor.redact(&t.diff)),
             });
         }

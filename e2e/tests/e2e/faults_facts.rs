@@ -22,7 +22,7 @@ use std::time::{Duration, SystemTime};
 use serde_json::Value;
 
 use super::faults::{at, at_minute, lcg, locks, ping_ids, quiesce};
-use super::support::{PROJECT, Sandbox, config_with_roots};
+use super::support::{PROJECT, Sandbox};
 
 /// The declaration with the JSON document the baseline accepts a value of.
 const DOC: (&str, &str) = ("E2E_SITE_DOC", "1");
@@ -41,15 +41,8 @@ const KINDS: [&str; 3] = ["approve", "baseline", "pushed run"];
 
 /// A project whose ledger remote is a bare repository beside it.
 fn shared() -> (Sandbox, PathBuf) {
-    let sandbox = Sandbox::new(&format!("{}\n[ledger]\nremote = \"origin\"\n", config_with_roots(&["site"])));
-    let bare = sandbox.root().join("remote.git");
-    sandbox.git(sandbox.root(), &["-c", "init.defaultBranch=main", "init", "-q", "--bare", "remote.git"]);
-    let dir = &sandbox.dir;
-    sandbox.git(dir, &["add", "chant.toml"]);
-    sandbox.git(dir, &["commit", "-q", "-m", "chant.toml with a remote"]);
-    sandbox.git(dir, &["remote", "add", "origin", bare.to_str().unwrap()]);
-    sandbox.git(dir, &["push", "-q", "origin", "main"]);
-    (sandbox, bare)
+    let shared = super::gate_remote::Shared::new();
+    (shared.sandbox, shared.bare)
 }
 
 /// Asserts that every line of every record shard is one JSON object, and every whole document

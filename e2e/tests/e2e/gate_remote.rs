@@ -18,13 +18,13 @@ fn at(minutes: i64) -> String {
 }
 
 /// A project whose `chant.toml` names `origin`, a bare repository, and its clones.
-struct Shared {
-    sandbox: Sandbox,
-    bare: PathBuf,
+pub(crate) struct Shared {
+    pub(crate) sandbox: Sandbox,
+    pub(crate) bare: PathBuf,
 }
 
 impl Shared {
-    fn new() -> Shared {
+    pub(crate) fn new() -> Shared {
         let sandbox = Sandbox::new(&format!("{}\n[ledger]\nremote = \"origin\"\n", config_with_roots(&["site"])));
         let bare = sandbox.root().join("remote.git");
         sandbox.git(sandbox.root(), &["-c", "init.defaultBranch=main", "init", "-q", "--bare", "remote.git"]);

@@ -96,21 +96,32 @@ fn init_then_cargo_run_ticks_the_new_project_and_a_bin_without_its_use_line_name
     );
     assert!(serve.stderr.contains("add \"serve\" to the features of the chant dependency"), "{}", serve.all());
 
-    // An env typo in a step is refused when the op set loads, before anything runs, naming the
-    // op, the step, the env and the closest declared env; nothing is recorded.
+    // An env typo in a step is refused at build time when a declared env is one edit away (the
+    // macros read the crate's `DeclaredEnv` registrations), at the string, with the env meant.
     let lib = dir.join("src/lib.rs");
     let declared = std::fs::read_to_string(&lib).unwrap();
     assert!(declared.contains(r#"apply(env = "site")"#), "{declared}");
-    std::fs::write(&lib, declared.replace(r#"apply(env = "site")"#, r#"apply(env = "stie")"#)).unwrap();
     let records = sandbox.git(&dir, &["rev-list", "--count", "refs/heads/chant/lifecycle"]);
+    std::fs::write(&lib, declared.replace(r#"apply(env = "site")"#, r#"apply(env = "stie")"#)).unwrap();
     let typo = cargo(&dir, &["run", "-q"]);
-    typo.code(2);
+    typo.code(101);
     assert!(
-        typo.stderr.contains(r#"op "site-apply": step 1 of phase "Apply", `apply(env = "stie")`"#),
+        typo.stderr.contains(r#"`apply` names env "stie", which this crate does not declare; did you mean "site"?"#),
         "{}",
         typo.all()
     );
-    assert!(typo.stderr.contains(r#"(the closest declared env is "site")"#), "{}", typo.all());
+    // A name close to no declared env (it may be declared in another crate) is refused when the
+    // op set loads, before anything runs, naming the op, the step, the env and the closest
+    // declared env; nothing is recorded.
+    std::fs::write(&lib, declared.replace(r#"apply(env = "site")"#, r#"apply(env = "production")"#)).unwrap();
+    let far = cargo(&dir, &["run", "-q"]);
+    far.code(2);
+    assert!(
+        far.stderr.contains(r#"op "site-apply": step 1 of phase "Apply", `apply(env = "production")`"#),
+        "{}",
+        far.all()
+    );
+    assert!(far.stderr.contains(r#"(the closest declared env is "site")"#), "{}", far.all());
     assert_eq!(sandbox.git(&dir, &["rev-list", "--count", "refs/heads/chant/lifecycle"]), records, "nothing recorded");
     std::fs::write(&lib, declared).unwrap();
 
