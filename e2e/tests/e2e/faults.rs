@@ -85,6 +85,43 @@ pub(crate) fn locks(git_dir: &Path) -> Vec<PathBuf> {
     out
 }
 
+/// Ages each of `leftover` (lock files a kill left, in the project's repository or its remote) past
+/// the stale-lock age, asserts that the next command that meets it names it with its fix (`rm
+/// <path>`), and removes it (the human's fix). A lease's lock (or its remote-tracking copy's) is
+/// met by the next run of its op, under `vars` (a time after the killed holder's lease lapsed: a
+/// live lease is refused without a write); any other by the next append. Returns the locks, as
+/// paths below the sandbox's root.
+pub(crate) fn clear_locks(sandbox: &Sandbox, leftover: Vec<PathBuf>, vars: &[(&str, &str)], what: &str) -> Vec<String> {
+    let git_dir = sandbox.dir.join(".git");
+    let mut cleared = Vec::new();
+    for lock in leftover {
+        std::fs::File::options()
+            .write(true)
+            .open(&lock)
+            .unwrap()
+            .set_modified(SystemTime::now() - Duration::from_secs(60))
+            .unwrap();
+        let op = ["refs/chant/lease", "refs/chant/lease-remote"]
+            .iter()
+            .find_map(|d| lock.strip_prefix(git_dir.join(d)).ok())
+            .map(|p| p.display().to_string());
+        let next = match op.as_deref().and_then(|p| p.strip_suffix(".lock")) {
+            Some("site-converge") => sandbox.project(&["tick", "site-converge"], vars),
+            Some(op) => sandbox.project(&["run", op], vars),
+            None => sandbox.project(&["run", "site-ping"], vars),
+        };
+        assert!(
+            next.all().contains(&format!("rm {}", lock.display())),
+            "{what}: the leftover {} is not named with its fix:\n{}",
+            lock.display(),
+            next.all()
+        );
+        std::fs::remove_file(&lock).unwrap();
+        cleared.push(lock.strip_prefix(sandbox.root()).unwrap_or(&lock).display().to_string());
+    }
+    cleared
+}
+
 /// Asserts that every line of every file on the ledger is one JSON object.
 pub(crate) fn no_torn_line(sandbox: &Sandbox, trial: usize) -> usize {
     let lines = sandbox.ledger_lines_of(&sandbox.dir);
@@ -140,32 +177,9 @@ fn campaign(trials: usize) -> Figures {
         }
 
         // A lock the kill left: once stale, the next command names it and its fix.
-        for lock in locks(&git_dir) {
-            std::fs::File::options()
-                .write(true)
-                .open(&lock)
-                .unwrap()
-                .set_modified(SystemTime::now() - Duration::from_secs(60))
-                .unwrap();
-            // A lease's lock is met by the next run of its op once the killed holder's lease has
-            // lapsed (a live lease is refused without a write); any other by the next append.
-            let later = at_minute(10 * n + 6);
-            let later = [("CHANT_NOW", later.as_str())];
-            let op = lock.strip_prefix(git_dir.join("refs/chant/lease")).ok().map(|p| p.display().to_string());
-            let next = match op.as_deref().and_then(|p| p.strip_suffix(".lock")) {
-                Some("site-converge") => sandbox.project(&["tick", "site-converge"], &later),
-                Some(op) => sandbox.project(&["run", op], &later),
-                None => sandbox.project(&["run", "site-ping"], &later),
-            };
-            assert!(
-                next.all().contains(&format!("rm {}", lock.display())),
-                "trial {n}: the leftover {} is not named with its fix:\n{}",
-                lock.display(),
-                next.all()
-            );
-            std::fs::remove_file(&lock).unwrap();
-            figures.locks.push(lock.strip_prefix(&git_dir).unwrap().display().to_string());
-        }
+        let later = at_minute(10 * n + 6);
+        let cleared = clear_locks(&sandbox, locks(&git_dir), &[("CHANT_NOW", later.as_str())], &format!("trial {n}"));
+        figures.locks.extend(cleared);
 
         // The next write appends anything kept; then nothing completed is missing.
         sandbox.project(&["run", "site-ping"], &vars).code(0);

@@ -21,7 +21,7 @@ use std::time::{Duration, SystemTime};
 
 use serde_json::Value;
 
-use super::faults::{at, at_minute, lcg, locks, ping_ids, quiesce};
+use super::faults::{at, at_minute, clear_locks, lcg, locks, ping_ids, quiesce};
 use super::support::{PROJECT, Sandbox};
 
 /// The declaration with the JSON document the baseline accepts a value of.
@@ -129,34 +129,10 @@ fn campaign(per_kind: usize) -> Figures {
 
         // A lock the kill left, in the clone or in the remote: once stale, the next command names
         // it and its fix, and removing it is enough.
-        for lock in locks(&git_dir).into_iter().chain(locks(&bare)) {
-            std::fs::File::options()
-                .write(true)
-                .open(&lock)
-                .unwrap()
-                .set_modified(SystemTime::now() - Duration::from_secs(60))
-                .unwrap();
-            let later = at_minute(10 * n + 6);
-            let later = [("CHANT_NOW", later.as_str()), DOC];
-            // A lease's lock, or its remote-tracking copy's, is met by the next run of its op.
-            let op = ["refs/chant/lease", "refs/chant/lease-remote"]
-                .iter()
-                .find_map(|d| lock.strip_prefix(git_dir.join(d)).ok())
-                .map(|p| p.display().to_string());
-            let next = match op.as_deref().and_then(|p| p.strip_suffix(".lock")) {
-                Some(op) => sandbox.project(&["run", op], &later),
-                None => sandbox.project(&["run", "site-ping"], &later),
-            };
-            assert!(
-                next.all().contains(&format!("rm {}", lock.display())),
-                "trial {n} ({}): the leftover {} is not named with its fix:\n{}",
-                KINDS[kind],
-                lock.display(),
-                next.all()
-            );
-            std::fs::remove_file(&lock).unwrap();
-            figures.locks.push(lock.strip_prefix(sandbox.root()).unwrap().display().to_string());
-        }
+        let later = at_minute(10 * n + 6);
+        let leftover = locks(&git_dir).into_iter().chain(locks(&bare)).collect();
+        let what = format!("trial {n} ({})", KINDS[kind]);
+        figures.locks.extend(clear_locks(&sandbox, leftover, &[("CHANT_NOW", later.as_str()), DOC], &what));
 
         // The next write appends (and pushes) anything kept; nothing completed is missing.
         sandbox.project(&["run", "site-ping"], &vars).code(0);
