@@ -112,8 +112,11 @@ fn a_sealed_gate_opens_only_on_a_seal_from_an_allowed_signer_over_the_unedited_l
     assert!(detail.contains("[approved] alex at 2026-03-01T10:08:00.000Z [sealed by alex]"), "{detail}");
 
     // The audit names each approval's seal; the edit is a revocation of the line as signed and a
-    // new line. The project binary knows the gate needs a seal: the unsealed approval is a gap.
-    let audit = sandbox.stock(&["operator", "audit", "--json", "--op", OP], &[]).code(0).json();
+    // new line. The request says its gate needs a seal, so even the stock binary (which knows no
+    // op) finds the unsealed approval a gap; the project binary knows it from the op too.
+    let audit = sandbox.stock(&["operator", "audit", "--json", "--op", OP], &[]).code(1).json();
+    let stock_gaps: Vec<&str> = audit["gaps"].as_array().unwrap().iter().map(|g| g["kind"].as_str().unwrap()).collect();
+    assert_eq!(stock_gaps, ["unsealed"], "{audit}");
     let entries = audit["entries"].as_array().unwrap();
     let seals: Vec<&str> =
         entries.iter().filter(|e| e["kind"] == "approved").map(|e| e["seal"].as_str().unwrap()).collect();
