@@ -369,8 +369,9 @@ fn workspace_status_shows_the_declared_and_listed_services_and_the_newest_tick()
             && l.contains(" ok in ")),
         "{text}"
     );
-    assert!(text.contains("converge@box: in-sync, last tick "), "{text}");
-    assert!(text.contains("in-sync 2 drifted 0 unknown 0  fired -"), "{text}");
+    // The health word and how old it is; the counts are in the JSON.
+    assert!(text.contains("converge@box: in-sync, observed "), "{text}");
+    assert!(!text.contains("drifted 0"), "no counters on the line: {text}");
 }
 
 #[test]
