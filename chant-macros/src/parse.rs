@@ -999,7 +999,7 @@ mod tests {
                 "unexpected `,`: an entry is missing here",
                 "`dial` is one of the words observe, reconcile or apply, written without quotes",
                 "unexpected `,`: an entry is missing here",
-                "unknown action `rnu`; an action is run(\"<op name>\") or report(\"<reason>\")",
+                "unknown action `rnu`; did you mean `run`?",
                 "unknown rule option `whyy`; did you mean `why`?",
             ]
         );

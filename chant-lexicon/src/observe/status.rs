@@ -320,8 +320,9 @@ mod tests {
         let row = status_row("staging", &cs("files", many), true, false);
         assert_eq!(
             row.detail,
-            "5 unobserved: a.conf (file) — read failed: is a directory [queried /r/a.conf]; z0 — read failed; \
-             z1 — read failed; and 2 more"
+            "5 unobserved: a.conf (file) — read failed: is a directory [queried /r/a.conf]; \
+             z0, z1, z2 and 1 more — read failed",
+            "one line per cause"
         );
         let row = status_row("staging", &cs("files", vec![entry("a", Create, true, false)]), false, false);
         assert_eq!(row.detail, "never applied: 1 declared, 0 present");
