@@ -49,6 +49,8 @@ pub enum EntryKind {
     GateResolution,
     /// A notification record: the events sent for a tick, and each sink's delivery.
     Notification,
+    /// A person's decision about the op: `operator suspend`, `resume` or `undamp`.
+    Control,
 }
 
 /// One entry of the timeline.
@@ -83,6 +85,8 @@ pub enum Read {
     Gate(Box<GateFact>),
     /// A notification record.
     Notification(Box<NotifyRecord>),
+    /// A control fact.
+    Control(Box<crate::tick::control::ControlFact>),
 }
 
 /// The whole `operator log` document.
@@ -137,6 +141,13 @@ pub fn timeline(ledger: &Ledger, ops: &[OpRef], filter: &Filter) -> Result<Timel
         for stored in records {
             entries.push(entry(Read::Notification(Box::new(stored.record)), &r.op, &r.env, &r.member, stored.value));
         }
+        let key = ShardKey::control(r.member.as_deref(), &r.env, &r.op)?;
+        let (records, unreadable) =
+            window::<crate::tick::control::ControlFact>(ledger, &key, filter, |c| &c.timestamp)?;
+        malformed.converge += unreadable.len();
+        for stored in records {
+            entries.push(entry(Read::Control(Box::new(stored.record)), &r.op, &r.env, &r.member, stored.value));
+        }
     }
     for (member, env, op) in &run_keys {
         let Ok(key) = ShardKey::run(member.as_deref(), Some(env), op) else { continue };
@@ -175,6 +186,7 @@ impl Read {
             Read::Run(_) => EntryKind::Run,
             Read::Gate(_) => EntryKind::GateResolution,
             Read::Notification(_) => EntryKind::Notification,
+            Read::Control(_) => EntryKind::Control,
         }
     }
 
@@ -186,6 +198,7 @@ impl Read {
             Read::Run(r) => &r.ended_at,
             Read::Gate(f) => &f.timestamp,
             Read::Notification(n) => &n.timestamp,
+            Read::Control(c) => &c.timestamp,
         }
     }
 }
@@ -295,6 +308,20 @@ pub fn render(timeline: &Timeline) -> String {
                     };
                     let _ = writeln!(s, "    {}  {}  {result}", d.event.as_str(), p(&d.sink));
                 }
+            }
+            Read::Control(fact) => {
+                let what = match (fact.kind.as_str(), &fact.rule, &fact.reason, &fact.until) {
+                    ("suspend", _, reason, until) => format!(
+                        "suspended: {}{}",
+                        p(reason.as_deref().unwrap_or("no reason given")),
+                        until.as_deref().map(|u| format!(", until {}", p(u))).unwrap_or_default()
+                    ),
+                    ("resume", ..) => "resumed".to_owned(),
+                    ("undamp", Some(rule), ..) => format!("undamped rule {}", p(rule)),
+                    ("undamp", None, ..) => "undamped every rule".to_owned(),
+                    (other, ..) => p(other).to_string(),
+                };
+                let _ = writeln!(s, "{at}  {op}@{env}  {what} by {}", p(&fact.by));
             }
         }
     }

@@ -155,6 +155,9 @@ fn a_suspension_recorded_in_one_clone_stops_the_operator_of_another() {
         json["ops"].as_array().unwrap().iter().find(|r| r["op"] == "site-converge").unwrap().clone()
     };
     assert_eq!(site(&b, 1)["suspended"]["reason"], "db migration");
+    // The operator's log shows the decision, with who made it.
+    let log = shared.chant(&b, 1, &["operator", "log", "--op", "site-converge"]);
+    assert!(log.stdout.contains("site-converge@site  suspended: db migration by ana"), "{}", log.all());
     // A person's tick by hand still runs.
     shared.chant(&b, 2, &["tick", "site-converge"]).code(0);
 
