@@ -424,15 +424,7 @@ fn answer(shared: &Shared, req: Request) -> Response {
             } else if let Some(n) = needs.iter().find(|n| !t.services.iter().any(|s| &s.name == *n)) {
                 Err(Error::Undefined { need: n.clone(), name })
             } else {
-                let state = State {
-                    name: name.clone(),
-                    status: Status::Stopped,
-                    pid: None,
-                    started: None,
-                    exit_status: None,
-                    started_at: None,
-                    restarts: 0,
-                };
+                let state = State::stopped(&name);
                 t.services.push(Service { name: name.clone(), cmd, args, needs, http_port, dir, state, values });
                 persist(&shared.dir, &t.services);
                 drop(t);

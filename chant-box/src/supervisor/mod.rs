@@ -127,6 +127,21 @@ pub struct State {
     pub restarts: u32,
 }
 
+impl State {
+    /// The state of a service that was declared and has not run yet.
+    pub fn stopped(name: &str) -> State {
+        State {
+            name: name.to_owned(),
+            status: Status::Stopped,
+            pid: None,
+            started: None,
+            exit_status: None,
+            started_at: None,
+            restarts: 0,
+        }
+    }
+}
+
 fn is_zero(n: &u32) -> bool {
     *n == 0
 }
@@ -315,15 +330,7 @@ mod tests {
             needs: Vec::new(),
             http_port: None,
             dir: None,
-            state: State {
-                name: "app".into(),
-                status: Status::Stopped,
-                pid: None,
-                started: None,
-                exit_status: None,
-                started_at: None,
-                restarts: 0,
-            },
+            state: State::stopped("app"),
             values: values.iter().map(|(k, v)| ((*k).to_owned(), (*v).to_owned())).collect(),
         }
     }

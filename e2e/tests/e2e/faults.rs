@@ -85,6 +85,30 @@ pub(crate) fn locks(git_dir: &Path) -> Vec<PathBuf> {
     out
 }
 
+/// Kills `victim` with SIGKILL after `delay` (true when it was still at work), waits for the
+/// `survivor` (a `run site-ping --json` started beside it) and for every process under `root`, and
+/// adds the survivor's run id to `completed` when it finished.
+pub(crate) fn kill_beside(
+    mut victim: std::process::Child,
+    survivor: std::process::Child,
+    delay: Duration,
+    root: &Path,
+    completed: &mut BTreeSet<String>,
+) -> bool {
+    std::thread::sleep(delay);
+    let mid_work = victim.try_wait().unwrap().is_none();
+    let _ = victim.kill();
+    let _ = victim.wait();
+    let survivor = survivor.wait_with_output().unwrap();
+    quiesce(root);
+    if survivor.status.success() {
+        let line = String::from_utf8_lossy(&survivor.stdout);
+        let record: Value = serde_json::from_str(line.trim()).unwrap();
+        completed.insert(record["id"].as_str().unwrap().to_owned());
+    }
+    mid_work
+}
+
 /// Ages each of `leftover` (lock files a kill left, in the project's repository or its remote) past
 /// the stale-lock age, asserts that the next command that meets it names it with its fix (`rm
 /// <path>`), and removes it (the human's fix). A lease's lock (or its remote-tracking copy's) is
@@ -159,21 +183,12 @@ fn campaign(trials: usize) -> Figures {
             _ => &["operator", "--once", "--env", "site"],
         };
         let mut victim = sandbox.command(PROJECT, &sandbox.dir, args, &vars);
-        let mut victim = victim.stdout(Stdio::null()).stderr(Stdio::null()).spawn().unwrap();
+        let victim = victim.stdout(Stdio::null()).stderr(Stdio::null()).spawn().unwrap();
         let mut survivor = sandbox.command(PROJECT, &sandbox.dir, &["run", "site-ping", "--json"], &vars);
         let survivor = survivor.stdout(Stdio::piped()).stderr(Stdio::null()).spawn().unwrap();
-        std::thread::sleep(Duration::from_millis(lcg(n as u64) % 400));
-        if victim.try_wait().unwrap().is_none() {
+        let delay = Duration::from_millis(lcg(n as u64) % 400);
+        if kill_beside(victim, survivor, delay, sandbox.root(), &mut completed) {
             figures.killed += 1;
-        }
-        let _ = victim.kill();
-        let _ = victim.wait();
-        let survivor = survivor.wait_with_output().unwrap();
-        quiesce(sandbox.root());
-        if survivor.status.success() {
-            let line = String::from_utf8_lossy(&survivor.stdout);
-            let record: Value = serde_json::from_str(line.trim()).unwrap();
-            completed.insert(record["id"].as_str().unwrap().to_owned());
         }
 
         // A lock the kill left: once stale, the next command names it and its fix.

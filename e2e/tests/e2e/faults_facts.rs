@@ -21,7 +21,7 @@ use std::time::{Duration, SystemTime};
 
 use serde_json::Value;
 
-use super::faults::{at, at_minute, clear_locks, lcg, locks, ping_ids, quiesce};
+use super::faults::{at, at_minute, clear_locks, kill_beside, lcg, locks, ping_ids};
 use super::support::{PROJECT, Sandbox};
 
 /// The declaration with the JSON document the baseline accepts a value of.
@@ -110,21 +110,12 @@ fn campaign(per_kind: usize) -> Figures {
             }
         };
         let mut victim = sandbox.command(PROJECT, &sandbox.dir, args, &vars);
-        let mut victim = victim.stdout(Stdio::null()).stderr(Stdio::null()).spawn().unwrap();
+        let victim = victim.stdout(Stdio::null()).stderr(Stdio::null()).spawn().unwrap();
         let mut survivor = sandbox.command(PROJECT, &sandbox.dir, &["run", "site-ping", "--json"], &vars);
         let survivor = survivor.stdout(Stdio::piped()).stderr(Stdio::null()).spawn().unwrap();
-        std::thread::sleep(Duration::from_millis(lcg(n as u64) % 500));
-        if victim.try_wait().unwrap().is_none() {
+        let delay = Duration::from_millis(lcg(n as u64) % 500);
+        if kill_beside(victim, survivor, delay, sandbox.root(), &mut completed) {
             figures.killed[kind] += 1;
-        }
-        let _ = victim.kill();
-        let _ = victim.wait();
-        let survivor = survivor.wait_with_output().unwrap();
-        quiesce(sandbox.root());
-        if survivor.status.success() {
-            let line = String::from_utf8_lossy(&survivor.stdout);
-            let record: Value = serde_json::from_str(line.trim()).unwrap();
-            completed.insert(record["id"].as_str().unwrap().to_owned());
         }
 
         // A lock the kill left, in the clone or in the remote: once stale, the next command names
