@@ -31,12 +31,10 @@ pub fn pgbench() -> EnvDeclaration {
         }
         declaration = declaration.table(t);
     }
-    declaration = declaration.table(
-        Table::new("public", "orders").column(Column::new("customer_id", "bigint")).constraint(Constraint::new(
-            "orders_customer_id_fkey",
-            "FOREIGN KEY (customer_id) REFERENCES secret.customers(id)",
-        )),
-    );
+    declaration =
+        declaration.table(Table::new("public", "orders").column(Column::new("customer_id", "bigint")).constraint(
+            Constraint::new("orders_customer_id_fkey", "FOREIGN KEY (customer_id) REFERENCES secret.customers(id)"),
+        ));
     EnvDeclaration::new().with(declaration)
 }
 

@@ -13,7 +13,7 @@ use super::Health;
 use super::history::Point;
 
 /// The bar area's height, in pixels.
-const PLOT_H: f64 = 90.0;
+const PLOT_H: f64 = 64.0;
 /// Room above the bars for their figures.
 const TOP: f64 = 16.0;
 /// Room below for the time axis.
@@ -21,13 +21,13 @@ const BOTTOM: f64 = 18.0;
 /// Room on the left for the value axis.
 const LEFT: f64 = 52.0;
 /// The narrowest a chart is drawn.
-const MIN_WIDTH: f64 = 420.0;
+const MIN_WIDTH: f64 = 260.0;
 /// The health strip's cell height.
 const CELL_H: f64 = 22.0;
 
-/// The width of one tick's slot: about 640 px for the whole series, within 4 to 28 px a tick.
+/// The width of one tick's slot: about 480 px for the whole series, within 4 to 28 px a tick.
 fn slot(n: usize) -> f64 {
-    (640.0 / n.max(1) as f64).clamp(4.0, 28.0)
+    (480.0 / n.max(1) as f64).clamp(4.0, 28.0)
 }
 
 fn width(n: usize) -> f64 {
@@ -96,18 +96,26 @@ pub fn history(points: &[Point]) -> Markup {
             @if points.is_empty() {
                 p.muted { "No tick is recorded yet." }
             } @else {
-                div style="overflow-x:auto" {
-                    h3 { "Health per tick" }
-                    (strip(points))
-                    p.muted.legend {
-                        @for h in legend(points) { span style="margin-right:12px" { code { (glyph(h)) } " " (h.as_str()) } }
+                div style="display:flex;flex-wrap:wrap;gap:4px 28px;overflow-x:auto" {
+                    div {
+                        h3 { "Health per tick" }
+                        (strip(points))
+                        p.muted.legend style="margin:2px 0;font-size:12px" {
+                            @for h in legend(points) { span style="margin-right:10px" { code { (glyph(h)) } " " (h.as_str()) } }
+                        }
                     }
-                    h3 { "Tick duration" }
-                    (bars("duration", "Tick duration", points, |p| p.duration_ms.map(|v| v as f64), millis))
-                    h3 { "Drift count" }
-                    (bars("drifted", "Drift count", points, |p| Some(p.drifted as f64), count))
-                    h3 { "Remediations" }
-                    (bars("remediated", "Remediations", points, |p| Some(p.remediated as f64), count))
+                    div {
+                        h3 { "Tick duration" }
+                        (bars("duration", "Tick duration", points, |p| p.duration_ms.map(|v| v as f64), millis))
+                    }
+                    div {
+                        h3 { "Drift count" }
+                        (bars("drifted", "Drift count", points, |p| Some(p.drifted as f64), count))
+                    }
+                    div {
+                        h3 { "Remediations" }
+                        (bars("remediated", "Remediations", points, |p| Some(p.remediated as f64), count))
+                    }
                 }
                 details {
                     summary { "The same figures as a table" }
@@ -166,13 +174,18 @@ fn strip(points: &[Point]) -> Markup {
     }
 }
 
+/// A tick's time as the axis shows it: to the minute (`2026-03-01T10:05`).
+fn minute(timestamp: &str) -> &str {
+    timestamp.get(..16).unwrap_or(timestamp)
+}
+
 /// The first and last tick's times under a chart whose marks end at `y`.
 fn time_axis(points: &[Point], y: f64, w: f64) -> Markup {
     let (Some(first), Some(last)) = (points.first(), points.last()) else { return html! {} };
     html! {
-        text x=(num(LEFT)) y=(num(y + 12.0)) font-size="10" fill="#6b7487" { (first.timestamp) }
+        text x=(num(LEFT)) y=(num(y + 12.0)) font-size="10" fill="#6b7487" { (minute(&first.timestamp)) }
         @if points.len() > 1 {
-            text x=(num(w - 4.0)) y=(num(y + 12.0)) font-size="10" fill="#6b7487" text-anchor="end" { (last.timestamp) }
+            text x=(num(w - 4.0)) y=(num(y + 12.0)) font-size="10" fill="#6b7487" text-anchor="end" { (minute(&last.timestamp)) }
         }
     }
 }
@@ -208,7 +221,9 @@ fn bars(
             font-family="system-ui,sans-serif" font-size="10" {
             title { (label) }
             line x1=(num(LEFT - 2.0)) y1=(num(base)) x2=(num(w - 4.0)) y2=(num(base)) stroke="#8a93a6" {}
-            text.axis x=(num(LEFT - 6.0)) y=(num(TOP + 4.0)) text-anchor="end" fill="#6b7487" { (show(max)) }
+            @if max > 0.0 {
+                text.axis x=(num(LEFT - 6.0)) y=(num(TOP + 4.0)) text-anchor="end" fill="#6b7487" { (show(max)) }
+            }
             text.axis x=(num(LEFT - 6.0)) y=(num(base)) text-anchor="end" fill="#6b7487" { "0" }
             @for (i, (p, v)) in points.iter().zip(&values).enumerate() {
                 @let x = LEFT + i as f64 * s + 1.0;

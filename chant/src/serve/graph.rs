@@ -121,7 +121,9 @@ fn live_asked(q: &GraphQuery) -> Result<bool, String> {
     match q.live.as_deref() {
         None | Some("0" | "false") => Ok(false),
         Some("1" | "true") => Ok(true),
-        Some(other) => Err(format!("?live={other:?} is neither 1 nor 0: ask for ?live=1 (the observed graph) or leave it out (the declared graph)")),
+        Some(other) => Err(format!(
+            "?live={other:?} is neither 1 nor 0: ask for ?live=1 (the observed graph) or leave it out (the declared graph)"
+        )),
     }
 }
 
@@ -171,7 +173,9 @@ async fn off_pool<T: Send + 'static>(
     }
     match tokio::time::timeout(diff::LIVE_DIFF_WAIT, rx).await {
         Ok(Ok(read)) => Ok(read),
-        Ok(Err(_)) => Err((StatusCode::INTERNAL_SERVER_ERROR, "the live graph ended without an answer").into_response()),
+        Ok(Err(_)) => {
+            Err((StatusCode::INTERNAL_SERVER_ERROR, "the live graph ended without an answer").into_response())
+        }
         Err(_) => Ok(Err(Error::GraphTimedOut { env, after: diff::LIVE_DIFF_WAIT })),
     }
 }

@@ -79,7 +79,9 @@ fn middle(points: &[Point]) -> Option<Point> {
     let n = points.len();
     match n {
         0 => None,
-        _ if n % 2 == 0 => Some(((points[n / 2 - 1].0 + points[n / 2].0) / 2.0, (points[n / 2 - 1].1 + points[n / 2].1) / 2.0)),
+        _ if n % 2 == 0 => {
+            Some(((points[n / 2 - 1].0 + points[n / 2].0) / 2.0, (points[n / 2 - 1].1 + points[n / 2].1) / 2.0))
+        }
         _ => Some(points[n / 2]),
     }
 }

@@ -164,8 +164,7 @@ fn parse_plain(text: &str, nodes: usize, edges: &[(usize, usize)]) -> Option<Lay
                 let (a, b) = (node_index(t[1])?, node_index(t[2])?);
                 let n: usize = t[3].parse().ok()?;
                 let coords = t.get(4..4 + 2 * n)?;
-                let points: Option<Vec<Point>> =
-                    coords.chunks(2).map(|c| Some(at(num(c[0])?, num(c[1])?))).collect();
+                let points: Option<Vec<Point>> = coords.chunks(2).map(|c| Some(at(num(c[0])?, num(c[1])?))).collect();
                 paths.entry((a, b)).or_default().push_back(points?);
             }
             _ => {}

@@ -21,12 +21,14 @@
 //!   interpolated value, and every page is served with a `Content-Security-Policy` that allows no
 //!   script at all, so a `why` or a service name holding `<script>` is shown, never run.
 //! - Nothing is fetched from elsewhere: the one stylesheet is inline, there are no external assets.
-//! - The overview never observes anything live; only `/envs/{env}/diff` does.
+//! - The overview never observes anything live; only `/envs/{env}/diff` and
+//!   `/envs/{env}/graph?live=1` do.
 //! - It answers only to its own names ([`host`]): a request whose `Host` is not a loopback name,
 //!   the bound address or an `--allow-host` name is refused with 421, so a DNS-rebinding page
 //!   reads nothing and starts no live diff.
 //! - A live diff never holds another page: it runs on a thread of its own, at most
-//!   [`diff::MAX_LIVE_DIFFS`] at once, waited for at most [`diff::LIVE_DIFF_WAIT`].
+//!   [`diff::MAX_LIVE_DIFFS`] at once, waited for at most [`diff::LIVE_DIFF_WAIT`]; a live graph
+//!   ([`graph`]) takes one of the same places.
 //!
 //! # Caveats
 //!

@@ -16,7 +16,8 @@ use super::operator::Running;
 use crate::support::{PROJECT, STOCK, Sandbox, config_with_roots};
 
 /// Every clock read of the ticks and of the server: fixed, so ages and lease liveness agree.
-pub(crate) const TICK_AT: [&str; 3] = ["2026-03-01T10:00:00.000Z", "2026-03-01T10:05:00.000Z", "2026-03-01T10:10:00.000Z"];
+pub(crate) const TICK_AT: [&str; 3] =
+    ["2026-03-01T10:00:00.000Z", "2026-03-01T10:05:00.000Z", "2026-03-01T10:10:00.000Z"];
 const SERVE_AT: &str = "2026-03-01T10:12:30.000Z";
 
 /// The approve command of the gate the `dash` ticks stop at.
