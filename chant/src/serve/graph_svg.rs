@@ -1,5 +1,5 @@
 //! The graph page's drawing: an env's reference graph as inline SVG, written here with `maud`
-//! (which escapes every name) from a [`Layout`](super::layout::Layout) that holds positions only.
+//! (which escapes every name) from a [`Layout`] that holds positions only.
 //! No markup from Graphviz reaches the page, no script, and nothing is linked from elsewhere (the
 //! one `url(#arrow)` is the arrowhead defined in the same `<svg>`).
 //!
@@ -79,7 +79,7 @@ fn middle(points: &[Point]) -> Option<Point> {
     let n = points.len();
     match n {
         0 => None,
-        _ if n % 2 == 0 => {
+        _ if n.is_multiple_of(2) => {
             Some(((points[n / 2 - 1].0 + points[n / 2].0) / 2.0, (points[n / 2 - 1].1 + points[n / 2].1) / 2.0))
         }
         _ => Some(points[n / 2]),

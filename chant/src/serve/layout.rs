@@ -174,7 +174,9 @@ fn parse_plain(text: &str, nodes: usize, edges: &[(usize, usize)]) -> Option<Lay
     let edges = edges
         .iter()
         .map(|&(a, b)| match paths.get_mut(&(a, b)).and_then(VecDeque::pop_front) {
-            Some(points) if points.len() >= 4 && (points.len() - 1) % 3 == 0 => EdgePath { points, spline: true },
+            Some(points) if points.len() >= 4 && (points.len() - 1).is_multiple_of(3) => {
+                EdgePath { points, spline: true }
+            }
             // A self loop or an edge dot did not draw: a straight line between the centres.
             _ => EdgePath { points: vec![centres[a], centres[b]], spline: false },
         })
