@@ -16,7 +16,7 @@ use chant_testkit::postgres::cluster;
 use serde_json::Value;
 
 use super::serve::{Served, TICK_AT, chromium, estate_sandbox, screenshot_dir};
-use super::support::{PROJECT, Sandbox, converge_key};
+use super::support::{PROJECT, STOCK, Sandbox, converge_key};
 
 /// The foreign keys `pgbench -i --foreign-keys` adds, as graph edges.
 const PGBENCH_EDGES: [(&str, &str); 5] = [
@@ -229,6 +229,15 @@ fn the_op_page_charts_each_tick_shown_with_the_ledgers_figures() {
     // A foreign Host is refused on the op page.
     let port = served.base.rsplit_once(':').unwrap().1;
     assert_eq!(get_as(&served.base, "/ops/dash/dash-converge", &format!("evil.example:{port}")).0, 421);
+    drop(served);
+
+    // The stock binary charts the ledger's ticks as well, and says why it draws no graph.
+    let stock = Served::start_with(&sandbox, STOCK, &[]);
+    let op = stock.json("/ops/dash/dash-converge");
+    assert_eq!(op["history"].as_array().unwrap().len(), records.len(), "{op}");
+    let refused = stock.get("/envs/site/graph", "application/json");
+    assert_eq!(refused.status, 404, "{}", refused.body);
+    assert!(refused.body.contains("cannot diff an env live or draw its graph"), "{}", refused.body);
 }
 
 /// A listener on 127.0.0.1 that accepts every connection and answers nothing. Returns its port.
