@@ -13,3 +13,4 @@ pub mod dashboard;
 pub mod declaration;
 pub mod operator;
 pub mod ops;
+pub mod pgbench;

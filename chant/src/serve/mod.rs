@@ -11,6 +11,7 @@
 //! | `/ops/{env}/{op}[?member=M][&limit=N]` | one ConvergeOp: its ticks as a timeline, each outcome with its rule, `why`, source line and dispatched run |
 //! | `/gates` | every standing gate, with the exact approve command and the approval URL |
 //! | `/envs/{env}/diff` | the live diff of an env (project binary only, observed when this page is asked for) |
+//! | `/envs/{env}/graph[?live=1]` | the env's reference graph drawn as inline SVG, declared or live ([`graph`]; project binary only) |
 //!
 //! # Guarantees
 //!
@@ -20,12 +21,14 @@
 //!   interpolated value, and every page is served with a `Content-Security-Policy` that allows no
 //!   script at all, so a `why` or a service name holding `<script>` is shown, never run.
 //! - Nothing is fetched from elsewhere: the one stylesheet is inline, there are no external assets.
-//! - The overview never observes anything live; only `/envs/{env}/diff` does.
+//! - The overview never observes anything live; only `/envs/{env}/diff` and
+//!   `/envs/{env}/graph?live=1` do.
 //! - It answers only to its own names ([`host`]): a request whose `Host` is not a loopback name,
 //!   the bound address or an `--allow-host` name is refused with 421, so a DNS-rebinding page
 //!   reads nothing and starts no live diff.
 //! - A live diff never holds another page: it runs on a thread of its own, at most
-//!   [`diff::MAX_LIVE_DIFFS`] at once, waited for at most [`diff::LIVE_DIFF_WAIT`].
+//!   [`diff::MAX_LIVE_DIFFS`] at once, waited for at most [`diff::LIVE_DIFF_WAIT`]; a live graph
+//!   ([`graph`]) takes one of the same places.
 //!
 //! # Caveats
 //!
@@ -33,10 +36,15 @@
 //!   reload it every 30 seconds (a `<meta http-equiv="refresh">`, no script).
 //! - The stock binary carries no op.json, so it shows no rule's `why` and serves no live diff.
 
+pub mod chart;
 pub mod diff;
+pub mod graph;
+pub mod graph_svg;
 pub mod health;
+pub mod history;
 pub mod host;
 pub mod html;
+pub mod layout;
 pub mod routes;
 pub mod server;
 pub mod timeline;
@@ -88,7 +96,7 @@ pub enum Error {
         env: String,
     },
     /// As many live diffs as may run at once are running.
-    #[error("{limit} live diffs are running already; ask again once one has finished")]
+    #[error("{limit} live diffs are running already (a live graph counts as one); ask again once one has finished")]
     TooManyDiffs {
         /// [`diff::MAX_LIVE_DIFFS`].
         limit: usize,
@@ -103,9 +111,32 @@ pub enum Error {
     },
     /// The stock binary was asked for a live diff.
     #[error(
-        "the stock chant binary carries no declarations, so it cannot diff an env live; run `serve` from the project's own binary"
+        "the stock chant binary carries no declarations, so it cannot diff an env live or draw its graph; run `serve` from the project's own binary"
     )]
     NoDeclarations,
+    /// The env's graph could not be built.
+    #[error("cannot draw the graph of env {env:?}")]
+    Graph {
+        /// The env.
+        env: String,
+        /// Why.
+        #[source]
+        source: crate::graph::GraphError,
+    },
+    /// The live graph did not finish while the page waited.
+    #[error("the live graph of env {env:?} did not finish within {}", crate::duration::format(*.after))]
+    GraphTimedOut {
+        /// The env.
+        env: String,
+        /// [`diff::LIVE_DIFF_WAIT`].
+        after: std::time::Duration,
+    },
+    /// The request's query cannot be read.
+    #[error("{message}")]
+    BadQuery {
+        /// What is wrong and how to ask instead.
+        message: String,
+    },
     /// Binding or serving the socket failed.
     #[error("cannot serve on {addr}")]
     Serve {

@@ -34,6 +34,7 @@ pub fn router(dashboard: Arc<Dashboard>) -> Router {
         .route("/gates", get(gates))
         .route("/ops/{env}/{op}", get(op))
         .route("/envs/{env}/diff", get(diff))
+        .route("/envs/{env}/graph", get(super::graph::page))
         .fallback(not_found)
         .with_state(dashboard)
 }
@@ -73,13 +74,15 @@ fn now_text() -> String {
     crate::clock::now().map(crate::clock::format).unwrap_or_default()
 }
 
-fn error_response(json: bool, dashboard: &Dashboard, err: &Error) -> Response {
+pub(super) fn error_response(json: bool, dashboard: &Dashboard, err: &Error) -> Response {
     let status = match err {
         Error::NoSuchOp { .. } | Error::NoSuchEnv { .. } | Error::NoDeclarations => StatusCode::NOT_FOUND,
-        Error::AmbiguousOp { .. } => StatusCode::BAD_REQUEST,
+        Error::AmbiguousOp { .. } | Error::BadQuery { .. } => StatusCode::BAD_REQUEST,
         Error::TooManyDiffs { .. } => StatusCode::SERVICE_UNAVAILABLE,
-        Error::DiffTimedOut { .. } => StatusCode::GATEWAY_TIMEOUT,
-        Error::Read(_) | Error::Diff(_) | Error::Serve { .. } => StatusCode::INTERNAL_SERVER_ERROR,
+        Error::DiffTimedOut { .. } | Error::GraphTimedOut { .. } => StatusCode::GATEWAY_TIMEOUT,
+        Error::Read(_) | Error::Diff(_) | Error::Graph { .. } | Error::Serve { .. } => {
+            StatusCode::INTERNAL_SERVER_ERROR
+        }
     };
     let message = dashboard.redact(&crate::error::chain(err));
     if json {
@@ -91,7 +94,7 @@ fn error_response(json: bool, dashboard: &Dashboard, err: &Error) -> Response {
 
 /// Runs `read` on the blocking pool and answers with its document as JSON or as the page
 /// `page` renders.
-async fn answer<T, R, P>(dashboard: Arc<Dashboard>, headers: HeaderMap, read: R, page: P) -> Response
+pub(super) async fn answer<T, R, P>(dashboard: Arc<Dashboard>, headers: HeaderMap, read: R, page: P) -> Response
 where
     T: Serialize + Send + 'static,
     R: FnOnce(&Dashboard) -> Result<T, Error> + Send + 'static,
@@ -106,7 +109,7 @@ where
 }
 
 /// Answers with `read`'s document as JSON or as the page `page` renders, or with its error.
-fn render<T: Serialize>(
+pub(super) fn render<T: Serialize>(
     json: bool,
     dashboard: &Dashboard,
     read: Result<T, Error>,
@@ -192,7 +195,7 @@ impl Serialize for DiffAnswer {
 }
 
 async fn not_found(headers: HeaderMap) -> Response {
-    let message = "no page at this address: the dashboard serves /, /gates, /ops/{env}/{op} and /envs/{env}/diff";
+    let message = "no page at this address: the dashboard serves /, /gates, /ops/{env}/{op}, /envs/{env}/diff and /envs/{env}/graph";
     if wants_json(&headers) {
         json_response(StatusCode::NOT_FOUND, &serde_json::json!({ "error": message }))
     } else {

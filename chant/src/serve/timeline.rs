@@ -40,6 +40,8 @@ pub struct OpView {
     pub ticks: Vec<TickView>,
     /// Unreadable ledger lines met (the status's and the timeline's together).
     pub malformed: Malformed,
+    /// The charted figures of the ticks shown, oldest first ([`super::history`]).
+    pub history: Vec<super::history::Point>,
 }
 
 /// One tick on the timeline.
@@ -127,6 +129,7 @@ pub fn op_view(status: OpStatus, timeline: Timeline, whys: &Whys, limit: usize, 
     }
     let total_ticks = ticks.len();
     let shown: Vec<TickView> = ticks.iter().rev().take(limit).map(|t| tick_view(&op, t, &runs, whys)).collect();
+    let history = super::history::points(ticks.iter().rev().take(limit).copied());
     let malformed = timeline.malformed;
     OpView {
         version: 1,
@@ -135,6 +138,7 @@ pub fn op_view(status: OpStatus, timeline: Timeline, whys: &Whys, limit: usize, 
         total_ticks,
         ticks: shown,
         malformed,
+        history,
     }
 }
 

@@ -16,16 +16,17 @@ use super::operator::Running;
 use crate::support::{PROJECT, STOCK, Sandbox, config_with_roots};
 
 /// Every clock read of the ticks and of the server: fixed, so ages and lease liveness agree.
-const TICK_AT: [&str; 3] = ["2026-03-01T10:00:00.000Z", "2026-03-01T10:05:00.000Z", "2026-03-01T10:10:00.000Z"];
+pub(crate) const TICK_AT: [&str; 3] =
+    ["2026-03-01T10:00:00.000Z", "2026-03-01T10:05:00.000Z", "2026-03-01T10:10:00.000Z"];
 const SERVE_AT: &str = "2026-03-01T10:12:30.000Z";
 
 /// The approve command of the gate the `dash` ticks stop at.
 const APPROVE: &str = "chant approve dash-guarded ship-web --resource web";
 
 /// A running `serve` and the base URL it printed.
-struct Served {
+pub(crate) struct Served {
     running: Option<Running>,
-    base: String,
+    pub(crate) base: String,
     banner: String,
 }
 
@@ -35,7 +36,7 @@ impl Served {
     }
 
     /// [`Served::start`] with `vars` set for the server as well.
-    fn start_with(sandbox: &Sandbox, program: &str, vars: &[(&str, &str)]) -> Served {
+    pub(crate) fn start_with(sandbox: &Sandbox, program: &str, vars: &[(&str, &str)]) -> Served {
         let args = ["serve", "--addr", "127.0.0.1:0"];
         let mut all = vec![("CHANT_NOW", SERVE_AT)];
         all.extend_from_slice(vars);
@@ -47,7 +48,7 @@ impl Served {
     }
 
     /// GETs `path` with `accept`, returning the status, the headers asked for, and the body.
-    fn get(&self, path: &str, accept: &str) -> Answer {
+    pub(crate) fn get(&self, path: &str, accept: &str) -> Answer {
         self.request("GET", path, accept)
     }
 
@@ -66,14 +67,14 @@ impl Served {
         Answer { status, content_type, csp, body }
     }
 
-    fn json(&self, path: &str) -> Value {
+    pub(crate) fn json(&self, path: &str) -> Value {
         let a = self.get(path, "application/json");
         assert_eq!(a.status, 200, "{path}: {}", a.body);
         assert_eq!(a.content_type, "application/json", "{path}");
         serde_json::from_str(&a.body).unwrap()
     }
 
-    fn html(&self, path: &str) -> String {
+    pub(crate) fn html(&self, path: &str) -> String {
         let a = self.get(path, "text/html,application/xhtml+xml,*/*;q=0.8");
         assert_eq!(a.status, 200, "{path}: {}", a.body);
         assert_eq!(a.content_type, "text/html; charset=utf-8", "{path}");
@@ -90,16 +91,16 @@ impl Drop for Served {
     }
 }
 
-struct Answer {
-    status: u16,
-    content_type: String,
-    csp: String,
-    body: String,
+pub(crate) struct Answer {
+    pub(crate) status: u16,
+    pub(crate) content_type: String,
+    pub(crate) csp: String,
+    pub(crate) body: String,
 }
 
 /// A project with `site` applied and in sync, `dash` gated three ticks running, and `blind`
 /// unobservable (no root bound).
-fn estate_sandbox() -> Sandbox {
+pub(crate) fn estate_sandbox() -> Sandbox {
     let sandbox = Sandbox::new(&config_with_roots(&["site"]));
     for at in TICK_AT {
         let now = [("CHANT_NOW", at)];
@@ -286,14 +287,14 @@ fn the_stock_binary_hands_serve_to_the_project_binary() {
 }
 
 /// Where the browser's screenshots go, for people to look at.
-fn screenshot_dir() -> PathBuf {
+pub(crate) fn screenshot_dir() -> PathBuf {
     let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("dashboard");
     std::fs::create_dir_all(&dir).unwrap();
     dir
 }
 
 /// Runs Debian's headless `chromium` with `args` then `url`, bounded by `timeout`.
-fn chromium(sandbox: &Sandbox, args: &[&str], url: &str) -> String {
+pub(crate) fn chromium(sandbox: &Sandbox, args: &[&str], url: &str) -> String {
     let profile = sandbox.root().join("chromium-profile");
     let profile = format!("--user-data-dir={}", profile.display());
     let mut all = vec!["90", "chromium", "--headless", "--disable-gpu", "--no-first-run", "--no-default-browser-check"];

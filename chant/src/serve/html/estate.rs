@@ -33,6 +33,7 @@ pub fn estate(view: &EstateView, diffable: &[&str]) -> Markup {
                     @if diffable.contains(&env.env.as_str()) {
                         " " a href={ "/envs/" (super::encode(&env.env)) "/diff" }
                             title="Observes the env live when opened" { "live diff" }
+                        " " a href={ "/envs/" (super::encode(&env.env)) "/graph" } { "graph" }
                     }
                 }
                 table {

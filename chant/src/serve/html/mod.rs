@@ -4,10 +4,12 @@
 
 mod estate;
 mod gates;
+mod graph;
 mod op;
 
 pub use estate::estate;
 pub use gates::{diff, gates};
+pub use graph::graph;
 pub use op::op;
 
 use maud::{DOCTYPE, Markup, PreEscaped, html};

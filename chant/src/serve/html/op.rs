@@ -33,6 +33,7 @@ pub fn op(view: &OpView) -> Markup {
                 } } }
             }
         }
+        (crate::serve::chart::history(&view.history))
         h2 { "Ticks " span.muted { "(newest " (view.ticks.len()) " of " (view.total_ticks) ")" } }
         @if view.ticks.is_empty() { p.muted { "No tick is recorded yet." } }
         @for t in &view.ticks { (tick(t)) }
