@@ -117,12 +117,25 @@ fn main() {
         fire += 1;
         format!("2026-03-02T{:02}:{:02}:00.000Z", fire / 60, fire % 60)
     };
+    let mut run = |n: usize, ops: usize, now: &str| {
+        let t = machines.trial(n, ops, &bare, now);
+        // As it goes, so a run stopped early still says what it measured.
+        println!(
+            "trial N={n}, {ops} ops: wall {:.2} s, ticks per operator {:?}, {} pushes ({} rejected), {} fetches",
+            t.wall.as_secs_f64(),
+            t.ticks,
+            t.pushes,
+            t.rejected,
+            t.fetches
+        );
+        results.push((n, ops, t));
+    };
     for _ in 0..reps {
         for &n in &counts {
-            results.push((n, OPS, machines.trial(n, OPS, &bare, &next_fire())));
+            run(n, OPS, &next_fire());
         }
         if flat_n > 0 {
-            results.push((flat_n, ALL, machines.trial(flat_n, ALL, &bare, &next_fire())));
+            run(flat_n, ALL, &next_fire());
         }
     }
 
