@@ -184,14 +184,23 @@ impl Daemon {
         loop {
             let start = Instant::now();
             let timer_due = clock.is_manual().then(|| chant_store::clock::after(clock.now(), self.config.interval));
-            let due = woken.take(start, self.config.signal_floor);
-            gate.round_started(start);
+            let echo = gate.round_started(start);
+            let due = woken.take(start, self.config.signal_floor, echo);
             self.spawn_round(&targets, due);
             let mut stop = None;
+            // Whether a tick of this round dispatched: the signals meanwhile may be its echo.
+            let mut dispatched = false;
             while let Ok(event) = self.rx.recv() {
                 match event {
-                    Event::Op(report) => failed |= print(out, &mut quiet, &report),
+                    Event::Op(report) => {
+                        dispatched |= report
+                            .record
+                            .as_ref()
+                            .is_some_and(|r| r.outcomes.iter().any(crate::tick::Outcome::counts_for_flap));
+                        failed |= print(out, &mut quiet, &report);
+                    }
                     Event::RoundDone => {
+                        gate.round_ended(dispatched);
                         for line in self.ctx.hooks.lines() {
                             out(Line::note(line));
                         }
