@@ -45,7 +45,7 @@ pub enum Error {
         op: String,
         /// Why.
         #[source]
-        source: cron::Error,
+        source: Box<cron::Error>,
     },
 }
 
@@ -259,8 +259,8 @@ fn path_text(p: &Path) -> String {
 pub fn systemd_units(plan: &Plan, inv: &Invocation) -> Result<Vec<UnitFile>, Error> {
     let mut out = Vec::new();
     for s in &plan.scheduled {
-        let calendars =
-            on_calendar(&s.cron, s.tz.as_deref()).map_err(|source| Error::Cron { op: s.op.clone(), source })?;
+        let calendars = on_calendar(&s.cron, s.tz.as_deref())
+            .map_err(|source| Error::Cron { op: s.op.clone(), source: Box::new(source) })?;
         let env = s.env.as_deref().map(|e| format!(" (env {e})")).unwrap_or_default();
         let unit = format!("{UNIT_PREFIX}{}", s.op);
         let mut service = header(inv, "systemd", &format!("one operator round for ConvergeOp {}", s.op));

@@ -37,6 +37,9 @@ pub struct SearchArgs {
     pub json: bool,
 }
 
+/// What the not-observed lines are grouped by: env, lexicon and cause.
+type GroupKey<'a> = (&'a str, Option<&'a str>, &'a str);
+
 /// Renders what a search found for a person, one line each.
 pub fn render(found: &Found) -> Vec<String> {
     let what = match found.matched_as {
@@ -61,7 +64,7 @@ pub fn render(found: &Found) -> Vec<String> {
         out.push(format!("  {} {} {}{kind} [{origin}]", m.env, m.lexicon, m.name));
     }
     // One line per env, lexicon and cause: an unbound env of a thousand files is one line.
-    let mut groups: Vec<((&str, Option<&str>, &str), Vec<String>)> = Vec::new();
+    let mut groups: Vec<(GroupKey<'_>, Vec<String>)> = Vec::new();
     for n in &found.not_observed {
         let key = (n.env.as_str(), n.lexicon.as_deref(), n.cause.as_str());
         let name = n.name.clone().map(|name| match &n.kind {

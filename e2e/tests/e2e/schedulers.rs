@@ -9,8 +9,19 @@ use super::support::{PROJECT, Sandbox, config_with_roots};
 /// `night-converge` fires at 03:00 UTC; a clock just after it makes the op due.
 const AT_THREE: (&str, &str) = ("CHANT_NOW", "2026-03-02T03:00:05.000Z");
 
-/// The e2e project's ConvergeOps that declare no schedule.
-const UNSCHEDULED: &str = "blind-converge, bulk-converge, busy-converge, flappy-converge, leak-converge, site-converge";
+/// The e2e project's scheduled ConvergeOps: `mark-sched` every ten minutes, `night-converge` at
+/// 03:00; every other ConvergeOp (`site-converge`, `blind-converge`, ...) declares no schedule.
+const SCHEDULED: [(&str, &str); 2] = [("mark-sched", "*/10 * * * *"), ("night-converge", "0 3 * * *")];
+
+/// The comment line naming the left-out ops: the unscheduled ones, never a scheduled one.
+fn assert_left_out(text: &str) {
+    let line = text.lines().find(|l| l.contains("left out: ")).unwrap_or_else(|| panic!("no left-out line:\n{text}"));
+    assert!(line.contains("site-converge") && line.contains("blind-converge"), "{line}");
+    assert!(line.contains("declare(s) no schedule, and chant invents no cadence"), "{line}");
+    for (op, _) in SCHEDULED {
+        assert!(!line.contains(&format!(" {op},")) && !line.contains(&format!(" {op} ")), "{line}");
+    }
+}
 
 fn systemd_analyze() -> Option<String> {
     std::process::Command::new("systemd-analyze")
@@ -26,21 +37,23 @@ fn ci_cron_lines_are_the_ops_own_schedules_and_run_the_op() {
     let sandbox = Sandbox::new(&config_with_roots(&["site", "night"]));
     let out = sandbox.project(&["ci", "cron"], &[]);
     out.code(0);
-    let left = format!("left out: {UNSCHEDULED} declare(s) no schedule, and chant invents no cadence");
-    assert!(out.stdout.contains(&format!("# {left}")), "{}", out.all());
-    assert!(out.stderr.contains(&format!("note: {left}")), "{}", out.all());
+    assert_left_out(&out.stdout);
+    assert!(out.stderr.contains("note: left out: "), "{}", out.all());
     let lines: Vec<&str> = out.stdout.lines().filter(|l| !l.starts_with('#') && !l.trim().is_empty()).collect();
     assert_eq!(lines[0], "CRON_TZ=UTC", "{}", out.all());
-    assert_eq!(lines.len(), 2, "one line per scheduled op:\n{}", out.all());
-    // Parsed back: five fields that parse to the op's own cron, then the command.
-    let fields: Vec<&str> = lines[1].splitn(6, ' ').collect();
-    let cron = fields[..5].join(" ");
-    assert_eq!(cron, "0 3 * * *");
-    assert_eq!(
-        chant::model::cron::parse_cron(&cron).unwrap().hours,
-        chant::model::cron::parse_cron("0 3 * * *").unwrap().hours
-    );
-    let command = fields[5];
+    assert_eq!(lines.len(), 1 + SCHEDULED.len(), "one line per scheduled op:\n{}", out.all());
+    // Parsed back: five fields that parse to the op's own cron, then the command naming the op.
+    let mut command = "";
+    for (line, (op, cron)) in lines[1..].iter().zip(SCHEDULED) {
+        let fields: Vec<&str> = line.splitn(6, ' ').collect();
+        let parsed = chant::model::cron::parse_cron(&fields[..5].join(" ")).unwrap();
+        let want = chant::model::cron::parse_cron(cron).unwrap();
+        assert_eq!((parsed.minutes, parsed.hours), (want.minutes, want.hours), "{line}");
+        assert!(fields[5].ends_with(&format!(" operator --once --op {op}")), "{line}");
+        if op == "night-converge" {
+            command = fields[5];
+        }
+    }
     assert!(command.ends_with(" operator --once --op night-converge"), "{command}");
     assert!(command.contains(&std::fs::canonicalize(PROJECT).unwrap().display().to_string()), "{command}");
 
@@ -73,10 +86,19 @@ fn ci_systemd_units_verify_fire_on_the_cron_and_run_the_op() {
     let out = sandbox.project(&["ci", "systemd", "--out", dir.to_str().unwrap()], &[]);
     out.code(0);
     assert!(out.stderr.contains("note: left out: "), "{}", out.all());
+    assert_left_out(&out.stderr);
     let mut written: Vec<String> =
         std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
     written.sort();
-    assert_eq!(written, ["chant-night-converge.service", "chant-night-converge.timer"]);
+    assert_eq!(
+        written,
+        [
+            "chant-mark-sched.service",
+            "chant-mark-sched.timer",
+            "chant-night-converge.service",
+            "chant-night-converge.timer"
+        ]
+    );
     let service = std::fs::read_to_string(dir.join("chant-night-converge.service")).unwrap();
     let timer = std::fs::read_to_string(dir.join("chant-night-converge.timer")).unwrap();
     assert!(timer.contains("\nOnCalendar=*-*-* 03:00:00 UTC\n"), "{timer}");
@@ -134,9 +156,9 @@ fn ci_cronjob_takes_its_image_from_the_flag_or_chant_toml_and_never_invents_one(
     };
     let out = sandbox.project(&["ci", "cronjob", "--image", "registry.test/e2e:1"], &[]);
     let docs = yaml(&out.code(0).stdout);
-    assert_eq!(docs.len(), 1, "one CronJob: site-converge and the others have no schedule\n{}", out.stdout);
-    assert!(out.stdout.contains(&format!("# left out: {UNSCHEDULED}")), "{}", out.stdout);
-    let k = &docs[0];
+    assert_eq!(docs.len(), SCHEDULED.len(), "one CronJob per scheduled op, none for the others\n{}", out.stdout);
+    assert_left_out(&out.stdout);
+    let k = &docs[1];
     assert_eq!(k["metadata"]["name"].as_str(), Some("chant-night-converge"));
     assert_eq!((k["spec"]["schedule"].as_str(), k["spec"]["timeZone"].as_str()), (Some("0 3 * * *"), Some("Etc/UTC")));
     let container = &k["spec"]["jobTemplate"]["spec"]["template"]["spec"]["containers"][0];
@@ -156,8 +178,9 @@ fn ci_cronjob_takes_its_image_from_the_flag_or_chant_toml_and_never_invents_one(
     let gh: serde_norway::Value = serde_norway::from_str(&out.code(0).stdout).unwrap();
     let crons: Vec<&str> =
         gh["on"]["schedule"].as_sequence().unwrap().iter().filter_map(|c| c["cron"].as_str()).collect();
-    assert_eq!(crons, ["0 3 * * *"]);
+    assert_eq!(crons, ["*/10 * * * *", "0 3 * * *"]);
     let runs: Vec<&str> =
         gh["jobs"]["operator"]["steps"].as_sequence().unwrap().iter().filter_map(|s| s["run"].as_str()).collect();
-    assert!(runs.contains(&"./target/release/e2e-project operator --once --op night-converge"), "{runs:?}");
+    let round = "./target/release/e2e-project operator --once --op mark-sched --op night-converge";
+    assert!(runs.contains(&round), "{runs:?}");
 }
