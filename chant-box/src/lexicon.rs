@@ -7,6 +7,8 @@
 //!   `update`), and one that cannot be judged (no health URL, not running) is unobserved
 //!   `read-failed`. An unreadable supervisor is a whole-lexicon failure. The supervisor carries no
 //!   ownership marker, so every present service is `unknown` (no ownership channel).
+//! - **ambient**: the services the supervisor lists that no box block declares (kind
+//!   `service`), for `search --ambient` and `lifecycle diff --live`.
 //! - **change stream**: the stand-in supervisor's, when it runs one ([`super::subscribe_changes`]).
 //! - **apply**: defines the declared services and starts them ([`super::apply`], never deleting).
 //!
@@ -22,7 +24,7 @@ use serde_json::Value;
 
 use super::{ApplyOptions, BoxDeclaration, PROJECT_DIR_VAR, Settings, SpriteError};
 use chant_lexicon::model::UnobservedReason;
-use chant_lexicon::observe::estate::{StackStatus, TeardownPlan};
+use chant_lexicon::observe::estate::{Ambient, AmbientResource, StackStatus, TeardownPlan};
 use chant_lexicon::observe::{
     ChangeSink, DeclaredEntity, EstateError, EstateHook, LastApply, Lexicon, LexiconError, Observation, Ownership,
     PresentResource, SubscribeError, Subscription, Unobserved,
@@ -36,6 +38,9 @@ pub const LEXICON: &str = "box-services";
 
 /// The one property a service is compared on.
 const STATE: &str = "state";
+
+/// The kind of every service, declared or ambient.
+const AMBIENT_KIND: &str = "service";
 
 /// What `describe_resources` queries, for the record.
 const QUERIED: &str = "sprite-env services list";
@@ -175,6 +180,30 @@ impl Lexicon for BoxLexicon<'_> {
     }
 
     // --- estate hooks ---
+
+    /// The supervisor runs whatever it was told to, so a service no box block declares can be
+    /// listed: `service` is the one kind of which ambient resources are possible.
+    fn ambient_kinds(&self) -> Vec<String> {
+        vec![AMBIENT_KIND.to_owned()]
+    }
+
+    /// The services the supervisor lists that the box block does not declare (optional ones
+    /// included: declared, so not ambient), each with its listed status and command.
+    fn observe_ambient(&self, _: &[DeclaredEntity], _: &Observation) -> Result<Ambient, EstateError> {
+        let listed = super::list(&self.settings).map_err(|e| EstateError::failed(LEXICON, EstateHook::Ambient, e))?;
+        let mut ambient = Ambient::default();
+        for l in listed.into_iter().filter(|l| self.declaration.get(&l.name).is_none()) {
+            let mut resource = AmbientResource::new(AMBIENT_KIND);
+            if let Some(status) = l.status {
+                resource = resource.property("status", status);
+            }
+            if let Some(cmd) = l.cmd {
+                resource = resource.property("cmd", cmd);
+            }
+            ambient.resources.insert(l.name, resource);
+        }
+        Ok(ambient)
+    }
 
     /// The lexicon removes nothing (it has no teardown), so its plan is empty and complete.
     fn teardown_owned(&self, _: &[DeclaredEntity]) -> Result<TeardownPlan, EstateError> {

@@ -185,6 +185,15 @@ pub struct CommandSink {
     pub cmd: String,
 }
 
+/// `[ci]`: what `ci cronjob` puts in the schedulers it generates.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CiSection {
+    /// The container image holding the project binary and a clone of the repository, for the
+    /// Kubernetes CronJobs `ci cronjob` writes (`--image` overrides it).
+    pub image: Option<String>,
+}
+
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct Raw {
@@ -197,6 +206,8 @@ struct Raw {
     env: BTreeMap<String, BTreeMap<String, Spanned<toml::Value>>>,
     #[serde(default)]
     notify: NotifySection,
+    #[serde(default)]
+    ci: CiSection,
 }
 
 /// Which `[env.<name>]` keys a load accepts.
@@ -225,6 +236,8 @@ pub struct Config {
     secret_vars: Vec<String>,
     /// `[notify]`.
     pub notify: NotifySection,
+    /// `[ci]`.
+    pub ci: CiSection,
 }
 
 impl Config {
@@ -340,6 +353,7 @@ impl Config {
             envs,
             secret_vars,
             notify: raw.notify,
+            ci: raw.ci,
         })
     }
 

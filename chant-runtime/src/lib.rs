@@ -22,6 +22,8 @@ pub mod project;
 pub mod registry;
 pub mod runner;
 pub mod schedule;
+pub mod scheduler;
+pub mod search;
 pub mod step;
 pub mod terminal;
 pub mod tick;

@@ -12,8 +12,8 @@ extern crate self as chant;
 // `lexicon`).
 pub use chant_lexicon::{duration, handoff, http, model, observe, redact};
 pub use chant_runtime::{
-    approval, catalog, config, diff, gate, graph, notification, operator, project, registry, runner, schedule, step,
-    terminal, tick,
+    approval, catalog, config, diff, gate, graph, notification, operator, project, registry, runner, schedule,
+    scheduler, search, step, terminal, tick,
 };
 pub use chant_store::{backoff, canonical, clock, error, git, id, lease, ledger, process};
 

@@ -7,11 +7,14 @@
 //! against the declaration and the last recorded apply; [`status`] derives the per-component rows
 //! and the env's symptom from the change sets. Those two are pure and do no I/O; the only
 //! effectful function here is [`observe_component`], which asks a [`Lexicon`]. [`conformance`] is
-//! the suite a lexicon author runs to prove their reader keeps the contract.
+//! the suite a lexicon author runs to prove their reader keeps the contract; [`check`] runs it,
+//! with the ownership-channel and estate-reader checks, against a lexicon bound to a real env
+//! (`chant dev check-lexicon`).
 //!
 //! One component, end to end, is in the files lexicon's crate docs (`chant-files`).
 
 pub mod change_set;
+pub mod check;
 pub mod conformance;
 pub mod deep;
 pub mod estate;

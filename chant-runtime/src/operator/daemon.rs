@@ -142,7 +142,14 @@ impl Daemon {
         let project = Arc::clone(&self.ctx.project);
         let mut failed = false;
         let mut targets: Vec<Target> = Vec::new();
-        for built in round::targets(&project, self.config.env.as_deref()) {
+        let wanted = |built: &Result<Target, (String, String, String)>| {
+            let op = match built {
+                Ok(t) => t.op(),
+                Err((op, _, _)) => op.as_str(),
+            };
+            self.config.ops.is_empty() || self.config.ops.iter().any(|o| o == op)
+        };
+        for built in round::targets(&project, self.config.env.as_deref()).into_iter().filter(wanted) {
             match built {
                 Ok(t) => targets.push(t),
                 Err((op, env, error)) => {

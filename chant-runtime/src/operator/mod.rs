@@ -70,6 +70,8 @@ pub const DEFAULT_GRACE: Duration = Duration::from_secs(10);
 pub struct OperatorConfig {
     /// Only the ConvergeOps of this env (`--env`).
     pub env: Option<String>,
+    /// Only these ConvergeOps (`--op`, repeatable); every one when empty.
+    pub ops: Vec<String>,
     /// The time between the end of a round and the start of the next (`--interval`).
     pub interval: Duration,
     /// How long a lease lives without renewal (`--lease-ttl`).
@@ -91,6 +93,7 @@ impl Default for OperatorConfig {
     fn default() -> Self {
         OperatorConfig {
             env: None,
+            ops: Vec::new(),
             interval: DEFAULT_INTERVAL,
             lease_ttl: chant_store::lease::DEFAULT_TTL,
             grace: DEFAULT_GRACE,

@@ -1,18 +1,24 @@
-//! `ci workflow --github | --gitlab [--op OP]` and `ci cronjob`: the seed's "generated CI
-//! workflow", and a Kubernetes CronJob, that build the project binary and run `operator --once`
-//! on the ConvergeOps' cron. The recipes in docs/operator.md are this code's output (a test holds
-//! them to it); every schedule is UTC, as chant's cron is by default.
+//! `ci workflow --github | --gitlab`, `ci cronjob`, `ci systemd` and `ci cron`: the seed's
+//! "generated CI workflow", Kubernetes CronJobs, systemd units and a crontab that run the project
+//! binary's `operator --once` on the ConvergeOps' own schedules ([`crate::scheduler`]).
+//!
+//! An op that declares no schedule gets no invented cadence: it is left out, the text says so in
+//! a comment line, and a note on stderr repeats it. `ci cronjob` takes its image from `--image`
+//! or `[ci] image` in chant.toml, and refuses to guess one. The recipes in docs/operator.md are
+//! this code's output (a test holds them to it).
 
-use std::collections::BTreeSet;
 use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
 
 use clap::{Args, Subcommand};
 
 use super::error::print;
 use super::{Binary, CommandError, Exit};
 use crate::model::OpDocument;
+use crate::scheduler::{self, Invocation, Plan, Scheduled};
 
-/// Generate a scheduled CI workflow or a Kubernetes CronJob that runs `operator --once`
+/// Generate what runs `operator --once` on the ConvergeOps' own schedules: a CI workflow,
+/// Kubernetes CronJobs, systemd units or a crontab
 #[derive(Debug, Args)]
 pub struct CiArgs {
     /// What to generate.
@@ -25,8 +31,13 @@ pub struct CiArgs {
 pub enum CiCommand {
     /// Print a scheduled workflow for GitHub Actions or GitLab CI on stdout
     Workflow(WorkflowArgs),
-    /// Print a Kubernetes CronJob manifest on stdout
+    /// Print one Kubernetes CronJob per scheduled ConvergeOp on stdout
     Cronjob(CronjobArgs),
+    /// Print (or write with --out) a systemd service and timer per scheduled ConvergeOp, or one
+    /// operator service (--operator)
+    Systemd(SystemdArgs),
+    /// Print a crontab with one line per scheduled ConvergeOp, on the op's own schedule
+    Cron(CronArgs),
 }
 
 /// `ci workflow`.
@@ -38,7 +49,7 @@ pub struct WorkflowArgs {
     /// GitLab CI (a job for `.gitlab-ci.yml`, run by a pipeline schedule).
     #[arg(long)]
     pub gitlab: bool,
-    /// Only this ConvergeOp's env and cron (default: every ConvergeOp).
+    /// Only this ConvergeOp (default: every scheduled ConvergeOp).
     #[arg(long)]
     pub op: Option<String>,
 }
@@ -46,105 +57,110 @@ pub struct WorkflowArgs {
 /// `ci cronjob`.
 #[derive(Debug, Args)]
 pub struct CronjobArgs {
-    /// The image holding the project binary and a clone of the repository.
-    #[arg(long, default_value = "registry.example/project:latest")]
-    pub image: String,
-    /// Only this ConvergeOp's env and cron (default: every ConvergeOp).
+    /// The image holding the project binary and a clone of the repository (default: `image`
+    /// under `[ci]` in chant.toml).
+    #[arg(long)]
+    pub image: Option<String>,
+    /// Only this ConvergeOp (default: every scheduled ConvergeOp).
     #[arg(long)]
     pub op: Option<String>,
 }
 
-/// What a generated schedule runs.
+/// Where the generated units and lines run the project binary.
+#[derive(Debug, Args)]
+pub struct Where {
+    /// The project binary's absolute path on the machine that runs it (default: this binary).
+    #[arg(long, value_name = "PATH")]
+    pub bin_path: Option<PathBuf>,
+    /// The project checkout's absolute path on that machine (default: the project root).
+    #[arg(long, value_name = "DIR")]
+    pub workdir: Option<PathBuf>,
+}
+
+/// `ci systemd`.
+#[derive(Debug, Args)]
+pub struct SystemdArgs {
+    /// Only this ConvergeOp (default: every scheduled ConvergeOp).
+    #[arg(long, conflicts_with = "operator")]
+    pub op: Option<String>,
+    /// One long-running operator service instead of a timer per op.
+    #[arg(long)]
+    pub operator: bool,
+    /// With --operator: only the ConvergeOps of this env.
+    #[arg(long, requires = "operator")]
+    pub env: Option<String>,
+    /// Write the unit files into this directory (and print their paths) instead of printing them.
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
+    /// Where the units run the project binary.
+    #[command(flatten)]
+    pub place: Where,
+}
+
+/// `ci cron`.
+#[derive(Debug, Args)]
+pub struct CronArgs {
+    /// Only this ConvergeOp (default: every scheduled ConvergeOp).
+    #[arg(long)]
+    pub op: Option<String>,
+    /// Where the lines run the project binary.
+    #[command(flatten)]
+    pub place: Where,
+}
+
+/// What the CI workflows and the CronJobs run: the project binary's name and the plan.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Schedule {
+pub struct Recipe {
     /// The project binary's name.
     pub bin: String,
-    /// The distinct crons of the ops, in order (`*/15 * * * *` when none is scheduled).
-    pub crons: Vec<String>,
-    /// `--env` for `operator --once`, when one op was chosen.
-    pub env: Option<String>,
-    /// Ops whose schedule names a time zone (CI and CronJob schedules are UTC).
-    pub zoned: Vec<String>,
+    /// The scheduled ops, and those left out.
+    pub plan: Plan,
 }
 
-/// The cron of a schedule for ops that declare none: the operator ticks them every round.
-pub const UNSCHEDULED_CRON: &str = "*/15 * * * *";
-
-/// `--op` names no ConvergeOp of the project.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("--op {name}: no ConvergeOp of that name (ConvergeOps: {known})")]
-pub struct UnknownOp {
-    /// The name given.
-    pub name: String,
-    /// The project's ConvergeOps, comma-separated.
-    pub known: String,
-}
-
-impl Schedule {
-    /// The schedule of `ops` (one op when `op` is given) run by `bin`.
-    ///
-    /// # Errors
-    ///
-    /// [`UnknownOp`] when `op` names no ConvergeOp among `ops`.
-    pub fn of(bin: &str, ops: &[&OpDocument], op: Option<&str>) -> Result<Schedule, UnknownOp> {
-        let chosen: Vec<&&OpDocument> = match op {
-            Some(name) => {
-                let found: Vec<_> = ops.iter().filter(|o| o.name.as_str() == name).collect();
-                if found.is_empty() {
-                    let names: Vec<&str> = ops.iter().map(|o| o.name.as_str()).collect();
-                    return Err(UnknownOp { name: name.to_owned(), known: names.join(", ") });
-                }
-                found
-            }
-            None => ops.iter().collect(),
-        };
-        let mut crons = BTreeSet::new();
-        let mut zoned = Vec::new();
-        for o in &chosen {
-            match &o.schedule {
-                Some(s) => {
-                    crons.insert(s.cron.clone());
-                    if s.tz.is_some() {
-                        zoned.push(o.name.to_string());
-                    }
-                }
-                None => {
-                    crons.insert(UNSCHEDULED_CRON.to_owned());
-                }
-            }
-        }
-        if crons.is_empty() {
-            crons.insert(UNSCHEDULED_CRON.to_owned());
-        }
-        let env = op.and_then(|_| chosen.first().and_then(|o| o.env.as_ref().map(ToString::to_string)));
-        Ok(Schedule { bin: bin.to_owned(), crons: crons.into_iter().collect(), env, zoned })
+impl Recipe {
+    /// The distinct crons of the scheduled ops, in order.
+    fn crons(&self) -> Vec<&str> {
+        let mut crons: Vec<&str> = self.plan.scheduled.iter().map(|s| s.cron.as_str()).collect();
+        crons.sort_unstable();
+        crons.dedup();
+        crons
     }
 
+    /// `operator --once`, narrowed with `--op` to the scheduled ops when any op is left out (an
+    /// unscheduled op is due every round, so a plain round would tick it on the others' cadence).
     fn operator_args(&self) -> String {
-        match &self.env {
-            Some(e) => format!("operator --once --env {e}"),
-            None => "operator --once".to_owned(),
+        if self.plan.unscheduled.is_empty() {
+            return "operator --once".to_owned();
         }
+        let ops: Vec<String> = self.plan.scheduled.iter().map(|s| format!("--op {}", s.op)).collect();
+        format!("operator --once {}", ops.join(" "))
     }
 
-    fn header(&self, what: &str) -> String {
+    fn header(&self, what: &str, operator_args: &str) -> String {
         let mut s = format!(
-            "# Generated by `{} ci {what}`: builds {} and runs `{}` on the ops' cron (UTC).\n",
-            self.bin,
-            self.bin,
-            self.operator_args()
+            "# Generated by `{} ci {what}`: builds {} and runs `{operator_args}` on the ops' own schedules.\n",
+            self.bin, self.bin
         );
-        if !self.zoned.is_empty() {
-            let _ = writeln!(s, "# Note: {} declare a time zone; this schedule is UTC.", self.zoned.join(", "));
+        if let Some(left) = self.plan.left_out() {
+            let _ = writeln!(s, "# {left}");
         }
         s
     }
 
-    /// A GitHub Actions workflow.
+    fn utc_note(&self, s: &mut String) {
+        let zoned: Vec<&str> = self.plan.scheduled.iter().filter(|o| o.tz.is_some()).map(|o| o.op.as_str()).collect();
+        if !zoned.is_empty() {
+            let _ = writeln!(s, "# Note: {} declare a time zone; this schedule is UTC.", zoned.join(", "));
+        }
+    }
+
+    /// A GitHub Actions workflow: one `schedule` entry per distinct cron (UTC).
     pub fn github(&self) -> String {
-        let mut s = self.header("workflow --github");
+        let args = self.operator_args();
+        let mut s = self.header("workflow --github", &args);
+        self.utc_note(&mut s);
         s.push_str("name: chant-operator\non:\n  schedule:\n");
-        for c in &self.crons {
+        for c in self.crons() {
             let _ = writeln!(s, "    - cron: \"{c}\"");
         }
         s.push_str("  workflow_dispatch: {}\n");
@@ -156,12 +172,7 @@ impl Schedule {
             "      - name: Fetch the ledger\n        run: git fetch origin chant/lifecycle:chant/lifecycle || true\n",
         );
         let _ = writeln!(s, "      - name: Build {}\n        run: cargo build --release --bin {}", self.bin, self.bin);
-        let _ = writeln!(
-            s,
-            "      - name: One operator round\n        run: ./target/release/{} {}",
-            self.bin,
-            self.operator_args()
-        );
+        let _ = writeln!(s, "      - name: One operator round\n        run: ./target/release/{} {args}", self.bin);
         s.push_str(
             "      - name: Push the ledger\n        if: always()\n        run: git push origin chant/lifecycle\n",
         );
@@ -171,75 +182,159 @@ impl Schedule {
     /// A GitLab CI job, run by a pipeline schedule (set its cron in the project's CI/CD
     /// schedules; GitLab keeps schedules out of the file).
     pub fn gitlab(&self) -> String {
-        let mut s = self.header("workflow --gitlab");
-        let _ = writeln!(s, "# Create a pipeline schedule with cron {} (UTC).", self.crons.join(" or "));
+        let args = self.operator_args();
+        let mut s = self.header("workflow --gitlab", &args);
+        self.utc_note(&mut s);
+        let _ = writeln!(s, "# Create a pipeline schedule with cron {} (UTC).", self.crons().join(" or "));
         s.push_str(
             "chant-operator:\n  image: rust:latest\n  rules:\n    - if: '$CI_PIPELINE_SOURCE == \"schedule\"'\n",
         );
         s.push_str("  resource_group: chant-operator\n  variables:\n    GIT_DEPTH: \"0\"\n  script:\n");
         s.push_str("    - git fetch origin chant/lifecycle:chant/lifecycle || true\n");
         let _ = writeln!(s, "    - cargo build --release --bin {}", self.bin);
-        let _ = writeln!(s, "    - ./target/release/{} {}", self.bin, self.operator_args());
+        let _ = writeln!(s, "    - ./target/release/{} {args}", self.bin);
         s.push_str("    - git push origin chant/lifecycle\n");
         s
     }
 
-    /// A Kubernetes CronJob (one schedule: the ops' cron when they share one, else every five
-    /// minutes, since `--once` ticks only what is due).
-    pub fn cronjob(&self, image: &str) -> String {
-        let cron = match self.crons.as_slice() {
-            [one] => one.clone(),
-            _ => "*/5 * * * *".to_owned(),
-        };
-        let mut s = self.header("cronjob");
-        if self.crons.len() > 1 {
-            let _ =
-                writeln!(s, "# The ops' crons differ ({}); `--once` ticks only what is due.", self.crons.join(", "));
+    /// One Kubernetes CronJob per scheduled op (YAML documents separated by `---`), each on the
+    /// op's cron in the op's time zone, running `operator --once --op <op>`.
+    pub fn cronjobs(&self, image: &str) -> String {
+        let mut s = self.header("cronjob", "operator --once --op <op>");
+        for (i, op) in self.plan.scheduled.iter().enumerate() {
+            if i > 0 {
+                s.push_str("---\n");
+            }
+            cronjob(&mut s, &self.bin, op, image);
         }
-        s.push_str("apiVersion: batch/v1\nkind: CronJob\nmetadata:\n  name: chant-operator\nspec:\n");
-        let _ = writeln!(s, "  schedule: \"{cron}\"\n  timeZone: Etc/UTC\n  concurrencyPolicy: Forbid");
-        s.push_str("  jobTemplate:\n    spec:\n      template:\n        spec:\n          restartPolicy: Never\n");
-        s.push_str(
-            "          terminationGracePeriodSeconds: 30\n          containers:\n            - name: operator\n",
-        );
-        let _ = writeln!(s, "              image: {image}");
-        s.push_str("              workingDir: /project\n");
-        let args: Vec<String> = self.operator_args().split(' ').map(|a| format!("\"{a}\"")).collect();
-        let _ = writeln!(s, "              command: [\"/project/bin/{}\", {}]", self.bin, args.join(", "));
         s
     }
 }
 
+fn cronjob(s: &mut String, bin: &str, op: &Scheduled, image: &str) {
+    s.push_str("apiVersion: batch/v1\nkind: CronJob\nmetadata:\n");
+    let _ = writeln!(s, "  name: chant-{}", op.op);
+    let zone = op.tz.as_deref().unwrap_or("Etc/UTC");
+    let _ = writeln!(s, "spec:\n  schedule: \"{}\"\n  timeZone: {zone}\n  concurrencyPolicy: Forbid", op.cron);
+    s.push_str("  jobTemplate:\n    spec:\n      template:\n        spec:\n          restartPolicy: Never\n");
+    s.push_str("          terminationGracePeriodSeconds: 30\n          containers:\n            - name: operator\n");
+    let _ = writeln!(s, "              image: {image}");
+    s.push_str("              workingDir: /project\n");
+    let _ = writeln!(
+        s,
+        "              command: [\"/project/bin/{bin}\", \"operator\", \"--once\", \"--op\", \"{}\"]",
+        op.op
+    );
+}
+
 /// The project binary's name: `[project] bin` in chant.toml, else this binary's own name.
-fn project_bin() -> String {
-    std::env::current_dir()
-        .ok()
-        .and_then(|d| crate::config::Config::discover_any_bindings(&d).ok())
+fn project_bin(config: Option<&crate::config::Config>) -> String {
+    config
         .and_then(|c| c.project.bin.clone())
         .or_else(|| std::env::current_exe().ok().and_then(|p| p.file_stem().map(|n| n.to_string_lossy().into_owned())))
         .unwrap_or_else(|| "chant".into())
+}
+
+/// The image of `ci cronjob`: `--image`, else `[ci] image`; never a placeholder.
+fn image(flag: Option<&str>, config: Option<&crate::config::Config>) -> Result<String, CommandError> {
+    let from_config = config.and_then(|c| c.ci.image.clone());
+    match flag.map(str::to_owned).or(from_config) {
+        Some(i) if !i.trim().is_empty() => Ok(i),
+        _ => Err(CommandError::usage(
+            "ci cronjob needs the image that holds the project binary and a clone of the repository",
+        )
+        .hint("pass --image <image>, or set `image = \"<image>\"` under `[ci]` in chant.toml")),
+    }
+}
+
+/// Where generated units run the binary: the flags, else this binary and the project root; both
+/// must be absolute.
+fn invocation(place: &Where, config: Option<&crate::config::Config>, bin: &str) -> Result<Invocation, CommandError> {
+    let exe = match &place.bin_path {
+        Some(p) => p.clone(),
+        None => std::env::current_exe()
+            .and_then(std::fs::canonicalize)
+            .map_err(|e| CommandError::usage_with("cannot find this binary's path; pass --bin-path", e))?,
+    };
+    let workdir = match (&place.workdir, config) {
+        (Some(d), _) => d.clone(),
+        (None, Some(c)) => c.root.clone(),
+        (None, None) => super::working_dir()?,
+    };
+    for (flag, path) in [("--bin-path", &exe), ("--workdir", &workdir)] {
+        if !path.is_absolute() {
+            return Err(CommandError::usage(format!(
+                "{flag} {}: give an absolute path (systemd and cron start in no particular directory)",
+                path.display()
+            )));
+        }
+    }
+    Ok(Invocation { bin: exe, workdir, generator: bin.to_owned() })
 }
 
 /// Runs `ci`.
 pub fn cmd_ci(binary: Binary, args: &CiArgs) -> Result<Exit, CommandError> {
     if binary == Binary::Stock {
         return Err(CommandError::usage(
-            "the stock chant binary carries no ops, so it cannot read their cron; use the project's own binary (`cargo run --bin <project-bin> -- ci ...`)",
+            "the stock chant binary carries no ops, so it cannot read their schedules; use the project's own binary (`cargo run --bin <project-bin> -- ci ...`)",
         ));
     }
     let catalog = crate::catalog::Catalog::embedded_declared(&crate::lexicon::declared_envs())?;
     let ops: Vec<&OpDocument> = catalog.converge_ops().collect();
+    let config = super::working_dir().ok().and_then(|d| crate::config::Config::discover_any_bindings(&d).ok());
+    let bin = project_bin(config.as_ref());
+    if let CiCommand::Systemd(s) = &args.command
+        && s.operator
+    {
+        let inv = invocation(&s.place, config.as_ref(), &bin)?;
+        return emit_units(&[scheduler::operator_unit(&inv, s.env.as_deref())], s.out.as_deref());
+    }
     let op = match &args.command {
         CiCommand::Workflow(w) => w.op.as_deref(),
         CiCommand::Cronjob(c) => c.op.as_deref(),
+        CiCommand::Systemd(s) => s.op.as_deref(),
+        CiCommand::Cron(c) => c.op.as_deref(),
     };
-    let schedule = Schedule::of(&project_bin(), &ops, op)?;
+    let plan = Plan::of(&ops, op)?;
+    if let Some(left) = plan.left_out() {
+        eprintln!("note: {left}");
+    }
+    let recipe = Recipe { bin: bin.clone(), plan };
     let text = match &args.command {
-        CiCommand::Workflow(w) if w.github => schedule.github(),
-        CiCommand::Workflow(_) => schedule.gitlab(),
-        CiCommand::Cronjob(c) => schedule.cronjob(&c.image),
+        CiCommand::Workflow(w) if w.github => recipe.github(),
+        CiCommand::Workflow(_) => recipe.gitlab(),
+        CiCommand::Cronjob(c) => recipe.cronjobs(&image(c.image.as_deref(), config.as_ref())?),
+        CiCommand::Systemd(s) => {
+            let inv = invocation(&s.place, config.as_ref(), &bin)?;
+            return emit_units(&scheduler::systemd_units(&recipe.plan, &inv)?, s.out.as_deref());
+        }
+        CiCommand::Cron(c) => scheduler::crontab(&recipe.plan, &invocation(&c.place, config.as_ref(), &bin)?),
     };
     print(&text)?;
+    Ok(Exit::Done)
+}
+
+/// Prints the units (each after a `# --- <name>` line), or writes them into `out` and prints
+/// their paths.
+fn emit_units(units: &[scheduler::UnitFile], out: Option<&Path>) -> Result<Exit, CommandError> {
+    let Some(dir) = out else {
+        let mut text = String::new();
+        for u in units {
+            let _ = write!(text, "# --- {}\n{}", u.name, u.text);
+        }
+        print(&text)?;
+        return Ok(Exit::Done);
+    };
+    std::fs::create_dir_all(dir)
+        .map_err(|e| CommandError::failed_with(format!("--out {}: cannot create the directory", dir.display()), e))?;
+    let mut written = String::new();
+    for u in units {
+        let path = dir.join(&u.name);
+        std::fs::write(&path, &u.text)
+            .map_err(|e| CommandError::failed_with(format!("cannot write {}", path.display()), e))?;
+        let _ = writeln!(written, "{}", path.display());
+    }
+    print(&written)?;
     Ok(Exit::Done)
 }
 
@@ -247,9 +342,28 @@ pub fn cmd_ci(binary: Binary, args: &CiArgs) -> Result<Exit, CommandError> {
 mod tests {
     use super::*;
 
-    /// The schedule the recipes in docs/operator.md are generated from.
-    fn docs_schedule() -> Schedule {
-        Schedule { bin: "<project-bin>".into(), crons: vec!["*/10 * * * *".into()], env: None, zoned: Vec::new() }
+    fn scheduled(op: &str, cron: &str, tz: Option<&str>) -> Scheduled {
+        Scheduled { op: op.into(), env: Some("staging".into()), cron: cron.into(), tz: tz.map(Into::into) }
+    }
+
+    /// The recipe the CI and CronJob examples in docs/operator.md are generated from.
+    fn docs_recipe() -> Recipe {
+        Recipe {
+            bin: "staging".into(),
+            plan: Plan {
+                scheduled: vec![scheduled("staging-converge", "*/10 * * * *", None)],
+                unscheduled: vec!["nightly-converge".into()],
+            },
+        }
+    }
+
+    /// Where the systemd and cron examples in docs/operator.md run the binary.
+    fn docs_invocation() -> Invocation {
+        Invocation {
+            bin: "/srv/project/target/release/staging".into(),
+            workdir: "/srv/project".into(),
+            generator: "staging".into(),
+        }
     }
 
     fn yaml(text: &str) -> serde_norway::Value {
@@ -258,43 +372,75 @@ mod tests {
 
     #[test]
     fn the_generated_files_parse_as_yaml_with_the_cron_and_the_command() {
-        let s = Schedule {
+        let r = Recipe {
             bin: "staging".into(),
-            crons: vec!["*/10 * * * *".into(), "0 3 * * *".into()],
-            env: Some("staging".into()),
-            zoned: vec!["nightly".into()],
+            plan: Plan {
+                scheduled: vec![
+                    scheduled("a-converge", "*/10 * * * *", None),
+                    scheduled("nightly", "0 3 * * *", Some("Europe/Berlin")),
+                ],
+                unscheduled: vec!["idle".into()],
+            },
         };
-        let gh = yaml(&s.github());
+        let gh = yaml(&r.github());
         assert_eq!(gh["on"]["schedule"][1]["cron"].as_str(), Some("0 3 * * *"));
+        let run = "./target/release/staging operator --once --op a-converge --op nightly";
         let steps = gh["jobs"]["operator"]["steps"].as_sequence().unwrap();
-        assert!(
-            steps.iter().any(|st| st["run"].as_str() == Some("./target/release/staging operator --once --env staging"))
-        );
-        assert!(s.github().contains("# Note: nightly declare a time zone; this schedule is UTC."));
-        let gl = yaml(&s.gitlab());
+        assert!(steps.iter().any(|st| st["run"].as_str() == Some(run)), "{steps:?}");
+        assert!(r.github().contains("# Note: nightly declare a time zone; this schedule is UTC."));
+        assert!(r.github().contains("# left out: idle declare(s) no schedule, and chant invents no cadence"));
+        let gl = yaml(&r.gitlab());
         let script = gl["chant-operator"]["script"].as_sequence().unwrap();
-        assert_eq!(script[2].as_str(), Some("./target/release/staging operator --once --env staging"));
-        let k = yaml(&s.cronjob("img:1"));
-        assert_eq!((k["kind"].as_str(), k["spec"]["schedule"].as_str()), (Some("CronJob"), Some("*/5 * * * *")));
+        assert_eq!(script[2].as_str(), Some(run));
+        let docs: Vec<serde_norway::Value> = r.cronjobs("img:1").split("\n---\n").map(yaml).collect();
+        assert_eq!(docs.len(), 2, "one CronJob per scheduled op, none for the unscheduled one");
+        let k = &docs[1];
+        assert_eq!(
+            (k["kind"].as_str(), k["spec"]["schedule"].as_str(), k["spec"]["timeZone"].as_str()),
+            (Some("CronJob"), Some("0 3 * * *"), Some("Europe/Berlin"))
+        );
+        assert_eq!(docs[0]["spec"]["timeZone"].as_str(), Some("Etc/UTC"));
         let container = &k["spec"]["jobTemplate"]["spec"]["template"]["spec"]["containers"][0];
         assert_eq!(container["image"].as_str(), Some("img:1"));
         let command: Vec<&str> =
             container["command"].as_sequence().unwrap().iter().filter_map(|c| c.as_str()).collect();
-        assert_eq!(command, ["/project/bin/staging", "operator", "--once", "--env", "staging"]);
+        assert_eq!(command, ["/project/bin/staging", "operator", "--once", "--op", "nightly"]);
+    }
+
+    #[test]
+    fn a_cronjob_without_an_image_is_refused_naming_the_flag_and_the_key() {
+        let e = image(None, None).unwrap_err();
+        let text = e.lines().join(" ");
+        assert!(text.contains("--image") && text.contains("`image = \"<image>\"` under `[ci]`"), "{text}");
+        assert_eq!(image(Some("reg/p:1"), None).unwrap(), "reg/p:1");
     }
 
     #[test]
     fn the_recipes_in_docs_operator_md_are_this_codes_output() {
         let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../docs/operator.md");
         let doc = std::fs::read_to_string(&path).unwrap();
-        let s = docs_schedule();
-        for (what, text) in
-            [("github", s.github()), ("gitlab", s.gitlab()), ("cronjob", s.cronjob("registry.example/project:latest"))]
-        {
-            assert!(
-                doc.contains(&format!("```yaml\n{text}```")),
-                "docs/operator.md lacks the generated {what} recipe:\n{text}"
-            );
+        let r = docs_recipe();
+        let inv = docs_invocation();
+        let units: String = scheduler::systemd_units(&r.plan, &inv)
+            .unwrap()
+            .iter()
+            .map(|u| format!("# --- {}\n{}", u.name, u.text))
+            .collect();
+        let operator = scheduler::operator_unit(&inv, None);
+        let mut missing = Vec::new();
+        for (what, fence, text) in [
+            ("github", "yaml", r.github()),
+            ("gitlab", "yaml", r.gitlab()),
+            ("cronjob", "yaml", r.cronjobs("registry.example.com/staging:1.4.2")),
+            ("cron", "cron", scheduler::crontab(&r.plan, &inv)),
+            ("systemd", "ini", units),
+            ("systemd --operator", "ini", format!("# --- {}\n{}", operator.name, operator.text)),
+        ] {
+            let block = format!("```{fence}\n{text}```");
+            if !doc.contains(&block) {
+                missing.push(format!("the generated {what} recipe:\n{block}"));
+            }
         }
+        assert!(missing.is_empty(), "docs/operator.md lacks {}", missing.join("\n"));
     }
 }

@@ -305,9 +305,9 @@ impl From<crate::behaviour::RequestError> for CommandError {
     }
 }
 
-impl From<super::ci::UnknownOp> for CommandError {
-    /// `ci --op` names no ConvergeOp (exit 2).
-    fn from(e: super::ci::UnknownOp) -> Self {
+impl From<crate::scheduler::Error> for CommandError {
+    /// `ci --op` names no ConvergeOp, or no chosen op has a schedule (exit 2).
+    fn from(e: crate::scheduler::Error) -> Self {
         CommandError::usage(e)
     }
 }

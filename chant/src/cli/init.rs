@@ -237,6 +237,7 @@ default-run = "{tick_bin}"
 #   "metrics"   `operator --metrics-addr`: Prometheus metrics, /healthz and /readyz
 #   "notify"    the operator's notifications to webhooks and commands
 #   "import"    `chant import --from`: Rust declarations written from a live estate
+#   "search"    `chant search`: resources across the envs' live estates by kind or name glob
 #   "watch"     the operator wakes as soon as a watched files root changes (inotify)
 #   "tls"       https:// URLs for http_check, notifications and approvals
 

@@ -12,7 +12,7 @@
 //! | 1 | failed (a step failed, a tick failed, `ops check` found problems) |
 //! | 2 | usage or configuration error (bad flag, unknown op, invalid op.json) |
 //! | 3 | gated: a gate has no resolution; nothing after it ran |
-//! | 4 | `lifecycle diff --exit-code`: something could not be observed (1 there: something differs) |
+//! | 4 | `lifecycle diff --exit-code`: something could not be observed (1 there: something differs); `search`: nothing found, and something that might have matched could not be read (1 there: nothing found) |
 //!
 //! `--json` prints one record as a single line on stdout; diagnostics go to stderr. An error
 //! is rendered in one place ([`CommandError::report`]): `error: ...` and `hint: ...` lines on
@@ -23,6 +23,7 @@ pub mod ci;
 pub mod colour;
 pub mod deep;
 pub mod delegate;
+pub mod dev;
 pub mod error;
 pub mod explain;
 pub mod graph;
@@ -36,6 +37,8 @@ pub mod plan;
 pub mod predict;
 pub mod replay;
 pub mod run;
+#[cfg(feature = "search")]
+pub mod search;
 #[cfg(feature = "serve")]
 pub mod serve;
 #[cfg(feature = "box")]
@@ -137,6 +140,9 @@ impl Command {
             Command::Workspace(_) => true,
             Command::Ops(a) => a.command.is_none(),
             Command::Ci(_) => true,
+            #[cfg(feature = "search")]
+            Command::Search(_) => true,
+            Command::Dev(_) => true,
             Command::Init(_) | Command::Completions(_) | Command::Man(_) => false,
             Command::Operator(a) => a.command.is_none(),
             Command::Approve(_) => false,
@@ -167,6 +173,9 @@ pub enum Command {
     Lifecycle(lifecycle::LifecycleArgs),
     /// Draw an env's estate as a graph: declared, or live with edges rebuilt from identifiers
     Graph(graph::GraphArgs),
+    /// Find resources across the envs' live estates by kind or name glob
+    #[cfg(feature = "search")]
+    Search(search::SearchArgs),
     /// Write a declaration module from an env's live estate
     #[cfg(feature = "import")]
     Import(import::ImportArgs),
@@ -187,8 +196,11 @@ pub enum Command {
     Completions(shell::CompletionsArgs),
     /// Write man pages generated from this command line into a directory
     Man(shell::ManArgs),
-    /// Generate a scheduled CI workflow or a Kubernetes CronJob that runs `operator --once`
+    /// Generate what runs `operator --once` on the ConvergeOps' own schedules: a CI workflow,
+    /// Kubernetes CronJobs, systemd units or a crontab
     Ci(ci::CiArgs),
+    /// Tools for lexicon authors: run the conformance suite against a lexicon (check-lexicon)
+    Dev(dev::DevArgs),
 }
 
 /// Runs the stock `chant` binary's command line.
@@ -264,6 +276,9 @@ fn dispatch(binary: Binary, default: DefaultCommand) -> Exit {
         Some(Command::Completions(args)) => shell::cmd_completions(&args),
         Some(Command::Man(args)) => shell::cmd_man(&args),
         Some(Command::Ci(args)) => ci::cmd_ci(binary, &args),
+        #[cfg(feature = "search")]
+        Some(Command::Search(args)) => search::cmd_search(binary, &args),
+        Some(Command::Dev(args)) => dev::cmd_dev(binary, &args),
         None => match default {
             DefaultCommand::Tick(op) => run::cmd_tick(binary, &run::TickArgs::for_op(op)),
             DefaultCommand::Help => {
@@ -329,6 +344,8 @@ const LEFT_OUT: &[(&str, &str)] = &[
     ("services", "box"),
     #[cfg(not(feature = "box"))]
     ("workspace", "box"),
+    #[cfg(not(feature = "search"))]
+    ("search", "search"),
 ];
 
 /// The subcommand the arguments name, when this build leaves it out: its name and feature.

@@ -31,6 +31,10 @@ pub struct OperatorArgs {
     /// Only the ConvergeOps of this env.
     #[arg(long)]
     pub env: Option<String>,
+    /// Only this ConvergeOp (repeatable): what `ci systemd` and `ci cron` run on the op's own
+    /// schedule.
+    #[arg(long = "op", value_name = "OP")]
+    pub ops: Vec<String>,
     /// Time between rounds (90s, 5m, 1h30m).
     #[arg(long, default_value = "60s")]
     pub interval: String,
@@ -207,6 +211,24 @@ fn check_env_has_converge_ops(project: &crate::project::Project, env: &str) -> R
     )))
 }
 
+/// Refuses an `--op` that names no ConvergeOp of this binary (a typo would tick nothing and exit
+/// 0), naming the ConvergeOps, with a did-you-mean.
+fn check_converge_op(project: &crate::project::Project, op: &str) -> Result<(), CommandError> {
+    let mut ops: Vec<&str> = project.catalog.converge_ops().map(|d| d.name.as_str()).collect();
+    ops.sort_unstable();
+    if ops.contains(&op) {
+        return Ok(());
+    }
+    let hint = crate::model::contract::did_you_mean(op, ops.iter().copied())
+        .map(|s| format!("; did you mean `{s}`?"))
+        .unwrap_or_default();
+    let known = if ops.is_empty() { "none".to_owned() } else { ops.join(", ") };
+    Err(CommandError::usage(format!(
+        "--op {}: no ConvergeOp of this binary has that name{hint} (ConvergeOps: {known})",
+        crate::terminal::printable(op)
+    )))
+}
+
 fn cmd_daemon(binary: Binary, args: &OperatorArgs) -> Result<Exit, CommandError> {
     // First thing, so a stop signal is caught from here on; the forwarder reads them.
     let signals = operator::catch_stop_signals()?;
@@ -232,10 +254,14 @@ fn cmd_daemon(binary: Binary, args: &OperatorArgs) -> Result<Exit, CommandError>
     if let Some(env) = args.env.as_deref() {
         check_env_has_converge_ops(&project, env)?;
     }
+    for op in &args.ops {
+        check_converge_op(&project, op)?;
+    }
     let dispatcher =
         Dispatcher::current().map_err(|e| CommandError::failed_with("cannot find this binary to dispatch runs", e))?;
     let config = OperatorConfig {
         env: args.env.clone(),
+        ops: args.ops.clone(),
         interval,
         lease_ttl,
         grace,

@@ -153,15 +153,35 @@ const EXAMPLES: &[(&[&str], &str)] = &[
     ),
     (
         &["ci"],
-        "Examples:\n  chant ci workflow --github > .github/workflows/chant-operator.yml\n  chant ci cronjob --image registry.example/project:1.0\n\nExit codes: 0 printed, 2 usage error (an unknown --op, the stock binary).",
+        "Examples:\n  chant ci workflow --github > .github/workflows/chant-operator.yml\n  chant ci cronjob --image registry.example/project:1.0\n  chant ci systemd --out /etc/systemd/system\n  chant ci cron | crontab -\n\nExit codes: 0 printed, 1 a file could not be written, 2 usage error (an unknown --op, no scheduled op, no image, the stock binary).",
     ),
     (
         &["ci", "workflow"],
-        "Examples:\n  chant ci workflow --github > .github/workflows/chant-operator.yml\n  chant ci workflow --gitlab --op staging-converge\n\nExit codes: 0 printed, 2 usage error (an unknown --op, the stock binary).",
+        "Examples:\n  chant ci workflow --github > .github/workflows/chant-operator.yml\n  chant ci workflow --gitlab --op staging-converge\n\nExit codes: 0 printed, 2 usage error (an unknown --op, no scheduled op, the stock binary).",
     ),
     (
         &["ci", "cronjob"],
-        "Examples:\n  chant ci cronjob --image registry.example/project:1.0 | kubectl apply -f -\n\nExit codes: 0 printed, 2 usage error (an unknown --op, the stock binary).",
+        "Examples:\n  chant ci cronjob --image registry.example/project:1.0 | kubectl apply -f -\n  chant ci cronjob --op staging-converge    # the image from [ci] image in chant.toml\n\nExit codes: 0 printed, 2 usage error (no --image and no [ci] image, an unknown --op, no scheduled op).",
+    ),
+    (
+        &["ci", "systemd"],
+        "Examples:\n  chant ci systemd --out /etc/systemd/system && systemctl daemon-reload\n  chant ci systemd --operator --bin-path /srv/p/target/release/staging --workdir /srv/p\n\nExit codes: 0 printed or written, 1 a unit file could not be written, 2 usage error (an unknown --op, no scheduled op, a relative path).",
+    ),
+    (
+        &["ci", "cron"],
+        "Examples:\n  chant ci cron > chant.crontab && crontab chant.crontab\n  chant ci cron --op staging-converge --workdir /srv/p --bin-path /srv/p/target/release/staging\n\nExit codes: 0 printed, 2 usage error (an unknown --op, no scheduled op, a relative path).",
+    ),
+    (
+        &["search"],
+        "Examples:\n  chant search table                  # every table, across every env\n  chant search 'app.*' --env staging\n  chant search service --ambient      # the services nothing declares too\n\nExit codes: 0 found, 1 nothing found (everything was read), 2 usage error, 4 nothing found and something could not be read.",
+    ),
+    (
+        &["dev"],
+        "Examples:\n  chant dev check-lexicon\n  chant dev check-lexicon postgres --env prod-db\n\nExit codes: see `dev check-lexicon --help`.",
+    ),
+    (
+        &["dev", "check-lexicon"],
+        "Examples:\n  chant dev check-lexicon                 # every lexicon an env declares\n  chant dev check-lexicon files --json\n\nExit codes: 0 every check passed, 1 a check failed, 2 usage error (an unregistered lexicon, one no env declares).",
     ),
     (
         &["man"],

@@ -2,7 +2,8 @@
 //! real HTTP service on 127.0.0.1: describe holds to the conformance suite before and after its
 //! own `apply` defines the services, a killed service reads as drifted (an `update`), and an
 //! unreachable supervisor is a whole-lexicon failure (every service `read-failed`, its units
-//! unknown); the stack status of a running, a stopped and an undeclared service.
+//! unknown); the stack status of a running, a stopped and an undeclared service; a service the
+//! supervisor runs and nothing declares read as ambient.
 
 use std::path::Path;
 use std::time::Duration;
@@ -11,7 +12,7 @@ use chant::lexicon::sprite::{BoxDeclaration, BoxLexicon, BoxService};
 use chant::lexicon::{DeleteMode, EnvLexicon};
 use chant::model::UnobservedReason;
 use chant::observe::conformance::{Scenario, Suite};
-use chant::observe::estate::{StackStatus, stack_status, teardown_plan};
+use chant::observe::estate::{Reading, StackStatus, ambient_of, stack_status, teardown_plan};
 use chant::observe::{ChangeAction, ComponentInput, LastApply, Lexicon, assess};
 use nix::sys::signal::{Signal, kill};
 use nix::unistd::Pid;
@@ -125,6 +126,24 @@ fn the_box_lexicon_keeps_the_observation_contract_and_applies_through_the_interf
     let plan = teardown_plan(&units, &units.declared_entities().unwrap());
     assert!(plan.candidates.is_empty() && plan.is_complete());
 
+    // A service the supervisor runs and no box block declares is ambient (kind `service`), with
+    // its listed status; the declared ones never are. The lexicon passes `dev check-lexicon`'s
+    // checks, ambient included.
+    sv.ok(&["services", "create", "stray", "--cmd", "sleep", "--args", "600", "--no-stream"]);
+    eventually(Duration::from_secs(20), "stray to run", || sv.status("stray") == "running");
+    let l = lexicon();
+    let declared = l.declared_entities().unwrap();
+    assert_eq!(l.ambient_kinds(), ["service"]);
+    let observed = chant::observe::observe_component(&l, &declared);
+    let ambient = ambient_of(&l, &declared, &observed, None);
+    let ambient = ambient.read().unwrap_or_else(|| panic!("{ambient:?}"));
+    assert_eq!(ambient.resources.keys().collect::<Vec<_>>(), ["stray"]);
+    assert_eq!(ambient.resources["stray"].properties["status"], "running");
+    let checks = chant::observe::check::check_bound(&l, &declared, &|| chant::observe::check::Served::No);
+    assert!(checks.iter().all(|c| !c.failed()), "{checks:#?}");
+    let ambient_check = checks.iter().find(|c| c.check == "ambient").unwrap();
+    assert_eq!(ambient_check.to_string(), "pass  ambient: 1 ambient of service");
+
     // No supervisor at all: every service read-failed, never absent.
     let nowhere = settings(Path::new("/nonexistent/sprite-env"));
     let blind = || BoxLexicon::new(sv.state(), Some("box"), decl.clone(), nowhere);
@@ -137,6 +156,9 @@ fn the_box_lexicon_keeps_the_observation_contract_and_applies_through_the_interf
         )
         .run()
         .unwrap();
+    let blind_declared = blind().declared_entities().unwrap();
+    let unread = ambient_of(&blind(), &blind_declared, &chant::observe::Observation::new(), None);
+    assert!(matches!(unread, Reading::Failed(_)), "an unreadable supervisor has no ambient answer: {unread:?}");
     let unknown = stack_status(&blind(), "app");
     assert!(matches!(unknown.status, StackStatus::Unknown { .. }), "an unreadable supervisor is unknown, never absent");
 }

@@ -10,6 +10,7 @@ mod support;
 
 mod bad_input;
 mod bounds;
+mod check_lexicon;
 mod clock;
 mod deep;
 mod delegate;
@@ -47,7 +48,9 @@ mod quiet;
 mod readme;
 mod refused_apply;
 mod replay;
+mod schedulers;
 mod sealed_gates;
+mod search;
 mod secrets;
 mod serve;
 mod serve_graph;

@@ -131,36 +131,3 @@ fn since_takes_a_relative_time() {
     out.code(2);
     assert!(out.stderr.contains("or a time ago such as 1h, 30m, 2d"), "{}", out.all());
 }
-
-#[test]
-fn ci_workflow_and_cronjob_are_generated_from_the_ops_cron_and_parse_as_yaml() {
-    let sandbox = Sandbox::new(&config_with_roots(&["site", "night"]));
-    let yaml = |args: &[&str]| {
-        let out = sandbox.project(args, &[]);
-        out.code(0);
-        serde_norway::from_str::<serde_norway::Value>(&out.stdout).unwrap_or_else(|e| panic!("{e}\n{}", out.all()))
-    };
-    let gh = yaml(&["ci", "workflow", "--github", "--op", "night-converge"]);
-    assert_eq!(gh["on"]["schedule"][0]["cron"].as_str(), Some("0 3 * * *"));
-    let runs: Vec<&str> =
-        gh["jobs"]["operator"]["steps"].as_sequence().unwrap().iter().filter_map(|s| s["run"].as_str()).collect();
-    assert!(runs.contains(&"./target/release/e2e-project operator --once --env night"), "{runs:?}");
-    let all = yaml(&["ci", "workflow", "--github"]);
-    let crons: Vec<&str> =
-        all["on"]["schedule"].as_sequence().unwrap().iter().filter_map(|c| c["cron"].as_str()).collect();
-    assert!(crons.contains(&"0 3 * * *") && crons.contains(&"*/15 * * * *"), "{crons:?}");
-    let gl = yaml(&["ci", "workflow", "--gitlab"]);
-    assert!(
-        gl["chant-operator"]["script"]
-            .as_sequence()
-            .unwrap()
-            .iter()
-            .any(|s| s.as_str() == Some("./target/release/e2e-project operator --once"))
-    );
-    let k = yaml(&["ci", "cronjob", "--image", "example/e2e:1", "--op", "night-converge"]);
-    assert_eq!((k["kind"].as_str(), k["spec"]["schedule"].as_str()), (Some("CronJob"), Some("0 3 * * *")));
-    let out = sandbox.project(&["ci", "workflow", "--github", "--op", "nope"], &[]);
-    out.code(2);
-    assert!(out.stderr.contains("--op nope: no ConvergeOp of that name"), "{}", out.all());
-    sandbox.project(&["ci", "workflow"], &[]).code(2);
-}

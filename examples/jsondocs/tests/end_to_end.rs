@@ -217,3 +217,16 @@ fn an_adopt_report_names_the_unowned_documents_in_the_record_the_operators_line_
     let log = String::from_utf8_lossy(&log.stdout);
     assert!(log.contains("reported  adopt-report [jsondocs/notes]: unowned documents present"), "{log}");
 }
+
+#[test]
+fn dev_check_lexicon_holds_the_lexicon_written_outside_chant_to_the_suite() {
+    let p = Project::new();
+    p.tick();
+    let out = p.docs(&["dev", "check-lexicon", "jsondocs"]);
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{said}{}", String::from_utf8_lossy(&out.stderr));
+    assert!(said.starts_with("check-lexicon jsondocs (env docs): 6 checks, 0 failed\n"), "{said}");
+    assert!(said.contains("pass  ownership-channel: keys "), "{said}");
+    assert!(said.contains("pass  probe-absent: an undeclared name reads absent"), "{said}");
+    assert!(said.contains("skip  deep: no deep read"), "{said}");
+}
