@@ -50,6 +50,7 @@ mod replay;
 mod sealed_gates;
 mod secrets;
 mod serve;
+mod serve_env;
 mod shell;
 mod tick_record;
 mod undeclared;

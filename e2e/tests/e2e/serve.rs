@@ -23,14 +23,14 @@ const SERVE_AT: &str = "2026-03-01T10:12:30.000Z";
 const APPROVE: &str = "chant approve dash-guarded ship-web --resource web";
 
 /// A running `serve` and the base URL it printed.
-struct Served {
+pub(super) struct Served {
     running: Option<Running>,
-    base: String,
+    pub(super) base: String,
     banner: String,
 }
 
 impl Served {
-    fn start(sandbox: &Sandbox, program: &str) -> Served {
+    pub(super) fn start(sandbox: &Sandbox, program: &str) -> Served {
         Served::start_with(sandbox, program, &[])
     }
 
@@ -47,11 +47,11 @@ impl Served {
     }
 
     /// GETs `path` with `accept`, returning the status, the headers asked for, and the body.
-    fn get(&self, path: &str, accept: &str) -> Answer {
+    pub(super) fn get(&self, path: &str, accept: &str) -> Answer {
         self.request("GET", path, accept)
     }
 
-    fn request(&self, method: &str, path: &str, accept: &str) -> Answer {
+    pub(super) fn request(&self, method: &str, path: &str, accept: &str) -> Answer {
         let agent: ureq::Agent = ureq::Agent::config_builder().http_status_as_error(false).build().into();
         let url = format!("{}{path}", self.base);
         let mut resp = match method {
@@ -66,18 +66,20 @@ impl Served {
         Answer { status, content_type, csp, body }
     }
 
-    fn json(&self, path: &str) -> Value {
+    pub(super) fn json(&self, path: &str) -> Value {
         let a = self.get(path, "application/json");
         assert_eq!(a.status, 200, "{path}: {}", a.body);
         assert_eq!(a.content_type, "application/json", "{path}");
         serde_json::from_str(&a.body).unwrap()
     }
 
-    fn html(&self, path: &str) -> String {
+    pub(super) fn html(&self, path: &str) -> String {
         let a = self.get(path, "text/html,application/xhtml+xml,*/*;q=0.8");
         assert_eq!(a.status, 200, "{path}: {}", a.body);
         assert_eq!(a.content_type, "text/html; charset=utf-8", "{path}");
-        assert!(a.csp.contains("script-src 'none'"), "{path}: every page forbids scripts: {:?}", a.csp);
+        // Scripts: the dashboard's own files only (`/assets/copy.js`), never an inline one.
+        let scripts: Vec<&str> = a.csp.split(';').map(str::trim).filter(|d| d.starts_with("script-src")).collect();
+        assert_eq!(scripts, ["script-src 'self'"], "{path}: {:?}", a.csp);
         a.body
     }
 }
@@ -90,16 +92,16 @@ impl Drop for Served {
     }
 }
 
-struct Answer {
-    status: u16,
-    content_type: String,
-    csp: String,
-    body: String,
+pub(super) struct Answer {
+    pub(super) status: u16,
+    pub(super) content_type: String,
+    pub(super) csp: String,
+    pub(super) body: String,
 }
 
 /// A project with `site` applied and in sync, `dash` gated three ticks running, and `blind`
 /// unobservable (no root bound).
-fn estate_sandbox() -> Sandbox {
+pub(super) fn estate_sandbox() -> Sandbox {
     let sandbox = Sandbox::new(&config_with_roots(&["site"]));
     for at in TICK_AT {
         let now = [("CHANT_NOW", at)];
@@ -168,7 +170,7 @@ fn every_route_answers_json_that_matches_the_cli_and_escaped_html() {
     assert!(page.contains(r#"data-op="dash-converge" data-health="gated""#), "{page}");
     assert!(page.contains(r#"href="/envs/site/diff""#), "the project binary links each env's live diff");
     assert!(page.contains(r#"<meta http-equiv="refresh" content="30">"#));
-    assert!(!page.contains("<script"), "no page carries a script");
+    assert_no_inline_script("estate", &page);
     // Each row leads with the health word and its age; the tick's counters are on hover.
     let site_row = page.split(r#"data-op="site-converge""#).nth(1).unwrap_or_default();
     assert!(
@@ -203,7 +205,7 @@ fn every_route_answers_json_that_matches_the_cli_and_escaped_html() {
     let page = served.html("/ops/dash/dash-converge");
     assert!(page.contains(&format!("<code>{APPROVE}</code>")), "{page}");
     assert!(page.contains("&lt;script&gt;document.title='pwned'&lt;/script&gt;"), "{page}");
-    assert!(!page.contains("<script"), "{page}");
+    assert_no_inline_script("op", &page);
     assert!(page.contains("<code>&lt;script&gt;alert(1)&lt;/script&gt;</code> in-sync"), "{page}");
 
     // Pending gates: the same approve command as operator status prints.
@@ -285,15 +287,26 @@ fn the_stock_binary_hands_serve_to_the_project_binary() {
     assert_eq!(served.json("/envs/site/diff")["env"], "site");
 }
 
+/// Asserts that the only script element of `page` (HTML as served, or a browser's DOM) is the
+/// dashboard's own `/assets/copy.js`, loaded by URL: no inline script, nothing from a ledger value.
+pub(super) fn assert_no_inline_script(name: &str, page: &str) {
+    let lower = page.to_ascii_lowercase();
+    let scripts = lower.matches("<script").count();
+    let own = lower.matches(r#"<script src="/assets/copy.js" defer></script>"#).count()
+        + lower.matches(r#"<script src="/assets/copy.js" defer=""></script>"#).count();
+    assert_eq!(scripts, own, "{name}: a script element other than /assets/copy.js: {page}");
+    assert!(scripts <= 1, "{name}: {page}");
+}
+
 /// Where the browser's screenshots go, for people to look at.
-fn screenshot_dir() -> PathBuf {
+pub(super) fn screenshot_dir() -> PathBuf {
     let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("dashboard");
     std::fs::create_dir_all(&dir).unwrap();
     dir
 }
 
 /// Runs Debian's headless `chromium` with `args` then `url`, bounded by `timeout`.
-fn chromium(sandbox: &Sandbox, args: &[&str], url: &str) -> String {
+pub(super) fn chromium(sandbox: &Sandbox, args: &[&str], url: &str) -> String {
     let profile = sandbox.root().join("chromium-profile");
     let profile = format!("--user-data-dir={}", profile.display());
     let mut all = vec!["90", "chromium", "--headless", "--disable-gpu", "--no-first-run", "--no-default-browser-check"];
@@ -346,7 +359,7 @@ fn a_real_browser_shows_health_gates_and_markup_as_text() {
     // The why and the resource name holding <script> are text: the DOM has no script element,
     // and the title the script would have set is not set.
     for (name, dom) in &doms {
-        assert!(!dom.to_ascii_lowercase().contains("<script"), "{name}: a script element in the DOM: {dom}");
+        assert_no_inline_script(name, dom);
         assert!(!dom.contains("pwned</title>"), "{name}");
     }
     assert!(op.contains("&lt;script&gt;document.title='pwned'&lt;/script&gt;"), "{op}");
