@@ -4,9 +4,9 @@
 //! Tick records do not keep per-resource verdicts (keeping them would grow every ledger record by
 //! the size of the env), so the rows are built from a live observation: the same
 //! [`crate::diff::diff_of`] document `lifecycle diff <env> --live --json` prints, over the
-//! assessment a tick decides on ([`Project::assess_deep`], whose deep verdict also says which
-//! entries sit at an accepted baseline value). The header shows the last tick's health and age,
-//! read from the ledger.
+//! assessment a tick decides on ([`crate::project::Project::assess_deep`], whose deep verdict
+//! says which entries sit at an accepted baseline value). The header shows the last tick's
+//! health and age, read from the ledger.
 //!
 //! Observing waits on the env's substrate, so it never runs on the reading pool and never makes a
 //! page wait long ([`Observations`]):
