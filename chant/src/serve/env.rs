@@ -354,9 +354,17 @@ impl Observations {
         let entry = envs.entry(env.to_owned()).or_default();
         if let Some(running) = &entry.running {
             let ended = running.done.borrow().clone();
+            // A thread that ended without an answer (it cannot, short of a panic) has dropped its
+            // sender: its observation is over, and failed.
+            let gone = running.done.has_changed().is_err();
             match ended {
                 Some(outcome) => {
                     entry.last = Some(outcome);
+                    entry.running = None;
+                }
+                None if gone => {
+                    let result = Err("the observation ended without an answer".to_owned());
+                    entry.last = Some(Arc::new(Outcome { finished: Instant::now(), result }));
                     entry.running = None;
                 }
                 None => return Ok(Found::Running(running.since, running.done.clone(), entry.last.clone())),
@@ -381,11 +389,15 @@ impl Observations {
     }
 }
 
-/// Waits at most `bound` for a running observation to end.
+/// Waits at most `bound` for a running observation to end (`None`: it is still running).
 async fn wait(mut done: watch::Receiver<Option<Arc<Outcome>>>, bound: Duration) -> Option<Arc<Outcome>> {
     match tokio::time::timeout(bound, done.wait_for(Option::is_some)).await {
         Ok(Ok(outcome)) => outcome.clone(),
-        _ => None,
+        Ok(Err(_)) => {
+            let result = Err("the observation ended without an answer".to_owned());
+            Some(Arc::new(Outcome { finished: Instant::now(), result }))
+        }
+        Err(_) => None,
     }
 }
 
