@@ -13,6 +13,15 @@
 //! medians, the in-run ratios, and the resident memory (`VmRSS`, `VmHWM` from `/proc`) of the
 //! server after the warm-up and after every request, over the big ledger and over a ledger
 //! with a hundredth of its history, so growth with history shows.
+//!
+//! Then the env page, `/envs/estate`, of `e2e-bench-serve`: an env of 2,000 PostgreSQL tables
+//! (on the test harness's throw-away cluster, created by a real `run estate-apply`) and 1,000
+//! files, against `lifecycle diff estate --live --json` of the same binary as a child process, in
+//! the same run. The page keeps an observation 15 s, so each timed request waits that out first
+//! and observes afresh (what a person pays when opening the page); the answer within those 15 s
+//! (the kept observation) is timed too. Served over a ledger of 10,000 ticks of the env's
+//! ConvergeOp and over one of 100, whose servers' resident memory is read after every request.
+//! `CHANT_BENCH_ENV_REPS` sets its repetitions (default 5).
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, missing_docs)]
 
@@ -26,6 +35,15 @@ use std::time::{Duration, Instant};
 
 const PROJECT: &str = env!("CARGO_BIN_EXE_e2e-project");
 const STOCK: &str = env!("CARGO_BIN_EXE_e2e-stock-chant");
+const SERVE_BENCH: &str = env!("CARGO_BIN_EXE_e2e-bench-serve");
+
+/// The env page's bench: its env's size (as `src/serve_bench.rs` declares it) and ledgers.
+const TABLES: usize = 2_000;
+const FILES: usize = 1_000;
+const ENV_TICKS: usize = 10_000;
+const ENV_SMALL_TICKS: usize = 100;
+/// How long the env page keeps an observation (`chant::serve::env::FRESH_FOR`), and a margin.
+const FRESH_FOR: Duration = Duration::from_millis(15_500);
 
 const OPS: usize = 100;
 const TICKS: usize = 1_000;
@@ -137,6 +155,130 @@ fn main() {
         "RSS after the run, 1,000 / 10 ticks per op",
         rss_end.0.0 as f64 / rss_end.1.0.max(1) as f64
     );
+    println!();
+    env_page(&home, tmp.path());
+}
+
+/// The env page of 2,000 tables and 1,000 files against `lifecycle diff --live --json`.
+fn env_page(home: &Path, tmp: &Path) {
+    let reps: usize = std::env::var("CHANT_BENCH_ENV_REPS").ok().and_then(|r| r.parse().ok()).unwrap_or(5);
+    let started = Instant::now();
+    let pg = chant_testkit::postgres::cluster();
+    let db = pg.database("servebench");
+    let dsn = pg.dsn(&db);
+    let vars = [("BENCH_DSN", dsn.as_str())];
+    let root = tmp.join("estate-root");
+    let toml = format!(
+        "[project]\nname = \"servebench\"\n\n[env.estate]\nfiles_root = \"{}\"\npostgres_dsn_var = \"BENCH_DSN\"\n",
+        root.display()
+    );
+    // The estate, created by a real apply; then a real tick of it to copy into the ledgers.
+    let seed = support::project(home, &tmp.join("estate-seed"), &toml);
+    let run = |dir: &Path, args: &[&str]| {
+        let out = hermetic(SERVE_BENCH, home, dir).envs(vars).args(args).output().unwrap();
+        let (stdout, stderr) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+        assert!(out.status.success(), "{args:?}: {stdout}{stderr}");
+        out.stdout
+    };
+    run(&seed, &["run", "estate-apply"]);
+    let tick = run(&seed, &["tick", "estate-converge", "--json"]);
+    let template: serde_json::Value = serde_json::from_slice(&tick).unwrap();
+    let ops = vec!["estate-converge".to_owned()];
+    let big = tmp.join("estate-big");
+    fill_ledger(home, &big, &template, "estate", &ops, ENV_TICKS);
+    let small = tmp.join("estate-small");
+    fill_ledger(home, &small, &template, "estate", &ops, ENV_SMALL_TICKS);
+    for dir in [&big, &small] {
+        std::fs::write(dir.join("chant.toml"), &toml).unwrap();
+    }
+    let setup = started.elapsed();
+
+    let servers =
+        [Server::start_with(SERVE_BENCH, home, &big, &vars), Server::start_with(SERVE_BENCH, home, &small, &vars)];
+    let page = |server: &Server, accept: &str| {
+        let t = Instant::now();
+        let body = server.get_path("/envs/estate", accept);
+        (t.elapsed(), body)
+    };
+    // Warm-up: each observes once; every resource is listed, in sync after the apply.
+    for server in &servers {
+        let doc: serde_json::Value = serde_json::from_str(&page(server, "application/json").1).unwrap();
+        let rows = doc["resources"].as_array().map_or(0, Vec::len);
+        assert!(rows >= TABLES + FILES, "{rows} resources: {}", doc["counts"]);
+        // Applied by `estate-apply` (whose record is on the seed's ledger, not these): nothing
+        // drifts, nothing is missing or unread.
+        for verdict in ["drifted", "missing", "unobserved", "orphaned", "unowned"] {
+            assert!(doc["counts"].get(verdict).is_none(), "{verdict}: {}", doc["counts"]);
+        }
+    }
+    let cli = || {
+        let t = Instant::now();
+        let out = run(&big, &["lifecycle", "diff", "estate", "--live", "--json"]);
+        assert!(out.len() > 100_000, "the whole document");
+        t.elapsed()
+    };
+    cli();
+    let rss_warm = (servers[0].memory(), servers[1].memory());
+    let (mut diffs, mut pages, mut small_pages, mut kept, mut html) =
+        (Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    let mut observed = Instant::now();
+    for rep in 0..reps {
+        // The observation kept by the last request has expired: this request observes afresh.
+        std::thread::sleep(FRESH_FOR.saturating_sub(observed.elapsed()));
+        if rep % 2 == 0 {
+            diffs.push(cli());
+            pages.push(page(&servers[0], "application/json").0);
+        } else {
+            pages.push(page(&servers[0], "application/json").0);
+            diffs.push(cli());
+        }
+        small_pages.push(page(&servers[1], "application/json").0);
+        observed = Instant::now();
+        kept.push(page(&servers[0], "application/json").0);
+        html.push(page(&servers[0], "text/html").0);
+    }
+    let rss_end = (servers[0].memory(), servers[1].memory());
+    for mut server in servers {
+        server.stop();
+    }
+
+    let build = if cfg!(debug_assertions) { "debug" } else { "release" };
+    println!(
+        "env page benchmark, {build} build, {reps} repetitions, each after the kept observation expired (set-up {:.1} s, total {:.1} s)",
+        setup.as_secs_f64(),
+        started.elapsed().as_secs_f64()
+    );
+    println!(
+        "env: {TABLES} PostgreSQL tables + {FILES} files; ledgers of {ENV_TICKS} and {ENV_SMALL_TICKS} ticks of its ConvergeOp"
+    );
+    println!();
+    row("lifecycle diff --live --json (process, spawn to exit)", &diffs);
+    row("GET /envs/estate (JSON), observing afresh", &pages);
+    row("GET /envs/estate (JSON), 100-tick ledger, afresh", &small_pages);
+    row("GET /envs/estate (JSON), kept observation", &kept);
+    row("GET /envs/estate (HTML), kept observation", &html);
+    println!();
+    let ratio = |name: &str, a: &[Duration], b: &[Duration]| {
+        println!("  {name:<52} {:>8.2}x", ms(median(a)) / ms(median(b)));
+    };
+    ratio("env page / lifecycle diff --json (medians)", &pages, &diffs);
+    ratio("env page, 10,000 / 100 ticks (medians)", &pages, &small_pages);
+    println!();
+    let mb = |kb: u64| kb as f64 / 1024.0;
+    for (name, (warm, end)) in [("10,000 ticks", (rss_warm.0, rss_end.0)), ("100 ticks", (rss_warm.1, rss_end.1))] {
+        println!(
+            "  env page server RSS, {name:<13} after warm-up {:>6.1} MiB, after {} requests {:>6.1} MiB (peak {:.1} MiB)",
+            mb(warm.0),
+            reps * 3 + 1,
+            mb(end.0),
+            mb(end.1)
+        );
+    }
+    println!(
+        "  {:<52} {:>8.2}x",
+        "RSS after the run, 10,000 / 100 ticks",
+        rss_end.0.0 as f64 / rss_end.1.0.max(1) as f64
+    );
 }
 
 /// A running `chant serve` and a kept-alive client.
@@ -148,7 +290,13 @@ struct Server {
 
 impl Server {
     fn start(home: &Path, dir: &Path) -> Server {
-        let mut child = hermetic(STOCK, home, dir)
+        Server::start_with(STOCK, home, dir, &[])
+    }
+
+    /// `program serve` in `dir` with `vars` set.
+    fn start_with(program: &str, home: &Path, dir: &Path, vars: &[(&str, &str)]) -> Server {
+        let mut child = hermetic(program, home, dir)
+            .envs(vars.iter().copied())
             .args(["serve", "--addr", "127.0.0.1:0"])
             .stdout(Stdio::null())
             .stderr(Stdio::piped())
@@ -172,8 +320,12 @@ impl Server {
     }
 
     fn get(&self, accept: &str) -> String {
+        self.get_path("/", accept)
+    }
+
+    fn get_path(&self, path: &str, accept: &str) -> String {
         self.agent
-            .get(&format!("{}/", self.base))
+            .get(&format!("{}{path}", self.base))
             .header("Accept", accept)
             .call()
             .unwrap()

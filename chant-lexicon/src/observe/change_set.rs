@@ -169,7 +169,15 @@ impl ChangeEntry {
 
 /// `<property>: <live> -> <declared>` (`(none)` for a live value not read).
 fn delta_text(d: &Delta) -> String {
-    format!("{}: {} -> {}", d.property, d.live.as_deref().unwrap_or("(none)"), d.declared)
+    d.text()
+}
+
+impl Delta {
+    /// The delta for a person, as the gate plan, `lifecycle diff` and the dashboard write it:
+    /// `<property>: <live> -> <declared>` (`(none)` for a live value not read).
+    pub fn text(&self) -> String {
+        format!("{}: {} -> {}", self.property, self.live.as_deref().unwrap_or("(none)"), self.declared)
+    }
 }
 
 /// The last recorded apply of one component, as the change set needs it.

@@ -32,5 +32,5 @@ pub use observation::{
 };
 pub use status::{
     ComponentInput, EnvAssessment, assess, assess_component, derive_symptom, describe_unobserved, some_names,
-    status_row, unobserved_by_cause,
+    status_row, unobserved_by_cause, unobserved_cause,
 };

@@ -149,6 +149,12 @@ fn unobserved_of(entry: &ChangeEntry) -> Unobserved {
     }
 }
 
+/// Why an `unobserved` entry was not read, as [`unobserved_by_cause`] groups it (the reason in
+/// words, its detail and the address asked); `None` for any other entry.
+pub fn unobserved_cause(entry: &ChangeEntry) -> Option<String> {
+    (entry.action == ChangeAction::Unobserved).then(|| unobserved_of(entry).cause())
+}
+
 /// The unobserved entries of some change sets grouped by their cause ([`Unobserved::cause`]), in
 /// the order each cause is first met, each with the names (and kinds) it kept from being read:
 /// one cause (an unset DSN variable, a server down) is then reported once, not once per entity.

@@ -76,6 +76,8 @@ pub struct DiffLine {
     /// For an edited text file, the unified diff `lifecycle diff` prints under it (live `-`,
     /// declared `+`), redacted; the content digests it replaces are left out of `text`.
     pub unified: Option<String>,
+    /// The line's id on the page, which the env page links to ([`super::env::anchor`]).
+    pub anchor: Option<String>,
 }
 
 /// Observes `env` live and returns its document and its lines for a person, both redacted.
@@ -95,16 +97,18 @@ pub fn live(project: &Project, env: &str) -> Result<(DiffView, Vec<DiffLine>), p
             component: row.component.clone(),
             text: project.redactor.redact(&format!("{}: {}", row.reconciliation.as_str(), row.detail)),
             unified: None,
+            anchor: None,
         });
     }
     for cs in &doc.change_sets {
         // What could not be read, one line per cause (as `lifecycle diff` says it).
-        for (cause, names) in unobserved_by_cause(&cs.entries) {
+        for (i, (cause, names)) in unobserved_by_cause(&cs.entries).into_iter().enumerate() {
             lines.push(DiffLine {
                 kind: ChangeAction::Unobserved.as_str().to_owned(),
                 component: cs.component.clone(),
                 text: project.redactor.redact(&format!("{} — {cause}", some_names(&names))),
                 unified: None,
+                anchor: Some(super::env::unobserved_anchor(&cs.component, i)),
             });
         }
         for entry in cs.entries.iter().filter(|e| !matches!(e.action, ChangeAction::Noop | ChangeAction::Unobserved)) {
@@ -114,6 +118,7 @@ pub fn live(project: &Project, env: &str) -> Result<(DiffView, Vec<DiffLine>), p
                 component: cs.component.clone(),
                 text: project.redactor.redact(&entry.summary(texts.is_some())),
                 unified: texts.map(|t| project.redactor.redact(&t.diff)),
+                anchor: Some(super::env::anchor(&cs.component, &entry.name)),
             });
         }
     }

@@ -12,14 +12,17 @@
 //! | `/gates` | every standing gate, with the exact approve command and the approval URL |
 //! | `/envs/{env}/diff` | the live diff of an env (project binary only, observed when this page is asked for) |
 //! | `/envs/{env}/graph[?live=1]` | the env's reference graph drawn as inline SVG, declared or live ([`graph`]; project binary only) |
+//! | `/envs/{env}[?verdict=V]` | every resource of an env with its verdict, from a live observation kept a few seconds ([`env`]) |
+//! | `/assets/copy.js` | the one script: the copy buttons of long commands ([`assets`]) |
 //!
 //! # Guarantees
 //!
 //! - It never writes: every route is a `GET`; there is no approve or tick button (approving stays
 //!   a recorded, out-of-band act). A live diff observes, as `lifecycle diff --live` does.
 //! - Every value read from the ledger is escaped: pages are built with `maud`, which escapes each
-//!   interpolated value, and every page is served with a `Content-Security-Policy` that allows no
-//!   script at all, so a `why` or a service name holding `<script>` is shown, never run.
+//!   interpolated value, and every page is served with a `Content-Security-Policy` that allows
+//!   no inline script (only the dashboard's own `/assets/copy.js`), so a `why` or a service name
+//!   holding `<script>` is shown, never run.
 //! - Nothing is fetched from elsewhere: the one stylesheet is inline, there are no external assets.
 //! - The overview never observes anything live; only `/envs/{env}/diff` and
 //!   `/envs/{env}/graph?live=1` do.
@@ -36,8 +39,10 @@
 //!   reload it every 30 seconds (a `<meta http-equiv="refresh">`, no script).
 //! - The stock binary carries no op.json, so it shows no rule's `why` and serves no live diff.
 
+pub mod assets;
 pub mod chart;
 pub mod diff;
+pub mod env;
 pub mod graph;
 pub mod graph_svg;
 pub mod health;
@@ -156,6 +161,7 @@ pub struct Dashboard {
     whys: timeline::Whys,
     project: Option<Arc<Project>>,
     diffs: diff::Slots,
+    observations: env::Observations,
 }
 
 impl Dashboard {
@@ -164,7 +170,14 @@ impl Dashboard {
     pub fn new(ledger: Ledger, carried: Vec<OpDocument>, project: Option<Arc<Project>>) -> Dashboard {
         let carried: Vec<OpDocument> = carried.into_iter().filter(OpDocument::is_converge).collect();
         let whys = timeline::Whys::new(&carried);
-        Dashboard { ledger, carried, whys, project, diffs: diff::Slots::default() }
+        Dashboard {
+            ledger,
+            carried,
+            whys,
+            project,
+            diffs: diff::Slots::default(),
+            observations: env::Observations::default(),
+        }
     }
 
     /// Returns true when this dashboard can diff an env live (the project binary).

@@ -4,8 +4,8 @@
 //!
 //! Every response carries `Vary: Accept`, `X-Content-Type-Options: nosniff`,
 //! `Referrer-Policy: no-referrer`, `Cache-Control: no-store`, and HTML a
-//! `Content-Security-Policy` that allows no script, no frame and no fetch: only the inline
-//! stylesheet.
+//! `Content-Security-Policy` that allows no inline script, no frame and no fetch: only the
+//! inline stylesheet and the dashboard's own script, `/assets/copy.js` (its copy buttons).
 
 use std::sync::Arc;
 
@@ -23,8 +23,9 @@ use super::{Dashboard, Error, html};
 /// The most ticks one op page shows.
 pub const MAX_TICKS: usize = 1000;
 
-/// The policy every HTML page is served with: the inline stylesheet and nothing else.
-pub const CSP: &str = "default-src 'none'; style-src 'unsafe-inline'; img-src 'none'; script-src 'none'; \
+/// The policy every HTML page is served with: the inline stylesheet, the dashboard's own script
+/// (`/assets/copy.js`, never an inline one) and nothing else.
+pub const CSP: &str = "default-src 'none'; style-src 'unsafe-inline'; img-src 'none'; script-src 'self'; \
                        frame-ancestors 'none'; form-action 'none'; base-uri 'none'";
 
 /// Returns the dashboard's router over `dashboard`.
@@ -35,6 +36,8 @@ pub fn router(dashboard: Arc<Dashboard>) -> Router {
         .route("/ops/{env}/{op}", get(op))
         .route("/envs/{env}/diff", get(diff))
         .route("/envs/{env}/graph", get(super::graph::page))
+        .route("/envs/{env}", get(super::env::page))
+        .route(super::assets::COPY_JS_PATH, get(super::assets::copy_js))
         .fallback(not_found)
         .with_state(dashboard)
 }
@@ -58,19 +61,19 @@ fn common(kind: &'static str) -> [(HeaderName, HeaderValue); 5] {
     ]
 }
 
-fn html_response(status: StatusCode, page: Markup) -> Response {
+pub(super) fn html_response(status: StatusCode, page: Markup) -> Response {
     let csp = [(header::CONTENT_SECURITY_POLICY, HeaderValue::from_static(CSP))];
     (status, common("text/html; charset=utf-8"), csp, page.into_string()).into_response()
 }
 
-fn json_response(status: StatusCode, doc: &impl Serialize) -> Response {
+pub(super) fn json_response(status: StatusCode, doc: &impl Serialize) -> Response {
     match serde_json::to_string(doc) {
         Ok(body) => (status, common("application/json"), body).into_response(),
         Err(e) => (StatusCode::INTERNAL_SERVER_ERROR, format!("cannot render the document: {e}")).into_response(),
     }
 }
 
-fn now_text() -> String {
+pub(super) fn now_text() -> String {
     crate::clock::now().map(crate::clock::format).unwrap_or_default()
 }
 
@@ -195,7 +198,7 @@ impl Serialize for DiffAnswer {
 }
 
 async fn not_found(headers: HeaderMap) -> Response {
-    let message = "no page at this address: the dashboard serves /, /gates, /ops/{env}/{op}, /envs/{env}/diff and /envs/{env}/graph";
+    let message = "no page at this address: the dashboard serves /, /gates, /ops/{env}/{op}, /envs/{env}, /envs/{env}/diff and /envs/{env}/graph";
     if wants_json(&headers) {
         json_response(StatusCode::NOT_FOUND, &serde_json::json!({ "error": message }))
     } else {

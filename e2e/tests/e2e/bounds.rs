@@ -5,6 +5,9 @@
 //!   with the reason (#34 defect 3; before, each hung for ever);
 //! - the dashboard serves its other pages while live diffs against that server are in flight,
 //!   and refuses the diffs past its limit (before, six such diffs froze every page);
+//! - the env page answers at once while its observation waits on that server ("observing since
+//!   N s", reloading itself), and then lists every resource `unobserved` with the reason, never
+//!   missing;
 //! - the dashboard and the metrics endpoint refuse a forged `Host` (a DNS-rebinding page) with
 //!   421, and answer loopback names and the names given with `--allow-host` (#34 defect 10).
 //!
@@ -155,6 +158,54 @@ fn the_dashboard_serves_its_pages_while_live_diffs_wait_on_a_server_that_never_a
         assert_eq!(status, 200, "{body}");
         assert!(body.contains("did not answer the login within 20s"), "{body}");
     }
+    served.kill9();
+}
+
+#[test]
+fn the_env_page_shows_progress_while_it_observes_and_never_calls_the_unread_missing() {
+    let sandbox = prod_db_sandbox();
+    let port = silent();
+    let dsn = format!("postgres://app@127.0.0.1:{port}/app?connect_timeout=8");
+    let bin = staging_binary();
+    let (served, addr) = serve(&sandbox, bin.to_str().unwrap(), &[], &[("E2E_DSN", dsn.as_str())]);
+    let host = addr.clone();
+    let html = |path: &str| {
+        let mut conn = TcpStream::connect(&addr).unwrap();
+        conn.set_read_timeout(Some(Duration::from_secs(60))).unwrap();
+        let request = format!("GET {path} HTTP/1.1\r\nHost: {host}\r\nAccept: text/html\r\nConnection: close\r\n\r\n");
+        conn.write_all(request.as_bytes()).unwrap();
+        let mut answer = String::new();
+        conn.read_to_string(&mut answer).unwrap();
+        answer
+    };
+    // The first request starts the observation and answers within its short wait, with a page
+    // that says so and reloads itself.
+    let asked = Instant::now();
+    let page = html("/envs/prod-db");
+    let took = asked.elapsed();
+    eprintln!("the env page answered in {took:?} while observing");
+    assert!(page.starts_with("HTTP/1.1 200"), "{page}");
+    assert!(page.contains("Observing env prod-db live since"), "{page}");
+    assert!(page.contains(r#"<meta http-equiv="refresh" content="2">"#), "{page}");
+    assert!(took < Duration::from_secs(7), "the progress page took {took:?}");
+    // Asked again, it joins the same observation (no second one starts), and the other pages answer.
+    assert!(html("/envs/prod-db").contains("Observing env prod-db live since"));
+    let (status, _) = get(&addr, "/", &host);
+    assert_eq!(status, 200);
+    // JSON waits for the observation (bounded), which ends within the login bound.
+    let (status, body) = get(&addr, "/envs/prod-db", &host);
+    assert_eq!(status, 200, "{body}");
+    let doc: serde_json::Value = serde_json::from_str(&body).unwrap();
+    let rows = doc["resources"].as_array().unwrap();
+    assert!(!rows.is_empty(), "{doc}");
+    for row in rows {
+        assert_eq!(row["verdict"], "unobserved", "what was not read is never missing: {row}");
+        assert!(row["reason"].as_str().is_some_and(|r| r.contains("did not answer the login within 8s")), "{row}");
+    }
+    assert_eq!(doc["status"], "unknown", "{doc}");
+    // The HTML now has the rows, kept for a few seconds.
+    let page = html("/envs/prod-db");
+    assert!(page.contains(r#"data-verdict="unobserved""#) && !page.contains(r#"data-verdict="missing""#), "{page}");
     served.kill9();
 }
 

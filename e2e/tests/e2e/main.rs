@@ -53,6 +53,7 @@ mod sealed_gates;
 mod search;
 mod secrets;
 mod serve;
+mod serve_env;
 mod serve_graph;
 mod shell;
 mod tick_record;

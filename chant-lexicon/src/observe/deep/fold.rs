@@ -26,8 +26,9 @@ pub fn text(value: &Value) -> String {
 
 /// Returns the entry and property a drifting path lands on: the sub-entity whose path covers
 /// it and the one key below (`columns.email.default` -> `app.users.email`, `default`), else the
-/// entity itself and the whole path.
-fn target<'a>(report: &'a EntityDeep, path: &'a str) -> (&'a str, &'a str) {
+/// entity itself and the whole path. The dashboard's env page places a baselined path on its
+/// entry with it too.
+pub fn target<'a>(report: &'a EntityDeep, path: &'a str) -> (&'a str, &'a str) {
     for (prefix, sub) in &report.subentities {
         if let Some(rest) = path.strip_prefix(prefix.as_str()).and_then(|r| r.strip_prefix('.'))
             && !rest.contains(['.', '['])

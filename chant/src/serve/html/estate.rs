@@ -31,6 +31,7 @@ pub fn estate(view: &EstateView, diffable: &[&str]) -> Markup {
                 h3 {
                     "env " (env.env) " " (badge(env.health))
                     @if diffable.contains(&env.env.as_str()) {
+                        " " a href={ "/envs/" (super::encode(&env.env)) } title="Every resource, observed live" { "resources" }
                         " " a href={ "/envs/" (super::encode(&env.env)) "/diff" }
                             title="Observes the env live when opened" { "live diff" }
                         " " a href={ "/envs/" (super::encode(&env.env)) "/graph" } { "graph" }

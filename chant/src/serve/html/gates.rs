@@ -2,7 +2,7 @@
 
 use maud::{Markup, html};
 
-use super::{layout, op_url, safe_link};
+use super::{copyable, layout, op_url, safe_link};
 use crate::serve::diff::DiffLine;
 use crate::serve::view::GatesView;
 
@@ -44,7 +44,7 @@ pub fn gates(view: &GatesView) -> Markup {
                             }
                         }
                         td.approve {
-                            code { (g.approve) }
+                            (copyable(&g.approve))
                             @if let Some(u) = &g.url {
                                 br;
                                 @match safe_link(u) {
@@ -90,7 +90,7 @@ pub fn diff(env: &str, status: &str, lines: &[DiffLine], generated_at: &str) -> 
             table {
                 thead { tr { th { "what" } th { "component" } th { "detail" } } }
                 tbody { @for l in lines { tr data-kind=(l.kind) {
-                    td { strong { (l.kind) } } td { code { (l.component) } }
+                    td id=[l.anchor.as_deref()] { strong { (l.kind) } } td { code { (l.component) } }
                     td {
                         (l.text)
                         @if let Some(u) = &l.unified { (unified(u)) }

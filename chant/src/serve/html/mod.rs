@@ -2,11 +2,13 @@
 //! interpolated value (the only pre-escaped text is the stylesheet below, a constant). Pages work
 //! without JavaScript and link to nothing outside the dashboard.
 
+mod env;
 mod estate;
 mod gates;
 mod graph;
 mod op;
 
+pub use env::{env, env_progress};
 pub use estate::estate;
 pub use gates::{diff, gates};
 pub use graph::graph;
@@ -37,19 +39,29 @@ footer{padding:12px 24px;color:#6b7487;font-size:12px}
 .cmd code{white-space:pre-wrap;word-break:keep-all;overflow-wrap:normal;display:inline-block;max-width:100%}
 pre.udiff{margin:6px 0 0;background:#fff;border:1px solid #dde1e8}.udiff .add{background:#e3f4e6;color:#1e5e2c}
 .udiff .del{background:#fbe5e5;color:#8a1f1f}.udiff .hunk{color:#6b7487}
+[hidden]{display:none!important}button.copy{margin-left:6px;font:12px system-ui,sans-serif;padding:0 6px;cursor:pointer}
+td:target{background:#fff3c4}.filters a{margin-right:10px}.filters a.on{font-weight:700}
+.verdict{font-weight:600}.v-drifted,.v-missing,.v-orphaned{color:#a85f00}.v-unobserved{color:#5b4bb0}.v-in-sync,.v-baselined{color:#2e8540}
 ";
 
 /// Wraps `body` in the page layout with `title`; `refresh` asks the browser to reload every 30 s.
 fn layout(title: &str, generated_at: &str, refresh: bool, body: Markup) -> Markup {
+    layout_every(title, generated_at, refresh.then_some(30), body)
+}
+
+/// Wraps `body` in the page layout with `title`, reloaded by the browser every `refresh` seconds
+/// (a `<meta http-equiv="refresh">`; the footer says the interval).
+fn layout_every(title: &str, generated_at: &str, refresh: Option<u32>, body: Markup) -> Markup {
     html! {
         (DOCTYPE)
         html lang="en" {
             head {
                 meta charset="utf-8";
                 meta name="viewport" content="width=device-width, initial-scale=1";
-                @if refresh { meta http-equiv="refresh" content="30"; }
+                @if let Some(every) = refresh { meta http-equiv="refresh" content=(every); }
                 title { (title) " · chant" }
                 style { (PreEscaped(STYLE)) }
+                script src=(super::assets::COPY_JS_PATH) defer {}
             }
             body {
                 header {
@@ -62,6 +74,7 @@ fn layout(title: &str, generated_at: &str, refresh: bool, body: Markup) -> Marku
                 footer {
                     "Read from the ledger at " (generated_at)
                     ". The same data as JSON: send " code { "Accept: application/json" } "."
+                    @if let Some(every) = refresh { " This page reloads itself every " (every) " s." }
                 }
             }
         }
@@ -69,9 +82,10 @@ fn layout(title: &str, generated_at: &str, refresh: bool, body: Markup) -> Marku
 }
 
 /// A command to copy: shown as code that wraps only at its spaces (never inside a name), to
-/// select and copy. (The pages run no script, so there is no copy button.)
+/// select and copy, and a copy button that stays hidden unless `/assets/copy.js` runs and the
+/// browser has the Clipboard API.
 fn copyable(command: &str) -> Markup {
-    html! { span.cmd { code { (command) } } }
+    html! { span.cmd { code { (command) } button.copy type="button" hidden data-copy=(command) { "copy" } } }
 }
 
 /// A health badge.

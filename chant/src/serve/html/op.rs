@@ -28,7 +28,7 @@ pub fn op(view: &OpView) -> Markup {
                 tbody { @for g in &s.pending_gates { tr {
                     td { (g.op) } td { (g.gate) } td { (g.resource.as_deref().unwrap_or("")) }
                     td { (g.rule.as_deref().unwrap_or("")) } td { (g.expires_at.as_deref().unwrap_or("")) }
-                    td.approve { code { (g.approve) }
+                    td.approve { (super::copyable(&g.approve))
                         @if let Some(u) = &g.url { br; (url(u)) } }
                 } } }
             }
@@ -104,7 +104,7 @@ fn outcome(o: &OutcomeView) -> Markup {
             td {
                 @if let Some(op) = &out.op { code { (op) } }
                 @if let Some(g) = &out.gate_name { div { "gate " code { (g) } } }
-                @if let Some(a) = &o.approve { div.approve { "approve with " code { (a) } } }
+                @if let Some(a) = &o.approve { div.approve { "approve with " (super::copyable(a)) } }
                 @if let Some(u) = &out.url { div { (url(u)) } }
             }
             td {
