@@ -122,22 +122,54 @@ pub(crate) fn inspect_at(root: &Path, path: &Path, rel: &str) -> Result<Target, 
 }
 
 /// The identity of a file `lstat` found regular: its device and inode, which the open handle
-/// must match before it is read.
+/// must match before it is read, and the rest of what `lstat` said of it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct FileId {
     /// The device.
     pub(crate) dev: u64,
     /// The inode.
     pub(crate) ino: u64,
+    /// Its size, times, mode and owner as `lstat` found them.
+    pub(crate) stat: FileStat,
+}
+
+/// What `lstat` says of a regular file besides its identity.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct FileStat {
+    /// Its size in bytes.
+    pub(crate) size: u64,
+    /// Its modification time (seconds, nanoseconds).
+    pub(crate) mtime: (i64, i64),
+    /// Its status change time (seconds, nanoseconds): moved by every write and every change of
+    /// its metadata, and by no user's hand (`touch -d` sets the modification time, and this one
+    /// to now).
+    pub(crate) ctime: (i64, i64),
+    /// Its mode (type and permission bits).
+    pub(crate) mode: u32,
+    /// Its owner.
+    pub(crate) uid: u32,
+    /// Its group.
+    pub(crate) gid: u32,
 }
 
 impl Target {
-    /// The same target, a regular file by its identity only.
+    /// The same target, a regular file by its identity and `lstat` only.
     pub(crate) fn identity(self) -> Target<FileId> {
         match self {
             Target::Absent => Target::Absent,
             Target::Symlink => Target::Symlink,
-            Target::File(meta) => Target::File(FileId { dev: meta.dev(), ino: meta.ino() }),
+            Target::File(meta) => Target::File(FileId {
+                dev: meta.dev(),
+                ino: meta.ino(),
+                stat: FileStat {
+                    size: meta.size(),
+                    mtime: (meta.mtime(), meta.mtime_nsec()),
+                    ctime: (meta.ctime(), meta.ctime_nsec()),
+                    mode: meta.mode(),
+                    uid: meta.uid(),
+                    gid: meta.gid(),
+                },
+            }),
         }
     }
 }
@@ -179,7 +211,15 @@ pub(crate) fn inspect_in(
     if kind != SFlag::S_IFREG {
         return Err(Unreadable(format!("{rel} is not a regular file (a FIFO, socket or device)")));
     }
-    Ok(Target::File(FileId { dev: stat.st_dev, ino: stat.st_ino }))
+    let stat_of = FileStat {
+        size: u64::try_from(stat.st_size).unwrap_or(0),
+        mtime: (stat.st_mtime, stat.st_mtime_nsec),
+        ctime: (stat.st_ctime, stat.st_ctime_nsec),
+        mode: stat.st_mode,
+        uid: stat.st_uid,
+        gid: stat.st_gid,
+    };
+    Ok(Target::File(FileId { dev: stat.st_dev, ino: stat.st_ino, stat: stat_of }))
 }
 
 /// Opens the entry `name` of the directory `dir` for reading, never through a symlink (one

@@ -80,6 +80,7 @@ pub mod estate;
 pub mod export;
 mod plugin;
 mod reading;
+mod stat_first;
 pub mod teardown;
 mod watch;
 
@@ -92,6 +93,7 @@ use std::io::{self, Read};
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
 
 pub use apply::ApplyRecord;
 pub use declaration::{
@@ -100,7 +102,7 @@ pub use declaration::{
 pub use estate::ARTIFACTS_KEY;
 pub use teardown::{Removal, TEARDOWN_DIGEST};
 
-use self::confine::{FileId, Parent, Target, Unreadable};
+use self::confine::{Parent, Target, Unreadable};
 use self::reading::{DeclaredCursor, DeclaredDigests, Kept, Live, LiveFile, Readings};
 use chant_lexicon::model::UnobservedReason;
 use chant_lexicon::observe::deep::{ComponentDeep, DeepError, DeepObservation};
@@ -115,6 +117,13 @@ pub const COMPONENT: &str = "files";
 
 /// The `chant.toml` key under `[env.<name>]` binding the env's root directory.
 pub const ROOT_KEY: &str = "files_root";
+
+/// The `chant.toml` key under `[env.<name>]` saying how often a long-running process reads the
+/// env's files whole (a duration: `10m`, `1h`; `0s` every time); between full reads a file whose
+/// `lstat` is unchanged keeps the digest its last read gave it (see [`FilesLexicon::with_full_read_every`]).
+pub const FULL_READ_KEY: &str = "files_full_read";
+
+pub use stat_first::DEFAULT_FULL_READ;
 
 /// The errors of the files lexicon: declaring, observing (outside the observation itself) and
 /// applying. Returned by [`FilesDeclaration::validate`], [`FilesLexicon::declared`],
@@ -206,6 +215,7 @@ pub struct FilesLexicon {
     artifacts_dir: Option<PathBuf>,
     readings: Readings,
     declared_digests: DeclaredDigests,
+    full_read_every: Duration,
 }
 
 impl FilesLexicon {
@@ -221,7 +231,24 @@ impl FilesLexicon {
             artifacts_dir: None,
             readings: Readings::default(),
             declared_digests: DeclaredDigests::default(),
+            full_read_every: DEFAULT_FULL_READ,
         }
+    }
+
+    /// Sets how often this process reads the root whole ([`DEFAULT_FULL_READ`] unless set;
+    /// [`Duration::ZERO`]: every read). Between full reads, a file whose `lstat` (device, inode,
+    /// size, modification and status change times) is what it was when this process last read
+    /// its content is not read again: its digest from that read stands. Stat-first state lives
+    /// in this process's memory only, per root (see docs/operator.md, "Stat-first reads").
+    #[must_use]
+    pub fn with_full_read_every(mut self, every: Duration) -> Self {
+        self.full_read_every = every;
+        self
+    }
+
+    /// How often this process reads the root whole ([`FilesLexicon::with_full_read_every`]).
+    pub fn full_read_every(&self) -> Duration {
+        self.full_read_every
     }
 
     /// Sets the binding as configured (`examples/estates/staging`), which apply records carry;
@@ -434,18 +461,39 @@ impl FilesLexicon {
                 Some(Live::Symlink)
             }
             Ok(Target::File(checked)) => {
+                let document = self.declaration.document_format(name).is_some();
+                // Stat-first: unchanged since this process last read it, its digest stands.
+                if !document && let Some(digest) = read.stats.known(name, &checked) {
+                    let live = LiveFile::stated(&checked.stat, digest.clone());
+                    out.insert_present(
+                        name,
+                        resource(FILE_KIND)
+                            .property(property::MODE, format_mode(checked.stat.mode & MAX_MODE))
+                            .property(property::CONTENT, digest),
+                    );
+                    return Some(Live::File(live));
+                }
                 let file = match dir_fd {
                     Some(fd) => confine::open_in(fd, file_name),
                     None => File::open(&address),
                 };
-                match file.and_then(|file| read_checked(file, checked)) {
+                match file.and_then(|file| read_checked(file, checked.dev, checked.ino)) {
                     Ok((content, meta)) => {
                         // The declared bytes exactly: the declared digest (computed from them).
                         let digest = match read.declared.digest(name, &content) {
                             Some(digest) => Ok(digest),
                             None => declaration::content_digest(&content),
                         };
-                        let document = self.declaration.document_format(name).is_some();
+                        if let Ok(digest) = &digest
+                            && !document
+                        {
+                            let as_read = Target::File(meta.clone()).identity();
+                            if let Target::File(as_read) = as_read
+                                && as_read.stat.size == content.len() as u64
+                            {
+                                read.stats.remember(name, &as_read, digest);
+                            }
+                        }
                         let live = LiveFile::new(&meta, &content, digest.as_ref().ok().cloned(), document);
                         match digest {
                             Ok(digest) => out.insert_present(
@@ -497,6 +545,8 @@ struct OneRead<'a> {
     parents: Parents,
     /// The declared files with the digests the lexicon remembered (see [`DeclaredDigests`]).
     declared: DeclaredCursor<'a>,
+    /// What this process remembers of the root's files since it last read them (stat-first).
+    stats: stat_first::Pass,
 }
 
 /// The parent directories one read resolved, by their declared path, and the last one opened
@@ -578,16 +628,15 @@ impl Parents {
 /// Reads a file that `lstat` said is regular, checking on the open handle that it is still that
 /// same file (so a swap for a symlink between the check and the open is never read through).
 fn read_regular(path: &Path, checked: &fs::Metadata) -> io::Result<(Vec<u8>, u32)> {
-    let checked = FileId { dev: checked.dev(), ino: checked.ino() };
-    let (content, meta) = read_checked(File::open(path)?, checked)?;
+    let (content, meta) = read_checked(File::open(path)?, checked.dev(), checked.ino())?;
     Ok((content, meta.permissions().mode() & MAX_MODE))
 }
 
-/// Reads the opened `file` whole if it is the regular file `checked` (else it was replaced since
-/// the check), and returns its content and the handle's metadata.
-fn read_checked(mut file: File, checked: FileId) -> io::Result<(Vec<u8>, fs::Metadata)> {
+/// Reads the opened `file` whole if it is the regular file `dev`/`ino` (else it was replaced
+/// since the check), and returns its content and the handle's metadata.
+fn read_checked(mut file: File, dev: u64, ino: u64) -> io::Result<(Vec<u8>, fs::Metadata)> {
     let meta = file.metadata()?;
-    if !meta.is_file() || meta.dev() != checked.dev || meta.ino() != checked.ino {
+    if !meta.is_file() || meta.dev() != dev || meta.ino() != ino {
         return Err(io::Error::other("it was replaced while being read"));
     }
     let mut content = Vec::with_capacity(usize::try_from(meta.len()).unwrap_or(0));
@@ -695,11 +744,13 @@ impl Lexicon for FilesLexicon {
             kept: Kept::with_capacity(names.len()),
             parents: Parents::default(),
             declared: DeclaredCursor::new(self.declaration.files(), &digests),
+            stats: stat_first::Pass::begin(&real_root, self.full_read_every, Instant::now()),
         };
         for (name, kind) in names {
             let live = self.observe_path(&real_root, name, kind, &mut read, &mut verdicts);
             read.kept.insert(name.to_owned(), live);
         }
+        read.stats.end();
         self.readings.keep(read.kept);
         self.declared_digests.restore(digests);
         Ok(verdicts.into_observation())

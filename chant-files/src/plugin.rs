@@ -4,7 +4,7 @@
 
 #[cfg(feature = "import")]
 use super::export;
-use super::{ApplyRecord, COMPONENT, FilesDeclaration, FilesLexicon, ROOT_KEY};
+use super::{ApplyRecord, COMPONENT, FULL_READ_KEY, FilesDeclaration, FilesLexicon, ROOT_KEY};
 #[cfg(feature = "import")]
 use chant_lexicon::export::{ExportError, ExportOptions, ExportedTemplate, Generated};
 use chant_lexicon::observe::estate::TeardownPlan;
@@ -24,12 +24,25 @@ impl Declaration for FilesDeclaration {
             super::estate::ARTIFACTS_KEY,
             "the directory of the env's runtime artifacts (build outputs, uploads), diffed against the last snapshot",
         ),
+        BindingKey::text(
+            FULL_READ_KEY,
+            "how often a long-running operator reads every file whole (default 10m; 0s: every tick); between, an unchanged lstat keeps its digest",
+        ),
     ];
     type Lexicon = FilesLexicon;
 
     fn bind(&self, binding: &Binding<'_>, last: Option<ApplyRecord>) -> Result<FilesLexicon, BindError> {
         let mut lexicon = FilesLexicon::new(binding.env(), binding.path(ROOT_KEY), self.clone())
             .with_artifacts_dir(binding.path(super::estate::ARTIFACTS_KEY));
+        if let Some(every) = binding.value(FULL_READ_KEY) {
+            let every = chant_core::duration::parse(every).map_err(|e| BindError::InvalidValue {
+                lexicon: COMPONENT.to_owned(),
+                env: binding.env().to_owned(),
+                key: FULL_READ_KEY.to_owned(),
+                reason: format!("{e} (a duration such as `10m`, `1h` or `0s`)"),
+            })?;
+            lexicon = lexicon.with_full_read_every(every);
+        }
         if let Some(configured) = binding.value(ROOT_KEY) {
             let last = last.map(|r| r.last_apply_for(configured)).unwrap_or_else(LastApply::none);
             lexicon = lexicon.with_binding(configured).with_last_apply(last);

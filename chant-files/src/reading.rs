@@ -13,6 +13,7 @@ use std::fs::Metadata;
 use std::os::unix::fs::MetadataExt;
 use std::sync::Mutex;
 
+use super::confine::FileStat;
 use super::{DeclaredFile, MAX_MODE, property};
 use chant_lexicon::observe::DeclaredEntity;
 
@@ -43,6 +44,19 @@ impl LiveFile {
             size: content.len(),
             digest,
             document: document.then(|| content.to_vec()),
+        }
+    }
+
+    /// A file not read again ([`stat_first`](super::stat_first)): its `lstat` and the digest
+    /// of its content when this process last read it (not a document: those are always read).
+    pub(super) fn stated(stat: &FileStat, digest: String) -> LiveFile {
+        LiveFile {
+            mode: stat.mode & MAX_MODE,
+            uid: stat.uid,
+            gid: stat.gid,
+            size: usize::try_from(stat.size).unwrap_or(usize::MAX),
+            digest: Some(digest),
+            document: None,
         }
     }
 }

@@ -486,3 +486,60 @@ fn teardown_removes_exactly_its_plan_and_keeps_an_owned_file_the_plan_did_not_li
     assert!(root.join("conf.d/extra.conf").exists(), "what the plan did not list stays");
     assert_eq!(record.last_apply_for(&root.display().to_string()), LastApply::none());
 }
+
+/// Stat-first reads (a long-running process does not read again a file whose `lstat` is
+/// unchanged) stay honest: an edit that keeps the size and sets the modification time back, as
+/// `touch -d` would, is found by the next observation, whether it is a full read (`0s`) or one
+/// that trusts what it remembers (an hour between full reads): the edit moved the status change
+/// time, which nobody can set back. What a stat cannot see at all is left to the full read, which
+/// a unit test of `stat_first` holds.
+#[test]
+fn a_same_size_edit_with_its_modification_time_set_back_is_still_found() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("estate");
+    let settled = applied(&root);
+    let file = root.join("app.conf");
+    // Older than the racy window, so the reads below remember the file's digest.
+    std::thread::sleep(std::time::Duration::from_millis(2_100));
+    for every in [std::time::Duration::from_secs(3_600), std::time::Duration::ZERO] {
+        let lex = settled.clone().with_full_read_every(every);
+        assert_eq!(assess_files(&lex, false).symptom.status, EnvStatus::Reconciled, "{every:?}");
+        assert_eq!(assess_files(&lex, false).symptom.status, EnvStatus::Reconciled, "{every:?}: remembered");
+
+        let before = fs::metadata(&file).unwrap();
+        fs::write(&file, "port = 9090\n").unwrap();
+        let edited = fs::File::options().write(true).open(&file).unwrap();
+        edited.set_modified(before.modified().unwrap()).unwrap();
+        drop(edited);
+        let after = fs::metadata(&file).unwrap();
+        assert_eq!(
+            (after.len(), after.mtime(), after.mtime_nsec()),
+            (before.len(), before.mtime(), before.mtime_nsec())
+        );
+
+        let found = assess_files(&lex, false);
+        assert_eq!(found.symptom.status, EnvStatus::Drifted, "{every:?}");
+        assert_eq!(action(&found.change_sets[0], "app.conf"), ChangeAction::Update);
+        // Put back (the next round starts in sync again), past the racy window again.
+        fs::write(&file, "port = 8080\n").unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(2_100));
+    }
+}
+
+#[test]
+fn files_full_read_must_be_a_duration() {
+    use chant::lexicon::{Binding, Declaration};
+    let values = std::collections::BTreeMap::from([
+        ("files_root".to_owned(), "estate".to_owned()),
+        ("files_full_read".to_owned(), "1.5h".to_owned()),
+    ]);
+    let tmp = tempfile::tempdir().unwrap();
+    let binding = Binding::new("staging", "p", tmp.path(), &values);
+    let err = declaration().bind(&binding, None).unwrap_err().to_string();
+    assert!(err.contains("files_full_read") && err.contains("[env.staging]"), "{err}");
+    let values = std::collections::BTreeMap::from([("files_full_read".to_owned(), "90s".to_owned())]);
+    let binding = Binding::new("staging", "p", tmp.path(), &values);
+    let lex = declaration().bind(&binding, None).unwrap();
+    assert_eq!(lex.full_read_every(), std::time::Duration::from_secs(90));
+    assert_eq!(FilesLexicon::new("e", None, declaration()).full_read_every(), chant::lexicon::files::DEFAULT_FULL_READ);
+}
