@@ -281,6 +281,9 @@ fn main() {
     let spread: Vec<Duration> = rounds.iter().map(|r| *r / ROUND_OPS as u32).collect();
     row("per op (round / 200)", &spread);
     row("spawn to the first op's line", &startup);
+    println!(
+        "  goal (issue 37): <= 1.0 ms per op, a round / 200 (anchor: 1.97 ms per op before a ledger append was one pack)"
+    );
     println!();
     println!(
         "the same round in process (`RoundContext::run` over the {ROUND_OPS} ops, then `release_all`), per op, \
@@ -302,6 +305,7 @@ fn main() {
     );
     row("per op (round incl. release / 200)", &part(&|s| vec![s.total / ROUND_OPS as u32]));
     row("CPU per op (user+sys of this process / 200)", &part(&|s| vec![s.cpu / ROUND_OPS as u32]));
+    println!("  goal (issue 37): <= 1.0 ms per op (round incl. release / 200)");
     println!();
     println!("lease compare-and-swap, same repository, per second (higher is better):");
     println!(

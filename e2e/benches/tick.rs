@@ -115,6 +115,11 @@ fn main() {
             median(samples).as_secs_f64() / base.as_secs_f64()
         );
     }
+    println!(
+        "goal (issue 37; anchor: read): tick <= 3x read in process ({:.1}x), process tick <= 4x read ({:.1}x)",
+        median(&tick).as_secs_f64() / base.as_secs_f64(),
+        median(&process).as_secs_f64() / base.as_secs_f64()
+    );
     split.print(median(&assess), median(&process));
 }
 
