@@ -190,16 +190,21 @@ fn redact_scheme_userinfo(text: &str) -> String {
     while let Some(at) = rest.find("://") {
         let (before, after) = rest.split_at(at + 3);
         out.push_str(before);
-        // The userinfo can only reach as far as the end of the line or the next URL.
-        let line_end = after.find(['\n', '\r']).unwrap_or(after.len());
-        let limit = after[..line_end].find("://").map_or(line_end, |n| {
+        // The userinfo can only reach as far as the end of the line or the next URL. The line's
+        // end is looked for only before the next URL, so a long line of many URLs (a diff
+        // document as one JSON line) is read once, not once per URL.
+        let next = after.find("://");
+        let window = &after[..next.unwrap_or(after.len())];
+        let limit = match (window.find(['\n', '\r']), next) {
+            (Some(line_end), _) => line_end,
             // Back up to the start of the next URL's scheme.
-            after[..n]
+            (None, Some(n)) => after[..n]
                 .char_indices()
                 .rev()
                 .find(|(_, c)| !(c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.')))
-                .map_or(0, |(b, c)| b + c.len_utf8())
-        });
+                .map_or(0, |(b, c)| b + c.len_utf8()),
+            (None, None) => after.len(),
+        };
         let segment = &after[..limit];
         let user_len = segment.find(|c: char| !is_userinfo_char(c)).unwrap_or(segment.len());
         let user = &segment[..user_len];
@@ -536,6 +541,22 @@ mod tests {
         // The key stays readable, and ordinary assignments are left alone.
         assert_eq!(r.redact("GITHUB_TOKEN=ghp_abcdefghijklmnopqrstuvwxyz0123456789"), "GITHUB_TOKEN=[redacted]");
         assert_eq!(r.redact("page=2 mode=0644 name=token"), "page=2 mode=0644 name=token");
+    }
+
+    #[test]
+    fn one_long_line_of_many_urls_is_redacted_url_by_url() {
+        // A diff document of thousands of PostgreSQL entities is one JSON line with a DSN-like
+        // `postgres://` in each entry; every password in it goes, every host stays, and the line
+        // is read once per URL up to the next one only (it used to be read to its end per URL).
+        let r = Redactor::default();
+        let entry = |n: usize| format!(r#"{{"name":"t{n}","at":"postgres://app:pw{n}secret@db{n}.internal/app"}},"#);
+        let line: String = (0..20_000).map(entry).collect();
+        let out = r.redact(&line);
+        for n in [0, 1, 9_999, 19_999] {
+            assert!(!out.contains(&format!("pw{n}secret")), "entry {n} kept its password");
+            assert!(out.contains(&format!("postgres://app:[redacted]@db{n}.internal/app")), "entry {n}");
+        }
+        assert_eq!(out.matches("[redacted]").count(), 20_000);
     }
 
     #[test]
