@@ -24,6 +24,7 @@ pub mod runner;
 pub mod schedule;
 pub mod step;
 pub mod terminal;
+pub mod textdiff;
 pub mod tick;
 
 // The unit tests run with chant's own lexicons registered; naming the crates links them.

@@ -378,6 +378,12 @@ pub struct TickRecord {
     /// paths included), at most [`DRIFTED_PATHS`]; absent when nothing drifted.
     #[serde(skip_serializing_if = "Option::is_none", default, deserialize_with = "lenient")]
     pub drifted_paths: Option<Vec<DriftedPath>>,
+    /// Env mode: how the content of each updated entity whose lexicon keeps it differs, as text
+    /// (a unified diff from live to declared, redacted; at most
+    /// [`crate::textdiff::TICK_ENTITIES`] entities of [`crate::textdiff::TICK_LINES`] lines), so
+    /// `operator log` shows a text change as text; absent when there is none.
+    #[serde(skip_serializing_if = "Option::is_none", default, deserialize_with = "lenient")]
+    pub text_changes: Option<Vec<crate::textdiff::TextChange>>,
     /// Whether the env was observed again after the tick's dispatches, so each dispatch's action
     /// (`ran`, `ineffective`, `unverified`) is that observation's verdict; absent (false) on ticks
     /// that dispatched nothing and on records older than verification, whose `ran` only says the

@@ -10,7 +10,9 @@ mod support;
 
 mod bad_input;
 mod bounds;
+mod carried_gates;
 mod clock;
+mod components;
 mod deep;
 mod delegate;
 mod diff;
@@ -51,6 +53,7 @@ mod sealed_gates;
 mod secrets;
 mod serve;
 mod shell;
+mod slips;
 mod tick_record;
 mod undeclared;
 mod unrecordable;
