@@ -272,4 +272,22 @@ mod tests {
         assert_eq!(problems.len(), 8, "{texts:?}");
         assert_eq!(problems[4].argument(), "sealed");
     }
+
+    /// The loader refuses what the macros refuse, in an op.json edited by hand: a sealed gate
+    /// given a carry, and a component named like another op of the set.
+    #[test]
+    fn the_loader_refuses_a_carry_onto_a_sealed_gate_and_a_component_named_like_an_op() {
+        let release = json!({"version": 1, "name": "release", "overview": "o", "class": "read-only", "phases": [
+            {"name": "S", "steps": [gate("staging", json!({}))]},
+            {"name": "P", "component": "api", "steps": [gate("prod", json!({"carries": "staging", "within": "1h", "sealed": true}))]},
+        ]});
+        let api = json!({"version": 1, "name": "api", "overview": "o", "class": "read-only", "phases": []});
+        let (a, b) = (release.to_string(), api.to_string());
+        let report = crate::validate::check_set([("release.json", a.as_str()), ("api.json", b.as_str())]);
+        let texts: Vec<String> = report.problems.iter().map(ToString::to_string).collect();
+        assert!(texts.iter().any(|t| t.contains("gate \"prod\" is sealed and carries an approval")), "{texts:?}");
+        assert!(texts.iter().any(|t| t.contains("component \"api\" has the name of op \"api\"")), "{texts:?}");
+        assert!(texts.iter().any(|t| t.contains("a gate of op release")), "{texts:?}");
+        assert!(texts.iter().all(|t| t.starts_with("release.json: op \"release\"")), "{texts:?}");
+    }
 }

@@ -76,6 +76,10 @@ pub struct Outcome {
     /// The gate the dispatched op stopped at.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub gate_name: Option<String>,
+    /// The component whose gate that is (approved by the component's name, `chant approve
+    /// <component> <gate>`); absent for a gate of the op itself.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub gate_owner: Option<String>,
     /// Why (a report's reason, a refusal, a damping, a failure).
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub reason: Option<String>,
@@ -100,6 +104,7 @@ impl Outcome {
             return None;
         }
         let (op, gate) = (self.op.as_deref()?, self.gate_name.as_deref()?);
+        let op = self.gate_owner.as_deref().unwrap_or(op);
         let resource = self.resource.as_deref().map(|r| format!(" --resource {r}")).unwrap_or_default();
         Some(format!("chant approve {op} {gate}{resource}"))
     }
