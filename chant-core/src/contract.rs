@@ -566,6 +566,8 @@ pub const STEPS: &[StepSpec] = &[
             arg("description", ArgType::Str, false),
             arg("sealed", ArgType::Bool, false),
             arg("timeout", ArgType::Duration, false),
+            arg("carries", ArgType::Str, false),
+            arg("within", ArgType::Duration, false),
         ],
         class: ClassKind::ReadOnly,
     },

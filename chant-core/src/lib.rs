@@ -8,6 +8,8 @@
 //! backstop cannot drift apart. Everything here is data and pure functions: no I/O, no clock, no
 //! environment. `chant` re-exports this crate as `chant::model`.
 
+pub mod carry;
+pub mod component;
 pub mod contract;
 pub mod cron;
 pub mod duration;

@@ -82,6 +82,11 @@ pub struct Phase {
     pub name: String,
     /// Its steps, in order.
     pub steps: Vec<Step>,
+    /// The component the phase belongs to (`phase("Deploy api", [...], component = "api")`):
+    /// `run <op> --components api` runs only the phases of the named components (and the phases
+    /// of no component), and a gate in it is the component's (`chant approve api <gate>`).
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub component: Option<Name>,
 }
 
 /// The typed form of op.json, for an Op or a ConvergeOp.

@@ -182,6 +182,11 @@ pub struct ShellArgs {
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct GateArgs {
+    /// The gate whose approval, recorded within [`GateArgs::within`], answers this one (a gate
+    /// of the same op and component, declared before it; never on a sealed gate): see
+    /// [`crate::carry`].
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub carries: Option<Name>,
     /// What the approver is asked (may hold `${VAR}`).
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub description: Option<String>,
@@ -192,11 +197,18 @@ pub struct GateArgs {
     /// How long a pending fact stands before it expires; 48h when absent.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub timeout: Option<Timeout>,
+    /// How old an approval of [`GateArgs::carries`] may be and still answer this gate.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub within: Option<Timeout>,
 }
 
 impl GateArgs {
     fn is_empty(&self) -> bool {
-        self.description.is_none() && !self.sealed && self.timeout.is_none()
+        self.carries.is_none()
+            && self.description.is_none()
+            && !self.sealed
+            && self.timeout.is_none()
+            && self.within.is_none()
     }
 }
 
@@ -409,9 +421,11 @@ impl Step {
                 name: name.clone(),
                 class: *class,
                 args: GateArgs {
+                    carries: args.carries.clone(),
                     description: x_opt("description", &args.description)?,
                     sealed: args.sealed,
                     timeout: args.timeout.clone(),
+                    within: args.within.clone(),
                 },
             },
             Step::User { name, class, args, run } => Step::User {
@@ -449,6 +463,7 @@ mod tests {
             r#"{"kind":"gate","name":"teardown","class":"read-only","args":{"description":"d","timeout":"48h"}}"#,
             r#"{"kind":"gate","name":"force","class":"read-only","args":{"description":"d","sealed":true,"timeout":"1h"}}"#,
             r#"{"kind":"gate","name":"g","class":"read-only"}"#,
+            r#"{"kind":"gate","name":"prod","class":"read-only","args":{"carries":"staging","within":"24h"}}"#,
             r#"{"kind":"sprite_apply_services","class":"mutating","args":{"box":true,"start":true}}"#,
             r#"{"kind":"sprite_service_restart","class":"mutating","args":{"box":true}}"#,
             r#"{"kind":"sprite_service_restart","class":"mutating","args":{"name":"app","services":["app","hud"]}}"#,

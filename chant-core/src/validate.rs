@@ -248,6 +248,16 @@ fn check_documents(report: &mut Report) {
             p.push(None, format!("the op name is declared more than once in this set ({})", origins.join(", ")));
         }
         check_document(&mut p, doc, &classes);
+        for c in super::component::declared(doc) {
+            if c != doc.name.as_str() && by_name.contains_key(c) {
+                p.push(
+                    None,
+                    format!(
+                        "component \"{c}\" has the name of op \"{c}\"; both would own the gate ledger `_gates/{c}`, so rename the component"
+                    ),
+                );
+            }
+        }
     }
     report.problems.extend(problems);
 }
@@ -266,6 +276,12 @@ fn check_document(p: &mut Ctx<'_, '_>, doc: &OpDocument, classes: &BTreeMap<&str
         for step in &phase.steps {
             check_step(p, step);
         }
+    }
+    for problem in super::component::check(doc) {
+        p.push(None, problem.to_string());
+    }
+    for problem in super::carry::check(doc) {
+        p.push(None, problem.to_string());
     }
     let folded = doc.folded_class();
     if doc.class != folded {

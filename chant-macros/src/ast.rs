@@ -27,6 +27,8 @@ pub(crate) struct PhaseAst {
     pub(crate) name: LitStr,
     /// Its steps.
     pub(crate) steps: Vec<StepAst>,
+    /// `component = "<name>"`: the component it belongs to.
+    pub(crate) component: Option<LitStr>,
 }
 
 /// A step call, `name(arg = value, ...)`, with an optional leading positional string.

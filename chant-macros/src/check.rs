@@ -82,11 +82,46 @@ pub(crate) fn op(ast: &OpAst, member: Option<Option<String>>, table: &StepTable,
                 converge: None,
             };
             doc.class = doc.folded_class();
+            composition(ast, &doc, cx);
             Some(doc)
         }
         _ => None,
     };
     Checked { name, converge: false, doc, user_steps, dispatches: Vec::new() }
+}
+
+/// Reports the op's component and carry problems ([`chant_core::component`],
+/// [`chant_core::carry`], the loader's checks) at their tokens: a phase's `component`, a gate's
+/// `carries`, `within` or `sealed`.
+fn composition(ast: &OpAst, doc: &OpDocument, cx: &Ctxt) {
+    let phases = || ast.phases.iter().chain(ast.on_failure.iter());
+    for problem in chant_core::component::check(doc) {
+        let at = phases().find(|p| p.name.value() == problem.phase()).and_then(|p| p.component.as_ref());
+        match at {
+            Some(lit) => cx.error(lit.span(), &problem),
+            None => cx.error(proc_macro2::Span::call_site(), &problem),
+        }
+    }
+    for problem in chant_core::carry::check(doc) {
+        let gate = phases()
+            .flat_map(|p| p.steps.iter())
+            .find(|s| s.kind == "gate" && s.positional.as_ref().is_some_and(|n| n.value() == problem.gate()));
+        let arg = gate.and_then(|g| g.args.iter().find(|a| a.name == problem.argument()));
+        match (arg, gate) {
+            (Some(a), _) => {
+                let span = match &a.value {
+                    crate::ast::ArgValue::Str(l) => l.span(),
+                    _ => a.name.span(),
+                };
+                cx.error(span, &problem);
+            }
+            (None, Some(g)) => {
+                let (k, group) = (&g.kind, &g.group);
+                cx.error_spanned(quote!(#k #group), &problem);
+            }
+            (None, None) => cx.error(proc_macro2::Span::call_site(), &problem),
+        }
+    }
 }
 
 fn phases(p: &[PhaseAst], table: &StepTable, cx: &Ctxt, user: &mut Vec<(String, syn::Path)>) -> Option<Vec<Phase>> {
@@ -105,7 +140,17 @@ fn phases(p: &[PhaseAst], table: &StepTable, cx: &Ctxt, user: &mut Vec<(String, 
                 None => ok = false,
             }
         }
-        out.push(Phase { name: phase.name.value(), steps });
+        let component = match &phase.component {
+            Some(lit) => match name_of(cx, "component name", lit) {
+                Some(n) => Some(n),
+                None => {
+                    ok = false;
+                    None
+                }
+            },
+            None => None,
+        };
+        out.push(Phase { name: phase.name.value(), steps, component });
     }
     ok.then_some(out)
 }

@@ -603,14 +603,35 @@ impl Parse for Parsed<PhaseAst> {
         let args = problems.list(group.stream());
         let name = args.first().and_then(|a| syn::parse2::<LitStr>(a.clone()).ok());
         let steps = match args.as_slice() {
-            [_, steps] => syn::parse2::<Brackets>(steps.clone()).ok(),
+            [_, steps] | [_, steps, _] => syn::parse2::<Brackets>(steps.clone()).ok(),
             _ => None,
         };
         let (Some(name), Some(Brackets(steps))) = (name, steps) else {
             return Err(problems.fail(Error::new_spanned(quote!(#ident #group), example)));
         };
+        // `component = "<name>"` after the steps: the component the phase belongs to.
+        let mut component = None;
+        if let Some(extra) = args.get(2)
+            && let Some(KeyValue { key, value, .. }) = problems.parse::<KeyValue<ArgShape>>(extra.clone())
+        {
+            if key != symbol::COMPONENT {
+                let hint = match contract::did_you_mean(&key.to_string(), [symbol::COMPONENT]) {
+                    Some(s) => format!("did you mean `{s}`?"),
+                    None => format!("after its steps a phase takes only `{} = \"<name>\"`", symbol::COMPONENT),
+                };
+                problems.error(key.span(), format!("`phase` has no argument `{key}`; {hint}"));
+            } else {
+                match syn::parse2::<LitStr>(value.clone()) {
+                    Ok(l) => component = Some(l),
+                    Err(_) => problems.error_spanned(
+                        value,
+                        "`component` takes a string: the component's name, such as `component = \"api\"`",
+                    ),
+                }
+            }
+        }
         let steps = problems.list(steps.stream()).into_iter().filter_map(|s| problems.read::<StepAst>(s)).collect();
-        problems.done(PhaseAst { name, steps })
+        problems.done(PhaseAst { name, steps, component })
     }
 }
 

@@ -31,6 +31,8 @@ pub(crate) const CONVERGE_FIELDS: &[&str] = &[NAME, OVERVIEW, ENV, DIAL, BUDGET,
 
 /// `phase("Name", [...])`
 pub(crate) const PHASE: &str = "phase";
+/// The argument of `phase` naming the component it belongs to.
+pub(crate) const COMPONENT: &str = "component";
 /// `when!(...)`
 pub(crate) const WHEN: &str = "when";
 

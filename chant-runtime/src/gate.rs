@@ -22,6 +22,7 @@ use serde::{Deserialize, Serialize};
 use chant_store::ledger::{self, Record, RecordKind, ShardKey};
 
 pub mod audit;
+pub mod carry;
 pub mod plan;
 pub mod seal;
 pub mod url;
@@ -105,6 +106,10 @@ pub struct GateFact {
     /// Whether the gate opens only on a sealed approval (pending facts of `sealed = true` gates).
     #[serde(skip_serializing_if = "std::ops::Not::not", default)]
     pub sealed: bool,
+    /// On a resolution a run recorded from another gate's approval ([`carry`]): where it came
+    /// from.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub carried_from: Option<carry::CarriedFrom>,
 }
 
 impl Record for GateFact {
@@ -224,6 +229,7 @@ mod tests {
             relayed_by: None,
             seal: None,
             sealed: false,
+            carried_from: None,
         }
     }
 

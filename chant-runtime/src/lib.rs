@@ -26,6 +26,7 @@ pub mod scheduler;
 pub mod search;
 pub mod step;
 pub mod terminal;
+pub mod textdiff;
 pub mod tick;
 
 // The unit tests run with chant's own lexicons registered; naming the crates links them.

@@ -2,7 +2,8 @@
 //! observed from outside the process:
 //!
 //! - `site`: the README's flow (apply, in sync, restore), adopt safety, gates, an unset
-//!   `${VAR}`, and a user step with no side effect (`site-ping`) for concurrent appends;
+//!   `${VAR}`, and a user step with no side effect (`site-ping`) for concurrent appends; a gate
+//!   that carries another's approval (`site-promote`) and components (`site-parts`);
 //! - `blind`: a `run()` rule that fires on an unknown env, which must be reported, never run;
 //! - `busy`: four matching `run()` rules under a budget of two, behind a report rule;
 //! - `flappy`: a dispatch that succeeds, one that fails and one that stops at a gate, every tick,
@@ -251,5 +252,38 @@ converge_op! {
               why = "Nothing has been applied yet; the first apply establishes the estate."),
         when!(eq(status, "unknown") => report("environment could not be fully observed"),
               id = "unknown-report", why = "unknown never remediates."),
+    ],
+}
+
+op! {
+    name: "site-promote",
+    overview: "Promote the site: staging behind a gate, production behind one that carries a staging approval for an hour.",
+    env: "site",
+    phases: [
+        phase("Staging", [
+            gate("deploy-staging", description = "Staging needs a human.", timeout = "2h"),
+            shell(cmd = "echo staged"),
+        ]),
+        phase("Production", [
+            gate("deploy-prod", description = "Production needs a human, or a staging approval of the last hour.",
+                 carries = "deploy-staging", within = "1h"),
+            shell(cmd = "echo promoted"),
+        ]),
+    ],
+}
+
+op! {
+    name: "site-parts",
+    overview: "Ship the site's api and web components, the api behind its own gate, around shared steps.",
+    env: "site",
+    phases: [
+        phase("Prepare", [ shell(cmd = "echo prepared", class = read_only) ]),
+        phase("Api", [
+            shell(cmd = "echo api-built"),
+            gate("rollout", description = "The api rollout needs a human.", timeout = "1h"),
+            shell(cmd = "echo api-shipped"),
+        ], component = "site-api"),
+        phase("Web", [ shell(cmd = "echo web-shipped") ], component = "site-web"),
+        phase("Verify", [ shell(cmd = "echo verified", class = read_only) ]),
     ],
 }

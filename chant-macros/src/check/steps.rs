@@ -103,6 +103,12 @@ pub(crate) fn step(ast: &StepAst, table: &StepTable, cx: &Ctxt) -> Option<(Step,
                 {
                     ok = false;
                 }
+                if kind == "gate"
+                    && arg == "carries"
+                    && Name::parse("gate name", v.as_str()).map_err(|e| cx.error(s.span(), e)).is_err()
+                {
+                    ok = false;
+                }
                 args.insert(arg.to_owned(), serde_json::Value::String(v));
             }
             (ArgType::DeleteMode, ArgValue::Str(s)) => {

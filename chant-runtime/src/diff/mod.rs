@@ -9,7 +9,7 @@
 //! `{version, env, status, health, components, changeSets, symptom, resources: {<lexicon>:
 //! {queried}}, textChanges?, dependencies, ambient, ambientKinds, artifacts}`.
 
-pub mod text;
+pub use crate::textdiff as text;
 
 use std::collections::BTreeMap;
 

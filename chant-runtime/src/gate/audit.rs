@@ -87,16 +87,7 @@ pub enum Seal {
     Unsigned,
 }
 
-/// An approval carried from a gate's old name: its request is the old op's pending fact.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, serde::Deserialize)]
-pub struct CarriedFrom {
-    /// The old op.
-    pub op: String,
-    /// The old gate.
-    pub gate: String,
-    /// The old pending fact's timestamp.
-    pub at: String,
-}
+pub use super::carry::CarriedFrom;
 
 /// One audit entry.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -489,6 +480,33 @@ fn line(input: &Input<'_>, st: &mut State, ledger: &GateLedger, source: &Source)
     }
 }
 
+/// What is wrong with the approval a carried resolution (recorded at `carried_at`) cites, when
+/// it names one (chant's carries do; the original's alias lines name only the request): the
+/// source ledger holds no standing approval of that gate at that time, or the carry came after
+/// the declared window.
+fn carried_source_problem(st: &State, c: &CarriedFrom, carried_at: &str) -> Option<String> {
+    let approved_at = c.approved_at.as_deref()?;
+    let held = st.approvals.iter().any(|a| a.op == c.op && a.gate == c.gate && a.at == approved_at && !a.revoked);
+    if !held {
+        return Some(format!(
+            "approval carried from {}/{} approved at {approved_at}, an approval that ledger does not hold (or a commit revoked)",
+            c.op, c.gate
+        ));
+    }
+    let window = c.within.as_deref().and_then(|w| chant_lexicon::duration::parse(w).ok())?;
+    let (from, to) = (chant_store::clock::parse(approved_at)?, chant_store::clock::parse(carried_at)?);
+    let age = to.duration_since(from);
+    let limit = jiff::SignedDuration::try_from(window).ok()?;
+    (age > limit).then(|| {
+        format!(
+            "approval carried from {}/{} approved at {approved_at} was carried at {carried_at}, past its {} window: expired",
+            c.op,
+            c.gate,
+            c.within.as_deref().unwrap_or_default()
+        )
+    })
+}
+
 fn resolution(
     input: &Input<'_>,
     st: &mut State,
@@ -558,6 +576,11 @@ fn resolution(
                         c.op, c.gate, c.at
                     ),
                 );
+                at(&mut g);
+                st.audit.gaps.push(g);
+            } else if let Some(why) = carried_source_problem(st, c, &fact.timestamp) {
+                let mut g =
+                    gap(GapKind::CarriedWithoutSource, Some(&fact.op), Some(&fact.gate), format!("{place}: {why}"));
                 at(&mut g);
                 st.audit.gaps.push(g);
             }

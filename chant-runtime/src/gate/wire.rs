@@ -39,6 +39,7 @@ pub(super) struct Wire {
     seal: Option<super::seal::GateSeal>,
     #[serde(default)]
     sealed: bool,
+    carried_from: Option<super::carry::CarriedFrom>,
 }
 
 /// Why a gate line is not a fact; the text becomes the unreadable line's reason.
@@ -111,6 +112,7 @@ impl TryFrom<Wire> for GateFact {
             relayed_by: w.relayed_by,
             seal: w.seal,
             sealed: w.sealed,
+            carried_from: w.carried_from,
         })
     }
 }

@@ -277,6 +277,13 @@ pub fn render(timeline: &Timeline) -> String {
                 for path in tick.drifted_paths.iter().flatten() {
                     let _ = writeln!(s, "    drifted  {}", p(&path.line()));
                 }
+                // A text change as text, as `lifecycle diff` shows it: live `-`, declared `+`.
+                for t in tick.text_changes.iter().flatten() {
+                    let _ = writeln!(s, "    text  {}/{}", p(&t.component), p(&t.name));
+                    for line in t.diff.lines() {
+                        let _ = writeln!(s, "      {}", p(line));
+                    }
+                }
                 for o in &tick.outcomes {
                     let _ = writeln!(s, "    {}", outcome_line(o));
                 }

@@ -163,6 +163,9 @@ pub struct RunSettings {
     pub git_sha: Option<String>,
     /// Who is running (recorded on gate facts).
     pub actor: String,
+    /// `run --components`: run only the phases of these components (and those of none); every
+    /// phase when `None`.
+    pub components: Option<std::collections::BTreeSet<String>>,
 }
 
 impl RunSettings {
@@ -177,6 +180,7 @@ impl RunSettings {
             kill_grace: Duration::from_secs(5),
             git_sha: None,
             actor: std::env::var("USER").unwrap_or_else(|_| "unknown".into()),
+            components: None,
         }
     }
 }
@@ -221,11 +225,13 @@ pub fn run(
         outcomes: Vec::new(),
         phases: Vec::new(),
         gate: None,
+        other_gates: Vec::new(),
         approve: None,
         url: None,
         error: None,
         git_sha: settings.git_sha.clone(),
         op_digest: String::new(),
+        components: None,
     };
     if let Some(err) = no_id {
         rec.status = Status::Failed;
@@ -242,10 +248,25 @@ pub fn run(
         run_id: &id,
         approved_teardowns: Default::default(),
         approved_applies: Default::default(),
+        carried: Default::default(),
     };
-    let mut stopped: Option<Status> = None;
+    // A failure stops everything after it. A gate stops the rest of its owner: a gate of the op
+    // (a phase of no component) stops everything after it; a component's gate stops that
+    // component's later steps and every later phase of no component, while the other components
+    // go on.
+    let mut failed = false;
+    let mut gated: Vec<String> = Vec::new();
+    rec.components = settings.components.as_ref().map(|c| c.iter().cloned().collect());
     for phase in &doc.phases {
-        if stopped.is_some() {
+        let owner = chant_core::component::owner(doc, phase);
+        let component = phase.component.as_ref().map(Name::as_str);
+        let unselected = component.is_some_and(|c| settings.components.as_ref().is_some_and(|s| !s.contains(c)));
+        let blocked = |failed: bool, gated: &[String]| {
+            failed
+                || gated.iter().any(|g| g == doc.name.as_str() || g == owner)
+                || (component.is_none() && !gated.is_empty())
+        };
+        if unselected || blocked(failed, &gated) {
             rec.phases.push(PhaseOutcome { name: phase.name.clone(), status: Status::Skipped, on_failure: false });
             for s in &phase.steps {
                 rec.outcomes.push(skipped(&phase.name, s));
@@ -254,12 +275,12 @@ pub fn run(
         }
         let mut phase_status = Status::Ok;
         for s in &phase.steps {
-            if stopped.is_some() {
+            if blocked(failed, &gated) {
                 rec.outcomes.push(skipped(&phase.name, s));
                 continue;
             }
             let t = Instant::now();
-            let end = ctx.step(s);
+            let end = ctx.step(s, owner);
             let ms = u64::try_from(t.elapsed().as_millis()).unwrap_or(u64::MAX);
             let mut o = StepOutcome {
                 phase: phase.name.clone(),
@@ -270,12 +291,14 @@ pub fn run(
                 detail: None,
                 approved_by: None,
                 output: None,
+                carried_from: None,
             };
             match end {
                 StepEnd::Ok { detail, approved_by, output } => {
                     o.detail = detail.map(|d| settings.redactor.record(&d));
                     o.approved_by = approved_by;
                     o.output = output;
+                    o.carried_from = ctx.carried.borrow_mut().take();
                 }
                 StepEnd::Failed(e) => {
                     let e = settings.redactor.record(&e);
@@ -283,27 +306,39 @@ pub fn run(
                     o.detail = Some(e.clone());
                     rec.error = Some(e);
                     phase_status = Status::Failed;
-                    stopped = Some(Status::Failed);
+                    failed = true;
                 }
-                StepEnd::Gated { stop, url } => {
+                StepEnd::Gated { mut stop, url } => {
                     o.status = Status::Gated;
-                    rec.approve = Some(format!("chant approve {} {}", doc.name, stop.name));
-                    rec.gate = Some(*stop);
-                    rec.url = url;
+                    stop.component = component.map(str::to_owned);
+                    if rec.gate.is_none() {
+                        rec.approve = Some(stop.approve_command(&doc.name));
+                        rec.gate = Some(*stop);
+                        rec.url = url;
+                    } else {
+                        rec.other_gates.push(*stop);
+                    }
                     phase_status = Status::Gated;
-                    stopped = Some(Status::Gated);
+                    gated.push(owner.to_owned());
                 }
             }
             rec.outcomes.push(o);
         }
         rec.phases.push(PhaseOutcome { name: phase.name.clone(), status: phase_status, on_failure: false });
     }
+    let stopped = if failed {
+        Some(Status::Failed)
+    } else if gated.is_empty() {
+        None
+    } else {
+        Some(Status::Gated)
+    };
     if stopped == Some(Status::Failed) {
         for phase in &doc.on_failure {
             let mut phase_status = Status::Ok;
             for s in &phase.steps {
                 let t = Instant::now();
-                let end = ctx.step(s);
+                let end = ctx.step(s, &doc.name);
                 let ms = u64::try_from(t.elapsed().as_millis()).unwrap_or(u64::MAX);
                 let (status, detail) = match end {
                     StepEnd::Ok { detail, .. } => (Status::Ok, detail),
@@ -324,6 +359,7 @@ pub fn run(
                     detail: detail.map(|d| settings.redactor.record(&d)),
                     approved_by: None,
                     output: None,
+                    carried_from: None,
                 });
             }
             rec.phases.push(PhaseOutcome { name: phase.name.clone(), status: phase_status, on_failure: true });
@@ -344,6 +380,7 @@ fn skipped(phase: &str, s: &Step) -> StepOutcome {
         detail: None,
         approved_by: None,
         output: None,
+        carried_from: None,
     }
 }
 
@@ -360,10 +397,13 @@ struct Ctx<'a> {
     /// The plans the gates of this run let through for an apply, by env: the first `apply(env)`
     /// step after the gate takes it and has its lexicons re-check it under their locks.
     approved_applies: std::cell::RefCell<BTreeMap<String, GatePlan>>,
+    /// Where the approval of the gate step that just walked through was carried from.
+    carried: std::cell::RefCell<Option<crate::gate::carry::CarriedFrom>>,
 }
 
 impl Ctx<'_> {
-    fn step(&self, step: &Step) -> StepEnd {
+    /// Runs one step; `owner` owns its gate facts (the op, or the phase's component).
+    fn step(&self, step: &Step, owner: &str) -> StepEnd {
         let step = match step.expanded(self.environment.var) {
             Ok(s) => s,
             Err(e) => return StepEnd::Failed(e.to_string()),
@@ -429,7 +469,7 @@ impl Ctx<'_> {
                     Err(e) => StepEnd::Failed(format!("teardown {env}: {}", chant_store::error::chain(&e))),
                 }
             }
-            Step::Gate { name, args, .. } => self.gate(name, args),
+            Step::Gate { name, args, .. } => self.gate(name, args, owner),
             Step::User { name, args, .. } => {
                 let Some(f) = self.steps.get(name.as_str()) else {
                     return StepEnd::Failed(format!("step `{name}` has no function in this binary"));
@@ -483,10 +523,10 @@ impl Ctx<'_> {
         }
     }
 
-    fn gate(&self, name: &Name, args: &GateArgs) -> StepEnd {
+    fn gate(&self, name: &Name, args: &GateArgs, owner: &str) -> StepEnd {
         let gate = name.to_string();
         let now = (self.environment.now)();
-        let facts = match self.services.gate_facts(&self.doc.name) {
+        let facts = match self.services.gate_facts(owner) {
             Ok(f) => f,
             Err(e) => {
                 return StepEnd::Failed(format!(
@@ -496,12 +536,12 @@ impl Ctx<'_> {
             }
         };
         let resource = self.settings.resource.as_deref();
-        match crate::gate::decide(&facts, &self.doc.name, &gate, resource, now) {
+        match crate::gate::decide(&facts, owner, &gate, resource, now) {
             Decision::Approved { pending, resolution } => {
                 // A sealed gate opens only on a resolution whose seal verifies.
                 let resolution = if args.sealed {
                     let mut why = Vec::new();
-                    let answering = crate::gate::seal::after_standing(&facts, &self.doc.name, &gate, resource);
+                    let answering = crate::gate::seal::after_standing(&facts, owner, &gate, resource);
                     let sealed = answering.into_iter().find(|r| match self.services.verify_seal(r, &pending) {
                         Ok(_) => true,
                         Err(e) => {
@@ -550,7 +590,7 @@ impl Ctx<'_> {
                                 "the approval is of plan {approved}, and this run cannot recompute the plan to check it"
                             ),
                         };
-                        return self.ask(&gate, args, now, plan, Some(refused));
+                        return self.ask(&gate, args, owner, now, plan, Some(refused));
                     }
                     if let Some(p) = plan.as_ref().filter(|p| p.verb == PlanVerb::Teardown) {
                         self.approved_teardowns.borrow_mut().insert(p.env.clone(), approved);
@@ -562,7 +602,7 @@ impl Ctx<'_> {
                 let passed = GateFact {
                     version: 1,
                     kind: FactKind::Passed,
-                    op: self.doc.name.to_string(),
+                    op: owner.to_owned(),
                     gate: gate.clone(),
                     env: self.settings.env.clone(),
                     resource: resource.map(str::to_owned),
@@ -579,6 +619,7 @@ impl Ctx<'_> {
                     relayed_by: None,
                     seal: None,
                     sealed: false,
+                    carried_from: None,
                 };
                 if let Err(e) = self.services.append_gate_fact(&passed) {
                     return StepEnd::Failed(format!(
@@ -595,15 +636,125 @@ impl Ctx<'_> {
                 }
                 StepEnd::Ok { detail: Some(detail), approved_by: Some(by), output: None }
             }
-            Decision::Waiting { pending } => gated(&gate, &pending, None),
+            Decision::Waiting { pending } => {
+                // A carry answers a gate nobody approved yet, a standing request included.
+                let carried = match self.carry(&gate, args, owner, &facts, now) {
+                    Ok(c) => c,
+                    Err(end) => return end,
+                };
+                match carried {
+                    Ok(end) => end,
+                    Err(why) => gated(&gate, &pending, why),
+                }
+            }
             Decision::Ask => {
+                let carried = match self.carry(&gate, args, owner, &facts, now) {
+                    Ok(c) => c,
+                    Err(end) => return end,
+                };
+                let why = match carried {
+                    Ok(end) => return end,
+                    Err(why) => why,
+                };
                 let plan = match self.guarded_plan(&gate) {
                     Ok((_, p)) => p,
                     Err(e) => return StepEnd::Failed(chant_store::error::chain(&e)),
                 };
-                self.ask(&gate, args, now, plan, None)
+                self.ask(&gate, args, owner, now, plan, why)
             }
         }
+    }
+
+    /// Walks through `gate` on an approval it carries ([`crate::gate::carry`]), when it declares
+    /// a carry and one applies: records the carried resolution and the pass. `Ok(Err(why))` when
+    /// it declares none (`why` is `None`) or none applies; `Err(end)` when the step fails.
+    #[allow(clippy::type_complexity)]
+    fn carry(
+        &self,
+        gate: &str,
+        args: &GateArgs,
+        owner: &str,
+        facts: &[GateFact],
+        now: Timestamp,
+    ) -> Result<Result<StepEnd, Option<String>>, StepEnd> {
+        let (Some(source), Some(within)) = (&args.carries, &args.within) else { return Ok(Err(None)) };
+        // The compile-time and load-time checks refuse this; a run never lets a carry open one.
+        if args.sealed {
+            return Ok(Err(None));
+        }
+        let (guards, plan) = match self.guarded_plan(gate) {
+            Ok(p) => p,
+            Err(e) => return Err(StepEnd::Failed(chant_store::error::chain(&e))),
+        };
+        let digest = plan.as_ref().map(GatePlan::digest);
+        let ask = crate::gate::carry::Ask {
+            owner,
+            gate,
+            source: source.as_str(),
+            within: within.duration(),
+            within_text: within.as_str(),
+            env: &self.settings.env,
+            resource: self.settings.resource.as_deref(),
+            plan: guards.then_some(digest.as_deref()),
+            now,
+        };
+        let carry = match crate::gate::carry::find(facts, &ask) {
+            Ok(c) => c,
+            Err(why) => {
+                return Ok(Err(Some(format!(
+                    "gate \"{gate}\" carries approvals of \"{source}\" recorded within {}, and none carries: {why}",
+                    within.as_str()
+                ))));
+            }
+        };
+        let by = carry.approval.resolved_by.clone().unwrap_or_else(|| "unknown".into());
+        let from = carry.carried_from(within.as_str());
+        let fact = |kind: FactKind| GateFact {
+            version: 1,
+            kind,
+            op: owner.to_owned(),
+            gate: gate.to_owned(),
+            env: self.settings.env.clone(),
+            resource: self.settings.resource.clone(),
+            description: None,
+            resolved_by: Some(by.clone()),
+            note: None,
+            url: carry.approval.url.clone(),
+            run_id: self.run_id.to_owned(),
+            git_sha: self.settings.git_sha.clone(),
+            timestamp: chant_store::clock::format(now),
+            expires_at: None,
+            plan_digest: carry.approval.plan_digest.clone().filter(|_| guards),
+            plan: None,
+            relayed_by: None,
+            seal: None,
+            sealed: false,
+            carried_from: (kind == FactKind::Resolution).then(|| from.clone()),
+        };
+        for f in [fact(FactKind::Resolution), fact(FactKind::Passed)] {
+            if let Err(e) = self.services.append_gate_fact(&f) {
+                return Err(StepEnd::Failed(format!(
+                    "gate \"{gate}\": cannot record the carried approval: {}",
+                    chant_store::error::chain(&e)
+                )));
+            }
+        }
+        if let (true, Some(p)) = (guards, plan) {
+            match p.verb {
+                PlanVerb::Teardown => drop(self.approved_teardowns.borrow_mut().insert(p.env.clone(), p.digest())),
+                PlanVerb::Apply => drop(self.approved_applies.borrow_mut().insert(p.env.clone(), p)),
+            }
+        }
+        *self.carried.borrow_mut() = Some(from);
+        let mut detail = format!(
+            "[approved] {by} at {} (carried from \"{source}\", within {})",
+            carry.approval.timestamp,
+            within.as_str()
+        );
+        if let Some(u) = &carry.approval.url {
+            detail.push_str(&format!(" ({u})"));
+        }
+        Ok(Ok(StepEnd::Ok { detail: Some(detail), approved_by: Some(by), output: None }))
     }
 
     /// Whether gate `gate` guards a change, and the plan of that change when the services can
@@ -626,6 +777,7 @@ impl Ctx<'_> {
         &self,
         gate: &str,
         args: &GateArgs,
+        owner: &str,
         now: Timestamp,
         plan: Option<GatePlan>,
         refused: Option<String>,
@@ -643,7 +795,7 @@ impl Ctx<'_> {
         let fact = GateFact {
             version: 1,
             kind: FactKind::Pending,
-            op: self.doc.name.to_string(),
+            op: owner.to_owned(),
             gate: gate.to_owned(),
             env: self.settings.env.clone(),
             resource: self.settings.resource.clone(),
@@ -660,6 +812,7 @@ impl Ctx<'_> {
             relayed_by: None,
             seal: None,
             sealed: args.sealed,
+            carried_from: None,
         };
         if let Err(e) = self.services.append_gate_fact(&fact) {
             return StepEnd::Failed(format!(
@@ -682,6 +835,7 @@ fn gated(gate: &str, pending: &GateFact, refused: Option<String>) -> StepEnd {
             plan: pending.plan.clone(),
             plan_digest: pending.plan_digest.clone(),
             refused,
+            component: None,
         }),
         url: pending.url.clone(),
     }

@@ -56,6 +56,10 @@ pub struct StepOutcome {
     /// What a user step returned.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub output: Option<serde_json::Value>,
+    /// Where the approval of a gate it walked through was carried from
+    /// ([`crate::gate::carry`]).
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub carried_from: Option<crate::gate::carry::CarriedFrom>,
 }
 
 /// One phase's outcome.
@@ -90,9 +94,21 @@ pub struct GateStop {
     /// The plan's digest.
     #[serde(rename = "planDigest", skip_serializing_if = "Option::is_none", default)]
     pub plan_digest: Option<String>,
-    /// Why an approval was refused (the plan changed since it was approved).
+    /// Why an approval was refused (the plan changed since it was approved), or why no approval
+    /// carried onto a gate that declares a carry.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub refused: Option<String>,
+    /// The component whose gate it is (approved as `chant approve <component> <gate>`); absent for
+    /// a gate of the op itself.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub component: Option<String>,
+}
+
+impl GateStop {
+    /// The command that approves this gate of `op`: `chant approve <component or op> <gate>`.
+    pub fn approve_command(&self, op: &str) -> String {
+        format!("chant approve {} {}", self.component.as_deref().unwrap_or(op), self.name)
+    }
 }
 
 /// One run of an op.
@@ -120,9 +136,12 @@ pub struct RunRecord {
     pub outcomes: Vec<StepOutcome>,
     /// Every phase, in order.
     pub phases: Vec<PhaseOutcome>,
-    /// The gate a gated run stopped at.
+    /// The gate a gated run stopped at (the first, when several components stopped).
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub gate: Option<GateStop>,
+    /// The gates of other components the run stopped at, after the first.
+    #[serde(skip_serializing_if = "Vec::is_empty", default)]
+    pub other_gates: Vec<GateStop>,
     /// The command that approves it.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub approve: Option<String>,
@@ -137,6 +156,9 @@ pub struct RunRecord {
     pub git_sha: Option<String>,
     /// A digest of the op.json that ran.
     pub op_digest: String,
+    /// `run --components`: the components selected; absent when every phase was to run.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub components: Option<Vec<String>>,
 }
 
 impl RunRecord {

@@ -300,3 +300,105 @@ fn http_check_passes_only_2xx_and_follows_no_redirect() {
         Err(http::CheckError::Transport { .. })
     ));
 }
+
+#[test]
+fn a_components_gate_stops_that_component_while_the_others_go_on() {
+    let d = doc(
+        json!([
+            {"name": "Prepare", "steps": [shell("echo prepared")]},
+            {"name": "Api", "component": "api", "steps": [shell("echo api"), gate("rollout"), shell("echo api-after")]},
+            {"name": "Web", "component": "web", "steps": [shell("echo web")]},
+            {"name": "Api more", "component": "api", "steps": [shell("echo api-more")]},
+            {"name": "Verify", "steps": [shell("echo verified")]},
+        ]),
+        json!([{"name": "Report", "steps": [shell("echo reported")]}]),
+    );
+    let m = Memory::default();
+    let r = go(&d, &m);
+    assert_eq!(r.status, Status::Gated);
+    let seen: Vec<(Option<&str>, Status)> = r.outcomes.iter().map(|o| (o.detail.as_deref(), o.status)).collect();
+    assert_eq!(
+        seen,
+        [
+            (Some("prepared"), Status::Ok),
+            (Some("api"), Status::Ok),
+            (None, Status::Gated),
+            (None, Status::Skipped),
+            (Some("web"), Status::Ok),
+            (None, Status::Skipped),
+            (None, Status::Skipped),
+        ],
+        "no failure phase runs after a gate"
+    );
+    let stop = r.gate.as_ref().unwrap();
+    assert_eq!((stop.name.as_str(), stop.component.as_deref()), ("rollout", Some("api")));
+    assert_eq!(r.approve.as_deref(), Some("chant approve api rollout"));
+    // The gate's facts are the component's.
+    assert_eq!(m.facts.borrow()[0].op, "api");
+
+    // Selecting only the web component skips the api's phases, its gate included.
+    let m = Memory::default();
+    let settings =
+        RunSettings { components: Some(["web".to_owned()].into_iter().collect()), ..RunSettings::new("prod") };
+    let env = Environment { now: &now, var: &vars };
+    let r = run(&d, &BTreeMap::new(), &settings, &m, &env);
+    assert_eq!(r.status, Status::Ok);
+    assert_eq!(r.components.as_deref(), Some(["web".to_owned()].as_slice()));
+    let ran: Vec<&str> = r.outcomes.iter().filter_map(|o| o.detail.as_deref()).collect();
+    assert_eq!(ran, ["prepared", "web", "verified"]);
+    assert!(m.facts.borrow().is_empty());
+
+    // A failure in one component stops every other and runs the failure phases.
+    let failing = doc(
+        json!([
+            {"name": "Api", "component": "api", "steps": [shell("exit 1")]},
+            {"name": "Web", "component": "web", "steps": [shell("echo web")]},
+        ]),
+        json!([{"name": "Report", "steps": [shell("echo reported")]}]),
+    );
+    let r = go(&failing, &Memory::default());
+    assert_eq!(r.status, Status::Failed);
+    assert_eq!(r.outcomes[1].status, Status::Skipped);
+    assert_eq!(r.outcomes[2].detail.as_deref(), Some("reported"));
+}
+
+#[test]
+fn a_carried_approval_opens_the_carrying_gate_and_hands_its_plan_to_the_apply() {
+    let apply = json!({"kind": "apply", "class": "mutating", "args": {"env": "db"}});
+    let carrying =
+        json!({"kind": "gate", "name": "prod", "class": "read-only", "args": {"carries": "staging", "within": "1h"}});
+    let d = doc(json!([{"name": "Go", "steps": [gate("staging"), apply.clone(), carrying, apply]}]), json!([]));
+    let m = Memory::default();
+    let plan = GatePlan { verb: PlanVerb::Apply, env: "db".into(), changes: vec!["create files/a".into()] };
+    *m.apply_plan.borrow_mut() = Some(plan.clone());
+    assert_eq!(go(&d, &m).status, Status::Gated);
+    let pending = m.facts.borrow()[0].clone();
+    m.facts.borrow_mut().push(GateFact {
+        kind: FactKind::Resolution,
+        resolved_by: Some("alex".into()),
+        timestamp: "2026-09-05T11:30:00.000Z".into(),
+        expires_at: None,
+        ..pending
+    });
+    let r = go(&d, &m);
+    assert_eq!(r.status, Status::Ok, "{r:?}");
+    let prod = &r.outcomes[2];
+    assert_eq!(prod.approved_by.as_deref(), Some("alex"));
+    let from = prod.carried_from.as_ref().unwrap();
+    assert_eq!((from.gate.as_str(), from.within.as_deref()), ("staging", Some("1h")));
+    assert_eq!(*m.approved_applies.borrow(), [Some(plan.clone()), Some(plan)], "both applies re-check the plan");
+    let kinds: Vec<(String, FactKind)> = m.facts.borrow().iter().map(|f| (f.gate.clone(), f.kind)).collect();
+    assert_eq!(
+        kinds,
+        [
+            ("staging".into(), FactKind::Pending),
+            ("staging".into(), FactKind::Resolution),
+            ("staging".into(), FactKind::Passed),
+            ("prod".into(), FactKind::Resolution),
+            ("prod".into(), FactKind::Passed),
+        ]
+    );
+    // The next run asks for staging again (its approval was spent), and reaching prod through a
+    // fresh staging approval works once more; the spent carry does not.
+    assert_eq!(go(&d, &m).status, Status::Gated);
+}

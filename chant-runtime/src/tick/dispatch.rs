@@ -109,7 +109,11 @@ pub fn classify(
         && record.status == Status::Gated
         && let Some(gate) = &record.gate
     {
-        return DispatchResult::Gated { gate: gate.name.clone(), url: record.url.clone() };
+        return DispatchResult::Gated {
+            gate: gate.name.clone(),
+            url: record.url.clone(),
+            owner: gate.component.clone(),
+        };
     }
     let how = out.describe(timeout);
     let why = match reply {
@@ -168,7 +172,7 @@ mod tests {
         assert_eq!(classified(0, "", ""), DispatchResult::Ok);
         assert_eq!(
             classified(3, &record("gated", r#","gate":{"name":"g","since":"s"}"#), ""),
-            DispatchResult::Gated { gate: "g".into(), url: None }
+            DispatchResult::Gated { gate: "g".into(), url: None, owner: None }
         );
         // Exit 3 without a run record stopped at a gate is a failure.
         assert!(matches!(classified(3, "", "weird"), DispatchResult::Failed { .. }));

@@ -131,7 +131,8 @@ pub fn execute_after(
     let mut unobserved = std::collections::BTreeMap::new();
     let mut drifted = Vec::new();
     let mut adopted = Vec::new();
-    match observe_counting(project, spec, &env, member, &mut unobserved, &mut drifted, &mut adopted) {
+    let mut texts = Vec::new();
+    match observe_counting(project, spec, &env, member, &mut unobserved, &mut drifted, &mut adopted, Some(&mut texts)) {
         Err(e) => {
             record.error = Some(project.redactor.record(&e.to_string()));
             record.summary = Summary::default();
@@ -162,8 +163,16 @@ pub fn execute_after(
             // Verify after acting: observe again, and keep `ran` only where the symptom is gone.
             if outcomes.iter().any(|o| o.action == super::Action::Ran) {
                 let (mut scratch, mut after_drifted, mut after_adopted) = Default::default();
-                let after =
-                    observe_counting(project, spec, &env, member, &mut scratch, &mut after_drifted, &mut after_adopted);
+                let after = observe_counting(
+                    project,
+                    spec,
+                    &env,
+                    member,
+                    &mut scratch,
+                    &mut after_drifted,
+                    &mut after_adopted,
+                    None,
+                );
                 let failed = after.as_ref().err().map(|e| project.redactor.record(&e.to_string()));
                 let after = match (&after, &failed) {
                     (Ok(symptom), _) => super::verify::After::Observed(symptom.subject(), &after_drifted),
@@ -190,6 +199,7 @@ pub fn execute_after(
                     })
                     .collect()
             });
+            record.text_changes = (!texts.is_empty()).then_some(texts);
             record.symptom = Some(symptom);
         }
     }
@@ -303,12 +313,14 @@ pub fn observe(
         &mut std::collections::BTreeMap::new(),
         &mut Vec::new(),
         &mut Vec::new(),
+        None,
     )
 }
 
 /// [`observe`], adding to `unobserved` how many entities went unobserved per reason (env mode:
 /// each change-set entry's reason; resource mode: `resource-unknown` per unknown resource), for
-/// the operator's metrics.
+/// the operator's metrics; with `texts`, the text changes of the updated entities too.
+#[allow(clippy::too_many_arguments)]
 fn observe_counting(
     project: &Project,
     spec: &ConvergeSpec,
@@ -317,10 +329,14 @@ fn observe_counting(
     unobserved: &mut std::collections::BTreeMap<String, u64>,
     drifted: &mut Vec<super::record::DriftedPath>,
     adopted: &mut Vec<String>,
+    texts: Option<&mut Vec<crate::textdiff::TextChange>>,
 ) -> Result<PlannedSymptom, ObserveError> {
     match &spec.observe {
         None => project.assess(member, env).map_err(ObserveError::Assess).and_then(|a| {
             *drifted = super::record::DriftedPath::of(&a.change_sets);
+            if let Some(texts) = texts.filter(|_| !drifted.is_empty()) {
+                *texts = text_changes(project, member, env, &a.change_sets);
+            }
             *adopted = adopted_entities(&a.change_sets);
             for reason in a.change_sets.iter().flat_map(|cs| cs.entries.iter()).filter_map(|e| e.unobserved_reason) {
                 *unobserved.entry(reason.as_str().to_owned()).or_insert(0) += 1;
@@ -338,6 +354,36 @@ fn observe_counting(
             PlannedSymptom::Resources(rs)
         }),
     }
+}
+
+/// The text changes of `env`'s updated entities whose lexicon keeps their content, redacted for
+/// the record, at most [`crate::textdiff::TICK_ENTITIES`] of [`crate::textdiff::TICK_LINES`]
+/// lines each. Best effort: an env whose lexicons cannot be bound again gives none (the drifted
+/// paths still say what drifted).
+fn text_changes(
+    project: &Project,
+    member: Option<&str>,
+    env: &str,
+    change_sets: &[chant_lexicon::observe::ChangeSet],
+) -> Vec<crate::textdiff::TextChange> {
+    let Ok(lexicons) = project.lexicons(member, env) else { return Vec::new() };
+    let mut out = Vec::new();
+    for cs in change_sets {
+        let Some(lexicon) = lexicons.iter().find(|l| l.name() == cs.component) else { continue };
+        for e in cs.entries.iter().filter(|e| e.action == chant_lexicon::observe::ChangeAction::Update) {
+            if out.len() >= crate::textdiff::TICK_ENTITIES {
+                return out;
+            }
+            let change = lexicon.lexicon().texts(&e.name).and_then(|t| {
+                crate::textdiff::text_change_within(&cs.component, &e.name, &t, crate::textdiff::TICK_LINES)
+            });
+            if let Some(mut change) = change {
+                change.diff = project.redactor.redact(&change.diff);
+                out.push(change);
+            }
+        }
+    }
+    out
 }
 
 /// Returns the names (`<component>/<name>`) of the change sets' `adopt` entries, at most

@@ -140,6 +140,7 @@ fn step(
         op: target.clone(),
         resource: resource.map(str::to_owned),
         gate_name: None,
+        gate_owner: None,
         reason: None,
         url: None,
         dispatch_failed: None,
@@ -207,6 +208,8 @@ pub enum DispatchResult {
         gate: String,
         /// Where it can be approved, when known.
         url: Option<String>,
+        /// The component whose gate it is, when it is a component's.
+        owner: Option<String>,
     },
     /// Any other failure, already redacted and sanitised.
     Failed {
@@ -231,12 +234,14 @@ pub fn record_dispatch(outcome: &mut Outcome, result: DispatchResult) {
     let op = outcome.op.clone().unwrap_or_default();
     match result {
         DispatchResult::Ok => {}
-        DispatchResult::Gated { gate, url } => {
+        DispatchResult::Gated { gate, url, owner } => {
             outcome.action = Action::Gated;
+            let by = owner.as_deref().unwrap_or(&op);
             outcome.reason = Some(format!(
-                "dispatch of \"{op}\" hit gate \"{gate}\"; recorded as a pending fact, not retried; resolve with `chant approve {op} {gate}`"
+                "dispatch of \"{op}\" hit gate \"{gate}\"; recorded as a pending fact, not retried; resolve with `chant approve {by} {gate}`"
             ));
             outcome.gate_name = Some(gate);
+            outcome.gate_owner = owner;
             outcome.url = url;
         }
         DispatchResult::Failed { error } => {

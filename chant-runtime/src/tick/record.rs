@@ -76,6 +76,10 @@ pub struct Outcome {
     /// The gate the dispatched op stopped at.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub gate_name: Option<String>,
+    /// The component whose gate that is (approved by the component's name, `chant approve
+    /// <component> <gate>`); absent for a gate of the op itself.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub gate_owner: Option<String>,
     /// Why (a report's reason, a refusal, a damping, a failure).
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub reason: Option<String>,
@@ -100,6 +104,7 @@ impl Outcome {
             return None;
         }
         let (op, gate) = (self.op.as_deref()?, self.gate_name.as_deref()?);
+        let op = self.gate_owner.as_deref().unwrap_or(op);
         let resource = self.resource.as_deref().map(|r| format!(" --resource {r}")).unwrap_or_default();
         Some(format!("chant approve {op} {gate}{resource}"))
     }
@@ -378,6 +383,12 @@ pub struct TickRecord {
     /// paths included), at most [`DRIFTED_PATHS`]; absent when nothing drifted.
     #[serde(skip_serializing_if = "Option::is_none", default, deserialize_with = "lenient")]
     pub drifted_paths: Option<Vec<DriftedPath>>,
+    /// Env mode: how the content of each updated entity whose lexicon keeps it differs, as text
+    /// (a unified diff from live to declared, redacted; at most
+    /// [`crate::textdiff::TICK_ENTITIES`] entities of [`crate::textdiff::TICK_LINES`] lines), so
+    /// `operator log` shows a text change as text; absent when there is none.
+    #[serde(skip_serializing_if = "Option::is_none", default, deserialize_with = "lenient")]
+    pub text_changes: Option<Vec<crate::textdiff::TextChange>>,
     /// Whether the env was observed again after the tick's dispatches, so each dispatch's action
     /// (`ran`, `ineffective`, `unverified`) is that observation's verdict; absent (false) on ticks
     /// that dispatched nothing and on records older than verification, whose `ran` only says the

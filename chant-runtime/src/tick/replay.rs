@@ -273,9 +273,11 @@ fn result_of(record: &TickRecord, planned: &Outcome) -> DispatchResult {
     match found {
         None => DispatchResult::Ok,
         Some(o) => match o.action {
-            Action::Gated => {
-                DispatchResult::Gated { gate: o.gate_name.clone().unwrap_or_default(), url: o.url.clone() }
-            }
+            Action::Gated => DispatchResult::Gated {
+                gate: o.gate_name.clone().unwrap_or_default(),
+                url: o.url.clone(),
+                owner: o.gate_owner.clone(),
+            },
             Action::Reported if o.dispatch_failed == Some(true) => {
                 DispatchResult::Failed { error: o.reason.clone().unwrap_or_default() }
             }

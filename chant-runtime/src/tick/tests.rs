@@ -240,7 +240,7 @@ fn failed_dispatches_count_and_gates_do_not() {
     let failed = || DispatchResult::Failed { error: "boom".into() };
     let (seen, _) = ticks(4, EnvStatus::Drifted, &failed, vec![]);
     assert_eq!(seen[3], [Action::SkippedFlap]);
-    let gated = || DispatchResult::Gated { gate: "rollout".into(), url: None };
+    let gated = || DispatchResult::Gated { gate: "rollout".into(), url: None, owner: None };
     let (seen, flap) = ticks(6, EnvStatus::Drifted, &gated, vec![]);
     assert!(seen.iter().all(|a| a == &[Action::Gated]), "{seen:?}");
     assert!(flap.is_empty());
@@ -265,6 +265,7 @@ fn record_dispatch_marks_failures_and_gates() {
         op: Some("apply".into()),
         resource: None,
         gate_name: None,
+        gate_owner: None,
         reason: None,
         url: None,
         dispatch_failed: None,
@@ -273,7 +274,10 @@ fn record_dispatch_marks_failures_and_gates() {
     let mut g = o.clone();
     record_dispatch(&mut o, DispatchResult::Failed { error: "exit 1: boom".into() });
     assert_eq!((o.action, o.dispatch_failed), (Action::Reported, Some(true)));
-    record_dispatch(&mut g, DispatchResult::Gated { gate: "rollout".into(), url: Some("https://x/pr/1".into()) });
+    record_dispatch(
+        &mut g,
+        DispatchResult::Gated { gate: "rollout".into(), url: Some("https://x/pr/1".into()), owner: None },
+    );
     assert_eq!(g.action, Action::Gated);
     assert_eq!(g.gate_name.as_deref(), Some("rollout"));
     assert!(g.reason.unwrap().contains("chant approve apply rollout"));
@@ -360,6 +364,7 @@ fn ran(rule: &str, resource: Option<&str>) -> Outcome {
         op: Some("apply".into()),
         resource: resource.map(str::to_owned),
         gate_name: None,
+        gate_owner: None,
         reason: None,
         url: None,
         dispatch_failed: None,

@@ -15,7 +15,8 @@ use crate::terminal::printable as p;
 /// Approve a gate a run stopped at, or clear it with --expire
 #[derive(Debug, Args)]
 pub struct ApproveArgs {
-    /// The op that owns the gate.
+    /// The op that owns the gate, or the component (`chant approve <component> <gate>`) for a gate
+    /// in a component's phases.
     pub op: String,
     /// The gate's name.
     pub gate: String,
@@ -83,20 +84,27 @@ pub fn cmd_approve(binary: Binary, args: &ApproveArgs) -> Result<Exit, CommandEr
     };
     let ledger = super::open_ledger()?;
     sync_first(&ledger);
-    let known = crate::registry::find(&args.op);
+    // The owner is an op, or a component of the ops this binary carries (`chant approve
+    // <component> <gate>`): its gates are recorded under its name.
+    let compiled = compiled_ops();
+    let owning: Vec<&crate::model::OpDocument> = compiled
+        .iter()
+        .filter(|d| d.name.as_str() == args.op || crate::model::component::declared(d).contains(&args.op.as_str()))
+        .collect();
     // The stock binary never carries ops, and approving from it is the documented way: only a
     // project binary without the op is worth a word (a typo, or another project's op).
-    if known.is_none() && binary != Binary::Stock {
+    if owning.is_empty() && binary != Binary::Stock {
         eprintln!(
-            "warning: op `{}` is not compiled into this binary (this binary has no such op); recording against the ledger anyway",
+            "warning: op `{}` is not compiled into this binary (this binary has no such op or component); recording against the ledger anyway",
             p(&args.op)
         );
     }
-    let key = find_key(&ledger, args, known.and_then(|o| member_of(o.json)))?;
+    let key = find_key(&ledger, args, owning.first().map(|d| d.member.clone()))?;
     let facts: Vec<GateFact> = match ledger.read_typed::<GateFact>(&key) {
         Ok(r) => r.records.into_iter().map(|stored| stored.record).collect(),
         Err(e) => return Err(e.into()),
     };
+    check_gate_name(args, &owning, &facts)?;
     let now = ledger.clock().now();
     let pending = match crate::gate::decide(&facts, &args.op, &args.gate, args.resource.as_deref(), now) {
         Decision::Waiting { pending } => pending,
@@ -164,6 +172,7 @@ pub fn cmd_approve(binary: Binary, args: &ApproveArgs) -> Result<Exit, CommandEr
         relayed_by: None,
         seal: None,
         sealed: false,
+        carried_from: None,
     };
     if args.sign {
         let path = match &args.key {
@@ -246,9 +255,45 @@ fn show(args: &ApproveArgs, pending: &GateFact) -> Result<Exit, CommandError> {
     Ok(Exit::Done)
 }
 
-fn member_of(json: &str) -> Option<Option<String>> {
-    let v: serde_json::Value = serde_json::from_str(json).ok()?;
-    Some(v.get("member").and_then(serde_json::Value::as_str).map(str::to_owned))
+/// The op documents compiled into this binary (none in the stock binary).
+fn compiled_ops() -> Vec<crate::model::OpDocument> {
+    crate::registry::ops().iter().filter_map(|o| serde_json::from_str(o.json).ok()).collect()
+}
+
+/// Refuses a gate name the owner has never had: neither declared for it in the ops this binary
+/// carries nor named by any fact of its ledger, with the closest such name (exit 2, nothing
+/// recorded). A name the ledger knows is left to the decision (it may have expired or been used).
+fn check_gate_name(
+    args: &ApproveArgs,
+    owning: &[&crate::model::OpDocument],
+    facts: &[GateFact],
+) -> Result<(), CommandError> {
+    let mut names: std::collections::BTreeSet<&str> = std::collections::BTreeSet::new();
+    for doc in owning {
+        for phase in &doc.phases {
+            if crate::model::component::owner(doc, phase) != args.op {
+                continue;
+            }
+            names.extend(phase.steps.iter().filter_map(|s| match s {
+                crate::model::Step::Gate { name, .. } => Some(name.as_str()),
+                _ => None,
+            }));
+        }
+    }
+    names.extend(facts.iter().filter(|f| f.op == args.op).map(|f| f.gate.as_str()));
+    if names.is_empty() || names.contains(args.gate.as_str()) {
+        return Ok(());
+    }
+    let hint = crate::model::contract::did_you_mean(&args.gate, names.iter().copied())
+        .map(|s| format!("; did you mean \"{s}\"?"))
+        .unwrap_or_default();
+    let known: Vec<String> = names.iter().map(|n| format!("\"{}\"", p(n))).collect();
+    Err(CommandError::usage(format!(
+        "{} has no gate \"{}\"{hint} (its gates: {}); nothing recorded",
+        p(&args.op),
+        p(&args.gate),
+        known.join(", ")
+    )))
 }
 
 /// Finds the gate shard of the op: the known op's member, `--member`, or the one member whose

@@ -39,6 +39,10 @@ pub struct DeepArgs {
     /// With --update-baseline: accept every reported path even when they span several entities.
     #[arg(long, requires = "update_baseline")]
     pub yes: bool,
+    /// With --update-baseline: who accepts, recorded as each path's `acceptedBy` (default: the
+    /// repository's git identity, `user.name`).
+    #[arg(long, requires = "update_baseline")]
+    pub actor: Option<String>,
 }
 
 impl DeepArgs {
@@ -208,7 +212,13 @@ fn update_baseline(
     }
     let mut updated = assessed.baseline.clone();
     let at = crate::clock::format(project.ledger.clock().now());
-    let by = std::env::var("USER").unwrap_or_else(|_| "unknown".into());
+    // Who accepts: --actor, else the git identity the ledger's commits are written as.
+    let by = match &args.actor {
+        Some(a) => {
+            crate::approval::Approver::parse(a).map_err(|e| CommandError::usage_with("--actor", e))?.as_str().to_owned()
+        }
+        None => project.ledger.identity().name,
+    };
     for c in &chosen {
         updated.accept(c, &at, &by);
     }

@@ -22,6 +22,11 @@ pub struct RunArgs {
     /// Print the run record as one JSON line on stdout.
     #[arg(long)]
     pub json: bool,
+    /// Run only these components of the op's phases (comma-separated), with the phases of no
+    /// component; a component's gate stops that component pending `chant approve <component>
+    /// <gate>`.
+    #[arg(long, value_delimiter = ',', value_name = "NAME[,NAME...]")]
+    pub components: Option<Vec<String>>,
 }
 
 /// Run one tick of a ConvergeOp
@@ -104,6 +109,19 @@ fn lease_error(doc: &OpDocument, e: lease::Error) -> CommandError {
 pub fn cmd_run(binary: Binary, args: &RunArgs) -> Result<Exit, CommandError> {
     crate::process::die_with_parent_if_asked();
     let (project, doc) = open(binary, "run", &args.op)?;
+    if doc.is_converge() && args.components.is_some() {
+        return Err(CommandError::usage(format!(
+            "`{}` is a ConvergeOp: it has no phases, so --components selects nothing",
+            doc.name
+        )));
+    }
+    let components = match &args.components {
+        Some(names) => Some(
+            crate::model::component::select(&doc, names)
+                .map_err(|e| CommandError::usage(format!("nothing ran and nothing was recorded: {e}")))?,
+        ),
+        None => None,
+    };
     if doc.is_converge() {
         // The seed's way: `chant run staging-converge` runs a single tick, exactly as `tick` does.
         drop(project);
@@ -143,7 +161,9 @@ pub fn cmd_run(binary: Binary, args: &RunArgs) -> Result<Exit, CommandError> {
             .context("nothing ran: the ledger cannot be written, so this run could not be recorded"));
     }
     let leases = LeaseStore::new(&project.ledger);
-    let ran = match tick::leased(&leases, claim, Release::AfterWork, |_| run_once(&project, &doc, &env, args.json)) {
+    let ran = match tick::leased(&leases, claim, Release::AfterWork, |_| {
+        run_once(&project, &doc, &env, args.json, components.as_ref())
+    }) {
         Leased::Ran(ran) => ran,
         Leased::Refused { holder } => {
             return Err(CommandError::failed(format!(
@@ -173,8 +193,15 @@ type RunOutcome = (Status, Result<(), CommandError>, Result<(), CommandError>);
 /// Runs `doc` once in `env`, records the run, and prints its record (`--json`: the one line a
 /// dispatching tick reads back) or its steps; how printing and recording went come back beside
 /// the status.
-fn run_once(project: &Project, doc: &OpDocument, env: &str, json: bool) -> (RunOutcome, Landing) {
+fn run_once(
+    project: &Project,
+    doc: &OpDocument,
+    env: &str,
+    json: bool,
+    components: Option<&std::collections::BTreeSet<String>>,
+) -> (RunOutcome, Landing) {
     let mut settings = RunSettings::new(env.to_owned());
+    settings.components = components.cloned();
     settings.resource = std::env::var(tick::RESOURCE_VAR).ok().filter(|r| !r.is_empty());
     settings.redactor = project.redactor.clone();
     settings.git_sha = project.git_sha();
@@ -252,29 +279,8 @@ fn render_run(r: &runner::RunRecord) {
         (Status::Gated, Some(g)) => {
             // The time to reach the gate: every step before it.
             let ms: u64 = r.outcomes.iter().take_while(|o| o.status != Status::Gated).map(|o| o.duration_ms).sum();
-            eprintln!("Op \"{}\" is gated on \"{}\" after {:.1}s", r.op, g.name, ms as f64 / 1000.0);
-            // What the gate's facts carry came from the ledger: shown escaped.
-            let p = crate::terminal::printable;
-            if let Some(d) = &g.description {
-                eprintln!("  {}", p(d));
-            }
-            if let Some(why) = &g.refused {
-                eprintln!("  refused : {}", p(why));
-            }
-            if let Some(a) = &r.approve {
-                eprintln!("  approve : {a}");
-            }
-            if let Some(e) = &g.expires_at {
-                eprintln!("  expires : {}", p(e));
-            }
-            if let Some(u) = &r.url {
-                eprintln!("  approve at: {}", p(u));
-            }
-            if let Some(plan) = &g.plan {
-                eprintln!("  plan    : {}", p(g.plan_digest.as_deref().unwrap_or("")));
-                for line in plan.lines() {
-                    eprintln!("    {}", p(&line));
-                }
+            for stop in std::iter::once(g).chain(r.other_gates.iter()) {
+                render_stop(r, stop, ms);
             }
         }
         (Status::Failed, _) => {
@@ -289,6 +295,41 @@ fn render_run(r: &runner::RunRecord) {
             }
         }
         _ => eprintln!("Op \"{}\" completed", r.op),
+    }
+}
+
+/// Prints one gate a run stopped at, with the command that approves it.
+fn render_stop(r: &runner::RunRecord, g: &runner::GateStop, ms: u64) {
+    // What the gate's facts carry came from the ledger: shown escaped.
+    let p = crate::terminal::printable;
+    match &g.component {
+        Some(c) => eprintln!(
+            "Component \"{}\" of op \"{}\" is gated on \"{}\" after {:.1}s",
+            p(c),
+            r.op,
+            g.name,
+            ms as f64 / 1000.0
+        ),
+        None => eprintln!("Op \"{}\" is gated on \"{}\" after {:.1}s", r.op, g.name, ms as f64 / 1000.0),
+    }
+    if let Some(d) = &g.description {
+        eprintln!("  {}", p(d));
+    }
+    if let Some(why) = &g.refused {
+        eprintln!("  refused : {}", p(why));
+    }
+    eprintln!("  approve : {}", g.approve_command(&r.op));
+    if let Some(e) = &g.expires_at {
+        eprintln!("  expires : {}", p(e));
+    }
+    if let Some(u) = &r.url {
+        eprintln!("  approve at: {}", p(u));
+    }
+    if let Some(plan) = &g.plan {
+        eprintln!("  plan    : {}", p(g.plan_digest.as_deref().unwrap_or("")));
+        for line in plan.lines() {
+            eprintln!("    {}", p(&line));
+        }
     }
 }
 

@@ -33,7 +33,7 @@ const EXAMPLES: &[(&[&str], &str)] = &[
     ),
     (
         &["run"],
-        "Examples:\n  chant run staging-apply\n  chant run staging-converge --json    # a ConvergeOp runs one tick\n\nExit codes: 0 done, 1 failed (or its lease is held), 2 usage error, 3 gated.",
+        "Examples:\n  chant run staging-apply\n  chant run staging-converge --json    # a ConvergeOp runs one tick\n  chant run release --components api,web   # only those components (and the shared phases)\n\nExit codes: 0 done, 1 failed (or its lease is held), 2 usage error (an unknown component), 3 gated.",
     ),
     (
         &["tick"],
@@ -49,7 +49,7 @@ const EXAMPLES: &[(&[&str], &str)] = &[
     ),
     (
         &["approve"],
-        "Examples:\n  chant approve prod-db-force force --actor you\n  chant approve prod-db-force force --expire\n  chant approve prod-db-force force --json\n\nExit codes: 0 recorded, 1 the ledger could not be written, 2 usage error.",
+        "Examples:\n  chant approve prod-db-force force --actor you\n  chant approve prod-db-force force --expire\n  chant approve prod-db-force force --json\n  chant approve api rollout            # a component's gate, by the component's name\n\nExit codes: 0 recorded, 1 the ledger could not be written, 2 usage error (a gate the op never had: with the closest one).",
     ),
     (
         &["import"],
@@ -61,7 +61,7 @@ const EXAMPLES: &[(&[&str], &str)] = &[
     ),
     (
         &["lifecycle", "diff"],
-        "Examples:\n  chant lifecycle diff staging --live\n  chant lifecycle diff staging --live --exit-code   # for CI\n  chant lifecycle diff staging --live --deep --json\n  chant lifecycle diff staging --live --update-baseline --path public.users.columns.id.default\n\nExit codes: 0 diffed (with --exit-code: nothing differs), 1 failed (with --exit-code: something to create, update or delete), 2 usage error, 4 (with --exit-code) something could not be observed.",
+        "Examples:\n  chant lifecycle diff staging --live\n  chant lifecycle diff staging --live --exit-code   # for CI\n  chant lifecycle diff staging --live --deep --json\n  chant lifecycle diff staging --live --update-baseline --path public.users.columns.id.default\n  chant lifecycle diff staging --live --update-baseline --path app.json.document.port --actor alice\n\nExit codes: 0 diffed (with --exit-code: nothing differs), 1 failed (with --exit-code: something to create, update or delete), 2 usage error, 4 (with --exit-code) something could not be observed.",
     ),
     (
         &["lifecycle", "plan"],

@@ -149,6 +149,7 @@ mod tests {
             op: Some("ship".into()),
             resource: Some("web".into()),
             gate_name: (action == Action::Gated).then(|| "hold".into()),
+            gate_owner: None,
             reason: None,
             url: None,
             dispatch_failed: None,

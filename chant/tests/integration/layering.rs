@@ -37,8 +37,8 @@ const CRATES: &[(&str, &[&[&str]])] = &[
     (
         "chant-runtime",
         &[
-            // Pure data: a user step's context, text made safe to print.
-            &["step", "terminal"],
+            // Pure data: a user step's context, text made safe to print, text diffs.
+            &["step", "terminal", "textdiff"],
             // Ids, the registry of compiled ops, schedules, and what an approval records.
             &["registry", "schedule", "approval"],
             &["catalog"],

@@ -10,8 +10,10 @@ mod support;
 
 mod bad_input;
 mod bounds;
+mod carried_gates;
 mod check_lexicon;
 mod clock;
+mod components;
 mod deep;
 mod delegate;
 mod diff;
@@ -56,6 +58,7 @@ mod serve;
 mod serve_env;
 mod serve_graph;
 mod shell;
+mod slips;
 mod tick_record;
 mod undeclared;
 mod unrecordable;

@@ -1,9 +1,10 @@
 //! The text change of an entity: how its live content differs from its declaration, for a
 //! person — a unified text diff (through `similar`) when both sides are text, a size note
 //! otherwise, capped so a large file never floods a terminal or a page; what `lifecycle diff
-//! --live` prints under an update and the dashboard's diff document carries as `textChanges`.
+//! --live` prints under an update, the dashboard's diff document carries as `textChanges`, and a
+//! tick records (shorter, [`TICK_LINES`]) so `operator log` shows what changed as text.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use chant_lexicon::observe::EntityTexts;
 
@@ -11,9 +12,13 @@ use chant_lexicon::observe::EntityTexts;
 pub const MAX_INPUT: usize = 1 << 20;
 /// At most this many diff lines are shown; the rest is counted in a note.
 pub const MAX_LINES: usize = 200;
+/// At most this many diff lines of one entity go into a tick record.
+pub const TICK_LINES: usize = 40;
+/// At most this many entities' text changes go into a tick record.
+pub const TICK_ENTITIES: usize = 10;
 
 /// The text diff of one entity.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct TextChange {
     /// The component (lexicon) the entity belongs to.
@@ -22,8 +27,8 @@ pub struct TextChange {
     pub name: String,
     /// The unified diff (live -> declared), or a note when the content is not text or too large.
     pub diff: String,
-    /// Lines of the diff left out by [`MAX_LINES`].
-    #[serde(skip_serializing_if = "is_zero")]
+    /// Lines of the diff left out by [`MAX_LINES`] (or the cap it was rendered with).
+    #[serde(skip_serializing_if = "is_zero", default)]
     pub cut_lines: usize,
 }
 
@@ -34,6 +39,11 @@ fn is_zero(n: &usize) -> bool {
 /// Renders the difference of `texts` for `component`/`name`; `None` when the two sides are
 /// equal (the entity differs in something else, such as its mode).
 pub fn text_change(component: &str, name: &str, texts: &EntityTexts) -> Option<TextChange> {
+    text_change_within(component, name, texts, MAX_LINES)
+}
+
+/// [`text_change`], showing at most `max_lines` lines of the diff.
+pub fn text_change_within(component: &str, name: &str, texts: &EntityTexts, max_lines: usize) -> Option<TextChange> {
     let live = texts.live.as_deref().unwrap_or_default();
     if texts.live.as_deref() == Some(texts.declared.as_slice()) {
         return None;
@@ -64,8 +74,8 @@ pub fn text_change(component: &str, name: &str, texts: &EntityTexts) -> Option<T
     let diff = similar::TextDiff::from_lines(old, new);
     let rendered = diff.unified_diff().context_radius(3).header(&old_name, &format!("declared/{name}")).to_string();
     let lines: Vec<&str> = rendered.lines().collect();
-    let cut = lines.len().saturating_sub(MAX_LINES);
-    let mut shown = lines[..lines.len().min(MAX_LINES)].join("\n");
+    let cut = lines.len().saturating_sub(max_lines);
+    let mut shown = lines[..lines.len().min(max_lines)].join("\n");
     if cut > 0 {
         shown.push_str(&format!("\n(diff cut: {cut} more line(s) not shown)"));
     }
