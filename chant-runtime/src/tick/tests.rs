@@ -267,6 +267,7 @@ fn record_dispatch_marks_failures_and_gates() {
         gate_name: None,
         reason: None,
         url: None,
+        branch: None,
         dispatch_failed: None,
         entities: Vec::new(),
     };
@@ -362,6 +363,7 @@ fn ran(rule: &str, resource: Option<&str>) -> Outcome {
         gate_name: None,
         reason: None,
         url: None,
+        branch: None,
         dispatch_failed: None,
         entities: Vec::new(),
     }
