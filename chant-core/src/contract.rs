@@ -354,7 +354,8 @@ pub fn camel_to_snake(s: &str) -> String {
 pub enum DialKind {
     /// Only report; read-only targets still run.
     Observe,
-    /// Open a PR for mutations (not in v1: refused).
+    /// Propose mutations for review (`propose()`: a commit on a proposal branch); a mutating
+    /// `run()` is refused.
     Reconcile,
     /// Run mutating targets.
     Apply,
@@ -432,7 +433,7 @@ impl DispatchRefusal {
     pub fn message(self, target: &str) -> String {
         match self {
             DispatchRefusal::MutatingUnderDial(DialKind::Reconcile) => format!(
-                "run(\"{target}\") targets a mutating Op, but dial `reconcile` would open a pull request, which v1 does not implement; use report(), or set `dial: apply`"
+                "run(\"{target}\") targets a mutating Op, but dial `reconcile` proposes changes instead of making them; write propose(\"{target}\") for a reviewable proposal branch, use report(), or set `dial: apply`"
             ),
             DispatchRefusal::MutatingUnderDial(d) => format!(
                 "run(\"{target}\") targets a mutating Op, but dial `{}` only permits read-only targets; use report(), or set `dial: apply`",
@@ -442,6 +443,43 @@ impl DispatchRefusal {
                 "run(\"{target}\") targets a destructive Op; destructive run() targets are refused under every dial, because an unattended tick cannot ask for approval first; remediate by hand through a gated Op"
             ),
         }
+    }
+}
+
+/// Why a dial or a target does not permit a `propose()`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ProposalRefusal {
+    /// Under `observe`, which only reports.
+    Observe,
+    /// A read-only target changes nothing, so there is nothing to propose.
+    ReadOnly,
+}
+
+impl ProposalRefusal {
+    /// Renders the refusal for a rule proposing `target`.
+    pub fn message(self, target: &str) -> String {
+        match self {
+            ProposalRefusal::Observe => format!(
+                "propose(\"{target}\") writes a proposal branch of the project repository, but dial `observe` only reports; set `dial: reconcile`, or use report()"
+            ),
+            ProposalRefusal::ReadOnly => format!(
+                "propose(\"{target}\") targets a read-only Op, which changes nothing to propose; write run(\"{target}\")"
+            ),
+        }
+    }
+}
+
+/// Decides whether `dial` permits proposing a target of `class`: under `reconcile` or `apply`, a
+/// mutating or destructive target (a person reviews the proposal before anything changes).
+///
+/// # Errors
+///
+/// Returns the [`ProposalRefusal`] when it does not.
+pub fn permits_proposal(dial: DialKind, class: ClassKind) -> Result<(), ProposalRefusal> {
+    match (dial, class) {
+        (DialKind::Observe, _) => Err(ProposalRefusal::Observe),
+        (_, ClassKind::ReadOnly) => Err(ProposalRefusal::ReadOnly),
+        _ => Ok(()),
     }
 }
 

@@ -168,14 +168,30 @@ pub enum Action {
         /// Why it is reported.
         reason: String,
     },
+    /// Write what a declared Op would change as a commit on the proposal branch
+    /// `chant/proposals/<env>/<rule>` of the project repository, for a person to review; the
+    /// estate is not touched. Dials `reconcile` and `apply` only.
+    Propose {
+        /// The Op whose change is proposed.
+        op: Name,
+    },
 }
 
 impl Action {
+    /// Returns the op the action names: a `run()` or `propose()` target.
+    pub fn target(&self) -> Option<&Name> {
+        match self {
+            Action::Run { op } | Action::Propose { op } => Some(op),
+            Action::Report { .. } => None,
+        }
+    }
+
     /// Returns a short slug of the action (`run-staging-apply`).
     pub fn slug(&self) -> String {
         match self {
             Action::Run { op } => format!("run-{op}"),
             Action::Report { reason } => format!("report-{reason}"),
+            Action::Propose { op } => format!("propose-{op}"),
         }
     }
 }

@@ -354,14 +354,24 @@ fn check_converge(
         for problem in check_predicate(&rule.when, kind) {
             p.push(rid, format!("predicate is outside the evaluable subset: {}", problem.message(kind)));
         }
-        let Action::Run { op: target } = &rule.then else { continue };
+        let (verb, target) = match &rule.then {
+            Action::Run { op } => ("run", op),
+            Action::Propose { op } => ("propose", op),
+            Action::Report { .. } => continue,
+        };
         let Some(class) = classes.get(target.as_str()) else {
             let hint = contract::did_you_mean(target, classes.keys().copied())
                 .map(|s| format!("; did you mean \"{s}\"?"))
                 .unwrap_or_default();
-            p.push(rid, format!("run(\"{target}\") names no op in this set{hint}"));
+            p.push(rid, format!("{verb}(\"{target}\") names no op in this set{hint}"));
             continue;
         };
+        if verb == "propose" {
+            if let Err(refusal) = contract::permits_proposal(spec.dial, *class) {
+                p.push(rid, refusal.message(target));
+            }
+            continue;
+        }
         if let Err(refusal) = contract::permits(spec.dial, *class) {
             p.push(rid, refusal.message(target));
         }

@@ -148,9 +148,11 @@ pub(crate) enum LiteralAst {
 
 /// A rule's action.
 pub(crate) enum ActionAst {
-    /// `run("op")`.
+    /// `run("op")` or `propose("op")`: an action naming an Op.
     Run {
-        /// The `run` identifier.
+        /// True for `propose`.
+        propose: bool,
+        /// The `run` (or `propose`) identifier.
         ident: Ident,
         /// The parenthesised argument, for the split span of dial refusals.
         group: Group,

@@ -309,7 +309,7 @@ fn rules(
     for r in list {
         let checked = rule(r, kind, env, cx);
         let id = checked.as_ref().map(|c| c.0.id.clone());
-        if let Some(ActionAst::Run { ident, group, target }) = &r.action
+        if let Some(ActionAst::Run { propose, ident, group, target }) = &r.action
             && name_ok(target).is_some()
         {
             let reads_adopt = checked.as_ref().map(|c| contract::adopt_safe_field(&c.0.when)).or_else(|| {
@@ -323,7 +323,8 @@ fn rules(
                 id.as_deref().or(r.id.as_ref().map(LitStr::value).as_deref()).unwrap_or("(unnamed rule)")
             );
             let name = target.value();
-            let mut refused = refusals(&name, dial, reads_adopt);
+            let mut refused =
+                if *propose { proposal_refusals(&name, dial) } else { refusals(&name, dial, reads_adopt) };
             // A target the macro can see is checked here, so its refusal reads like every other
             // error of the macro; the registry's const check then only confirms it is declared.
             if let Some(msg) = known.get(&name).and_then(|t| refused.iter().find(|(c, _)| *c == t.class)) {
@@ -335,7 +336,10 @@ fn rules(
                 run: ident.clone(),
                 group: group.clone(),
                 refusals: refused.into_iter().map(|(c, m)| (c, format!("{prefix}{m}"))).collect(),
-                unknown: format!("{prefix}{}", unknown_target(&name, known)),
+                unknown: format!(
+                    "{prefix}{}",
+                    unknown_target(if *propose { symbol::PROPOSE } else { symbol::RUN }, &name, known)
+                ),
             });
         }
         let Some((rule, derived)) = checked else {
@@ -375,13 +379,22 @@ fn mentions(p: &PredicateAst, snake: &str) -> bool {
 
 /// The message for a `run()` target no op has the name of, with the closest name the macro can
 /// see.
-fn unknown_target(target: &str, known: &KnownOps) -> String {
+fn unknown_target(verb: &str, target: &str, known: &KnownOps) -> String {
     match contract::did_you_mean(target, known.names(false).filter(|n| *n != target)) {
-        Some(s) => format!("run(\"{target}\") names no declared Op; did you mean \"{s}\"?"),
+        Some(s) => format!("{verb}(\"{target}\") names no declared Op; did you mean \"{s}\"?"),
         None => format!(
-            "run(\"{target}\") names no declared Op: no `op!` or `converge_op!` in this crate or the crates it uses has this name; declare it with `op! {{ name: \"{target}\", ... }}` (names are matched exactly)"
+            "{verb}(\"{target}\") names no declared Op: no `op!` or `converge_op!` in this crate or the crates it uses has this name; declare it with `op! {{ name: \"{target}\", ... }}` (names are matched exactly)"
         ),
     }
+}
+
+/// For each class of target, why `propose(target)` under `dial` is refused (none: permitted).
+fn proposal_refusals(target: &str, dial: Option<DialKind>) -> Vec<(ClassKind, String)> {
+    let Some(d) = dial else { return Vec::new() };
+    ClassKind::ALL
+        .into_iter()
+        .filter_map(|class| contract::permits_proposal(d, class).err().map(|r| (class, r.message(target))))
+        .collect()
 }
 
 /// The classes of target a rule must refuse: by the dial (`permits`), and a mutating target when
@@ -421,7 +434,12 @@ fn rule(r: &RuleAst, kind: SymptomKind, env: &BuildEnv, cx: &Ctxt) -> Option<(Ru
     };
     let predicate = r.predicate.as_ref().and_then(|p| predicate(p, kind, cx));
     let action = r.action.as_ref().and_then(|a| match a {
-        ActionAst::Run { target, .. } => name_of(cx, "run() target", target).map(|op| Action::Run { op }),
+        ActionAst::Run { propose: false, target, .. } => {
+            name_of(cx, "run() target", target).map(|op| Action::Run { op })
+        }
+        ActionAst::Run { propose: true, target, .. } => {
+            name_of(cx, "propose() target", target).map(|op| Action::Propose { op })
+        }
         ActionAst::Report { reason } => non_blank(cx, reason, "report reason", "say what a human should look at")
             .map(|reason| Action::Report { reason }),
     });

@@ -69,7 +69,8 @@ pub fn op(input: TokenStream) -> TokenStream {
 ///
 /// Predicates: `eq, neq, gt, gte, lt, lte(field, literal)`, `truthy(field)`, `falsy(field)`,
 /// `all_of(...)`, `any_of(...)` over the snake_case fields of ConvergeSymptom (ResourceSymptom with
-/// `observe:`). Actions: `run("<op>")`, `report("<reason>")`. Every refusal of the contract (a
+/// `observe:`). Actions: `run("<op>")`, `report("<reason>")`, `propose("<op>")` (dials `reconcile` and
+/// `apply`: the Op's change written on a proposal branch for review, never made by the tick). Every refusal of the contract (a
 /// missing `why`, an unknown field or value, a `run()` of an undeclared Op, a target the dial or
 /// the adopt rule forbids, a non-read-only observer, duplicate ids, a bad cron, ...) is a compile
 /// error at the offending token, and all of one invocation's errors are reported together.

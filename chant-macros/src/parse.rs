@@ -960,10 +960,10 @@ fn number(i: &LitInt, negative: bool) -> Option<serde_json::Number> {
     }
 }
 
-/// `run("op")` or `report("reason")`.
+/// `run("op")`, `propose("op")` or `report("reason")`.
 impl Parse for ActionAst {
     fn parse(input: ParseStream) -> syn::Result<Self> {
-        let shape = "an action is run(\"<op name>\") or report(\"<reason>\")";
+        let shape = "an action is run(\"<op name>\"), propose(\"<op name>\") or report(\"<reason>\")";
         let Some(Call { name: ident, args: group }) = whole::<Call>(input) else {
             return Err(Error::new_spanned(rest(input), format!("expected an action: {shape}")));
         };
@@ -978,13 +978,15 @@ impl Parse for ActionAst {
         let Ok(arg) = syn::parse2::<LitStr>(group.stream()) else {
             let what = if name == symbol::RUN {
                 "the Op's name, as in run(\"staging-apply\")"
+            } else if name == symbol::PROPOSE {
+                "the Op's name, as in propose(\"staging-apply\")"
             } else {
                 "a reason, as in report(\"unowned resources present\")"
             };
             return Err(Error::new_spanned(quote!(#ident #group), format!("`{name}` takes one string: {what}")));
         };
-        Ok(if name == symbol::RUN {
-            ActionAst::Run { ident, group, target: arg }
+        Ok(if name == symbol::RUN || name == symbol::PROPOSE {
+            ActionAst::Run { propose: name == symbol::PROPOSE, ident, group, target: arg }
         } else {
             ActionAst::Report { reason: arg }
         })

@@ -43,8 +43,10 @@ pub(crate) const ALL_OF: &str = "all_of";
 pub(crate) const RUN: &str = "run";
 /// `report("reason")`
 pub(crate) const REPORT: &str = "report";
+/// `propose("op")`
+pub(crate) const PROPOSE: &str = "propose";
 /// The actions a rule may take.
-pub(crate) const ACTIONS: &[&str] = &[RUN, REPORT];
+pub(crate) const ACTIONS: &[&str] = &[RUN, REPORT, PROPOSE];
 
 /// `id = "..."`
 pub(crate) const ID: &str = "id";

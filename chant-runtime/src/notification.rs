@@ -23,6 +23,8 @@ pub enum EventKind {
     Unknown,
     /// The op is clean again after a problem was notified.
     Recovered,
+    /// A `propose()` rule wrote a new proposal branch (or a new text on it) for review.
+    Proposed,
 }
 
 impl EventKind {
@@ -35,6 +37,7 @@ impl EventKind {
             EventKind::Ineffective => "ineffective",
             EventKind::Unknown => "unknown",
             EventKind::Recovered => "recovered",
+            EventKind::Proposed => "proposed",
         }
     }
 }

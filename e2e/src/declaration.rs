@@ -94,3 +94,10 @@ pub fn leak() -> EnvDeclaration {
 }
 
 chant::lexicon::inventory::submit! { DeclaredEnv::new("leak", leak) }
+
+/// Declares `review`: one config file, whose drift its ConvergeOp proposes rather than repairs.
+pub fn review() -> EnvDeclaration {
+    EnvDeclaration::new().with(FilesDeclaration::new().file("review.conf", "replicas = 3\n", 0o644))
+}
+
+chant::lexicon::inventory::submit! { DeclaredEnv::new("review", review) }

@@ -12,7 +12,9 @@
 //!   output carries tokens known only by their shape;
 //! - `bulk`: a thousand files, for the benchmark;
 //! - `night`: a ConvergeOp scheduled once a day, which a change signal from its files root makes
-//!   due at once whatever its cron.
+//!   due at once whatever its cron;
+//! - `review`: a ConvergeOp under the `reconcile` dial whose drift is proposed on a branch of the
+//!   project repository, never applied by the tick.
 
 use chant::prelude::*;
 
@@ -285,5 +287,24 @@ op! {
         ], component = "site-api"),
         phase("Web", [ shell(cmd = "echo web-shipped") ], component = "site-web"),
         phase("Verify", [ shell(cmd = "echo verified", class = read_only) ]),
+    ],
+}
+
+op! {
+    name: "review-apply",
+    overview: "Apply the review declaration.",
+    env: "review",
+    phases: [ phase("Apply", [ apply(env = "review") ]) ],
+}
+
+converge_op! {
+    name: "review-converge",
+    env: "review",
+    dial: reconcile,
+    rules: [
+        when!(eq(status, "drifted") => propose("review-apply"), id = "drift-propose",
+              why = "A change to the review estate is reviewed by a person before it is made."),
+        when!(eq(status, "unknown") => report("environment could not be fully observed"),
+              id = "unknown-report", why = "unknown never remediates."),
     ],
 }

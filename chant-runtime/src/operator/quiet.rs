@@ -194,7 +194,7 @@ fn eventful(seen: &mut Seen, report: &OpReport) -> bool {
             let health = Health::of_tick(report.record.as_ref()).state;
             let acted = report.record.iter().flat_map(|r| &r.outcomes).any(|o| {
                 o.is_dispatch()
-                    || matches!(o.action, Action::Reported | Action::Gated)
+                    || matches!(o.action, Action::Reported | Action::Gated | Action::Proposed)
                     || o.dispatch_failed == Some(true)
             });
             // First sight: only a word other than in-sync is news.

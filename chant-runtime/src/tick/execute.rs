@@ -79,6 +79,54 @@ pub fn op_digest(doc: &OpDocument) -> Result<String, chant_store::canonical::Err
     Ok(format!("fnv1a64:{:016x}", chant_lexicon::model::contract::fnv1a64(&bytes)))
 }
 
+/// Writes the proposal a planned `proposed` outcome names, or records why not (`stopped`: the
+/// fence or the ledger said no first): a proposal that could not be written is `reported`, with
+/// the reason, and counts toward damping like a failed dispatch.
+#[expect(clippy::too_many_arguments, reason = "one proposal reads the tick's whole state")]
+fn propose(
+    project: &Project,
+    doc: &OpDocument,
+    spec: &ConvergeSpec,
+    env: &str,
+    now: Timestamp,
+    drifted: &[super::record::DriftedPath],
+    o: &mut super::Outcome,
+    stopped: Option<String>,
+) {
+    let target = o.op.clone().unwrap_or_default();
+    let why_not = |o: &mut super::Outcome, why: String, failed: bool| {
+        o.action = super::Action::Reported;
+        o.dispatch_failed = failed.then_some(true);
+        o.reason = Some(format!("no proposal of \"{target}\" was written: {why}"));
+    };
+    if let Some(why) = stopped {
+        why_not(o, project.redactor.record(&why), false);
+        return;
+    }
+    let Some(rule) = spec.rules.iter().find(|r| r.id.as_str() == o.rule_id) else {
+        why_not(o, "its rule is not in the op's table".to_owned(), true);
+        return;
+    };
+    let request = super::proposal::Request {
+        converge_op: doc.name.as_str(),
+        member: doc.member.as_deref(),
+        env,
+        rule,
+        target: &target,
+        resource: o.resource.as_deref(),
+        drifted,
+        now,
+    };
+    match super::proposal::write(project, &request) {
+        Ok(written) => {
+            o.reason = Some(project.redactor.record(&written.reason(&target)));
+            o.url = written.compare_url.clone();
+            o.branch = Some(written.branch);
+        }
+        Err(e) => why_not(o, project.redactor.record(&chant_store::error::chain(&e)), true),
+    }
+}
+
 /// Runs one tick of `doc` against `project`.
 ///
 /// # Errors
@@ -147,7 +195,7 @@ pub fn execute_after(
             // first dispatch (its record, and the run's, go there).
             let unwritable = outcomes
                 .iter()
-                .any(|o| o.action == super::Action::Ran)
+                .any(|o| matches!(o.action, super::Action::Ran | super::Action::Proposed))
                 .then(|| project.ledger.writable().err())
                 .flatten()
                 .map(|e| project.redactor.record(&chant_store::error::chain(&e)));
@@ -159,6 +207,16 @@ pub fn execute_after(
                     _ => options.dispatcher.dispatch(&target, &env, o.resource.as_deref(), &project.redactor),
                 };
                 record_dispatch(o, result);
+            }
+            for o in outcomes.iter_mut().filter(|o| o.action == super::Action::Proposed) {
+                let stopped = match (options.fence.as_ref().map(Fence::check), &unwritable) {
+                    (Some(Err(lost)), _) => Some(format!("{}; a fenced tick writes nothing more", lost)),
+                    (_, Some(why)) => {
+                        Some(format!("the ledger cannot be written ({why}); nothing acts that could not be recorded"))
+                    }
+                    _ => None,
+                };
+                propose(project, doc, spec, &env, started, &drifted, o, stopped);
             }
             // Verify after acting: observe again, and keep `ran` only where the symptom is gone.
             if outcomes.iter().any(|o| o.action == super::Action::Ran) {

@@ -43,6 +43,7 @@ pub mod leased;
 pub mod observer;
 pub mod plan;
 pub mod preview;
+pub mod proposal;
 pub mod reading;
 pub mod record;
 pub mod replay;

@@ -129,10 +129,8 @@ fn step(
         return;
     }
     out.fired.push(Fired { rule_id: rule.id.to_string(), resource: resource.map(str::to_owned) });
-    let target = match &rule.then {
-        RuleAction::Run { op } => Some(op.to_string()),
-        RuleAction::Report { .. } => None,
-    };
+    let target = rule.then.target().map(ToString::to_string);
+    let proposal = matches!(rule.then, RuleAction::Propose { .. });
     let mut o = Outcome {
         rule_id: rule.id.to_string(),
         action: Action::Reported,
@@ -143,6 +141,7 @@ fn step(
         gate_owner: None,
         reason: None,
         url: None,
+        branch: None,
         dispatch_failed: None,
         entities: Vec::new(),
     };
@@ -169,11 +168,26 @@ fn step(
         out.outcomes.push(o);
         return;
     }
+    let verb = if proposal { "propose" } else { "run" };
     let Some(class) = class_of(&target) else {
-        o.reason = Some(format!("run(\"{target}\") names no op compiled into this binary; nothing was dispatched"));
+        o.reason = Some(format!("{verb}(\"{target}\") names no op compiled into this binary; nothing was dispatched"));
         out.outcomes.push(o);
         return;
     };
+    if proposal {
+        if let Err(refusal) = contract::permits_proposal(input.dial, class) {
+            o.reason = Some(format!("{REFUSAL}{}", refusal.message(&target)));
+        } else if *dispatched >= input.budget {
+            o.action = Action::SkippedBudget;
+            o.reason = Some(format!("the budget of {} dispatch(es) per tick is used; not queued", input.budget));
+        } else {
+            // Planned: the tick writes the proposal (and says so, or why not, in the reason).
+            *dispatched += 1;
+            o.action = Action::Proposed;
+        }
+        out.outcomes.push(o);
+        return;
+    }
     if let Err(refusal) = contract::permits(input.dial, class) {
         o.reason = Some(format!("{REFUSAL}{}", refusal.message(&target)));
         out.outcomes.push(o);

@@ -146,10 +146,7 @@ fn verdicts(rules: &[Rule], evaluated: &[(super::plan::FlapKey, bool)], outcomes
                 Some(o) if is_refusal(o) => "refused",
                 Some(o) => o.action.as_str(),
             };
-            let target = match &rule.then {
-                chant_lexicon::model::Action::Run { op } => Some(op.to_string()),
-                chant_lexicon::model::Action::Report { .. } => None,
-            };
+            let target = rule.then.target().map(ToString::to_string);
             Some(RuleVerdict {
                 rule_id: rule_id.clone(),
                 resource: resource.clone(),

@@ -39,6 +39,9 @@ pub enum Action {
     SkippedFlap,
     /// The dispatched op stopped at a gate (exit 3): a pending fact, not an error.
     Gated,
+    /// A `propose()` rule wrote what its op would change on a proposal branch: nothing in the
+    /// estate changed, and the proposal waits for review like a gate (not retried, not damped).
+    Proposed,
 }
 
 impl Action {
@@ -52,6 +55,7 @@ impl Action {
             Action::SkippedBudget => "skipped-budget",
             Action::SkippedFlap => "skipped-flap",
             Action::Gated => "gated",
+            Action::Proposed => "proposed",
         }
     }
 }
@@ -83,9 +87,12 @@ pub struct Outcome {
     /// Why (a report's reason, a refusal, a damping, a failure).
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub reason: Option<String>,
-    /// Where a gate can be approved, when known.
+    /// Where a gate can be approved, when known; for a proposal, its compare URL when known.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub url: Option<String>,
+    /// The branch a `proposed` outcome wrote (`chant/proposals/<env>/<rule>`).
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub branch: Option<String>,
     /// Set on a `reported` outcome whose dispatch failed (it counts toward flap damping).
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub dispatch_failed: Option<bool>,
@@ -188,6 +195,9 @@ pub struct Summary {
     /// (not counted in `drifted`, never hidden either); resource mode: 0.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub baselined: u64,
+    /// Outcomes `proposed`: proposal branches written (or found standing) this tick.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub proposed: u64,
 }
 
 #[expect(clippy::trivially_copy_pass_by_ref, reason = "serde's skip_serializing_if passes a reference")]
@@ -198,8 +208,8 @@ fn is_zero(n: &u64) -> bool {
 impl Summary {
     /// Renders the summary line:
     /// `converge(<env>): drifted=N remediated=N reported=N skipped-budget=N skipped-flap=N gated=N unobserved=N adopted=N`,
-    /// with ` ineffective=N` and ` unverified=N` after `remediated` and ` baselined=N` at the end
-    /// when there are any.
+    /// with ` ineffective=N` and ` unverified=N` after `remediated`, and ` baselined=N` and
+    /// ` proposed=N` at the end, when there are any.
     pub fn line(&self, env: &str) -> String {
         let mut checked = String::new();
         if self.ineffective > 0 {
@@ -219,6 +229,7 @@ impl Summary {
             self.unobserved,
             self.adopted
         ) + &if self.baselined > 0 { format!(" baselined={}", self.baselined) } else { String::new() }
+            + &if self.proposed > 0 { format!(" proposed={}", self.proposed) } else { String::new() }
     }
 
     /// Adds the outcome counts of `outcomes` to the summary.
@@ -232,6 +243,7 @@ impl Summary {
                 Action::SkippedBudget => self.skipped_budget += 1,
                 Action::SkippedFlap => self.skipped_flap += 1,
                 Action::Gated => self.gated += 1,
+                Action::Proposed => self.proposed += 1,
             }
         }
     }

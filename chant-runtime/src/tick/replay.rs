@@ -254,7 +254,8 @@ fn was_dispatch(record: &TickRecord, o: &Outcome) -> bool {
             o.dispatch_failed == Some(true)
                 || (record.fenced == Some(true) && o.reason.as_deref().is_some_and(|r| r.ends_with(FENCED_REASON)))
         }
-        Action::SkippedBudget | Action::SkippedFlap => false,
+        // A proposal is decided as `proposed`, as the replayed plan decides it.
+        Action::SkippedBudget | Action::SkippedFlap | Action::Proposed => false,
     }
 }
 

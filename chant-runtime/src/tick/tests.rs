@@ -268,6 +268,7 @@ fn record_dispatch_marks_failures_and_gates() {
         gate_owner: None,
         reason: None,
         url: None,
+        branch: None,
         dispatch_failed: None,
         entities: Vec::new(),
     };
@@ -367,6 +368,7 @@ fn ran(rule: &str, resource: Option<&str>) -> Outcome {
         gate_owner: None,
         reason: None,
         url: None,
+        branch: None,
         dispatch_failed: None,
         entities: Vec::new(),
     }

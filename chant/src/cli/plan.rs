@@ -83,6 +83,9 @@ pub fn render(p: &Preview) -> String {
         let what = match (r.verdict, &r.op) {
             ("not-fired", _) => "not fired".to_owned(),
             ("ran", Some(op)) => format!("fired → would run {op}"),
+            ("proposed", Some(op)) => {
+                format!("fired → would propose {op} on branch chant/proposals/{}/{}", p.env, r.rule_id)
+            }
             (verdict, Some(op)) => format!("fired → {verdict} (run {op})"),
             (verdict, None) => format!("fired → {verdict}"),
         };
@@ -91,7 +94,11 @@ pub fn render(p: &Preview) -> String {
     }
     // Nothing was dispatched, so nothing is remediated yet: what the tick would run is counted as
     // such (the tick verifies each dispatch before it counts it remediated).
-    let _ = writeln!(s, "plan: {}", p.log.replacen(" remediated=", " would-run=", 1));
+    let _ = writeln!(
+        s,
+        "plan: {}",
+        p.log.replacen(" remediated=", " would-run=", 1).replacen(" proposed=", " would-propose=", 1)
+    );
     s
 }
 

@@ -9,6 +9,9 @@
 //!   reached `unknown_ticks`, and no `unknown` was sent for this run yet (a threshold crossed, not
 //!   met exactly: a run already long when the operator starts, or whose Nth tick was a hand tick
 //!   the operator does not notify, still notifies once);
+//! - `proposed`: a `propose()` rule wrote a proposal branch, or a new text on it (a standing
+//!   proposal found unchanged is not notified again); the reason names the branch and `url` is
+//!   its compare URL when the tick knew one;
 //! - `recovered`: the tick raised none of the above, observed everything and did not fail, and
 //!   the last notification recorded for the op reported a problem.
 
@@ -111,6 +114,9 @@ pub fn events(record: &TickRecord, cx: &Context<'_>) -> Vec<Event> {
             Action::SkippedFlap => EventKind::Damped,
             Action::Ineffective => EventKind::Ineffective,
             Action::Reported if o.dispatch_failed == Some(true) => EventKind::FailedDispatch,
+            Action::Proposed if o.reason.as_deref().is_some_and(|r| r.starts_with(crate::tick::proposal::WRITTEN)) => {
+                EventKind::Proposed
+            }
             _ => continue,
         };
         let approve = o.approve_command();
@@ -152,6 +158,7 @@ mod tests {
             gate_owner: None,
             reason: None,
             url: None,
+            branch: None,
             dispatch_failed: None,
             entities: Vec::new(),
         }

@@ -46,6 +46,7 @@ mod operator_views;
 mod original_gates;
 mod plan;
 mod plan_gates;
+mod proposals;
 mod quiet;
 mod readme;
 mod refused_apply;

@@ -12,7 +12,7 @@ converge_op! {
     env: "staging",
     dial: reconcile,
     rules: [
-        when!(eq(status, "drifted") => run("staging-apply"), id = "drift-apply", why = "reconcile would open a PR"),
+        when!(eq(status, "drifted") => run("staging-apply"), id = "drift-apply", why = "reconcile proposes"),
     ],
 }
 
