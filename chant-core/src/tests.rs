@@ -102,6 +102,9 @@ fn truthiness_of_each_type() {
         resource: "app".into(),
         status: ResourceStatus::InSync,
         detail: String::new(),
+        mem_mb: None,
+        cpu_percent: None,
+        file_age_secs: None,
     };
     assert!(evaluate(&truth("detail", TruthinessOp::Falsy), &r));
     assert!(evaluate(&truth("resource", TruthinessOp::Truthy), &r));
@@ -130,6 +133,9 @@ fn resource_symptom_evaluates_its_own_fields() {
         resource: "app".into(),
         status: ResourceStatus::Drifted,
         detail: "stopped".into(),
+        mem_mb: None,
+        cpu_percent: None,
+        file_age_secs: None,
     };
     assert!(evaluate(&cmp("status", ComparisonOp::Eq, json!("drifted")), &r));
     assert!(evaluate(&cmp("resource", ComparisonOp::Eq, json!("app")), &r));
@@ -199,8 +205,15 @@ fn contract_fields_match_the_symptom_types() {
     sorted.sort_unstable();
     camel.sort_unstable();
     assert_eq!(sorted, camel);
-    let r =
-        ResourceSymptom { env: "e".into(), resource: "r".into(), status: ResourceStatus::Unknown, detail: "d".into() };
+    let r = ResourceSymptom {
+        env: "e".into(),
+        resource: "r".into(),
+        status: ResourceStatus::Unknown,
+        detail: "d".into(),
+        mem_mb: Some(1),
+        cpu_percent: Some(2),
+        file_age_secs: Some(3),
+    };
     let rv = serde_json::to_value(&r).unwrap();
     let rkeys: Vec<&str> = rv.as_object().unwrap().keys().map(String::as_str).collect();
     let mut rc: Vec<&str> = RESOURCE_FIELDS.iter().map(|f| f.camel).collect();

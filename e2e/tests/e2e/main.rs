@@ -11,6 +11,7 @@ mod support;
 mod bad_input;
 mod bounds;
 mod clock;
+mod controls;
 mod deep;
 mod delegate;
 mod diff;
