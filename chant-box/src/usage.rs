@@ -124,7 +124,9 @@ pub struct Sample {
 /// Why it could not be read: the process is gone, or `/proc` is unreadable.
 pub fn sample(pid: i64) -> Result<Sample, String> {
     let stats = all_stats()?;
-    let Some(root) = stats.get(&pid) else { return Err(format!("process {pid} is not running")) };
+    if !stats.contains_key(&pid) {
+        return Err(format!("process {pid} is not running"));
+    }
     let mut tree = vec![pid];
     let mut i = 0;
     while i < tree.len() {
@@ -132,7 +134,6 @@ pub fn sample(pid: i64) -> Result<Sample, String> {
         tree.extend(stats.iter().filter(|(_, s)| s.ppid == parent).map(|(p, _)| *p));
         i += 1;
     }
-    let _ = root;
     let mut out = Sample { rss_kb: 0, cpu_ticks: 0, processes: tree.len() };
     for p in &tree {
         if let Some(s) = stats.get(p) {

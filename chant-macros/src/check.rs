@@ -178,7 +178,7 @@ pub(crate) fn converge(
         if ast.schedule.is_none() && ast.windows.is_empty() {
             cx.error(
                 key.span(),
-                "`tz` sets the time zone of `schedule` and `windows`, and there is neither; add one or remove `tz`",
+                "`tz` sets the time zone of `schedule`, and there is no `schedule`; add one or remove `tz`",
             );
         }
         let t = tz.value();
@@ -261,12 +261,9 @@ fn windows(ast: &ConvergeAst, cx: &Ctxt) -> Vec<SyncWindow> {
             };
             cx.error(w.kind.span(), format!("unknown window `{word}`; {hint}"));
         }
-        let cron_ok = match window::check_cron(&w.cron.value()) {
-            Ok(()) => true,
-            Err(window::Error::Cron(e)) => {
-                cx.error(w.cron.span(), e);
-                false
-            }
+        // The schedule's own check, so the error reads as a schedule's does.
+        let cron_ok = match cron::parse_cron(&w.cron.value()) {
+            Ok(_) => true,
             Err(e) => {
                 cx.error(w.cron.span(), e);
                 false
