@@ -10,6 +10,10 @@
 //!     { "name": "site", "cmd": "${HOME}/box/run-site.sh", "optional": true } ] } }
 //! ```
 //!
+//! A service may declare `checks` (`{"memMb": 200, "cpuPercent": 80, "file": {"path":
+//! "var/app.heartbeat", "maxAge": "5m"}}`): limits its process tree is held to when it is
+//! observed ([`crate::usage`]).
+//!
 //! Rules: names follow the op-name rule `[a-z][a-z0-9-]*` and are unique in the block, at most one service with `httpPort`, every `needs` names a
 //! service of the block, no `needs` cycle (the error prints it, `a -> b -> a`). A `cmd` is split
 //! on whitespace (no shell syntax) and each word `${VAR}`-expanded when it is used, never at
@@ -116,6 +120,9 @@ pub struct BoxService {
     /// An optional service is observed only once listed, and applied only when named.
     #[serde(default)]
     pub optional: bool,
+    /// Resource limits its process tree is held to when it is observed ([`crate::usage`]).
+    #[serde(default)]
+    pub checks: Option<crate::usage::Checks>,
 }
 
 #[derive(Deserialize)]
@@ -142,6 +149,9 @@ impl BoxDeclaration {
             }
             if let Err(e) = crate::supervisor::check_name(&s.name) {
                 return Err(Error::Invalid(format!("services[{i}]: {e}")));
+            }
+            if let Some(Err(e)) = s.checks.as_ref().map(|c| c.validate(&s.name)) {
+                return Err(Error::Invalid(e));
             }
             if services[..i].iter().any(|o| o.name == s.name) {
                 return Err(Error::Invalid(format!("service {} is declared twice; names are unique in a box", s.name)));

@@ -120,7 +120,7 @@ impl<'a> BoxLexicon<'a> {
     /// Returns the resource-mode reading of every declared service (the output of the
     /// `sprite_services_observe` step): `{resources: [{name, status, detail}], skipped: [names]}`.
     pub fn reading(&self) -> Value {
-        super::observe(&self.declaration, &self.settings)
+        super::observe(&self.declaration, &self.settings, Path::new(&self.root_text))
     }
 
     /// Restarts `name` and waits for its health URL (the `sprite_service_restart` step).

@@ -31,6 +31,7 @@ pub mod source;
 pub mod step;
 mod steps;
 pub mod supervisor;
+pub mod usage;
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -73,6 +74,9 @@ pub struct Settings {
     /// Whether `services list` is asked of chant's stand-in through its socket, without a
     /// process, when the supervisor is the stand-in (`direct.rs`); off with `CHANT_SPRITE_DIRECT=0`.
     pub direct: bool,
+    /// How far apart the two readings of a process tree's CPU time are, for a service that
+    /// declares `checks.cpuPercent` ([`usage`]).
+    pub cpu_sample: Duration,
 }
 
 impl Default for Settings {
@@ -87,6 +91,7 @@ impl Default for Settings {
             list_timeout: Duration::from_secs(60),
             change_timeout: Duration::from_secs(120),
             direct: true,
+            cpu_sample: Duration::from_millis(500),
         }
     }
 }
@@ -96,7 +101,7 @@ impl Settings {
     /// `CHANT_SPRITE_PROBES`, `CHANT_SPRITE_PROBE_INTERVAL`, `CHANT_SPRITE_PROBE_TIMEOUT`,
     /// `CHANT_SPRITE_WAIT` and `CHANT_SPRITE_WAIT_INTERVAL` (durations such as `500ms`) and
     /// `CHANT_SPRITE_DIRECT` (`0`, `false`, `off` or `no` runs the command line for every listing)
-    /// read through `var`. An unparseable value keeps the default.
+    /// and `CHANT_SPRITE_CPU_SAMPLE` read through `var`. An unparseable value keeps the default.
     pub fn from_env(var: &dyn Fn(&str) -> Option<String>) -> Self {
         let mut s = Settings::default();
         let dur = |k: &str| var(k).and_then(|v| chant_lexicon::duration::parse(&v).ok());
@@ -115,6 +120,9 @@ impl Settings {
         }
         if let Some(d) = dur("CHANT_SPRITE_WAIT_INTERVAL") {
             s.wait_interval = d;
+        }
+        if let Some(d) = dur("CHANT_SPRITE_CPU_SAMPLE").filter(|d| !d.is_zero()) {
+            s.cpu_sample = d;
         }
         if let Some(v) = var("CHANT_SPRITE_DIRECT") {
             s.direct = !matches!(v.trim().to_ascii_lowercase().as_str(), "0" | "false" | "off" | "no");
@@ -200,10 +208,13 @@ pub fn probe(url: &str, timeout: Duration) -> bool {
     matches!(chant_lexicon::http::check(url, timeout), Ok(200))
 }
 
-/// Observes every declared service: `{resources: [{name, status, detail}], skipped: [names]}`.
-pub fn observe(decl: &BoxDeclaration, settings: &Settings) -> Value {
+/// Observes every declared service: `{resources: [{name, status, detail, readings?}], skipped:
+/// [names]}`. A service in sync that declares `checks` is then held to them ([`usage`]; a file's
+/// path is relative to `root`).
+pub fn observe(decl: &BoxDeclaration, settings: &Settings, root: &Path) -> Value {
     let listed = list(settings).map_err(|e| chant_store::error::chain(&e));
     let mut resources = Vec::new();
+    let mut checked: Vec<(usize, &usage::Checks, Option<i64>)> = Vec::new();
     let mut skipped = Vec::new();
     for s in decl.services() {
         let listed = match &listed {
@@ -227,9 +238,89 @@ pub fn observe(decl: &BoxDeclaration, settings: &Settings) -> Value {
             continue;
         };
         let (status, detail) = judge(s, l, settings);
+        if let (Some(checks), "in-sync") = (&s.checks, status) {
+            checked.push((resources.len(), checks, l.runtime.pid));
+        }
         resources.push(verdict(&s.name, status, detail));
     }
+    hold_to_checks(&mut resources, &checked, settings, root);
     json!({ "resources": resources, "skipped": skipped })
+}
+
+/// Reads the process trees (and files) of the services in `checked` (index into `resources`,
+/// their checks, their pid) and turns each verdict `unknown` when a reading fails, `drifted`
+/// when a reading passes its limit, adding the readings. CPU is read twice, once for every
+/// service, `settings.cpu_sample` apart.
+fn hold_to_checks(
+    resources: &mut [Value],
+    checked: &[(usize, &usage::Checks, Option<i64>)],
+    settings: &Settings,
+    root: &Path,
+) {
+    let no_pid = || "the supervisor lists no pid for it".to_owned();
+    let first: Vec<Result<usage::Sample, String>> =
+        checked.iter().map(|(_, _, pid)| pid.ok_or_else(no_pid).and_then(usage::sample)).collect();
+    let cpu_wanted = checked.iter().any(|(_, c, _)| c.cpu_percent.is_some());
+    let started = Instant::now();
+    if cpu_wanted {
+        std::thread::sleep(settings.cpu_sample);
+    }
+    let elapsed = started.elapsed();
+    for ((index, checks, pid), first) in checked.iter().zip(first) {
+        let mut readings = usage::Readings::default();
+        let mut unread: Vec<String> = Vec::new();
+        let mut over: Vec<String> = Vec::new();
+        if let Some(limit) = checks.mem_mb {
+            match &first {
+                Ok(s) => {
+                    let mb = usage::mb(s.rss_kb);
+                    readings.mem_mb = Some(mb);
+                    if mb > limit {
+                        over.push(format!("memory {mb} MB over its limit of {limit} MB"));
+                    }
+                }
+                Err(e) => unread.push(format!("memory could not be read: {e}")),
+            }
+        }
+        if let Some(limit) = checks.cpu_percent {
+            let second = pid.ok_or_else(no_pid).and_then(usage::sample);
+            match (&first, &second) {
+                (Ok(a), Ok(b)) => {
+                    let pct = usage::cpu_percent(*a, *b, elapsed);
+                    readings.cpu_percent = Some(pct);
+                    if pct > limit {
+                        over.push(format!("cpu {pct}% over its limit of {limit}%"));
+                    }
+                }
+                (Err(e), _) | (_, Err(e)) => unread.push(format!("cpu could not be read: {e}")),
+            }
+        }
+        if let Some(file) = &checks.file {
+            match usage::file_age(root, &file.path) {
+                Ok(age) => {
+                    readings.file_age_secs = Some(age);
+                    let max = chant_lexicon::duration::parse(&file.max_age).map(|d| d.as_secs()).unwrap_or(u64::MAX);
+                    if age > max {
+                        over.push(format!("{} is {age}s old, over its limit of {}", file.path, file.max_age));
+                    }
+                }
+                Err(e) => unread.push(format!("file age could not be read: {e}")),
+            }
+        }
+        let Some(v) = resources.get_mut(*index) else { continue };
+        let detail = v.get("detail").and_then(Value::as_str).unwrap_or_default().to_owned();
+        let (status, more) = if !unread.is_empty() {
+            ("unknown", unread.join("; "))
+        } else if !over.is_empty() {
+            ("drifted", over.join("; "))
+        } else {
+            ("in-sync", String::new())
+        };
+        let detail = if more.is_empty() { detail } else { format!("{detail}; {more}") };
+        v["status"] = Value::from(status);
+        v["detail"] = Value::from(detail);
+        v["readings"] = readings.to_json();
+    }
 }
 
 /// Judges one listed service: `in-sync`, `drifted` or `unknown`, with the detail in words. A

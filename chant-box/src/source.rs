@@ -48,6 +48,7 @@ fn inline(names: &[chant_lexicon::model::Name]) -> Result<BoxDeclaration, Error>
                 duration: None,
                 health: None,
                 optional: false,
+                checks: None,
             })
             .collect(),
     )

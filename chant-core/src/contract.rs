@@ -105,7 +105,15 @@ pub const RESOURCE_FIELDS: &[FieldSpec] = &[
     field("resource", "resource", FieldType::Text),
     field("status", "status", FieldType::Enum(RESOURCE_STATUSES)),
     field("detail", "detail", FieldType::Text),
+    field("mem_mb", "memMb", FieldType::Count),
+    field("cpu_percent", "cpuPercent", FieldType::Count),
+    field("file_age_secs", "fileAgeSecs", FieldType::Count),
 ];
+
+/// The resource fields that are readings an observer may not have (a box service's resource
+/// checks): a rule that reads one a resource lacks treats the resource as unknown, and unknown
+/// never remediates.
+pub const READING_FIELDS: &[&str] = &["memMb", "cpuPercent", "fileAgeSecs"];
 
 const fn field(snake: &'static str, camel: &'static str, ty: FieldType) -> FieldSpec {
     FieldSpec { snake, camel, ty }

@@ -13,6 +13,7 @@ pub mod component;
 pub mod contract;
 pub mod cron;
 pub mod duration;
+pub mod limit;
 pub mod name;
 pub mod op;
 pub mod rule;
@@ -20,8 +21,10 @@ pub mod step;
 pub mod symptom;
 pub mod template;
 pub mod validate;
+pub mod window;
 
 pub use contract::{ClassKind, DialKind, SymptomKind};
+pub use limit::RestartLimit;
 pub use name::{InvalidName, Name};
 pub use op::{ConvergeSpec, Dial, OP_JSON_VERSION, OpDocument, Overlap, Phase, Schedule, VerbClass};
 pub use rule::{
@@ -30,6 +33,7 @@ pub use rule::{
 };
 pub use step::{DeleteMode, HttpUrl, LexiconStep, Step};
 pub use symptom::{ComponentRow, ConvergeSymptom, EnvStatus, ResourceStatus, ResourceSymptom, UnobservedReason};
+pub use window::{SyncWindow, WindowKind};
 
 #[cfg(test)]
 mod tests;

@@ -10,9 +10,11 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 use super::contract::{ClassKind, DialKind};
+use super::limit::RestartLimit;
 use super::name::Name;
 use super::rule::Rule;
 pub use super::step::Step;
+use super::window::SyncWindow;
 
 /// The op.json format version this crate writes and reads.
 pub const OP_JSON_VERSION: u32 = 1;
@@ -137,6 +139,12 @@ pub struct ConvergeSpec {
     pub observe: Option<Step>,
     /// The rule table, in authored order.
     pub rules: Vec<Rule>,
+    /// The sync windows ([`crate::window`]): when the op may act; absent (always) when empty.
+    #[serde(skip_serializing_if = "Vec::is_empty", default)]
+    pub windows: Vec<SyncWindow>,
+    /// The restart limit ([`crate::limit`]); absent: no limit.
+    #[serde(rename = "restartLimit", skip_serializing_if = "Option::is_none", default)]
+    pub restart_limit: Option<RestartLimit>,
 }
 
 impl OpDocument {

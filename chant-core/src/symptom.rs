@@ -192,6 +192,36 @@ pub struct ResourceSymptom {
     pub status: ResourceStatus,
     /// The observer's line, or empty.
     pub detail: String,
+    /// The resident memory of its process tree in MB, when the observer read it (a box
+    /// service's resource checks).
+    #[serde(default, skip_serializing_if = "Option::is_none", rename = "memMb")]
+    pub mem_mb: Option<u64>,
+    /// The CPU its process tree used, in percent of one core, when the observer read it.
+    #[serde(default, skip_serializing_if = "Option::is_none", rename = "cpuPercent")]
+    pub cpu_percent: Option<u64>,
+    /// The age of the file the service keeps fresh, in seconds, when the observer read it.
+    #[serde(default, skip_serializing_if = "Option::is_none", rename = "fileAgeSecs")]
+    pub file_age_secs: Option<u64>,
+}
+
+impl ResourceSymptom {
+    /// A resource's symptom without readings.
+    pub fn new(
+        env: impl Into<String>,
+        resource: impl Into<String>,
+        status: ResourceStatus,
+        detail: impl Into<String>,
+    ) -> Self {
+        ResourceSymptom {
+            env: env.into(),
+            resource: resource.into(),
+            status,
+            detail: detail.into(),
+            mem_mb: None,
+            cpu_percent: None,
+            file_age_secs: None,
+        }
+    }
 }
 
 fn count(n: u64) -> FieldValue<'static> {
@@ -229,6 +259,9 @@ impl Symptom for ResourceSymptom {
             "resource" => FieldValue::Str(&self.resource),
             "status" => FieldValue::Str(self.status.as_str()),
             "detail" => FieldValue::Str(&self.detail),
+            "memMb" => count(self.mem_mb?),
+            "cpuPercent" => count(self.cpu_percent?),
+            "fileAgeSecs" => count(self.file_age_secs?),
             _ => return None,
         })
     }

@@ -102,6 +102,9 @@ fn truthiness_of_each_type() {
         resource: "app".into(),
         status: ResourceStatus::InSync,
         detail: String::new(),
+        mem_mb: None,
+        cpu_percent: None,
+        file_age_secs: None,
     };
     assert!(evaluate(&truth("detail", TruthinessOp::Falsy), &r));
     assert!(evaluate(&truth("resource", TruthinessOp::Truthy), &r));
@@ -130,6 +133,9 @@ fn resource_symptom_evaluates_its_own_fields() {
         resource: "app".into(),
         status: ResourceStatus::Drifted,
         detail: "stopped".into(),
+        mem_mb: None,
+        cpu_percent: None,
+        file_age_secs: None,
     };
     assert!(evaluate(&cmp("status", ComparisonOp::Eq, json!("drifted")), &r));
     assert!(evaluate(&cmp("resource", ComparisonOp::Eq, json!("app")), &r));
@@ -199,8 +205,15 @@ fn contract_fields_match_the_symptom_types() {
     sorted.sort_unstable();
     camel.sort_unstable();
     assert_eq!(sorted, camel);
-    let r =
-        ResourceSymptom { env: "e".into(), resource: "r".into(), status: ResourceStatus::Unknown, detail: "d".into() };
+    let r = ResourceSymptom {
+        env: "e".into(),
+        resource: "r".into(),
+        status: ResourceStatus::Unknown,
+        detail: "d".into(),
+        mem_mb: Some(1),
+        cpu_percent: Some(2),
+        file_age_secs: Some(3),
+    };
     let rv = serde_json::to_value(&r).unwrap();
     let rkeys: Vec<&str> = rv.as_object().unwrap().keys().map(String::as_str).collect();
     let mut rc: Vec<&str> = RESOURCE_FIELDS.iter().map(|f| f.camel).collect();
@@ -312,4 +325,33 @@ fn estate_counts_are_optional_on_the_wire_and_adopt_safe() {
     assert_eq!(contract::adopt_safe_field(&cmp("artifactChangedCount", ComparisonOp::Gt, json!(0))), None);
     assert!(contract::adopt_safe_refusal("x", "ambientCount", true).contains("reads `ambient_count`"));
     assert_eq!(contract::adopt_safe_refusal("x", "adoptCount", false), contract::adopt_refusal("x", false));
+}
+
+#[test]
+fn ops_check_refuses_a_bad_window_or_restart_limit_edited_into_op_json() {
+    let doc = |windows: &str, limit: &str| {
+        format!(
+            r#"{{"version": 1, "name": "c", "overview": "o", "env": "e",
+            "labels": {{"Converge": "true", "Dial": "observe", "Env": "e"}}, "class": "read-only",
+            "converge": {{"dial": "observe", "budget": 3, "rules": [{{"id": "r", "why": "w",
+              "when": {{"kind": "field-comparison", "field": "status", "op": "eq", "value": "drifted"}},
+              "then": {{"kind": "report", "reason": "x"}}}}]{windows}{limit}}}}}"#
+        )
+    };
+    let good = doc(
+        r#", "windows": [{"kind": "deny", "cron": "0 9 * * 1-5", "duration": "8h"}]"#,
+        r#", "restartLimit": {"count": 3, "within": "10m"}"#,
+    );
+    let report = super::validate::check_set([("good.json", good.as_str())]);
+    assert!(report.is_valid(), "{:?}", report.problems);
+    let spec = report.documents[0].1.converge.as_ref().unwrap();
+    assert_eq!((spec.windows.len(), spec.restart_limit.as_ref().map(|l| l.count)), (1, Some(3)));
+    let bad = doc(
+        r#", "windows": [{"kind": "deny", "cron": "*/61 * * * *", "duration": "0s"}]"#,
+        r#", "restartLimit": {"count": 0, "within": "10m"}"#,
+    );
+    let report = super::validate::check_set([("bad.json", bad.as_str())]);
+    let messages: Vec<String> = report.problems.iter().map(ToString::to_string).collect();
+    assert!(messages.iter().any(|m| m.contains(r#"window deny "*/61 * * * *" for 0s"#)), "{messages:?}");
+    assert!(messages.iter().any(|m| m.contains("a restart limit of 0")), "{messages:?}");
 }

@@ -335,6 +335,14 @@ fn check_converge(
     if spec.rules.is_empty() {
         p.push(None, "at least one rule is required: an empty table has nothing to converge");
     }
+    for w in &spec.windows {
+        if let Err(e) = w.check() {
+            p.push(None, format!("window {w}: {e}"));
+        }
+    }
+    if let Some(Err(e)) = spec.restart_limit.as_ref().map(super::limit::RestartLimit::check) {
+        p.push(None, e.to_string());
+    }
     let kind = match &spec.observe {
         Some(step) => {
             check_step(p, step);

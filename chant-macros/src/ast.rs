@@ -83,11 +83,35 @@ pub(crate) struct ConvergeAst {
     pub(crate) tz: Option<(Ident, LitStr)>,
     /// `observe: <step>`.
     pub(crate) observe: Option<StepAst>,
+    /// `windows: [...]`: the windows that parsed.
+    pub(crate) windows: Vec<WindowAst>,
+    /// `restart_limit: limit(N, within = "...")`.
+    pub(crate) restart_limit: Option<LimitAst>,
     /// `rules: [...]`: the bracket group and the rules read from it.
     pub(crate) rules: Option<(Group, Vec<RuleAst>)>,
     /// True when `dial:` was given but could not be read (its checks are then skipped, not
     /// guessed).
     pub(crate) dial_failed: bool,
+}
+
+/// One sync window, `deny("<cron>", "<duration>")` or `allow(...)`.
+pub(crate) struct WindowAst {
+    /// `deny` or `allow` as written (checked by [`crate::check`]).
+    pub(crate) kind: Ident,
+    /// The cron expression.
+    pub(crate) cron: LitStr,
+    /// The duration.
+    pub(crate) duration: LitStr,
+}
+
+/// `limit(N, within = "<duration>")`.
+pub(crate) struct LimitAst {
+    /// `limit` as written (checked by [`crate::check`]).
+    pub(crate) call: Ident,
+    /// The count.
+    pub(crate) count: LitInt,
+    /// The window.
+    pub(crate) within: LitStr,
 }
 
 /// One `when!(predicate => action, options...)`.

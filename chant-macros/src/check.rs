@@ -11,9 +11,11 @@ use std::collections::BTreeMap;
 
 use chant_core::contract::{self, ClassKind, DEFAULT_BUDGET, DialKind, LeafProblem, LiteralKind, SymptomKind};
 use chant_core::cron;
+use chant_core::limit::{self, RestartLimit};
 use chant_core::name::Name;
 use chant_core::op::{ConvergeSpec, OP_JSON_VERSION, OpDocument, Overlap, Phase, Schedule, Step};
 use chant_core::rule::{Action, ComparisonOp, Literal, Predicate, Rule, TruthinessOp};
+use chant_core::window::{self, SyncWindow, WindowKind};
 use proc_macro2::{Group, Ident};
 use quote::quote;
 use syn::LitStr;
@@ -215,8 +217,10 @@ pub(crate) fn converge(
             None
         }
     });
+    let windows = windows(ast, cx);
+    let restart_limit = restart_limit(ast, cx);
     if let Some((key, tz)) = &ast.tz {
-        if ast.schedule.is_none() {
+        if ast.schedule.is_none() && ast.windows.is_empty() {
             cx.error(
                 key.span(),
                 "`tz` sets the time zone of `schedule`, and there is no `schedule`; add one or remove `tz`",
@@ -248,7 +252,9 @@ pub(crate) fn converge(
     let rules = rules(ast, name.as_deref(), kind, dial, env, known, cx);
     let doc = match (&name, &op_env, dial, member, rules.rules, ast.observe.is_some() == observe.is_some()) {
         (Some(n), Some(e), Some(d), Some(member), Some(rules), true)
-            if schedule.is_some() == ast.schedule.is_some() =>
+            if schedule.is_some() == ast.schedule.is_some()
+                && windows.len() == ast.windows.len()
+                && restart_limit.is_some() == ast.restart_limit.is_some() =>
         {
             let labels = BTreeMap::from([
                 ("Converge".to_owned(), "true".to_owned()),
@@ -268,7 +274,14 @@ pub(crate) fn converge(
                 class: ClassKind::ReadOnly,
                 phases: Vec::new(),
                 on_failure: Vec::new(),
-                converge: Some(ConvergeSpec { dial: d, budget: ast.budget.unwrap_or(DEFAULT_BUDGET), observe, rules }),
+                converge: Some(ConvergeSpec {
+                    dial: d,
+                    budget: ast.budget.unwrap_or(DEFAULT_BUDGET),
+                    observe,
+                    rules,
+                    windows,
+                    restart_limit,
+                }),
             };
             doc.class = doc.folded_class();
             Some(doc)
@@ -276,6 +289,75 @@ pub(crate) fn converge(
         _ => None,
     };
     Checked { name, converge: true, doc, user_steps: Vec::new(), dispatches: rules.dispatches }
+}
+
+/// Checks `windows: [...]`: each kind, cron and duration, each error at its token. Returns the
+/// windows that passed (fewer than written when one failed), each with the op's `tz`.
+fn windows(ast: &ConvergeAst, cx: &Ctxt) -> Vec<SyncWindow> {
+    let tz = ast.tz.as_ref().map(|(_, t)| t.value());
+    let mut out = Vec::new();
+    for w in &ast.windows {
+        let word = w.kind.to_string();
+        let kind = WindowKind::parse(&word);
+        if kind.is_none() {
+            let hint = match contract::did_you_mean(&word, WindowKind::ALL.map(WindowKind::as_str)) {
+                Some(s) => format!("did you mean `{s}`?"),
+                None => "a window is `allow(...)` or `deny(...)`".to_owned(),
+            };
+            cx.error(w.kind.span(), format!("unknown window `{word}`; {hint}"));
+        }
+        // The schedule's own check, so the error reads as a schedule's does.
+        let cron_ok = match cron::parse_cron(&w.cron.value()) {
+            Ok(_) => true,
+            Err(e) => {
+                cx.error(w.cron.span(), e);
+                false
+            }
+        };
+        let duration_ok = match window::check_duration(&w.duration.value()) {
+            Ok(_) => true,
+            Err(e) => {
+                cx.error(w.duration.span(), e);
+                false
+            }
+        };
+        if let (Some(kind), true, true) = (kind, cron_ok, duration_ok) {
+            out.push(SyncWindow { kind, cron: w.cron.value(), duration: w.duration.value(), tz: tz.clone() });
+        }
+    }
+    out
+}
+
+/// Checks `restart_limit: limit(N, within = "...")`: the call's name, a count of at least 1 and a
+/// strict, non-zero window, each error at its token.
+fn restart_limit(ast: &ConvergeAst, cx: &Ctxt) -> Option<RestartLimit> {
+    let l = ast.restart_limit.as_ref()?;
+    let mut ok = true;
+    if l.call != symbol::LIMIT {
+        let hint = match contract::did_you_mean(&l.call.to_string(), [symbol::LIMIT]) {
+            Some(s) => format!("did you mean `{s}`?"),
+            None => "write `limit(<count>, within = \"<duration>\")`".to_owned(),
+        };
+        cx.error(l.call.span(), format!("unknown restart limit `{}`; {hint}", l.call));
+        ok = false;
+    }
+    let count = match l.count.base10_parse::<u64>() {
+        Ok(0) => {
+            cx.error(l.count.span(), limit::Error::ZeroCount);
+            None
+        }
+        Ok(n) => Some(n),
+        Err(e) => {
+            cx.error(l.count.span(), format!("the count of `limit(...)` is a positive integer: {e}"));
+            None
+        }
+    };
+    if let Err(e) = limit::check_within(&l.within.value()) {
+        cx.error(l.within.span(), e);
+        ok = false;
+    }
+    let count = count?;
+    ok.then(|| RestartLimit { count, within: l.within.value() })
 }
 
 struct Rules {

@@ -26,7 +26,8 @@ use syn::punctuated::{Pair, Punctuated};
 use syn::{Error, Lit, LitBool, LitInt, LitStr, Token};
 
 use crate::ast::{
-    ActionAst, ArgAst, ArgValue, ConvergeAst, LiteralAst, MainAst, OpAst, PhaseAst, PredicateAst, RuleAst, StepAst,
+    ActionAst, ArgAst, ArgValue, ConvergeAst, LimitAst, LiteralAst, MainAst, OpAst, PhaseAst, PredicateAst, RuleAst,
+    StepAst, WindowAst,
 };
 use crate::ctxt::Ctxt;
 use crate::symbol;
@@ -81,6 +82,8 @@ fn empty_converge() -> ConvergeAst {
         schedule: None,
         tz: None,
         observe: None,
+        windows: Vec::new(),
+        restart_limit: None,
         rules: None,
         dial_failed: false,
     }
@@ -388,6 +391,68 @@ fn bracket(key: &Ident, value: &TokenStream, example: &str, problems: &mut Probl
     list
 }
 
+const WINDOW_SHAPE: &str = "a window is written `deny(\"<cron>\", \"<duration>\")` or `allow(\"<cron>\", \"<duration>\")`, e.g. `deny(\"0 9 * * 1-5\", \"8h\")`";
+
+/// Reads `windows: [...]`: each entry on its own, so one malformed window hides no other.
+fn windows(key: &Ident, value: &TokenStream, problems: &mut Problems) -> Vec<WindowAst> {
+    let Some(list) = bracket(key, value, "deny(\"0 9 * * 1-5\", \"8h\")", problems) else {
+        return Vec::new();
+    };
+    problems.list(list.stream()).into_iter().filter_map(|entry| problems.parse::<WindowAst>(entry)).collect()
+}
+
+/// `deny("<cron>", "<duration>")`: a call of two string literals (the kind is checked later).
+impl Parse for WindowAst {
+    fn parse(input: ParseStream) -> syn::Result<Self> {
+        let all = rest(input);
+        let Ok(Call { name, args }) = input.parse::<Call>() else {
+            return Err(Error::new_spanned(all, WINDOW_SHAPE));
+        };
+        let entries: Vec<TokenStream> =
+            syn::parse2::<List>(args.stream()).map(|l| l.0.into_iter().map(|Entry(t)| t).collect()).unwrap_or_default();
+        let strings: Option<Vec<LitStr>> = entries.into_iter().map(|t| syn::parse2::<LitStr>(t).ok()).collect();
+        match strings.and_then(|v| <[LitStr; 2]>::try_from(v).ok()) {
+            Some([cron, duration]) => Ok(WindowAst { kind: name, cron, duration }),
+            None => Err(Error::new_spanned(quote!(#name #args), WINDOW_SHAPE)),
+        }
+    }
+}
+
+const LIMIT_SHAPE: &str =
+    "`restart_limit` is written `limit(<count>, within = \"<duration>\")`, e.g. `limit(3, within = \"10m\")`";
+
+/// `limit(N, within = "<duration>")` (the call's name is checked later).
+impl Parse for LimitAst {
+    fn parse(input: ParseStream) -> syn::Result<Self> {
+        let all = rest(input);
+        let Ok(Call { name, args }) = input.parse::<Call>() else {
+            return Err(Error::new_spanned(all, LIMIT_SHAPE));
+        };
+        let whole_call = quote!(#name #args);
+        let entries: Vec<TokenStream> =
+            syn::parse2::<List>(args.stream()).map(|l| l.0.into_iter().map(|Entry(t)| t).collect()).unwrap_or_default();
+        let [count, within] =
+            <[TokenStream; 2]>::try_from(entries).map_err(|_| Error::new_spanned(&whole_call, LIMIT_SHAPE))?;
+        let count = syn::parse2::<LitInt>(count.clone()).map_err(|_| {
+            Error::new_spanned(
+                &count,
+                "the count of `limit(...)` is a positive integer, such as `limit(3, within = \"10m\")`",
+            )
+        })?;
+        let KeyValue { key, value, .. } =
+            syn::parse2::<KeyValue<ArgShape>>(within.clone()).map_err(|_| Error::new_spanned(&within, LIMIT_SHAPE))?;
+        if key != symbol::WITHIN {
+            return Err(Error::new(
+                key.span(),
+                format!("unknown option `{key}` of `limit(...)`; it takes `within = \"<duration>\"`"),
+            ));
+        }
+        let within = syn::parse2::<LitStr>(value.clone())
+            .map_err(|_| Error::new_spanned(&value, "`within` takes a duration string, such as `within = \"10m\"`"))?;
+        Ok(LimitAst { call: name, count, within })
+    }
+}
+
 /// Records that a required field is missing, at the invocation.
 fn missing(problems: &mut Problems, mac: &str, present: bool, example: &str) {
     if !present {
@@ -490,6 +555,8 @@ impl Parse for Parsed<ConvergeAst> {
                     ast.tz = lit_str(&key, &value, "\"Europe/Berlin\"", &mut problems).map(|l| (key.clone(), l));
                 }
                 symbol::OBSERVE => ast.observe = problems.read::<StepAst>(value),
+                symbol::WINDOWS => ast.windows = windows(&key, &value, &mut problems),
+                symbol::RESTART_LIMIT => ast.restart_limit = problems.parse::<LimitAst>(value),
                 _ => {
                     rules_key = true;
                     ast.rules = rules(&key, &value, &mut problems);

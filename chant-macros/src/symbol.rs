@@ -23,11 +23,20 @@ pub(crate) const TZ: &str = "tz";
 pub(crate) const OBSERVE: &str = "observe";
 /// `rules:`
 pub(crate) const RULES: &str = "rules";
+/// `windows:`
+pub(crate) const WINDOWS: &str = "windows";
+/// `restart_limit:`
+pub(crate) const RESTART_LIMIT: &str = "restart_limit";
+/// `restart_limit: limit(...)`
+pub(crate) const LIMIT: &str = "limit";
+/// `limit(N, within = "...")`
+pub(crate) const WITHIN: &str = "within";
 
 /// The fields `op!` accepts, in the order the docs list them.
 pub(crate) const OP_FIELDS: &[&str] = &[NAME, OVERVIEW, ENV, PHASES, ON_FAILURE];
 /// The fields `converge_op!` accepts.
-pub(crate) const CONVERGE_FIELDS: &[&str] = &[NAME, OVERVIEW, ENV, DIAL, BUDGET, SCHEDULE, TZ, OBSERVE, RULES];
+pub(crate) const CONVERGE_FIELDS: &[&str] =
+    &[NAME, OVERVIEW, ENV, DIAL, BUDGET, SCHEDULE, TZ, WINDOWS, RESTART_LIMIT, OBSERVE, RULES];
 
 /// `phase("Name", [...])`
 pub(crate) const PHASE: &str = "phase";

@@ -17,6 +17,9 @@ pub enum EventKind {
     FailedDispatch,
     /// Flap damping skipped a dispatch.
     Damped,
+    /// A rule reached its restart limit for a resource and gave up (sent by the tick that gave
+    /// up).
+    GivenUp,
     /// A dispatch succeeded and the observation after it found its symptom still there.
     Ineffective,
     /// The env (or a resource) has been unknown for the configured number of ticks in a row.
@@ -34,6 +37,7 @@ impl EventKind {
             EventKind::Gated => "gated",
             EventKind::FailedDispatch => "failed-dispatch",
             EventKind::Damped => "damped",
+            EventKind::GivenUp => "given-up",
             EventKind::Ineffective => "ineffective",
             EventKind::Unknown => "unknown",
             EventKind::Recovered => "recovered",

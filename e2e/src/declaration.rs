@@ -101,3 +101,17 @@ pub fn review() -> EnvDeclaration {
 }
 
 chant::lexicon::inventory::submit! { DeclaredEnv::new("review", review) }
+
+/// Declares `freeze`: one file, applied only outside its ConvergeOp's deny window.
+pub fn freeze() -> EnvDeclaration {
+    EnvDeclaration::new().with(FilesDeclaration::new().file("freeze.conf", "frozen = false\n", 0o644))
+}
+
+chant::lexicon::inventory::submit! { DeclaredEnv::new("freeze", freeze) }
+
+/// Declares `giveup`: one file nothing ever writes, so its ConvergeOp's rule keeps firing.
+pub fn giveup() -> EnvDeclaration {
+    EnvDeclaration::new().with(FilesDeclaration::new().file("never.txt", "never\n", 0o644))
+}
+
+chant::lexicon::inventory::submit! { DeclaredEnv::new("giveup", giveup) }

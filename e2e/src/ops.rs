@@ -14,7 +14,11 @@
 //! - `night`: a ConvergeOp scheduled once a day, which a change signal from its files root makes
 //!   due at once whatever its cron;
 //! - `review`: a ConvergeOp under the `reconcile` dial whose drift is proposed on a branch of the
-//!   project repository, never applied by the tick.
+//!   project repository, never applied by the tick;
+//! - `freeze`: a ConvergeOp with a deny window (weekdays 09:00 for 8h), whose mutating apply is
+//!   held inside it while a read-only probe still runs;
+//! - `giveup`: a ConvergeOp whose mutating dispatch changes nothing, under a restart limit of 2
+//!   within 10 minutes.
 
 use chant::prelude::*;
 
@@ -306,5 +310,48 @@ converge_op! {
               why = "A change to the review estate is reviewed by a person before it is made."),
         when!(eq(status, "unknown") => report("environment could not be fully observed"),
               id = "unknown-report", why = "unknown never remediates."),
+    ],
+}
+
+op! {
+    name: "freeze-apply",
+    overview: "Apply the freeze declaration.",
+    env: "freeze",
+    phases: [ phase("Apply", [ apply(env = "freeze") ]) ],
+}
+
+op! {
+    name: "freeze-probe",
+    overview: "A read-only probe, which a held tick still dispatches.",
+    phases: [ phase("Probe", [ shell(cmd = "echo probed", class = read_only) ]) ],
+}
+
+converge_op! {
+    name: "freeze-converge",
+    env: "freeze",
+    dial: apply,
+    windows: [deny("0 9 * * 1-5", "8h")],
+    rules: [
+        when!(neq(status, "reconciled") => run("freeze-apply"), id = "freeze-apply",
+              why = "Apply outside office hours only."),
+        when!(neq(status, "reconciled") => run("freeze-probe"), id = "freeze-probe", flap_threshold = 20,
+              why = "A read-only dispatch is not held by a window."),
+    ],
+}
+
+op! {
+    name: "giveup-poke",
+    overview: "A mutating op that changes nothing, so its symptom stays.",
+    phases: [ phase("Poke", [ shell(cmd = "echo poked") ]) ],
+}
+
+converge_op! {
+    name: "giveup-converge",
+    env: "giveup",
+    dial: apply,
+    restart_limit: limit(2, within = "10m"),
+    rules: [
+        when!(neq(status, "reconciled") => run("giveup-poke"), id = "poke", flap_threshold = 20,
+              why = "Poked until the restart limit gives up."),
     ],
 }

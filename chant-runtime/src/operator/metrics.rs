@@ -6,7 +6,7 @@
 //! |---|---|---|
 //! | `chant_ticks_total` | counter | `op, env, outcome` (`ok`, `gated`, `failed`, `fenced`, `interrupted`) |
 //! | `chant_op_skips_total` | counter | `op, env, reason` (`lease-held`, `not-due`, `lease-error`) |
-//! | `chant_dispatches_total` | counter | `op, rule, action` (`ran`, `reported`, `skipped-budget`, `skipped-flap`, `gated`) |
+//! | `chant_dispatches_total` | counter | `op, rule, action` (`ran`, `reported`, `skipped-budget`, `skipped-flap`, `skipped-window`, `given-up`, `gated`) |
 //! | `chant_unobserved_entities` | gauge | `op, env, reason` (the observation contract's reason codes, `resource-unknown`) |
 //! | `chant_tick_duration_seconds` | histogram | `op` |
 //! | `chant_lease_held` | gauge (0/1) | `op` |

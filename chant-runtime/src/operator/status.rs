@@ -166,6 +166,9 @@ pub struct LastTickView {
     pub error: Option<String>,
     /// The lease it ran under.
     pub lease: Option<LeaseStamp>,
+    /// Set when the op's sync windows held the tick ([`crate::tick::window`]); absent otherwise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub held: Option<crate::tick::window::Held>,
 }
 
 /// A lease as status shows it.
@@ -370,6 +373,7 @@ pub fn status(ledger: &Ledger, leases: &LeaseStore, ops: &[OpRef], now: Timestam
                 log: t.log,
                 error: t.error,
                 lease: t.lease,
+                held: t.held,
             }),
             lease,
             pending_gates: pending,
@@ -494,6 +498,13 @@ pub fn render(view: &StatusView) -> String {
             None => s.push_str("  no ticks recorded yet\n"),
             Some(t) => {
                 let _ = writeln!(s, "  last tick : {}", p(&t.timestamp));
+                if let Some(h) = &t.held {
+                    let _ = writeln!(
+                        s,
+                        "  held      : {} (its sync windows let it dispatch nothing mutating)",
+                        p(&h.describe())
+                    );
+                }
                 let _ = writeln!(s, "  {}", p(&t.log));
                 if let Some(e) = &t.error {
                     let _ = writeln!(s, "  error     : {}", p(e));

@@ -16,10 +16,7 @@ use serde::Serialize;
 pub use crate::tick::control::ControlFact;
 use crate::tick::control::newest;
 
-/// The `kind` of a suspension.
-pub const SUSPEND: &str = "suspend";
-/// The `kind` of its end.
-pub const RESUME: &str = "resume";
+pub use crate::tick::control::{RESUME, SUSPEND};
 
 /// A suspension that stands.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]

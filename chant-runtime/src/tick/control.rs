@@ -8,6 +8,11 @@ use std::ops::ControlFlow;
 use chant_store::ledger::{self, Ledger, Record, RecordKind, ShardKey, Visit};
 use serde::{Deserialize, Serialize};
 
+/// The `kind` of a suspension ([`crate::operator::suspend`]).
+pub const SUSPEND: &str = "suspend";
+/// The `kind` of its end, which also clears a rule that gave up ([`super::limit`]).
+pub const RESUME: &str = "resume";
+
 /// A person's decision about one ConvergeOp, on its control shard: `suspend`, `resume`, or
 /// `undamp` ([`crate::tick::undamp::UndampFact`]).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

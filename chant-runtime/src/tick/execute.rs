@@ -20,7 +20,10 @@ use chant_store::ledger::{AppendReceipt, ShardKey, TypedLatest, Unreadable};
 use super::dispatch::Dispatcher;
 use super::fence::{Fence, Lost};
 use super::observer::{ObserveError, observe_resources};
-use super::plan::{DispatchResult, Plan, PlanInput, Subject, cooled, next_flap, plan, record_dispatch, stamp_damped};
+use super::plan::{
+    Controls, DispatchResult, Plan, PlanInput, Subject, cooled, next_flap, plan_controlled, record_dispatch,
+    stamp_damped,
+};
 use super::record::{FlapEntry, ObservedResource, PlannedSymptom, Summary, TickRecord};
 
 /// Errors that stop a tick before it can be recorded.
@@ -161,20 +164,34 @@ pub fn execute_after(
     };
     let unreadable = latest.unreadable;
     let last_tick = latest.record.as_ref().map(|stored| stored.record.timestamp.clone());
-    let previous: Vec<FlapEntry> = latest.record.map(|stored| stored.record.flap).unwrap_or_default();
-    // A person's `operator undamp` since the last tick clears the damped runs it names; with no
-    // runs there is nothing to clear, and the tick does not read the op's facts.
-    let previous = if previous.is_empty() {
-        previous
+    let (previous, previous_restarts): (Vec<FlapEntry>, Vec<super::limit::RestartEntry>) =
+        latest.record.map(|stored| (stored.record.flap, stored.record.restarts)).unwrap_or_default();
+    // A person's `operator undamp` since the last tick clears the damped runs it names, and with
+    // `operator resume` the restart counts of a rule that gave up; with no runs and no counts
+    // there is nothing to clear, and the tick does not read the op's facts.
+    let (previous, previous_restarts) = if previous.is_empty() && previous_restarts.is_empty() {
+        (previous, previous_restarts)
     } else {
         let key = ShardKey::control(member, &env, &doc.name)?;
         // The newest undamp fact, whatever was appended after it (a suspension, a resume).
         let undamp = super::control::newest(&project.ledger, &key, &[super::undamp::UNDAMP])?;
-        super::undamp::undamped(&previous, undamp.as_ref(), last_tick.as_deref())
+        let flap = super::undamp::undamped(&previous, undamp.as_ref(), last_tick.as_deref());
+        let restarts = if previous_restarts.is_empty() {
+            previous_restarts
+        } else {
+            let resume = super::control::newest(&project.ledger, &key, &[super::control::RESUME])?;
+            let facts: Vec<super::control::ControlFact> = undamp.into_iter().chain(resume).collect();
+            super::limit::cleared(&previous_restarts, &facts, last_tick.as_deref())
+        };
+        (flap, restarts)
     };
+    let restarts = super::limit::current(&previous_restarts, spec.restart_limit.as_ref(), &spec.rules, started);
+    let held = super::window::hold(&spec.windows, started);
 
     let mut record = new_record(project, doc, started, options.fence.as_ref())?;
     record.flap = previous.clone();
+    record.restarts = restarts.clone();
+    record.held = held.clone();
 
     let mut unobserved = std::collections::BTreeMap::new();
     let mut drifted = Vec::new();
@@ -188,7 +205,13 @@ pub fn execute_after(
         Ok(symptom) => {
             let subject = symptom.subject();
             let planned_with = cooled(&previous, &spec.rules, started);
-            let p = plan_with(project, spec, subject, &planned_with);
+            let controls = Controls {
+                held: held.as_ref(),
+                limit: spec.restart_limit.as_ref(),
+                restarts: &restarts,
+                op: &doc.name,
+            };
+            let p = plan_with_controls(project, spec, subject, &planned_with, &controls);
             let mut outcomes = p.outcomes.clone();
             name_adopted(&mut outcomes, spec, &adopted);
             // Nothing acts that could not be recorded: the ledger must take an append before the
@@ -241,6 +264,9 @@ pub fn execute_after(
                 record.verified = true;
             }
             record.flap = next_flap(&p, &outcomes, &spec.rules);
+            let class_of = |name: &str| project.catalog.get(name).map(OpDocument::folded_class);
+            record.restarts =
+                super::limit::next(&restarts, &outcomes, spec.restart_limit.as_ref(), &class_of, &record.started_at);
             stamp_damped(&mut record.flap, &previous, &outcomes, started);
             record.fired_rule_ids = p.fired_rule_ids();
             record.fired = p.fired.clone();
@@ -262,6 +288,9 @@ pub fn execute_after(
         }
     }
     record.log = record.summary.line(&env);
+    if let Some(held) = &record.held {
+        record.log = format!("{} {}", record.log, held.line());
+    }
     record.timestamp = chant_store::clock::format(clock.now());
     let appending = Instant::now();
     let (receipt, lost) = append_fenced(project, member, &mut record, options.fence.as_ref())?;
@@ -286,7 +315,8 @@ pub fn record_interrupted(
     let member = doc.member.as_deref();
     let key = ShardKey::converge(member, &env, &doc.name)?;
     let mut record = new_record(project, doc, started, fence)?;
-    record.flap = project.ledger.latest_typed::<TickRecord>(&key)?.record.map(|s| s.record.flap).unwrap_or_default();
+    let newest = project.ledger.latest_typed::<TickRecord>(&key)?.record.map(|s| s.record);
+    (record.flap, record.restarts) = newest.map(|r| (r.flap, r.restarts)).unwrap_or_default();
     record.log = record.summary.line(&env);
     record.timestamp = chant_store::clock::format(project.ledger.clock().now());
     record.error = Some(project.redactor.record(why));
@@ -477,10 +507,22 @@ fn name_adopted(outcomes: &mut [super::Outcome], spec: &ConvergeSpec, adopted: &
 /// Plans a tick of `spec` against `subject` with the flap runs `previous`, looking up each
 /// `run()` target's class in the project's catalog. Pure apart from that lookup.
 pub fn plan_with(project: &Project, spec: &ConvergeSpec, subject: Subject<'_>, previous: &[FlapEntry]) -> Plan {
+    plan_with_controls(project, spec, subject, previous, &Controls::default())
+}
+
+/// Plans a tick as [`plan_with`] does, under `controls` (the sync windows' hold, the restart
+/// limit and its counts).
+pub fn plan_with_controls(
+    project: &Project,
+    spec: &ConvergeSpec,
+    subject: Subject<'_>,
+    previous: &[FlapEntry],
+    controls: &Controls<'_>,
+) -> Plan {
     let input =
         PlanInput { rules: &spec.rules, dial: spec.dial, budget: spec.budget, subject, previous_flap: previous };
     let class_of = |name: &str| project.catalog.get(name).map(OpDocument::folded_class);
-    plan(&input, &class_of)
+    plan_controlled(&input, controls, &class_of)
 }
 
 #[cfg(test)]

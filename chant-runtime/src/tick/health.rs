@@ -6,6 +6,7 @@
 //! |---|---|
 //! | `never-ticked` | no tick is recorded |
 //! | `failing` | the tick failed, or a dispatch it made failed |
+//! | `given-up` | a rule reached its restart limit for a resource and stopped, until a person records `operator undamp` or `operator resume` |
 //! | `degraded` | a dispatch succeeded and the observation after it found its symptom still there (`ineffective`) |
 //! | `unknown` | something could not be observed (the detail gives the count and the first reason) |
 //! | `gated` | a dispatch stopped at a gate with no resolution |
@@ -47,6 +48,8 @@ pub enum HealthState {
     Damped,
     /// A dispatch succeeded and the observation after it found its symptom still there.
     Degraded,
+    /// A rule reached its restart limit for a resource and gave up.
+    GivenUp,
     /// The tick, or a dispatch it made, failed.
     Failing,
     /// No tick is recorded.
@@ -64,6 +67,7 @@ impl HealthState {
             HealthState::Gated => "gated",
             HealthState::Damped => "damped",
             HealthState::Degraded => "degraded",
+            HealthState::GivenUp => "given-up",
             HealthState::Failing => "failing",
             HealthState::NeverTicked => "never-ticked",
         }
@@ -79,6 +83,7 @@ impl HealthState {
             HealthState::Gated,
             HealthState::Damped,
             HealthState::Degraded,
+            HealthState::GivenUp,
             HealthState::Failing,
             HealthState::NeverTicked,
         ]
@@ -147,6 +152,17 @@ impl Health {
             let why = o.reason.as_deref().map(|r| format!(": {r}")).unwrap_or_default();
             return Health::new(HealthState::Failing, Some(format!("{} -> {op} failed{why}", o.rule_id)));
         }
+        if let Some(e) = t.restarts.iter().find(|e| e.given_up_at.is_some()) {
+            let since = e.given_up_at.as_deref().unwrap_or_default();
+            return Health::new(
+                HealthState::GivenUp,
+                Some(format!(
+                    "{} gave up at {since}: restart limit reached; `chant operator undamp {}` restarts it",
+                    e.label(),
+                    t.op
+                )),
+            );
+        }
         if let Some(o) = t.outcomes.iter().find(|o| o.action == Action::Ineffective) {
             let op = o.op.as_deref().unwrap_or("?");
             let resource = o.resource.as_deref().map(|r| format!(" [{r}]")).unwrap_or_default();
@@ -181,7 +197,11 @@ impl Health {
                 && t.outcomes.iter().all(|o| !o.is_dispatch() || o.action == Action::Ran)
                 && t.outcomes.iter().all(|o| o.action != Action::SkippedBudget);
             let state = if verified { HealthState::Healed } else { HealthState::Drifted };
-            return Health::new(state, Some(ran.join(", ")).filter(|r| !r.is_empty()));
+            let detail = match (ran.is_empty(), &t.held) {
+                (true, Some(held)) => Some(held.line()),
+                _ => Some(ran.join(", ")).filter(|r| !r.is_empty()),
+            };
+            return Health::new(state, detail);
         }
         Health::new(HealthState::InSync, None)
     }
@@ -365,6 +385,27 @@ mod tests {
             "failing (r -> x failed: exit 1)"
         );
         assert_eq!(state(serde_json::json!({"error": "boom"})).to_string(), "failing (tick failed: boom)");
+        let given_up = serde_json::json!({"op": "converge", "symptom": env_symptom("reconciled", 0, &[]),
+            "restarts": [{"ruleId": "restart", "resource": "app", "givenUpAt": "2026-03-02T10:02:00.000Z"}]});
+        assert_eq!(
+            state(given_up.clone()).to_string(),
+            "given-up (restart [app] gave up at 2026-03-02T10:02:00.000Z: restart limit reached; `chant operator undamp converge` restarts it)",
+            "it stays given up whatever the tick observed"
+        );
+        let mut flagged = given_up;
+        flagged["outcomes"] = serde_json::json!([{"ruleId": "r", "action": "ineffective", "op": "x"}]);
+        assert_eq!(state(flagged).state, HealthState::GivenUp, "given-up outranks degraded");
+        let counting = serde_json::json!({"symptom": env_symptom("reconciled", 0, &[]),
+            "restarts": [{"ruleId": "restart", "at": ["2026-03-02T10:02:00.000Z"]}]});
+        assert_eq!(state(counting).state, HealthState::InSync, "a count below the limit is no health of its own");
+        let held = serde_json::json!({"symptom": env_symptom("drifted", 0, &[]),
+            "outcomes": [{"ruleId": "a", "action": "skipped-window", "op": "x"}],
+            "held": {"window": "deny \"0 9 * * 1-5\" for 8h", "until": "2026-03-02T17:00:00.000Z"}});
+        assert_eq!(
+            state(held).to_string(),
+            "drifted (held(window: deny \"0 9 * * 1-5\" for 8h until 2026-03-02T17:00:00.000Z))"
+        );
+        assert_eq!(HealthState::parse("given-up"), Some(HealthState::GivenUp));
     }
 
     #[test]

@@ -40,6 +40,7 @@ pub mod explain;
 pub mod fence;
 pub mod health;
 pub mod leased;
+pub mod limit;
 pub mod observer;
 pub mod plan;
 pub mod preview;
@@ -49,6 +50,7 @@ pub mod record;
 pub mod replay;
 pub mod undamp;
 pub mod verify;
+pub mod window;
 
 #[cfg(test)]
 mod tests;
@@ -56,13 +58,15 @@ mod tests;
 use chant_lexicon::model::{ConvergeSymptom, ResourceStatus, ResourceSymptom};
 
 pub use dispatch::Dispatcher;
-pub use execute::{TickOptions, TickOutcome, execute, execute_after, observe, plan_with, record_interrupted};
+pub use execute::{
+    TickOptions, TickOutcome, execute, execute_after, observe, plan_with, plan_with_controls, record_interrupted,
+};
 pub use fence::{Fence, Lost, Proof, Proofs};
 pub use leased::{Claim, LEASE_WAIT, Landing, Leased, Ran, Release, leased};
 pub use observer::{ObserveError, parse_observation};
 pub use plan::{
-    COOL_OFF_WORDS, DispatchResult, FLAP_COOL_OFF, Plan, PlanInput, Subject, cooled, is_refusal, next_flap, plan,
-    record_dispatch, stamp_damped,
+    COOL_OFF_WORDS, Controls, DispatchResult, FLAP_COOL_OFF, Plan, PlanInput, Subject, cooled, is_refusal, next_flap,
+    plan, plan_controlled, record_dispatch, stamp_damped,
 };
 pub use preview::{Preview, RuleVerdict, preview};
 pub use record::{

@@ -137,7 +137,17 @@ pub fn parse_observation(stdout: &str, env: &str) -> Result<Vec<ResourceSymptom>
             return Err(ObserveError::Duplicate(name.to_owned()));
         }
         let detail = item.get("detail").and_then(serde_json::Value::as_str).unwrap_or_default().to_owned();
-        out.push(ResourceSymptom { env: env.to_owned(), resource: name.to_owned(), status, detail });
+        let readings = item.get("readings");
+        let reading = |k: &str| readings.and_then(|r| r.get(k)).and_then(serde_json::Value::as_u64);
+        out.push(ResourceSymptom {
+            env: env.to_owned(),
+            resource: name.to_owned(),
+            status,
+            detail,
+            mem_mb: reading("memMb"),
+            cpu_percent: reading("cpuPercent"),
+            file_age_secs: reading("fileAgeSecs"),
+        });
     }
     Ok(out)
 }
@@ -155,6 +165,12 @@ mod tests {
         .unwrap();
         assert_eq!(ok.len(), 2);
         assert_eq!(ok[0].detail, "stopped");
+        let read = parse_observation(
+            r#"{"resources":[{"name":"app","status":"drifted","readings":{"memMb":250,"cpuPercent":3,"fileAgeSecs":"x"}}]}"#,
+            "box",
+        )
+        .unwrap();
+        assert_eq!((read[0].mem_mb, read[0].cpu_percent, read[0].file_age_secs), (Some(250), Some(3), None));
         for (bad, needle) in [
             ("not json", "not JSON"),
             (r#"{"items":[]}"#, "no `resources` array"),

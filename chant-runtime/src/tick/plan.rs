@@ -14,7 +14,10 @@ use chant_lexicon::model::{
     Action as RuleAction, ConvergeSymptom, EnvStatus, ResourceStatus, ResourceSymptom, Rule, evaluate,
 };
 
+use super::limit::RestartEntry;
 use super::record::{Action, Fired, FlapEntry, Outcome};
+use super::window::Held;
+use chant_lexicon::model::RestartLimit;
 
 /// What a tick evaluates its rules against.
 #[derive(Debug, Clone, Copy)]
@@ -38,6 +41,21 @@ pub struct PlanInput<'a> {
     pub subject: Subject<'a>,
     /// The flap run lengths of the newest recorded tick of this op.
     pub previous_flap: &'a [FlapEntry],
+}
+
+/// What a person or the op's declaration holds a tick to beyond its rules: the sync windows'
+/// hold and the restart limit with its counts. The default holds nothing.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Controls<'a> {
+    /// Set when the op's sync windows hold this tick: every dispatch of a mutating target is
+    /// `skipped-window`.
+    pub held: Option<&'a Held>,
+    /// The op's restart limit.
+    pub limit: Option<&'a RestartLimit>,
+    /// The restart counts this tick plans with ([`super::limit::current`]).
+    pub restarts: &'a [RestartEntry],
+    /// The op's name, for the commands a reason names.
+    pub op: &'a str,
 }
 
 /// How the reason of a dispatch the dial (or the adopt backstop) refused begins.
@@ -82,6 +100,17 @@ impl Plan {
 /// Plans a tick. `class_of` returns the verb class of a `run()` target, or `None` when no op of
 /// that name is in the binary (the rule is then reported, never dispatched).
 pub fn plan(input: &PlanInput<'_>, class_of: &dyn Fn(&str) -> Option<ClassKind>) -> Plan {
+    plan_controlled(input, &Controls::default(), class_of)
+}
+
+/// Plans a tick as [`plan`] does, under `controls`: after the dial, a rule that reached its
+/// restart limit for its resource is `given-up`, then a tick its sync windows hold skips every
+/// dispatch of a mutating target (`skipped-window`); neither uses the budget.
+pub fn plan_controlled(
+    input: &PlanInput<'_>,
+    controls: &Controls<'_>,
+    class_of: &dyn Fn(&str) -> Option<ClassKind>,
+) -> Plan {
     let previous: BTreeMap<FlapKey, u64> =
         input.previous_flap.iter().map(|f| ((f.rule_id.clone(), f.resource.clone()), f.run)).collect();
     let mut out = Plan { fired: Vec::new(), outcomes: Vec::new(), evaluated: Vec::new(), previous };
@@ -91,19 +120,28 @@ pub fn plan(input: &PlanInput<'_>, class_of: &dyn Fn(&str) -> Option<ClassKind>)
             Subject::Env(s) => {
                 let unknown = (s.status == EnvStatus::Unknown).then(|| unknown_reason(s));
                 let holds = evaluate(&rule.when, s);
-                step(&mut out, input, rule, None, holds, unknown, &mut dispatched, class_of);
+                step(&mut out, input, controls, rule, None, holds, unknown, &mut dispatched, class_of);
             }
             Subject::Resources(resources) => {
                 for r in resources {
                     let unknown = (r.status == ResourceStatus::Unknown)
-                        .then(|| format!("resource \"{}\" is unknown; unknown never remediates", r.resource));
+                        .then(|| format!("resource \"{}\" is unknown; unknown never remediates", r.resource))
+                        .or_else(|| unread(rule, r));
                     let holds = evaluate(&rule.when, r);
-                    step(&mut out, input, rule, Some(&r.resource), holds, unknown, &mut dispatched, class_of);
+                    step(&mut out, input, controls, rule, Some(&r.resource), holds, unknown, &mut dispatched, class_of);
                 }
             }
         }
     }
     out
+}
+
+/// Why a rule that reads a reading (`mem_mb`, ...) the resource lacks must not remediate it: the
+/// reading is unknown, and unknown never remediates.
+fn unread(rule: &Rule, r: &ResourceSymptom) -> Option<String> {
+    use chant_lexicon::model::Symptom as _;
+    let field = contract::READING_FIELDS.iter().find(|f| rule.when.references(f) && r.field(f).is_none())?;
+    Some(format!("resource \"{}\" has no {field} reading; unknown never remediates", r.resource))
 }
 
 fn unknown_reason(s: &ConvergeSymptom) -> String {
@@ -116,6 +154,7 @@ fn unknown_reason(s: &ConvergeSymptom) -> String {
 fn step(
     out: &mut Plan,
     input: &PlanInput<'_>,
+    controls: &Controls<'_>,
     rule: &Rule,
     resource: Option<&str>,
     holds: bool,
@@ -197,6 +236,33 @@ fn step(
         && let Some(field) = contract::adopt_safe_field(&rule.when)
     {
         o.reason = Some(format!("{REFUSAL}{}", contract::adopt_safe_refusal(&target, field, false)));
+        out.outcomes.push(o);
+        return;
+    }
+    if class != ClassKind::ReadOnly
+        && let Some(limit) = controls.limit
+    {
+        let entry = controls.restarts.iter().find(|e| e.rule_id == key.0 && e.resource == key.1);
+        if super::limit::reached(entry, limit) {
+            let label = match resource {
+                Some(r) => format!("{} [{r}]", rule.id),
+                None => rule.id.to_string(),
+            };
+            o.action = Action::GivenUp;
+            o.reason =
+                Some(super::limit::reason(&label, limit, entry.and_then(|e| e.given_up_at.as_deref()), controls.op));
+            out.outcomes.push(o);
+            return;
+        }
+    }
+    if class != ClassKind::ReadOnly
+        && let Some(held) = controls.held
+    {
+        o.action = Action::SkippedWindow;
+        o.reason = Some(format!(
+            "held by the op's sync windows ({}); nothing mutating is dispatched while they hold",
+            held.describe()
+        ));
         out.outcomes.push(o);
         return;
     }

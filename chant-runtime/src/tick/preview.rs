@@ -94,7 +94,13 @@ pub fn preview(project: &Project, doc: &OpDocument) -> Result<Preview, Error> {
     let member = doc.member.as_deref();
     let key = ShardKey::converge(member, &env, &doc.name)?;
     let latest = project.ledger.latest_typed::<TickRecord>(&key)?;
-    let previous: Vec<FlapEntry> = latest.record.map(|stored| stored.record.flap).unwrap_or_default();
+    let (previous, restarts): (Vec<FlapEntry>, Vec<super::limit::RestartEntry>) =
+        latest.record.map(|stored| (stored.record.flap, stored.record.restarts)).unwrap_or_default();
+    // The controls as a tick now would plan with them (a person's facts since the newest tick
+    // are left to the tick that takes them).
+    let now = project.ledger.clock().now();
+    let restarts = super::limit::current(&restarts, spec.restart_limit.as_ref(), &spec.rules, now);
+    let held = super::window::hold(&spec.windows, now);
     let mut out = Preview {
         version: 1,
         op: doc.name.to_string(),
@@ -116,7 +122,13 @@ pub fn preview(project: &Project, doc: &OpDocument) -> Result<Preview, Error> {
         Err(e) => out.error = Some(project.redactor.record(&e.to_string())),
         Ok(symptom) => {
             let subject = symptom.subject();
-            let plan = super::plan_with(project, spec, subject, &previous);
+            let controls = super::Controls {
+                held: held.as_ref(),
+                limit: spec.restart_limit.as_ref(),
+                restarts: &restarts,
+                op: &doc.name,
+            };
+            let plan = super::plan_with_controls(project, spec, subject, &previous, &controls);
             let mut outcomes = plan.outcomes.clone();
             for o in outcomes.iter_mut().filter(|o| o.action == Action::Ran) {
                 record_dispatch(o, DispatchResult::Ok);
@@ -131,6 +143,9 @@ pub fn preview(project: &Project, doc: &OpDocument) -> Result<Preview, Error> {
         }
     }
     out.log = out.summary.line(&env);
+    if let Some(held) = &held {
+        out.log = format!("{} {}", out.log, held.line());
+    }
     Ok(out)
 }
 

@@ -42,6 +42,10 @@ pub enum Action {
     /// A `propose()` rule wrote what its op would change on a proposal branch: nothing in the
     /// estate changed, and the proposal waits for review like a gate (not retried, not damped).
     Proposed,
+    /// Not dispatched: the op's sync windows hold it, and the target is not read-only.
+    SkippedWindow,
+    /// Not dispatched: the rule reached its restart limit for this resource and gave up.
+    GivenUp,
 }
 
 impl Action {
@@ -56,6 +60,8 @@ impl Action {
             Action::SkippedFlap => "skipped-flap",
             Action::Gated => "gated",
             Action::Proposed => "proposed",
+            Action::SkippedWindow => "skipped-window",
+            Action::GivenUp => "given-up",
         }
     }
 }
@@ -187,6 +193,12 @@ pub struct Summary {
     /// Outcomes `gated`.
     #[serde(default)]
     pub gated: u64,
+    /// Outcomes `skipped-window`: dispatches the op's sync windows held.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub skipped_window: u64,
+    /// Outcomes `given-up`: dispatches a restart limit stopped.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub given_up: u64,
     /// Env mode: unobserved entries; resource mode: resources `unknown`.
     pub unobserved: u64,
     /// Env mode: adopt entries; resource mode: 0.
@@ -208,8 +220,9 @@ fn is_zero(n: &u64) -> bool {
 impl Summary {
     /// Renders the summary line:
     /// `converge(<env>): drifted=N remediated=N reported=N skipped-budget=N skipped-flap=N gated=N unobserved=N adopted=N`,
-    /// with ` ineffective=N` and ` unverified=N` after `remediated`, and ` baselined=N` and
-    /// ` proposed=N` at the end, when there are any.
+    /// with ` ineffective=N` and ` unverified=N` after `remediated`, ` skipped-window=N` and
+    /// ` given-up=N` after `skipped-flap`, and ` baselined=N` and ` proposed=N` at the end, when
+    /// there are any.
     pub fn line(&self, env: &str) -> String {
         let mut checked = String::new();
         if self.ineffective > 0 {
@@ -218,8 +231,15 @@ impl Summary {
         if self.unverified > 0 {
             checked.push_str(&format!(" unverified={}", self.unverified));
         }
+        let mut stopped = String::new();
+        if self.skipped_window > 0 {
+            stopped.push_str(&format!(" skipped-window={}", self.skipped_window));
+        }
+        if self.given_up > 0 {
+            stopped.push_str(&format!(" given-up={}", self.given_up));
+        }
         format!(
-            "converge({env}): drifted={} remediated={}{checked} reported={} skipped-budget={} skipped-flap={} gated={} unobserved={} adopted={}",
+            "converge({env}): drifted={} remediated={}{checked} reported={} skipped-budget={} skipped-flap={}{stopped} gated={} unobserved={} adopted={}",
             self.drifted,
             self.remediated,
             self.reported,
@@ -244,6 +264,8 @@ impl Summary {
                 Action::SkippedFlap => self.skipped_flap += 1,
                 Action::Gated => self.gated += 1,
                 Action::Proposed => self.proposed += 1,
+                Action::SkippedWindow => self.skipped_window += 1,
+                Action::GivenUp => self.given_up += 1,
             }
         }
     }
@@ -381,6 +403,14 @@ pub struct TickRecord {
     pub outcomes: Vec<Outcome>,
     /// The current flap run lengths.
     pub flap: Vec<FlapEntry>,
+    /// The restart-limit counts of an op with a `restart_limit` ([`super::limit`]); absent when
+    /// empty, so records of other ops keep their bytes.
+    #[serde(skip_serializing_if = "Vec::is_empty", default)]
+    pub restarts: Vec<super::limit::RestartEntry>,
+    /// Set when the op's sync windows held the tick ([`super::window`]): it observed and
+    /// recorded, and dispatched nothing mutating. Absent otherwise.
+    #[serde(skip_serializing_if = "Option::is_none", default, deserialize_with = "lenient")]
+    pub held: Option<super::window::Held>,
     /// Env mode: the status rows.
     #[serde(skip_serializing_if = "Option::is_none", default, deserialize_with = "lenient")]
     pub components: Option<Vec<ComponentRow>>,
@@ -509,6 +539,9 @@ mod tests {
             resource: "app".into(),
             status: chant_lexicon::model::ResourceStatus::Drifted,
             detail: String::new(),
+            mem_mb: None,
+            cpu_percent: None,
+            file_age_secs: None,
         }]);
         let record = TickRecord { version: 1, symptom: Some(resources.clone()), ..TickRecord::default() };
         let line = record.to_line().unwrap();

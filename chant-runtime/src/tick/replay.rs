@@ -20,7 +20,9 @@ use serde::Serialize;
 
 use chant_lexicon::model::{ClassKind, DialKind, Rule};
 
-use super::plan::{DispatchResult, FlapKey, PlanInput, cooled, next_flap, plan, record_dispatch, stamp_damped};
+use super::plan::{
+    Controls, DispatchResult, FlapKey, PlanInput, cooled, next_flap, plan_controlled, record_dispatch, stamp_damped,
+};
 use super::record::{Action, FlapEntry, Outcome, TickRecord};
 
 /// The table a replay decides with.
@@ -207,7 +209,10 @@ impl<'a> Replayer<'a> {
             subject: symptom.subject(),
             previous_flap: &previous_planned,
         };
-        let planned = plan(&input, self.table.class_of);
+        // The tick's sync-window hold is a fact of its time, kept on its record; restart limits
+        // are not counted again (a recorded `given-up` shows as a difference).
+        let controls = Controls { held: record.held.as_ref(), ..Controls::default() };
+        let planned = plan_controlled(&input, &controls, self.table.class_of);
         let recorded: Vec<(FlapKey, Decision)> =
             record.outcomes.iter().map(|o| (key(o), recorded(record, o))).collect();
         let replayed: Vec<(FlapKey, Decision)> = planned
@@ -255,7 +260,9 @@ fn was_dispatch(record: &TickRecord, o: &Outcome) -> bool {
                 || (record.fenced == Some(true) && o.reason.as_deref().is_some_and(|r| r.ends_with(FENCED_REASON)))
         }
         // A proposal is decided as `proposed`, as the replayed plan decides it.
-        Action::SkippedBudget | Action::SkippedFlap | Action::Proposed => false,
+        Action::SkippedBudget | Action::SkippedFlap | Action::SkippedWindow | Action::GivenUp | Action::Proposed => {
+            false
+        }
     }
 }
 

@@ -294,24 +294,36 @@ fn resource_mode_plans_per_resource_with_its_own_unknown() {
             resource: "app".into(),
             status: ResourceStatus::Drifted,
             detail: "stopped".into(),
+            mem_mb: None,
+            cpu_percent: None,
+            file_age_secs: None,
         },
         ResourceSymptom {
             env: "box".into(),
             resource: "hud".into(),
             status: ResourceStatus::InSync,
             detail: String::new(),
+            mem_mb: None,
+            cpu_percent: None,
+            file_age_secs: None,
         },
         ResourceSymptom {
             env: "box".into(),
             resource: "db".into(),
             status: ResourceStatus::Unknown,
             detail: String::new(),
+            mem_mb: None,
+            cpu_percent: None,
+            file_age_secs: None,
         },
         ResourceSymptom {
             env: "box".into(),
             resource: "web".into(),
             status: ResourceStatus::Drifted,
             detail: String::new(),
+            mem_mb: None,
+            cpu_percent: None,
+            file_age_secs: None,
         },
     ];
     let input = PlanInput {
@@ -418,6 +430,9 @@ fn a_dispatch_is_remediated_only_when_the_observation_after_it_finds_the_symptom
         resource: name.into(),
         status,
         detail: String::new(),
+        mem_mb: None,
+        cpu_percent: None,
+        file_age_secs: None,
     };
     let after =
         [res("app", ResourceStatus::InSync), res("hud", ResourceStatus::Drifted), res("db", ResourceStatus::Unknown)];
@@ -440,4 +455,101 @@ fn a_dispatch_is_remediated_only_when_the_observation_after_it_finds_the_symptom
         summary.line("box")
     );
     assert!(o.iter().all(Outcome::counts_for_flap));
+}
+
+#[test]
+fn a_held_tick_skips_mutating_dispatches_without_budget_and_still_runs_read_only_ones() {
+    use super::plan::{Controls, plan_controlled};
+    use super::window::Held;
+    let rules = [
+        rule("apply", status_is("drifted"), run("apply")),
+        rule("smoke", status_is("drifted"), run("smoke")),
+        rule("teardown", status_is("drifted"), run("teardown")),
+    ];
+    let s = sym(EnvStatus::Drifted);
+    let held = Held { window: r#"deny "0 9 * * 1-5" for 8h"#.into(), until: Some("2026-03-02T17:00:00.000Z".into()) };
+    let controls = Controls { held: Some(&held), ..Controls::default() };
+    let p = plan_controlled(&input(&rules, DialKind::Apply, 1, &s, &[]), &controls, &classes);
+    // The read-only smoke test keeps the one budget slot; the destructive target is refused by
+    // the dial before the window is asked.
+    assert_eq!(actions(&p.outcomes), [Action::SkippedWindow, Action::Ran, Action::Reported]);
+    let reason = p.outcomes[0].reason.as_deref().unwrap();
+    assert!(reason.contains(r#"window: deny "0 9 * * 1-5" for 8h until 2026-03-02T17:00:00.000Z"#), "{reason}");
+    let summary = summarise(Subject::Env(&s), &p.outcomes);
+    assert_eq!(summary.skipped_window, 1);
+    assert!(summary.line("staging").contains("skipped-flap=0 skipped-window=1 gated=0"), "{}", summary.line("staging"));
+    // A skipped-window outcome neither counts toward a flap run nor resets it.
+    let flap = [FlapEntry { rule_id: "apply".into(), resource: None, run: 1, damped_at: None }];
+    let p = plan_controlled(&input(&rules, DialKind::Apply, 3, &s, &flap), &controls, &classes);
+    assert_eq!(next_flap(&p, &p.outcomes, &rules)[0].run, 1);
+    // Without a hold the same table dispatches.
+    let free = plan(&input(&rules, DialKind::Apply, 3, &s, &[]), &classes);
+    assert_eq!(actions(&free.outcomes), [Action::Ran, Action::Ran, Action::Reported]);
+}
+
+#[test]
+fn a_rule_at_its_restart_limit_gives_up_for_its_resource_only() {
+    use super::limit::RestartEntry;
+    use super::plan::{Controls, plan_controlled};
+    let limit = chant_lexicon::model::RestartLimit { count: 2, within: "10m".into() };
+    let rules = [rule("restart", status_is("drifted"), run("apply"))];
+    let res = |name: &str| ResourceSymptom {
+        env: "box".into(),
+        resource: name.into(),
+        status: ResourceStatus::Drifted,
+        detail: String::new(),
+        mem_mb: None,
+        cpu_percent: None,
+        file_age_secs: None,
+    };
+    let resources = [res("app"), res("worker")];
+    let counted = |r: &str, n: usize| RestartEntry {
+        rule_id: "restart".into(),
+        resource: Some(r.into()),
+        at: vec!["2026-03-02T10:00:00.000Z".into(); n],
+        given_up_at: None,
+    };
+    let restarts = [counted("app", 2), counted("worker", 1)];
+    let controls = Controls { limit: Some(&limit), restarts: &restarts, op: "converge", ..Controls::default() };
+    let input = PlanInput {
+        rules: &rules,
+        dial: DialKind::Apply,
+        budget: 3,
+        subject: Subject::Resources(&resources),
+        previous_flap: &[],
+    };
+    let p = plan_controlled(&input, &controls, &classes);
+    assert_eq!(actions(&p.outcomes), [Action::GivenUp, Action::Ran]);
+    let reason = p.outcomes[0].reason.as_deref().unwrap();
+    assert!(reason.starts_with("restart [app] gave up: 2 remediations within 10m"), "{reason}");
+    assert!(reason.contains("`chant operator undamp converge`"), "{reason}");
+    assert_eq!(summarise(Subject::Resources(&resources), &p.outcomes).given_up, 1);
+}
+
+#[test]
+fn a_rule_reading_a_reading_the_resource_lacks_never_remediates() {
+    let rules =
+        [rule("leak", json!({"kind": "field-comparison", "field": "memMb", "op": "neq", "value": 0}), run("apply"))];
+    let with = ResourceSymptom {
+        env: "box".into(),
+        resource: "app".into(),
+        status: ResourceStatus::InSync,
+        detail: String::new(),
+        mem_mb: Some(250),
+        cpu_percent: None,
+        file_age_secs: None,
+    };
+    let without = ResourceSymptom { resource: "worker".into(), mem_mb: None, ..with.clone() };
+    let resources = [with, without];
+    let input = PlanInput {
+        rules: &rules,
+        dial: DialKind::Apply,
+        budget: 3,
+        subject: Subject::Resources(&resources),
+        previous_flap: &[],
+    };
+    let p = plan(&input, &classes);
+    assert_eq!(actions(&p.outcomes), [Action::Ran, Action::Reported]);
+    let reason = p.outcomes[1].reason.as_deref().unwrap();
+    assert_eq!(reason, "resource \"worker\" has no memMb reading; unknown never remediates");
 }

@@ -35,7 +35,7 @@ pub fn style(state: HealthState) -> Style {
     let colour = match state {
         HealthState::InSync | HealthState::Healed => AnsiColor::Green,
         HealthState::Drifted | HealthState::Gated | HealthState::Damped => AnsiColor::Yellow,
-        HealthState::Unknown | HealthState::Degraded | HealthState::Failing => AnsiColor::Red,
+        HealthState::Unknown | HealthState::Degraded | HealthState::GivenUp | HealthState::Failing => AnsiColor::Red,
         HealthState::NeverTicked => return Style::new().dimmed(),
     };
     Style::new().fg_color(Some(colour.into())).bold()

@@ -76,11 +76,11 @@ pub enum OperatorCommand {
     Log(LogArgs),
     /// Audit the gate ledgers: every request, approval, override and revocation, and the gaps
     Audit(AuditArgs),
-    /// Clear the flap damping of a ConvergeOp (or of one rule) by hand: the next tick may dispatch again
+    /// Clear the flap damping and a given-up restart limit of a ConvergeOp (or of one rule): the next tick may dispatch again
     Undamp(UndampArgs),
     /// Stop every operator sharing the ledger from ticking a ConvergeOp, until resumed or until a time
     Suspend(SuspendArgs),
-    /// Let the operators tick a suspended ConvergeOp again
+    /// Let the operators tick a suspended ConvergeOp again, and restart every rule that gave up
     Resume(ResumeArgs),
 }
 
@@ -100,7 +100,7 @@ pub struct SuspendArgs {
     pub actor: Option<String>,
 }
 
-/// Let the operators tick a suspended ConvergeOp again
+/// Let the operators tick a suspended ConvergeOp again, and restart every rule that gave up
 #[derive(Debug, Args)]
 pub struct ResumeArgs {
     /// The ConvergeOp.
@@ -110,7 +110,7 @@ pub struct ResumeArgs {
     pub actor: Option<String>,
 }
 
-/// Clear the flap damping of a ConvergeOp (or of one rule) by hand: the next tick may dispatch again
+/// Clear the flap damping and a given-up restart limit of a ConvergeOp (or of one rule): the next tick may dispatch again
 #[derive(Debug, Args)]
 pub struct UndampArgs {
     /// The ConvergeOp.
@@ -618,7 +618,10 @@ fn cmd_resume(args: &ResumeArgs) -> Result<Exit, CommandError> {
     };
     control(&project, doc, fact)?;
     let was = if standing.is_some() { "" } else { " (it was not suspended)" };
-    println(&format!("resumed {}{was}: the operators tick it again", args.op))?;
+    println(&format!(
+        "resumed {}{was}: the operators tick it again, and a rule that gave up on its restart limit counts afresh",
+        args.op
+    ))?;
     Ok(Exit::Done)
 }
 
@@ -653,7 +656,7 @@ fn cmd_undamp(args: &UndampArgs) -> Result<Exit, CommandError> {
     project.ledger.append_record(doc.member.as_deref(), &fact)?;
     let what = args.rule.as_ref().map_or_else(|| "every rule".to_owned(), |r| format!("rule {r}"));
     println(&format!(
-        "undamped {} ({what}) by {}: the next tick plans without its damped runs and may dispatch again",
+        "undamped {} ({what}) by {}: the next tick plans without its damped runs and restart counts, and may dispatch again",
         args.op, fact.by
     ))?;
     Ok(Exit::Done)

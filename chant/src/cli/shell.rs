@@ -105,7 +105,7 @@ const EXAMPLES: &[(&[&str], &str)] = &[
     ),
     (
         &["operator", "resume"],
-        "Examples:\n  chant operator resume staging-converge\n\nExit codes: 0 recorded, 1 the ledger could not be written, 2 usage error (no such ConvergeOp).",
+        "Examples:\n  chant operator resume staging-converge\n\nA rule that gave up on its restart limit (health given-up) counts afresh from the next tick.\n\nExit codes: 0 recorded, 1 the ledger could not be written, 2 usage error (no such ConvergeOp).",
     ),
     (
         &["operator", "audit"],
@@ -113,7 +113,7 @@ const EXAMPLES: &[(&[&str], &str)] = &[
     ),
     (
         &["operator", "undamp"],
-        "Examples:\n  chant operator undamp staging-converge drift-apply   # one rule\n  chant operator undamp staging-converge --actor ana    # every rule of the op\n\nExit codes: 0 recorded, 1 the ledger could not be written, 2 usage error (no such ConvergeOp or rule).",
+        "Examples:\n  chant operator undamp staging-converge drift-apply   # one rule\n  chant operator undamp staging-converge --actor ana    # every rule of the op\n\nThe next tick plans without the rule's damped runs and its restart-limit counts, so a rule that gave up (health given-up) may dispatch again.\n\nExit codes: 0 recorded, 1 the ledger could not be written, 2 usage error (no such ConvergeOp or rule).",
     ),
     (
         &["workspace"],

@@ -84,6 +84,14 @@ impl Event {
     }
 }
 
+/// True when `o` is a `given-up` outcome of the tick that gave up (its restart entry was stamped
+/// with this tick's start).
+fn gave_up_now(record: &TickRecord, o: &crate::tick::Outcome) -> bool {
+    record.restarts.iter().any(|e| {
+        e.rule_id == o.rule_id && e.resource == o.resource && e.given_up_at.as_deref() == Some(&record.started_at)
+    })
+}
+
 /// Returns true when `record` is an unknown tick: something was not observed.
 pub fn is_unknown(record: &TickRecord) -> bool {
     record.summary.unobserved > 0
@@ -112,6 +120,8 @@ pub fn events(record: &TickRecord, cx: &Context<'_>) -> Vec<Event> {
         let kind = match o.action {
             Action::Gated => EventKind::Gated,
             Action::SkippedFlap => EventKind::Damped,
+            // Sent once, by the tick that gave up; later ticks keep the state without a send.
+            Action::GivenUp if gave_up_now(record, o) => EventKind::GivenUp,
             Action::Ineffective => EventKind::Ineffective,
             Action::Reported if o.dispatch_failed == Some(true) => EventKind::FailedDispatch,
             Action::Proposed if o.reason.as_deref().is_some_and(|r| r.starts_with(crate::tick::proposal::WRITTEN)) => {
@@ -136,7 +146,8 @@ pub fn events(record: &TickRecord, cx: &Context<'_>) -> Vec<Event> {
     if is_unknown(record) && cx.unknown_run >= cx.unknown_ticks.max(1) && !cx.unknown_sent {
         out.push(Event::of_tick(EventKind::Unknown, record));
     }
-    if out.is_empty() && cx.problem_open && !is_unknown(record) && record.error.is_none() {
+    let given_up = record.restarts.iter().any(|e| e.given_up_at.is_some());
+    if out.is_empty() && cx.problem_open && !is_unknown(record) && record.error.is_none() && !given_up {
         out.push(Event::of_tick(EventKind::Recovered, record));
     }
     out
@@ -213,6 +224,26 @@ mod tests {
         assert_eq!(gated.why.as_deref(), Some("why of guard"));
         assert_eq!((gated.tick_id.as_str(), gated.rule.as_deref()), ("t1", Some("guard")));
         assert_eq!(kinds(&record(vec![outcome("plain", Action::Reported)], 0), 0, false), []);
+    }
+
+    #[test]
+    fn given_up_is_sent_by_the_tick_that_gave_up_and_no_recovery_while_it_stands() {
+        let mut gave = record(vec![outcome("restart", Action::GivenUp)], 0);
+        gave.started_at = "2026-03-02T10:02:00.000Z".into();
+        gave.restarts = vec![crate::tick::limit::RestartEntry {
+            rule_id: "restart".into(),
+            resource: Some("web".into()),
+            at: Vec::new(),
+            given_up_at: Some(gave.started_at.clone()),
+        }];
+        assert_eq!(kinds(&gave, 0, false), [EventKind::GivenUp]);
+        let mut later = gave.clone();
+        later.started_at = "2026-03-02T10:03:00.000Z".into();
+        assert_eq!(kinds(&later, 0, true), [], "sent once; and no recovery while it stands");
+        later.outcomes.clear();
+        assert_eq!(kinds(&later, 0, true), [], "a quiet tick of a given-up op is no recovery");
+        later.restarts.clear();
+        assert_eq!(kinds(&later, 0, true), [EventKind::Recovered]);
     }
 
     #[test]

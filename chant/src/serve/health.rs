@@ -2,7 +2,8 @@
 //! line and `lifecycle diff` use ([`crate::tick::health`], rolled up from the newest tick), and an
 //! env and a member roll up as the worst of their ops.
 //!
-//! The order, worst first: `failing` (the tick or a dispatch it made failed), `gated` (a gate
+//! The order, worst first: `failing` (the tick or a dispatch it made failed), `given-up` (a rule
+//! reached its restart limit and stopped until a person acts), `gated` (a gate
 //! waits for a human, on the tick or among the op's pending gates), `unknown` (the tick could not
 //! observe everything), `degraded` (a dispatch ran and the observation after it found its
 //! symptom still there), `damped` (a rule was stopped by flap damping), `drifted`,
@@ -35,6 +36,8 @@ pub enum Health {
     Unknown,
     /// A dispatch stopped at a gate that waits for a human's approval.
     Gated,
+    /// A rule reached its restart limit and gave up until a person acts.
+    GivenUp,
     /// The newest tick, or a dispatch it made, failed.
     Failing,
 }
@@ -63,6 +66,7 @@ impl From<HealthState> for Health {
             HealthState::Degraded => Health::Degraded,
             HealthState::Unknown => Health::Unknown,
             HealthState::Gated => Health::Gated,
+            HealthState::GivenUp => Health::GivenUp,
             HealthState::Failing => Health::Failing,
         }
     }
@@ -79,6 +83,7 @@ impl From<Health> for HealthState {
             Health::Degraded => HealthState::Degraded,
             Health::Unknown => HealthState::Unknown,
             Health::Gated => HealthState::Gated,
+            Health::GivenUp => HealthState::GivenUp,
             Health::Failing => HealthState::Failing,
         }
     }
@@ -137,6 +142,7 @@ mod tests {
             HealthState::Damped,
             HealthState::Unknown,
             HealthState::Gated,
+            HealthState::GivenUp,
             HealthState::Failing,
         ] {
             assert_eq!(of(&row(state, 0)).as_str(), state.as_str(), "one vocabulary");
@@ -152,5 +158,6 @@ mod tests {
         assert_eq!(Health::worst([Health::InSync, Health::Drifted, Health::NeverTicked]), Some(Health::Drifted));
         assert_eq!(Health::worst([Health::Gated, Health::Failing, Health::Unknown]), Some(Health::Failing));
         assert_eq!(Health::worst([Health::Damped, Health::Drifted]), Some(Health::Damped));
+        assert_eq!(Health::worst([Health::Gated, Health::GivenUp, Health::Unknown]), Some(Health::GivenUp));
     }
 }

@@ -205,6 +205,7 @@ mod tests {
                 log: l.into(),
                 error: None,
                 lease: None,
+                held: None,
             }),
             lease: None,
             pending_gates: Vec::new(),

@@ -43,6 +43,7 @@ fn app(port: u16, script: &Path) -> BoxDeclaration {
         duration: None,
         health: Some(format!("http://127.0.0.1:{port}/health")),
         optional: false,
+        checks: None,
     }])
     .unwrap()
 }

@@ -28,6 +28,7 @@ fn service(name: &str, cmd: String, needs: &[&str], health: Option<String>) -> B
         duration: None,
         health,
         optional: false,
+        checks: None,
     }
 }
 
@@ -161,4 +162,104 @@ fn the_box_lexicon_keeps_the_observation_contract_and_applies_through_the_interf
     assert!(matches!(unread, Reading::Failed(_)), "an unreadable supervisor has no ambient answer: {unread:?}");
     let unknown = stack_status(&blind(), "app");
     assert!(matches!(unknown.status, StackStatus::Unknown { .. }), "an unreadable supervisor is unknown, never absent");
+}
+
+/// A service's declared resource checks (issue #35, item 12), read from `/proc` for the real
+/// process trees the stand-in supervises: over a limit is `drifted` with the reading and the
+/// limit, a reading that fails is `unknown` (never `drifted`), and the readings ride along for
+/// the rules.
+#[test]
+fn declared_resource_checks_read_the_process_tree_and_unknown_never_remediates() {
+    use chant::lexicon::sprite::usage::{Checks, FileCheck};
+    let sv = Sv::new();
+    let wrapper = sv.state().join("sprite-env.sh");
+    std::fs::write(
+        &wrapper,
+        format!(
+            "#!/bin/sh\nSPRITE_ENV_STATE_DIR='{}' SPRITE_ENV_STOP_GRACE=2s exec '{BIN}' \"$@\"\n",
+            sv.state().display()
+        ),
+    )
+    .unwrap();
+    std::fs::set_permissions(&wrapper, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    // The memory is held by a child of the service's shell: the tree, not the leader, is read.
+    let hog = sv.state().join("hog.sh");
+    std::fs::write(&hog, "python3 -c 'b = bytearray(48 * 1024 * 1024); import time; time.sleep(600)' &\nwait\n")
+        .unwrap();
+    let spin = sv.state().join("spin.sh");
+    std::fs::write(&spin, "while :; do :; done\n").unwrap();
+    let checked =
+        |name: &str, cmd: String, checks: Checks| BoxService { checks: Some(checks), ..service(name, cmd, &[], None) };
+    let none = Checks { mem_mb: None, cpu_percent: None, file: None };
+    let decl = BoxDeclaration::new(vec![
+        checked("hog", format!("sh {}", hog.display()), Checks { mem_mb: Some(20), ..none.clone() }),
+        checked("spin", format!("sh {}", spin.display()), Checks { cpu_percent: Some(5), ..none.clone() }),
+        checked(
+            "beat",
+            "sleep 600".into(),
+            Checks { file: Some(FileCheck { path: "beat".into(), max_age: "1h".into() }), ..none.clone() },
+        ),
+        checked("calm", "sleep 600".into(), Checks { mem_mb: Some(500), cpu_percent: Some(90), file: None }),
+    ])
+    .unwrap();
+    let wrapper_text = wrapper.display().to_string();
+    let var: &'static dyn Fn(&str) -> Option<String> = Box::leak(Box::new(move |k: &str| match k {
+        "CHANT_SPRITE_ENV" => Some(wrapper_text.clone()),
+        "CHANT_SPRITE_CPU_SAMPLE" => Some("300ms".into()),
+        _ => None,
+    }));
+    let lexicon = || BoxLexicon::new(sv.state(), Some("box"), decl.clone(), var);
+    EnvLexicon::apply(&lexicon(), DeleteMode::Never).unwrap();
+    for name in ["hog", "spin", "beat", "calm"] {
+        eventually(Duration::from_secs(20), "the services to run", || sv.status(name) == "running");
+    }
+    // The hog's child allocates after it starts: wait until the tree holds the memory.
+    let read = |name: &str| -> serde_json::Value {
+        let reading = lexicon().reading();
+        reading["resources"].as_array().unwrap().iter().find(|r| r["name"] == name).unwrap().clone()
+    };
+    eventually(Duration::from_secs(20), "the hog's memory", || read("hog")["readings"]["memMb"].as_u64() >= Some(40));
+
+    let reading = lexicon().reading();
+    let by = |name: &str| reading["resources"].as_array().unwrap().iter().find(|r| r["name"] == name).unwrap().clone();
+    let hog = by("hog");
+    assert_eq!(hog["status"], "drifted", "{hog}");
+    let mb = hog["readings"]["memMb"].as_u64().unwrap();
+    assert!(hog["detail"].as_str().unwrap().ends_with(&format!("memory {mb} MB over its limit of 20 MB")), "{hog}");
+    let spin = by("spin");
+    assert_eq!(spin["status"], "drifted", "{spin}");
+    assert!(spin["detail"].as_str().unwrap().contains("over its limit of 5%"), "{spin}");
+    assert!(spin["readings"]["cpuPercent"].as_u64().unwrap() > 5, "{spin}");
+    // The heartbeat file is missing: the reading failed, so the service is unknown, not drifted.
+    let beat = by("beat");
+    assert_eq!(beat["status"], "unknown", "{beat}");
+    assert!(beat["detail"].as_str().unwrap().contains("file age could not be read"), "{beat}");
+    assert_eq!(beat["readings"], serde_json::json!({}));
+    let calm = by("calm");
+    assert_eq!(calm["status"], "in-sync", "{calm}");
+    assert!(calm["readings"]["memMb"].as_u64().unwrap() < 500 && calm["readings"]["cpuPercent"].as_u64().is_some());
+
+    // The resource symptoms carry the readings for the rules.
+    let symptoms = chant::tick::parse_observation(&reading.to_string(), "box").unwrap();
+    let hog_symptom = symptoms.iter().find(|s| s.resource == "hog").unwrap();
+    assert_eq!(hog_symptom.mem_mb, Some(mb));
+    assert_eq!(symptoms.iter().find(|s| s.resource == "beat").unwrap().file_age_secs, None);
+
+    // A fresh heartbeat is in sync; one two hours old is drifted.
+    let beat_file = sv.state().join("beat");
+    std::fs::write(&beat_file, "alive\n").unwrap();
+    let fresh = read("beat");
+    assert_eq!(fresh["status"], "in-sync", "{fresh}");
+    assert!(fresh["readings"]["fileAgeSecs"].as_u64().unwrap() < 60, "{fresh}");
+    let old = std::time::SystemTime::now() - Duration::from_secs(2 * 3600);
+    std::fs::File::options().write(true).open(&beat_file).unwrap().set_modified(old).unwrap();
+    let stale = read("beat");
+    assert_eq!(stale["status"], "drifted", "{stale}");
+    assert!(stale["detail"].as_str().unwrap().contains("beat is 72"), "{stale}");
+
+    // The spinner is stopped: a service that is not running is drifted by its state, unread.
+    sv.ok(&["services", "stop", "spin"]);
+    let stopped = read("spin");
+    assert_eq!(stopped["status"], "drifted", "{stopped}");
+    assert!(stopped.get("readings").is_none(), "{stopped}");
 }

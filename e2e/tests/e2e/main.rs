@@ -14,6 +14,7 @@ mod carried_gates;
 mod check_lexicon;
 mod clock;
 mod components;
+mod controls;
 mod deep;
 mod delegate;
 mod diff;

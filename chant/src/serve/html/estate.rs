@@ -85,6 +85,7 @@ fn op_row(row: &OpRow, env_gates: &[&PendingGateView]) -> Markup {
                     div.err { "suspended: " (sus.describe()) " (by " (sus.by) "; " code { "operator resume " (s.op) } ")" }
                 }
                 @if let Some(d) = &s.health.detail { (d) }
+                @if let Some(h) = s.last_tick.as_ref().and_then(|t| t.held.as_ref()).filter(|h| s.health.detail.as_deref() != Some(h.line().as_str())) { div.muted { (h.line()) } }
                 @if let Some(e) = s.last_tick.as_ref().and_then(|t| t.error.as_ref()) { div.err { (e) } }
             }
             td {

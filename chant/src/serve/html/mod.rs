@@ -32,7 +32,7 @@ code,pre{font:12px/1.4 ui-monospace,'SFMono-Regular',Menlo,monospace;background:
 pre{padding:8px;white-space:pre-wrap;word-break:break-word}
 .badge{display:inline-block;padding:1px 8px;border-radius:10px;font-size:12px;font-weight:600;color:#fff;white-space:nowrap}
 .h-in-sync{background:#2e8540}.h-never-ticked{background:#8a93a6}.h-drifted{background:#d98b0b}
-.h-unknown{background:#6b5bb5}.h-gated{background:#1f6fd1}.h-failing{background:#c62f2f}.h-damped{background:#9a6b2f}.h-degraded{background:#b5482f}.h-healed{background:#2f8a4f}
+.h-unknown{background:#6b5bb5}.h-gated{background:#1f6fd1}.h-failing{background:#c62f2f}.h-damped{background:#9a6b2f}.h-degraded{background:#b5482f}.h-given-up{background:#8a1f4f}.h-healed{background:#2f8a4f}
 .muted{color:#6b7487}.tick{background:#fff;border:1px solid #dde1e8;padding:8px 12px;margin-bottom:10px}
 .tick table{border:0;margin:6px 0 0}.err{color:#c62f2f}
 footer{padding:12px 24px;color:#6b7487;font-size:12px}
