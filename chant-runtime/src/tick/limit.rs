@@ -193,6 +193,8 @@ mod tests {
             gate_name: None,
             reason: None,
             url: None,
+            branch: None,
+            gate_owner: None,
             dispatch_failed: None,
             entities: Vec::new(),
         }

@@ -70,6 +70,7 @@ pub fn glyph(h: Health) -> &'static str {
         Health::Unknown => "?",
         Health::Gated => "‖",
         Health::Failing => "✗",
+        Health::GivenUp => "⊘",
     }
 }
 
@@ -85,6 +86,7 @@ fn fill(h: Health) -> &'static str {
         Health::Unknown => "#6b5bb5",
         Health::Gated => "#1f6fd1",
         Health::Failing => "#c62f2f",
+        Health::GivenUp => "#8b1a1a",
     }
 }
 
