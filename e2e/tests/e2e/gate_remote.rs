@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use super::support::{Out, PROJECT, Sandbox, config_with_roots, gate_key};
+use super::support::{Out, PROJECT, Sandbox, config_with_roots, gate_key, with_bare_remote};
 
 const OP: &str = "site-release";
 const GATE: &str = "release";
@@ -25,14 +25,7 @@ pub(crate) struct Shared {
 
 impl Shared {
     pub(crate) fn new() -> Shared {
-        let sandbox = Sandbox::new(&format!("{}\n[ledger]\nremote = \"origin\"\n", config_with_roots(&["site"])));
-        let bare = sandbox.root().join("remote.git");
-        sandbox.git(sandbox.root(), &["-c", "init.defaultBranch=main", "init", "-q", "--bare", "remote.git"]);
-        let dir = &sandbox.dir;
-        sandbox.git(dir, &["add", "chant.toml"]);
-        sandbox.git(dir, &["commit", "-q", "-m", "chant.toml with a remote"]);
-        sandbox.git(dir, &["remote", "add", "origin", bare.to_str().unwrap()]);
-        sandbox.git(dir, &["push", "-q", "origin", "main"]);
+        let (sandbox, bare) = with_bare_remote(&["site"]);
         Shared { sandbox, bare }
     }
 

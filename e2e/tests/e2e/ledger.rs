@@ -9,7 +9,7 @@ use std::process::{Command, Stdio};
 use chant::ledger::{Ledger, LedgerConfig};
 use serde_json::Value;
 
-use super::support::{BRANCH, PROJECT, Sandbox, config_with_roots, run_key};
+use super::support::{BRANCH, PROJECT, Sandbox, config_with_roots, run_key, with_bare_remote};
 
 /// Set for a worker run: `<repo dir>|<home>|<writer>|<count>`.
 const WORKER: &str = "CHANT_E2E_LEDGER_WORKER";
@@ -116,14 +116,7 @@ struct Remote {
 
 impl Remote {
     fn new() -> Remote {
-        let sandbox = Sandbox::new(&format!("{}\n[ledger]\nremote = \"origin\"\n", config_with_roots(&["site"])));
-        let bare = sandbox.root().join("remote.git");
-        sandbox.git(sandbox.root(), &["-c", "init.defaultBranch=main", "init", "-q", "--bare", "remote.git"]);
-        let dir = &sandbox.dir;
-        sandbox.git(dir, &["add", "chant.toml"]);
-        sandbox.git(dir, &["commit", "-q", "-m", "chant.toml with a remote"]);
-        sandbox.git(dir, &["remote", "add", "origin", bare.to_str().unwrap()]);
-        sandbox.git(dir, &["push", "-q", "origin", "main"]);
+        let (sandbox, bare) = with_bare_remote(&["site"]);
         Remote { sandbox, bare }
     }
 

@@ -4,7 +4,7 @@
 //! changes nothing in the estate; a standing proposal is not rewritten; under a GitHub Actions
 //! job the record carries the compare URL.
 
-use super::support::{Sandbox, config_with_roots, log, outcome};
+use super::support::{Sandbox, log, outcome, with_bare_remote};
 
 const BRANCH: &str = "chant/proposals/review/drift-propose";
 const FILE: &str = ".chant/proposals/review/drift-propose.md";
@@ -12,14 +12,7 @@ const FILE: &str = ".chant/proposals/review/drift-propose.md";
 /// A project with `[ledger] remote = "origin"` (a bare repository), its `review` estate applied
 /// by hand once.
 fn project() -> (Sandbox, std::path::PathBuf) {
-    let sandbox = Sandbox::new(&format!("{}\n[ledger]\nremote = \"origin\"\n", config_with_roots(&["review"])));
-    let bare = sandbox.root().join("remote.git");
-    sandbox.git(sandbox.root(), &["-c", "init.defaultBranch=main", "init", "-q", "--bare", "remote.git"]);
-    let dir = &sandbox.dir;
-    sandbox.git(dir, &["add", "chant.toml"]);
-    sandbox.git(dir, &["commit", "-q", "-m", "chant.toml with a remote"]);
-    sandbox.git(dir, &["remote", "add", "origin", bare.to_str().unwrap()]);
-    sandbox.git(dir, &["push", "-q", "origin", "main"]);
+    let (sandbox, bare) = with_bare_remote(&["review"]);
     sandbox.project(&["run", "review-apply"], &[]).code(0);
     (sandbox, bare)
 }

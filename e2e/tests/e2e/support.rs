@@ -314,6 +314,21 @@ pub(crate) fn log(tick: &Value) -> &str {
     tick["log"].as_str().unwrap()
 }
 
+/// A sandbox whose `chant.toml` binds `envs` and names `origin` as the ledger's remote, a bare
+/// repository at `<root>/remote.git` the project's `main` (with that `chant.toml`) was pushed
+/// to. Returns the sandbox and the bare repository's path.
+pub(crate) fn with_bare_remote(envs: &[&str]) -> (Sandbox, PathBuf) {
+    let sandbox = Sandbox::new(&format!("{}\n[ledger]\nremote = \"origin\"\n", config_with_roots(envs)));
+    let bare = sandbox.root().join("remote.git");
+    sandbox.git(sandbox.root(), &["-c", "init.defaultBranch=main", "init", "-q", "--bare", "remote.git"]);
+    let dir = &sandbox.dir;
+    sandbox.git(dir, &["add", "chant.toml"]);
+    sandbox.git(dir, &["commit", "-q", "-m", "chant.toml with a remote"]);
+    sandbox.git(dir, &["remote", "add", "origin", bare.to_str().unwrap()]);
+    sandbox.git(dir, &["push", "-q", "origin", "main"]);
+    (sandbox, bare)
+}
+
 /// A `chant.toml` binding each of `envs` to `estates/<env>`.
 pub(crate) fn config_with_roots(envs: &[&str]) -> String {
     let mut s = String::from("[project]\nname = \"e2e\"\n");
