@@ -9,7 +9,6 @@ op! {
         phase("Sealed", [ gate("force", sealed = true, carries = "late", within = "1h") ]),
         phase("Window", [ gate("loose", within = "1h") ]),
         phase("Nowindow", [ gate("open", carries = "late") ]),
-        phase("Badwindow", [ gate("odd", carries = "late", within = "a day") ]),
         phase("Api", [ gate("api-go", carries = "late", within = "1h") ], component = "api"),
         phase("Self", [ shell(cmd = "true") ], component = "release"),
     ],
