@@ -118,7 +118,7 @@ pub fn cmd_run(binary: Binary, args: &RunArgs) -> Result<Exit, CommandError> {
     let components = match &args.components {
         Some(names) => Some(
             crate::model::component::select(&doc, names)
-                .map_err(|e| CommandError::usage(format!("nothing ran and nothing was recorded: {e}")))?,
+                .map_err(|e| CommandError::usage_with("nothing ran and nothing was recorded", e))?,
         ),
         None => None,
     };
