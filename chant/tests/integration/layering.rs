@@ -39,8 +39,9 @@ const CRATES: &[(&str, &[&[&str]])] = &[
         &[
             // Pure data: a user step's context, text made safe to print, text diffs.
             &["step", "terminal", "textdiff"],
-            // Ids, the registry of compiled ops, schedules, and what an approval records.
-            &["registry", "schedule", "approval"],
+            // Ids, the registry of compiled ops, schedules (and the schedulers generated from
+            // them), and what an approval records.
+            &["registry", "schedule", "scheduler", "approval"],
             &["catalog"],
             // Records kept on the ledger: gate facts and decisions, the notification record.
             &["gate", "notification"],
@@ -53,7 +54,8 @@ const CRATES: &[(&str, &[&[&str]])] = &[
             // `lifecycle diff` and the dashboard alike), the operator's rounds.
             &["runner"],
             &["project"],
-            &["tick"],
+            // Search reads the envs' estates through the project, as a tick does.
+            &["tick", "search"],
             &["diff"],
             &["operator"],
         ],
