@@ -5,7 +5,7 @@
 //! instant, an open `deny` window holds the tick until it closes; otherwise, when the op declares
 //! `allow` windows and none is open, the tick is held until the next one opens. A held tick
 //! observes and records as any tick does; its planner turns every dispatch of a mutating target
-//! into `skipped-window` ([`super::plan`]), and its record carries the hold ([`Held`]), which the
+//! into `skipped-window` ([`mod@super::plan`]), and its record carries the hold ([`Held`]), which the
 //! tick's line, `operator status`, `operator log` and the dashboard show. A window that cannot be
 //! evaluated (a zone this machine does not know) holds the tick: the cautious reading. Pure: the
 //! instant is given.

@@ -12,7 +12,7 @@
 //! | `/gates` | every standing gate, with the exact approve command and the approval URL |
 //! | `/envs/{env}/diff` | the live diff of an env (project binary only, observed when this page is asked for) |
 //! | `/envs/{env}/graph[?live=1]` | the env's reference graph drawn as inline SVG, declared or live ([`graph`]; project binary only) |
-//! | `/envs/{env}[?verdict=V]` | every resource of an env with its verdict, from a live observation kept a few seconds ([`env`]) |
+//! | `/envs/{env}[?verdict=V]` | every resource of an env with its verdict, from a live observation kept a few seconds ([`mod@env`]) |
 //! | `/assets/copy.js` | the one script: the copy buttons of long commands ([`assets`]) |
 //!
 //! # Guarantees
