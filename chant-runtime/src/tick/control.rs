@@ -41,6 +41,19 @@ pub struct ControlFact {
     pub timestamp: String,
 }
 
+impl ControlFact {
+    /// Whether a person recorded this fact after the op's newest tick (`last_tick`, its
+    /// timestamp; `None`: no tick yet), so the next tick takes it into account. A fact whose
+    /// timestamp does not parse is never newer.
+    pub fn is_newer_than(&self, last_tick: Option<&str>) -> bool {
+        match (chant_store::clock::parse(&self.timestamp), last_tick.and_then(chant_store::clock::parse)) {
+            (Some(at), Some(tick)) => at > tick,
+            (Some(_), None) => true,
+            (None, _) => false,
+        }
+    }
+}
+
 impl Record for ControlFact {
     const KIND: RecordKind = RecordKind::Control;
     const NAME: &'static str = "control fact";

@@ -137,15 +137,7 @@ pub fn next(
 /// rule, or of every rule) or a `resume` fact newer than the op's newest tick (`last_tick`)
 /// clears the entries it covers, so the rule counts afresh. Pure.
 pub fn cleared(previous: &[RestartEntry], facts: &[ControlFact], last_tick: Option<&str>) -> Vec<RestartEntry> {
-    let newer = |f: &&ControlFact| {
-        let at = chant_store::clock::parse(&f.timestamp);
-        match (at, last_tick.and_then(chant_store::clock::parse)) {
-            (Some(at), Some(tick)) => at > tick,
-            (Some(_), None) => true,
-            (None, _) => false,
-        }
-    };
-    let facts: Vec<&ControlFact> = facts.iter().filter(newer).collect();
+    let facts: Vec<&ControlFact> = facts.iter().filter(|f| f.is_newer_than(last_tick)).collect();
     previous
         .iter()
         .filter(|e| {

@@ -23,14 +23,7 @@ pub const UNDAMP: &str = "undamp";
 /// tick the runs come from (`last_tick`, its timestamp; `None`: no tick yet), the runs of its
 /// rule (or of every rule) are dropped; otherwise they are kept as they are. Pure.
 pub fn undamped(previous: &[FlapEntry], fact: Option<&UndampFact>, last_tick: Option<&str>) -> Vec<FlapEntry> {
-    let newer = fact.filter(|f| f.kind == UNDAMP).filter(|f| {
-        let at = chant_store::clock::parse(&f.timestamp);
-        match (at, last_tick.and_then(chant_store::clock::parse)) {
-            (Some(at), Some(tick)) => at > tick,
-            (Some(_), None) => true,
-            (None, _) => false,
-        }
-    });
+    let newer = fact.filter(|f| f.kind == UNDAMP && f.is_newer_than(last_tick));
     match newer {
         None => previous.to_vec(),
         Some(f) => previous.iter().filter(|e| f.rule.as_deref().is_some_and(|r| r != e.rule_id)).cloned().collect(),
