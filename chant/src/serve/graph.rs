@@ -15,14 +15,14 @@
 use std::sync::Arc;
 
 use axum::extract::{Path, Query, State};
-use axum::http::{HeaderMap, StatusCode};
-use axum::response::{IntoResponse, Response};
+use axum::http::HeaderMap;
+use axum::response::Response;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::layout::Layout;
-use super::routes::{answer, error_response, render, wants_json};
-use super::{Dashboard, Error, diff, graph_svg, html};
+use super::routes::{Live, answer, error_response, on_live_slot, render, wants_json};
+use super::{Dashboard, Error, graph_svg, html};
 use crate::graph::{self as graphs, Graph};
 use crate::redact::Redactor;
 
@@ -143,40 +143,10 @@ pub(super) async fn page(
         let read = move |d: &Dashboard| d.graph(&env, false, !json);
         return answer(d, headers, read, |_, p| html::graph(p)).await;
     }
-    let read = off_pool(&d, env.clone(), move |d, env| d.graph(env, true, !json)).await;
+    let read = on_live_slot(&d, env, Live::Graph, move |d, env| d.graph(env, true, !json)).await;
     match read {
         Ok(read) => render(json, &d, read, |_, p| html::graph(p)),
         Err(response) => response,
-    }
-}
-
-/// Runs `work` on a thread of its own holding one of the live [`diff::Slots`], waiting for it at
-/// most [`diff::LIVE_DIFF_WAIT`]; the outer error is a response already made (no slot, no thread).
-async fn off_pool<T: Send + 'static>(
-    d: &Arc<Dashboard>,
-    env: String,
-    work: impl FnOnce(&Dashboard, &str) -> Result<T, Error> + Send + 'static,
-) -> Result<Result<T, Error>, Response> {
-    let Some(slot) = d.diff_slots().take() else {
-        return Ok(Err(Error::TooManyDiffs { limit: diff::MAX_LIVE_DIFFS }));
-    };
-    let (tx, rx) = tokio::sync::oneshot::channel();
-    let reader = Arc::clone(d);
-    let name = env.clone();
-    let started = std::thread::Builder::new().name("chant-serve-graph".into()).spawn(move || {
-        let answer = work(&reader, &name);
-        drop(slot);
-        let _ = tx.send(answer);
-    });
-    if let Err(e) = started {
-        return Err((StatusCode::INTERNAL_SERVER_ERROR, format!("cannot start the live graph: {e}")).into_response());
-    }
-    match tokio::time::timeout(diff::LIVE_DIFF_WAIT, rx).await {
-        Ok(Ok(read)) => Ok(read),
-        Ok(Err(_)) => {
-            Err((StatusCode::INTERNAL_SERVER_ERROR, "the live graph ended without an answer").into_response())
-        }
-        Err(_) => Ok(Err(Error::GraphTimedOut { env, after: diff::LIVE_DIFF_WAIT })),
     }
 }
 
