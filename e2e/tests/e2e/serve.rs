@@ -115,6 +115,13 @@ pub(crate) fn estate_sandbox() -> Sandbox {
 }
 
 /// The estate's rows by op, from a `/` JSON document.
+/// A command as the pages show it: code whose words are each one unbreakable span, so it wraps
+/// only at its spaces.
+pub(crate) fn shown_command(command: &str) -> String {
+    let words: Vec<String> = command.split(' ').map(|w| format!(r#"<span class="w">{w}</span>"#)).collect();
+    format!("<code>{}</code>", words.join(" "))
+}
+
 fn rows(estate: &Value) -> Vec<Value> {
     let mut out = Vec::new();
     for m in estate["members"].as_array().unwrap() {
@@ -185,7 +192,11 @@ fn every_route_answers_json_that_matches_the_cli_and_escaped_html() {
     let site_row = page.split(r#"data-op="site-converge""#).nth(1).unwrap_or_default();
     let site_row = site_row.split("</tr>").next().unwrap_or_default();
     assert!(site_row.contains("<code>site-release</code> waits at <code>release</code>"), "{page}");
-    assert!(site_row.contains("<code>chant approve site-release release</code>"), "{page}");
+    // The command wraps only at its spaces: each word is one unbreakable span.
+    let words = r#"<code><span class="w">chant</span> <span class="w">approve</span> <span class="w">site-release</span> <span class="w">release</span></code>"#;
+    assert_eq!(shown_command("chant approve site-release release"), words);
+    assert!(site_row.contains(words), "{page}");
+    assert!(site_row.contains(r#"data-copy="chant approve site-release release""#), "{page}");
 
     // One op: ticks newest first, the gated outcome with its why, approve command and run.
     let op = served.json("/ops/dash/dash-converge");
@@ -204,7 +215,7 @@ fn every_route_answers_json_that_matches_the_cli_and_escaped_html() {
     assert_eq!(gated["run"]["status"], "gated", "the run the outcome dispatched");
     assert_eq!(served.json("/ops/dash/dash-converge?limit=1")["ticks"].as_array().unwrap().len(), 1);
     let page = served.html("/ops/dash/dash-converge");
-    assert!(page.contains(&format!("<code>{APPROVE}</code>")), "{page}");
+    assert!(page.contains(&shown_command(APPROVE)), "{page}");
     assert!(page.contains("&lt;script&gt;document.title='pwned'&lt;/script&gt;"), "{page}");
     assert_no_inline_script("op", &page);
     assert!(page.contains("<code>&lt;script&gt;alert(1)&lt;/script&gt;</code> in-sync"), "{page}");
@@ -356,7 +367,7 @@ fn a_real_browser_shows_health_gates_and_markup_as_text() {
     // The op page shows the gated outcome and its approve command.
     let op = &doms["op"];
     assert!(op.contains(r#"<tr data-action="gated">"#), "{op}");
-    assert!(op.contains(&format!("<code>{APPROVE}</code>")), "{op}");
+    assert!(op.contains(&shown_command(APPROVE)), "{op}");
     // The why and the resource name holding <script> are text: the DOM has no script element,
     // and the title the script would have set is not set.
     for (name, dom) in &doms {
