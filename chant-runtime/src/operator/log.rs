@@ -212,6 +212,28 @@ fn entry(read: Read, op: &str, env: &str, member: &Option<String>, record: Value
     (at, Entry { kind, timestamp, op: op.to_owned(), env: env.to_owned(), member: member.clone(), record, read })
 }
 
+/// The newest `limit` tick records of `op`, oldest first, for a chart of its recent history.
+///
+/// Reads the op's converge key newest first and stops at the end of the shard in which it has
+/// `limit` records (as [`timeline`] does with `--limit`): the cost follows `limit`, not the
+/// history. Lines that cannot be read and records without a timestamp are skipped (the timeline
+/// counts them as malformed).
+///
+/// # Errors
+///
+/// Ledger errors, and a name that cannot make a key.
+pub fn newest_ticks(ledger: &Ledger, op: &OpRef, limit: usize) -> Result<Vec<TickRecord>, Error> {
+    if limit == 0 {
+        return Ok(Vec::new());
+    }
+    let key = ShardKey::converge(op.member.as_deref(), &op.env, &op.op)?;
+    let filter = Filter { since: None, limit: Some(limit) };
+    let (records, _) = window::<TickRecord>(ledger, &key, &filter, |t| &t.timestamp)?;
+    let ticks: Vec<TickRecord> = records.into_iter().map(|s| s.record).filter(|t| !t.timestamp.is_empty()).collect();
+    let skip = ticks.len().saturating_sub(limit);
+    Ok(ticks.into_iter().skip(skip).collect())
+}
+
 /// The records of `key` the filtered timeline can show, oldest first, and the unreadable lines
 /// met. Without a filter: every record. With one: newest first, shard by shard, up to the end of
 /// the shard in which the key reached `filter.limit` records at or after `filter.since`, or met a

@@ -149,11 +149,7 @@ fn strip(points: &[Point]) -> Markup {
     let s = slot(n);
     let w = width(n);
     let h = CELL_H + BOTTOM + 4.0;
-    let counts: Vec<String> = legend(points)
-        .into_iter()
-        .map(|h| format!("{} {}", points.iter().filter(|p| p.health == h).count(), h.as_str()))
-        .collect();
-    let label = format!("Health over {n} tick(s), oldest first: {}", counts.join(", "));
+    let label = format!("Health over {n} tick(s), oldest first: {}", counts(points).join(", "));
     html! {
         svg.chart data-chart="health" xmlns="http://www.w3.org/2000/svg" role="img" aria-label=(label)
             width=(num(w)) height=(num(h)) viewBox={ "0 0 " (num(w)) " " (num(h)) }
@@ -174,6 +170,51 @@ fn strip(points: &[Point]) -> Markup {
             (time_axis(points, CELL_H + 4.0, w))
         }
     }
+}
+
+/// The env page's compact health strip of one op: a 12 px cell per tick (oldest on the left),
+/// each with its glyph and a `<title>` naming the tick, its time and its health, and no axis
+/// (the op page draws the full one). Empty without a tick.
+pub fn mini_strip(points: &[Point]) -> Markup {
+    const CELL: f64 = 12.0;
+    const HIGH: f64 = 16.0;
+    if points.is_empty() {
+        return html! {};
+    }
+    let w = CELL * points.len() as f64;
+    let label = match (points.first(), points.last()) {
+        (Some(first), Some(last)) => format!(
+            "Health of the last {} tick(s), from {} to {}: {}",
+            points.len(),
+            minute(&first.timestamp),
+            minute(&last.timestamp),
+            counts(points).join(", ")
+        ),
+        _ => String::new(),
+    };
+    html! {
+        svg.strip data-chart="health" xmlns="http://www.w3.org/2000/svg" role="img" aria-label=(label)
+            width=(num(w)) height=(num(HIGH)) viewBox={ "0 0 " (num(w)) " " (num(HIGH)) }
+            font-family="system-ui,sans-serif" font-size="10" style="vertical-align:middle" {
+            title { (label) }
+            @for (i, p) in points.iter().enumerate() {
+                @let x = i as f64 * CELL;
+                rect.mark data-tick=(p.id) data-health=(p.health.as_str()) x=(num(x)) y="0"
+                    width=(num(CELL - 1.0)) height=(num(HIGH)) fill=(fill(p.health)) {
+                    title { "tick " (p.id) " at " (p.timestamp) ": " (p.health.as_str()) }
+                }
+                text x=(num(x + CELL / 2.0 - 0.5)) y="12" text-anchor="middle" fill="#fff" { (glyph(p.health)) }
+            }
+        }
+    }
+}
+
+/// `<n> <health>` for each health word of `points`, worst first.
+fn counts(points: &[Point]) -> Vec<String> {
+    legend(points)
+        .into_iter()
+        .map(|h| format!("{} {}", points.iter().filter(|p| p.health == h).count(), h.as_str()))
+        .collect()
 }
 
 /// A tick's time as the axis shows it: to the minute (`2026-03-01T10:05`).

@@ -401,6 +401,9 @@ async fn wait(mut done: watch::Receiver<Option<Arc<Outcome>>>, bound: Duration) 
     }
 }
 
+/// How many of each ConvergeOp's newest ticks the env page's health strips show.
+pub const HISTORY_TICKS: usize = 30;
+
 /// The last ticks of an env, for the page's header: read from the ledger.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -425,6 +428,8 @@ pub struct EnvOp {
     pub health: Health,
     /// Seconds since its last tick.
     pub age_seconds: Option<i64>,
+    /// Its newest [`HISTORY_TICKS`] ticks, oldest first: the health strip of the env's page.
+    pub history: Vec<super::history::Point>,
 }
 
 /// The env page's document (`Accept: application/json`).
@@ -526,22 +531,31 @@ impl Dashboard {
     /// Ledger, lease and clock errors.
     pub fn env_ticks(&self, env: &str) -> Result<EnvTicks, Error> {
         let now = crate::clock::now().map_err(crate::operator::Error::from)?;
-        let (_, status) = self.status_of(Some(env), None)?;
+        let (refs, status) = self.status_of(Some(env), None)?;
         let estate = view::estate(status, now);
         let rows: Vec<&view::OpRow> =
             estate.members.iter().flat_map(|m| &m.envs).filter(|e| e.env == env).flat_map(|e| &e.ops).collect();
+        let mut ops = Vec::with_capacity(rows.len());
+        for r in &rows {
+            let op_ref = refs.iter().find(|o| o.op == r.status.op && o.member == r.status.member && o.env == env);
+            let history = match op_ref {
+                Some(o) => super::history::points(
+                    crate::operator::log::newest_ticks(&self.ledger, o, HISTORY_TICKS)?.iter().rev(),
+                ),
+                None => Vec::new(),
+            };
+            ops.push(EnvOp {
+                op: r.status.op.clone(),
+                member: r.status.member.clone(),
+                health: r.health,
+                age_seconds: r.age_seconds,
+                history,
+            });
+        }
         Ok(EnvTicks {
             health: Health::worst(rows.iter().map(|r| r.health)),
             age_seconds: rows.iter().filter_map(|r| r.age_seconds).min(),
-            ops: rows
-                .iter()
-                .map(|r| EnvOp {
-                    op: r.status.op.clone(),
-                    member: r.status.member.clone(),
-                    health: r.health,
-                    age_seconds: r.age_seconds,
-                })
-                .collect(),
+            ops,
         })
     }
 

@@ -98,6 +98,11 @@ fn the_env_page_lists_every_resource_as_lifecycle_diff_sees_it() {
     assert_eq!(page["counts"]["drifted"], 1, "{page}");
     assert_eq!(page["ticks"]["ops"][0]["op"], "staging-converge", "the header's ticks: {page}");
     assert_eq!(page["ticks"]["ageSeconds"], 150, "{page}");
+    // The op's health strip: its one tick, with that tick's own health.
+    let history = page["ticks"]["ops"][0]["history"].as_array().unwrap();
+    assert_eq!(history.len(), 1, "{page}");
+    let tick_id = history[0]["id"].as_str().unwrap();
+    assert_eq!(history[0]["health"], page["ticks"]["ops"][0]["health"], "{page}");
     assert!(page["observedAgeSeconds"].as_u64().is_some_and(|s| s < 15), "{page}");
 
     // The filter.
@@ -121,6 +126,10 @@ fn the_env_page_lists_every_resource_as_lifecycle_diff_sees_it() {
     assert!(html.contains(r#"<meta http-equiv="refresh" content="30">"#), "{html}");
     assert!(html.contains("reloads itself every 30 s"), "the interval is on the page: {html}");
     assert!(html.contains("Observed live "), "{html}");
+    let strip = html.split(r#"<tr data-op="staging-converge">"#).nth(1).unwrap_or_default();
+    let strip = strip.split("</tr>").next().unwrap_or_default();
+    assert!(strip.contains(r#"<svg class="strip" data-chart="health""#), "{html}");
+    assert!(strip.contains(&format!(r#"data-tick="{tick_id}""#)), "{html}");
     assert_no_inline_script("env", &html);
     let filtered = served.html("/envs/staging?verdict=drifted");
     assert!(!filtered.contains(r#"data-name="motd.txt""#), "{filtered}");

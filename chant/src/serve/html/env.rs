@@ -7,7 +7,8 @@ use maud::{Markup, html};
 use super::{age, badge, encode, layout_every, op_url};
 use crate::serve::env::{EnvPage, EnvTicks, PROGRESS_REFRESH_SECS, REFRESH_SECS, Verdict};
 
-/// The header: the env's last ticks, as the ledger has them.
+/// The header: the env's last ticks, as the ledger has them, and a row per ConvergeOp with its
+/// health and the strip of its last ticks.
 fn ticks_header(env: &str, ticks: &EnvTicks) -> Markup {
     html! {
         p.ticks {
@@ -17,8 +18,22 @@ fn ticks_header(env: &str, ticks: &EnvTicks) -> Markup {
                 (Some(h), None) => { (badge(h)) }
                 (None, _) => { span.muted { "no ConvergeOp of this env is recorded or carried" } }
             }
-            @for op in &ticks.ops {
-                " · " a href=(op_url(op.member.as_deref(), env, &op.op)) { (op.op) } " " (badge(op.health))
+        }
+        @if !ticks.ops.is_empty() {
+            table.strips {
+                tbody { @for op in &ticks.ops {
+                    tr data-op=(op.op) {
+                        td { a href=(op_url(op.member.as_deref(), env, &op.op)) { (op.op) } }
+                        td { (badge(op.health)) }
+                        td {
+                            @if op.history.is_empty() { span.muted { "no tick recorded" } }
+                            @else {
+                                (crate::serve::chart::mini_strip(&op.history))
+                                span.muted { " the last " (op.history.len()) " tick(s), oldest on the left" }
+                            }
+                        }
+                    }
+                } }
             }
         }
     }

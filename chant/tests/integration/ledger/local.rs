@@ -452,7 +452,17 @@ fn newest_first_streams_shard_by_shard_and_operator_log_reads_only_what_its_filt
     assert_eq!(recent.malformed.converge, 0);
     // A limit larger than the history reads it all.
     let everything = log::timeline(&ledger, &ops, &log::Filter { since: None, limit: Some(10_000) }).unwrap();
-    assert_eq!((stamps(&everything), everything.malformed.converge), (all, 1));
+    assert_eq!((stamps(&everything), everything.malformed.converge), (all.clone(), 1));
+
+    // The env page's health strips: one op's newest ticks, oldest first, exactly `limit` of them
+    // (the window reads a whole shard), the same ticks `--limit` shows; none for a limit of 0;
+    // the whole history (its unreadable line skipped) when the limit exceeds it.
+    let a_ticks: Vec<String> = all.iter().filter(|(op, _)| op == "a-converge").map(|(_, t)| t.clone()).collect();
+    let newest = log::newest_ticks(&ledger, &ops[0], 30).unwrap();
+    let newest_stamps: Vec<String> = newest.iter().map(|t| t.timestamp.clone()).collect();
+    assert_eq!(newest_stamps, a_ticks[a_ticks.len() - 30..]);
+    assert!(log::newest_ticks(&ledger, &ops[0], 0).unwrap().is_empty());
+    assert_eq!(log::newest_ticks(&ledger, &ops[0], 10_000).unwrap().len(), a_ticks.len());
 }
 
 #[test]
