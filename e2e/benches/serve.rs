@@ -21,7 +21,10 @@
 //! and observes afresh (what a person pays when opening the page); the answer within those 15 s
 //! (the kept observation) is timed too. Served over a ledger of 10,000 ticks of the env's
 //! ConvergeOp and over one of 100, whose servers' resident memory is read after every request.
-//! `CHANT_BENCH_ENV_REPS` sets its repetitions (default 5).
+//! `CHANT_BENCH_ENV_REPS` sets its repetitions (default 5). Then the graph page of the same env:
+//! `/envs/estate/graph?live=1` (observed afresh at each request, laid out and drawn as SVG;
+//! 3,000 boxes is past what `dot` is given, so the built-in layout) against `graph estate --live
+//! --json` as a child process and against `lifecycle diff`, and the declared graph page.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, missing_docs)]
 
@@ -218,9 +221,26 @@ fn env_page(home: &Path, tmp: &Path) {
         t.elapsed()
     };
     cli();
+    // The graph page: live (observed each time it is asked for, never kept) against `graph
+    // --live --json` of the same binary; declared (no observation).
+    let cli_graph = || {
+        let t = Instant::now();
+        let out = run(&big, &["graph", "estate", "--live", "--json"]);
+        assert!(out.len() > 100_000, "the whole graph");
+        t.elapsed()
+    };
+    let graph_page = |path: &str| {
+        let t = Instant::now();
+        let body = servers[0].get_path(path, "text/html");
+        assert!(body.contains("<svg"), "{path}: the graph is drawn");
+        t.elapsed()
+    };
+    cli_graph();
+    graph_page("/envs/estate/graph?live=1");
     let rss_warm = (servers[0].memory(), servers[1].memory());
     let (mut diffs, mut pages, mut small_pages, mut kept, mut html) =
         (Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    let (mut graphs_cli, mut graphs_live, mut graphs_declared) = (Vec::new(), Vec::new(), Vec::new());
     let mut observed = Instant::now();
     for rep in 0..reps {
         // The observation kept by the last request has expired: this request observes afresh.
@@ -236,6 +256,14 @@ fn env_page(home: &Path, tmp: &Path) {
         observed = Instant::now();
         kept.push(page(&servers[0], "application/json").0);
         html.push(page(&servers[0], "text/html").0);
+        if rep % 2 == 0 {
+            graphs_cli.push(cli_graph());
+            graphs_live.push(graph_page("/envs/estate/graph?live=1"));
+        } else {
+            graphs_live.push(graph_page("/envs/estate/graph?live=1"));
+            graphs_cli.push(cli_graph());
+        }
+        graphs_declared.push(graph_page("/envs/estate/graph"));
     }
     let rss_end = (servers[0].memory(), servers[1].memory());
     for mut server in servers {
@@ -257,19 +285,28 @@ fn env_page(home: &Path, tmp: &Path) {
     row("GET /envs/estate (JSON), 100-tick ledger, afresh", &small_pages);
     row("GET /envs/estate (JSON), kept observation", &kept);
     row("GET /envs/estate (HTML), kept observation", &html);
+    row("graph estate --live --json (process, spawn to exit)", &graphs_cli);
+    row("GET /envs/estate/graph?live=1 (HTML, SVG)", &graphs_live);
+    row("GET /envs/estate/graph (HTML, SVG), declared", &graphs_declared);
     println!();
     let ratio = |name: &str, a: &[Duration], b: &[Duration]| {
         println!("  {name:<52} {:>8.2}x", ms(median(a)) / ms(median(b)));
     };
     ratio("env page / lifecycle diff --json (medians)", &pages, &diffs);
     ratio("env page, 10,000 / 100 ticks (medians)", &pages, &small_pages);
+    ratio("live graph page / lifecycle diff --json (medians)", &graphs_live, &diffs);
+    ratio("live graph page / graph --live --json (medians)", &graphs_live, &graphs_cli);
     println!();
     let mb = |kb: u64| kb as f64 / 1024.0;
-    for (name, (warm, end)) in [("10,000 ticks", (rss_warm.0, rss_end.0)), ("100 ticks", (rss_warm.1, rss_end.1))] {
+    // Requests each server answered: the big one the env page three times and the graph page
+    // three times a repetition (plus its warm-ups), the small one the env page once.
+    let served = [reps * 6 + 2, reps + 1];
+    for (name, (warm, end), requests) in
+        [("10,000 ticks", (rss_warm.0, rss_end.0), served[0]), ("100 ticks", (rss_warm.1, rss_end.1), served[1])]
+    {
         println!(
-            "  env page server RSS, {name:<13} after warm-up {:>6.1} MiB, after {} requests {:>6.1} MiB (peak {:.1} MiB)",
+            "  env page server RSS, {name:<13} after warm-up {:>6.1} MiB, after {requests} requests {:>6.1} MiB (peak {:.1} MiB)",
             mb(warm.0),
-            reps * 3 + 1,
             mb(end.0),
             mb(end.1)
         );
