@@ -80,3 +80,34 @@ pub fn newest(ledger: &Ledger, key: &ShardKey, kinds: &[&str]) -> Result<Option<
     })?;
     Ok(found)
 }
+
+/// The flap runs and restart counts a tick plans with once a person's facts are taken into
+/// account: an `operator undamp` recorded after the op's newest tick (`last_tick`) clears the
+/// damped runs it names ([`super::undamp::undamped`]), and with `operator resume` the counts of
+/// a rule that gave up ([`super::limit::cleared`]). With no runs and no counts there is nothing
+/// to clear, and the op's facts are not read. The tick and its `--plan` both start here, so the
+/// plan says what the tick would do.
+///
+/// # Errors
+///
+/// Ledger read errors.
+pub fn taken_into_account(
+    ledger: &Ledger,
+    key: &ShardKey,
+    flap: Vec<super::record::FlapEntry>,
+    restarts: Vec<super::limit::RestartEntry>,
+    last_tick: Option<&str>,
+) -> Result<(Vec<super::record::FlapEntry>, Vec<super::limit::RestartEntry>), ledger::Error> {
+    if flap.is_empty() && restarts.is_empty() {
+        return Ok((flap, restarts));
+    }
+    // The newest undamp fact, whatever was appended after it (a suspension, a resume).
+    let undamp = newest(ledger, key, &[super::undamp::UNDAMP])?;
+    let flap = super::undamp::undamped(&flap, undamp.as_ref(), last_tick);
+    if restarts.is_empty() {
+        return Ok((flap, restarts));
+    }
+    let resume = newest(ledger, key, &[RESUME])?;
+    let facts: Vec<ControlFact> = undamp.into_iter().chain(resume).collect();
+    Ok((flap, super::limit::cleared(&restarts, &facts, last_tick)))
+}

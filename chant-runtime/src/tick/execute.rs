@@ -166,25 +166,15 @@ pub fn execute_after(
     let last_tick = latest.record.as_ref().map(|stored| stored.record.timestamp.clone());
     let (previous, previous_restarts): (Vec<FlapEntry>, Vec<super::limit::RestartEntry>) =
         latest.record.map(|stored| (stored.record.flap, stored.record.restarts)).unwrap_or_default();
-    // A person's `operator undamp` since the last tick clears the damped runs it names, and with
-    // `operator resume` the restart counts of a rule that gave up; with no runs and no counts
-    // there is nothing to clear, and the tick does not read the op's facts.
-    let (previous, previous_restarts) = if previous.is_empty() && previous_restarts.is_empty() {
-        (previous, previous_restarts)
-    } else {
-        let key = ShardKey::control(member, &env, &doc.name)?;
-        // The newest undamp fact, whatever was appended after it (a suspension, a resume).
-        let undamp = super::control::newest(&project.ledger, &key, &[super::undamp::UNDAMP])?;
-        let flap = super::undamp::undamped(&previous, undamp.as_ref(), last_tick.as_deref());
-        let restarts = if previous_restarts.is_empty() {
-            previous_restarts
-        } else {
-            let resume = super::control::newest(&project.ledger, &key, &[super::control::RESUME])?;
-            let facts: Vec<super::control::ControlFact> = undamp.into_iter().chain(resume).collect();
-            super::limit::cleared(&previous_restarts, &facts, last_tick.as_deref())
-        };
-        (flap, restarts)
-    };
+    // A person's `operator undamp` or `resume` since the last tick.
+    let control = ShardKey::control(member, &env, &doc.name)?;
+    let (previous, previous_restarts) = super::control::taken_into_account(
+        &project.ledger,
+        &control,
+        previous,
+        previous_restarts,
+        last_tick.as_deref(),
+    )?;
     let restarts = super::limit::current(&previous_restarts, spec.restart_limit.as_ref(), &spec.rules, started);
     let held = super::window::hold(&spec.windows, started);
 

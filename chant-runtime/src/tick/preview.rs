@@ -94,10 +94,14 @@ pub fn preview(project: &Project, doc: &OpDocument) -> Result<Preview, Error> {
     let member = doc.member.as_deref();
     let key = ShardKey::converge(member, &env, &doc.name)?;
     let latest = project.ledger.latest_typed::<TickRecord>(&key)?;
+    let last_tick = latest.record.as_ref().map(|stored| stored.record.timestamp.clone());
     let (previous, restarts): (Vec<FlapEntry>, Vec<super::limit::RestartEntry>) =
         latest.record.map(|stored| (stored.record.flap, stored.record.restarts)).unwrap_or_default();
-    // The controls as a tick now would plan with them (a person's facts since the newest tick
-    // are left to the tick that takes them).
+    // The controls as a tick now would plan with them: a person's `undamp` or `resume` since the
+    // newest tick taken into account, and a damped run past its cool-off dispatching once more.
+    let control = ShardKey::control(member, &env, &doc.name)?;
+    let (previous, restarts) =
+        super::control::taken_into_account(&project.ledger, &control, previous, restarts, last_tick.as_deref())?;
     let now = project.ledger.clock().now();
     let restarts = super::limit::current(&restarts, spec.restart_limit.as_ref(), &spec.rules, now);
     let held = super::window::hold(&spec.windows, now);
@@ -128,7 +132,8 @@ pub fn preview(project: &Project, doc: &OpDocument) -> Result<Preview, Error> {
                 restarts: &restarts,
                 op: &doc.name,
             };
-            let plan = super::plan_with_controls(project, spec, subject, &previous, &controls);
+            let planned_with = super::cooled(&previous, &spec.rules, now);
+            let plan = super::plan_with_controls(project, spec, subject, &planned_with, &controls);
             let mut outcomes = plan.outcomes.clone();
             for o in outcomes.iter_mut().filter(|o| o.action == Action::Ran) {
                 record_dispatch(o, DispatchResult::Ok);

@@ -94,11 +94,20 @@ fn a_restart_limit_gives_up_until_a_person_undamps_it() {
     assert!(status.contains("health    : given-up"), "{status}");
     assert!(status.contains("poke gave up at 2026-03-02T10:02:00.000Z"), "{status}");
 
-    // A person undamps the rule: the next tick counts afresh and dispatches again.
+    // `tick --plan` says what the next tick would do: still given up...
+    let plan_at = |minute: u32| {
+        let [(k, v)] = at(minute);
+        sandbox.project(&["tick", "giveup-converge", "--plan", "--json"], &[(k, v.as_str())]).code(0).json()
+    };
+    assert_eq!(actions(&plan_at(31)), pairs(&[("poke", "given-up")]));
+
+    // A person undamps the rule: the next tick counts afresh and dispatches again, and the plan
+    // says so before it runs (the person's fact taken into account, as the tick takes it).
     let [(k, v)] = at(31);
     let undamp =
         sandbox.project(&["operator", "undamp", "giveup-converge", "poke", "--actor", "ana"], &[(k, v.as_str())]);
     undamp.code(0);
+    assert_eq!(actions(&plan_at(32)), pairs(&[("poke", "ran")]), "the plan after the undamp");
     let again = tick_at(&sandbox, 32);
     assert_eq!(actions(&again), pairs(&[("poke", "ineffective")]), "{again}");
     assert_eq!(again["restarts"][0]["at"], serde_json::json!(["2026-03-02T10:32:00.000Z"]), "{again}");
