@@ -359,11 +359,11 @@ fn cmd_plan(binary: Binary, args: &PlanArgs) -> Result<Exit, CommandError> {
             continue;
         }
         let mut text = super::plan::render(&preview);
-        for (op, gates) in gates_ahead(&project, &preview) {
+        for (owner, gates) in gates_ahead(&project, &preview) {
             for (gate, description) in gates {
                 let why = description.map(|d| format!(": {d}")).unwrap_or_default();
                 text.push_str(&format!(
-                    "gated: {op} would stop at gate \"{gate}\"{why} (until `chant approve {op} {gate}`)\n"
+                    "gated: {owner} would stop at gate \"{gate}\"{why} (until `chant approve {owner} {gate}`)\n"
                 ));
             }
         }
@@ -411,23 +411,30 @@ fn plan_verdict(symptom: Option<&crate::tick::PlannedSymptom>) -> Verdict {
 /// A gate in an op's phases: its name and description.
 type GateStep = (String, Option<String>);
 
-/// The ops a plan would run, each with the gates of its phases, in order.
+/// The gates ahead of the ops a plan would run, in order, under who approves them: the op, or
+/// for a gate in a component's phase that component.
 fn gates_ahead(project: &Project, preview: &crate::tick::Preview) -> Vec<(String, Vec<GateStep>)> {
     let mut out: Vec<(String, Vec<GateStep>)> = Vec::new();
+    let mut seen: Vec<&str> = Vec::new();
     for op in preview.rules.iter().filter(|r| r.verdict == "ran").filter_map(|r| r.op.as_deref()) {
-        if out.iter().any(|(o, _)| o == op) {
+        if seen.contains(&op) {
             continue;
         }
+        seen.push(op);
         let Some(doc) = project.catalog.get(op) else { continue };
-        let gates: Vec<GateStep> = doc
-            .steps()
-            .filter_map(|s| match s {
-                crate::model::Step::Gate { name, args, .. } => Some((name.to_string(), args.description.clone())),
-                _ => None,
-            })
-            .collect();
-        if !gates.is_empty() {
-            out.push((op.to_owned(), gates));
+        // A gate in a component's phase is that component's: approved as `chant approve
+        // <component> <gate>`, as the run that stops at it says.
+        for phase in doc.phases.iter().chain(doc.on_failure.iter()) {
+            let owner = phase.component.as_ref().map_or_else(|| op.to_owned(), ToString::to_string);
+            for step in &phase.steps {
+                if let crate::model::Step::Gate { name, args, .. } = step {
+                    let gate = (name.to_string(), args.description.clone());
+                    match out.iter_mut().find(|(o, _)| *o == owner) {
+                        Some((_, gates)) => gates.push(gate),
+                        None => out.push((owner.clone(), vec![gate])),
+                    }
+                }
+            }
         }
     }
     out
