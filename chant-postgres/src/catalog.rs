@@ -212,8 +212,12 @@ pub(super) struct Relations {
     pub(super) schemas: BTreeMap<String, LiveSchema>,
     /// Relations by entity name.
     pub(super) relations: BTreeMap<String, LiveRelation>,
-    /// The tables' (and partitioned tables') entity names by oid, as [`COLUMNS`] names them.
-    tables: HashMap<u32, String>,
+    /// Every table (and partitioned table) read, by oid as [`COLUMNS`] names them, with the
+    /// position in `relations` (in name order) of the relation its entity name is the key of:
+    /// its own, or, when another relation read earlier has the same entity name, that one's.
+    /// Resolved to names only when the columns are filed ([`Relations::assemble`]), which an
+    /// observation's read never does.
+    tables: Vec<(u32, usize)>,
 }
 
 /// The columns of one read by table oid, in the order read (each table's in column order).
@@ -230,12 +234,9 @@ pub(super) struct NamedColumns {
     pub(super) names: Vec<String>,
 }
 
-impl NamedColumns {
-    /// Returns the columns of each table with its entity name.
-    pub(super) fn tables(&self) -> impl Iterator<Item = (&str, &[(String, LiveColumn)])> {
-        self.names.iter().map(String::as_str).zip(self.columns.iter().map(|(_, list)| list.as_slice()))
-    }
-}
+/// One relation as read, before the relations are put in name order: its entity name, the
+/// relation, its oid, the oid of its owner and of its toast table.
+type ReadRelation = (String, LiveRelation, u32, Option<u32>, u32);
 
 /// Runs [`SCHEMAS`] and [`RELATIONS`] through `client`, decodes their rows and resolves each
 /// relation's owner and toast table by name (all a shared read's second connection does while
@@ -247,16 +248,20 @@ pub(super) fn read_relations(client: &mut impl GenericClient) -> Result<Relation
     }
 
     let rows = client.query_typed(RELATIONS, &[])?;
+    // The toast tables by oid, each already named as its table's `toast` (`pg_toast.<name>`).
     let mut toast_names: HashMap<u32, String> = HashMap::new();
-    // Each relation with its entity name, the oid of its owner and of its toast table, in the
-    // order read; by oid, its place in that list.
-    let mut relations: Vec<(String, LiveRelation, Option<u32>, u32)> = Vec::with_capacity(rows.len());
+    // Each relation in the order read; by oid, its place in that list.
+    let mut relations: Vec<ReadRelation> = Vec::with_capacity(rows.len());
     let mut by_oid: HashMap<u32, usize> = HashMap::with_capacity(rows.len());
     for row in rows {
         let oid: u32 = row.try_get(0)?;
         let relkind = char::from(row.try_get::<_, i8>(3)?.cast_unsigned());
         if relkind == 't' {
-            toast_names.insert(oid, row.try_get(2)?);
+            let name: &str = row.try_get(2)?;
+            let mut toast = String::with_capacity(9 + name.len());
+            toast.push_str("pg_toast.");
+            toast.push_str(name);
+            toast_names.insert(oid, toast);
             continue;
         }
         let relation = LiveRelation {
@@ -268,36 +273,42 @@ pub(super) fn read_relations(client: &mut impl GenericClient) -> Result<Relation
             toast: None,
         };
         by_oid.insert(oid, relations.len());
-        relations.push((relation.entity(), relation, row.try_get(5)?, row.try_get(6)?));
+        relations.push((relation.entity(), relation, oid, row.try_get(5)?, row.try_get(6)?));
     }
 
-    // The tables by oid, for the columns: every one read, even one whose entity name another
-    // relation also has (its columns are filed under that name, the last filed staying).
-    let tables = by_oid
-        .iter()
-        .filter(|&(_, &i)| relations[i].1.is_table())
-        .map(|(&oid, &i)| (oid, relations[i].0.clone()))
-        .collect();
     // Owners and toast tables by name, once every relation is read. An owner outside the read (a
     // system table, never a user's) still makes it owned.
     let owners: Vec<Option<String>> = relations
         .iter()
-        .map(|(_, _, owner, _)| owner.map(|o| by_oid.get(&o).map(|&i| relations[i].0.clone()).unwrap_or_default()))
+        .map(|(_, _, _, owner, _)| owner.map(|o| by_oid.get(&o).map(|&i| relations[i].0.clone()).unwrap_or_default()))
         .collect();
-    for ((_, relation, _, toast), owner) in relations.iter_mut().zip(owners) {
+    for ((_, relation, _, _, toast), owner) in relations.iter_mut().zip(owners) {
         relation.owner = owner;
-        relation.toast = toast_names.get(toast).map(|t| {
-            let mut name = String::with_capacity(9 + t.len());
-            name.push_str("pg_toast.");
-            name.push_str(t);
-            name
-        });
+        // A toast table belongs to one table only: its name is moved there, not copied.
+        relation.toast = toast_names.remove(toast);
     }
     // Of equal entity names (`a.b` + `c` and `a` + `b.c`) the first read stays, as it always has:
-    // a stable sort, then the later duplicates dropped.
-    relations.sort_by(|a, b| a.0.cmp(&b.0));
-    relations.dedup_by(|later, first| later.0 == first.0);
-    let relations = relations.into_iter().map(|(entity, relation, _, _)| (entity, relation)).collect();
+    // the positions sorted by name (stable, so equal names stay in the order read; sorting the
+    // positions rather than the relations moves a word each instead of a whole relation), then
+    // the later duplicates dropped. Every table read keeps its oid, under the name that stays.
+    let mut order: Vec<usize> = (0..relations.len()).collect();
+    order.sort_by(|&a, &b| relations[a].0.cmp(&relations[b].0));
+    let mut slots: Vec<Option<ReadRelation>> = relations.into_iter().map(Some).collect();
+    let mut kept: Vec<(String, LiveRelation)> = Vec::with_capacity(order.len());
+    let mut tables = Vec::new();
+    for i in order {
+        let Some((entity, relation, oid, _, _)) = slots.get_mut(i).and_then(Option::take) else { continue };
+        let duplicate = kept.last().is_some_and(|(last, _)| *last == entity);
+        let position = if duplicate { kept.len() - 1 } else { kept.len() };
+        if relation.is_table() {
+            tables.push((oid, position));
+        }
+        if !duplicate {
+            kept.push((entity, relation));
+        }
+    }
+    // In name order already, without equal names: the map is built in one pass.
+    let relations = kept.into_iter().collect();
     Ok(Relations { schemas, relations, tables })
 }
 
@@ -332,11 +343,14 @@ impl Relations {
     /// queries).
     pub(super) fn assemble(self, columns: Columns) -> Snapshot {
         let Relations { schemas, relations, tables } = self;
+        let names: Vec<&String> = relations.keys().collect();
+        let tables: HashMap<u32, &String> =
+            tables.into_iter().filter_map(|(oid, position)| Some((oid, *names.get(position)?))).collect();
         // A table outside the read (never one of the kinds listed) files nothing. Inserting one
         // table at a time, the last of equal names would stay.
         let columns = columns
             .into_iter()
-            .filter_map(|(table, list)| tables.get(&table).map(|name| (name.clone(), list)))
+            .filter_map(|(table, list)| tables.get(&table).map(|&name| (name.clone(), list)))
             .collect();
         Snapshot { schemas, relations, columns, queries: QUERIES }
     }
@@ -415,26 +429,25 @@ pub(super) fn second_reader<B>(
 #[derive(Debug)]
 pub(super) enum Read<P, B> {
     /// Over two connections: what each read, with what was made of it as soon as it was read
-    /// (`meanwhile` of the columns, `beside` of the schemas and relations).
+    /// (`meanwhile` of the columns, which it was handed, `beside` of the schemas and relations).
     Shared {
         /// The schemas and relations.
         relations: Relations,
         /// What `beside` made of them.
         made: B,
-        /// The columns.
-        columns: NamedColumns,
-        /// What `meanwhile` made of them.
+        /// What `meanwhile` made of the columns.
         early: P,
     },
     /// Over one connection.
     Whole(Snapshot),
 }
 
-impl<P, B> Read<P, B> {
-    /// The snapshot of the read ([`QUERIES`] queries), what was made of it set aside.
+impl<B> Read<NamedColumns, B> {
+    /// The snapshot of the read ([`QUERIES`] queries) of a `meanwhile` that kept the columns as
+    /// they were read, what `beside` made set aside.
     pub(super) fn snapshot(self) -> Snapshot {
         match self {
-            Read::Shared { relations, columns, .. } => relations.assemble(columns.columns),
+            Read::Shared { relations, early, .. } => relations.assemble(early.columns),
             Read::Whole(snapshot) => snapshot,
         }
     }
@@ -451,7 +464,7 @@ impl<P, B> Read<P, B> {
 /// export, it reads alone in a new transaction.
 /// Either way the snapshot is one reading of the catalog, in [`QUERIES`] queries.
 ///
-/// `meanwhile` is given the columns as soon as they are read, before the relations are waited
+/// `meanwhile` is handed the columns as soon as they are read, before the relations are waited
 /// for: what it makes there is made while the second connection may still be reading. `shared`
 /// answers the relations with what the second connection's `beside` made of them; when the
 /// first connection reads them itself, `beside` is called here. Both reads are returned with
@@ -465,7 +478,7 @@ pub(super) fn read_shared<P, B>(
     client: &mut Client,
     share: Sender<Share>,
     shared: impl FnOnce() -> Option<(Relations, B)>,
-    meanwhile: impl FnOnce(&NamedColumns) -> P,
+    meanwhile: impl FnOnce(NamedColumns) -> P,
     beside: impl FnOnce(&Relations) -> B,
 ) -> Result<Read<P, B>, crate::client::Error> {
     let mut tx = client.snapshot_transaction()?;
@@ -482,8 +495,7 @@ pub(super) fn read_shared<P, B>(
     // The second reader waits for this snapshot and nothing else: its channel closes here.
     let _ = share.send(Share::Snapshot(id));
     drop(share);
-    let columns = read_columns(&mut tx)?;
-    let early = meanwhile(&columns);
+    let early = meanwhile(read_columns(&mut tx)?);
     let (relations, made) = match shared() {
         Some(answer) => answer,
         None => {
@@ -493,5 +505,5 @@ pub(super) fn read_shared<P, B>(
         }
     };
     tx.commit()?;
-    Ok(Read::Shared { relations, made, columns, early })
+    Ok(Read::Shared { relations, made, early })
 }

@@ -475,7 +475,8 @@ impl PostgresLexicon {
             .config()
             .and_then(|config| {
                 self.unless_unanswered()?;
-                read_catalog(&config, self.bounds(&config), |_, _| (), |_, _| ()).map_err(|f| self.remember(f))
+                read_catalog(&config, self.bounds(&config), |columns, _| columns, |_, _| ())
+                    .map_err(|f| self.remember(f))
             })
             .map_err(|f| self.connect_error(f))?;
         let snapshot = snapshot
@@ -765,11 +766,17 @@ impl Lexicon for PostgresLexicon {
         // thread as soon as it has read them; the columns' verdicts and the `queried` map as
         // soon as the first has read the columns. Each is made while the other connection may
         // still be reading.
-        let prepare = |columns: &catalog::NamedColumns, address: &str| {
+        // The columns are handed over: their values move into the verdicts.
+        let prepare = |columns: catalog::NamedColumns, address: &str| {
             let ctx = verdict::ReadContext { identity: &self.identity, owned_only: self.owned_only, address };
-            let by_table: std::collections::HashMap<&str, &[(String, catalog::LiveColumn)]> =
-                columns.tables().collect();
-            verdict::prepare(&self.declaration, &ctx, |entity| by_table.get(entity).copied().unwrap_or(&[]))
+            let catalog::NamedColumns { mut columns, names } = columns;
+            // Of equal names the last read stays, as filing them under their names keeps it.
+            let by_table: std::collections::HashMap<&str, usize> =
+                names.iter().enumerate().map(|(i, name)| (name.as_str(), i)).collect();
+            verdict::prepare(&self.declaration, &ctx, |entity| {
+                let list = by_table.get(entity).and_then(|&i| columns.get_mut(i)).map(|(_, list)| std::mem::take(list));
+                verdict::LiveColumns::Owned(list.unwrap_or_default())
+            })
         };
         let relation_verdicts = {
             let declaration = std::sync::Arc::clone(&self.declaration);
@@ -910,14 +917,14 @@ type CatalogRead<P, B> = (Result<catalog::Read<P, B>, client::Error>, String);
 /// several hosts reads over one connection (the second could reach another server).
 ///
 /// Each connection's thread works on what it has read as soon as it has it, while the other
-/// may still be reading: `meanwhile` is given the columns and the address on the first,
+/// may still be reading: `meanwhile` is handed the columns and given the address on the first,
 /// `beside` the schemas and relations and the address on the second (or on the first, when
 /// that one read them itself). Returns the snapshot with both answers (`None` when the read
 /// went over one connection), or the read's failure, with the address asked.
 fn read_catalog<P, B, F>(
     config: &Config,
     bounds: Bounds,
-    meanwhile: impl FnOnce(&catalog::NamedColumns, &str) -> P,
+    meanwhile: impl FnOnce(catalog::NamedColumns, &str) -> P,
     beside: F,
 ) -> Result<CatalogRead<P, B>, ConnectFailure>
 where

@@ -120,15 +120,27 @@ impl Prepared {
     }
 }
 
+/// The live columns of one table, as [`prepare`] is given them: borrowed from a snapshot that
+/// keeps them (their values are copied into the verdicts), or handed over by a read that has no
+/// further use for them (their values are moved there).
+#[derive(Debug)]
+pub(super) enum LiveColumns<'a> {
+    /// Borrowed: each value is copied.
+    Borrowed(&'a [(String, LiveColumn)]),
+    /// Handed over: each value is moved.
+    Owned(Vec<(String, LiveColumn)>),
+}
+
 /// Makes the part of the observation of `declaration` that does not depend on the schemas and
 /// relations: the `queried` map, and the verdicts of the live columns of each declared table,
-/// `live_columns(entity)` giving them (as [`Snapshot::columns_of`] would). For a large
-/// declaration the two are made at once, the `queried` map on a scoped thread of its own (when
-/// the columns are in, the server has nothing left to do for this connection).
+/// `live_columns(entity)` giving them (as [`Snapshot::columns_of`] would; it is asked once per
+/// declared table). For a large declaration the two are made at once, the `queried` map on a
+/// scoped thread of its own (when the columns are in, the server has nothing left to do for
+/// this connection).
 pub(super) fn prepare<'a>(
     declaration: &PostgresDeclaration,
     ctx: &ReadContext<'_>,
-    live_columns: impl Fn(&str) -> &'a [(String, LiveColumn)],
+    live_columns: impl FnMut(&str) -> LiveColumns<'a>,
 ) -> Prepared {
     if declaration.tables().len() < PARALLEL_FROM {
         return Prepared::new(queried(declaration, ctx.address), column_verdicts(declaration, ctx, live_columns));
@@ -172,30 +184,56 @@ fn queried(declaration: &PostgresDeclaration, address: &str) -> BTreeMap<String,
 fn column_verdicts<'a>(
     declaration: &PostgresDeclaration,
     ctx: &ReadContext<'_>,
-    live_columns: impl Fn(&str) -> &'a [(String, LiveColumn)],
+    mut live_columns: impl FnMut(&str) -> LiveColumns<'a>,
 ) -> Vec<Vec<(String, PresentResource)>> {
     let mut columns = Vec::with_capacity(declaration.tables().len());
     for (entity, table) in declaration.tables() {
-        let mut live: Vec<&(String, LiveColumn)> = live_columns(entity).iter().collect();
-        live.sort_unstable_by(|a, b| a.0.cmp(&b.0));
-        let mut verdicts = Vec::with_capacity(live.len());
-        for (name, column) in live {
-            if ctx.owned_only && table.find_column(name).is_none() {
-                continue;
+        // Under the owned filter only the declared columns are reported.
+        let reported = |name: &str| !ctx.owned_only || table.find_column(name).is_some();
+        let verdicts = match live_columns(entity) {
+            LiveColumns::Borrowed(list) => {
+                let mut live: Vec<&(String, LiveColumn)> = list.iter().collect();
+                live.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+                live.into_iter()
+                    .filter(|(name, _)| reported(name))
+                    .map(|(name, column)| {
+                        column_verdict(entity, name, column.sql_type.clone(), column.not_null, column.default.clone())
+                    })
+                    .collect()
             }
-            let mut resource = PresentResource::new(Ownership::Unknown).kind(COLUMN_KIND);
-            // Three inserts into an empty map: cheaper than building it from an array, which
-            // sorts the array first.
-            resource.properties.insert(property::TYPE.to_owned(), column.sql_type.clone());
-            resource
-                .properties
-                .insert(property::NOT_NULL.to_owned(), if column.not_null { "true" } else { "false" }.to_owned());
-            resource.properties.insert(property::DEFAULT.to_owned(), column.default.clone());
-            verdicts.push((dotted(entity, name), resource));
-        }
+            LiveColumns::Owned(mut list) => {
+                // A table's column names are distinct: sorting the columns themselves orders them
+                // as sorting references to them would.
+                list.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+                list.into_iter()
+                    .filter(|(name, _)| reported(name))
+                    .map(|(name, column)| {
+                        column_verdict(entity, &name, column.sql_type, column.not_null, column.default)
+                    })
+                    .collect()
+            }
+        };
         columns.push(verdicts);
     }
     columns
+}
+
+/// The verdict of the live column `name` of the declared table `entity`: present, ownership
+/// `unknown`, with its type, `NOT NULL` and default.
+fn column_verdict(
+    entity: &str,
+    name: &str,
+    sql_type: String,
+    not_null: bool,
+    default: String,
+) -> (String, PresentResource) {
+    let mut resource = PresentResource::new(Ownership::Unknown).kind(COLUMN_KIND);
+    // Three inserts into an empty map: cheaper than building it from an array, which sorts the
+    // array first.
+    resource.properties.insert(property::TYPE.to_owned(), sql_type);
+    resource.properties.insert(property::NOT_NULL.to_owned(), if not_null { "true" } else { "false" }.to_owned());
+    resource.properties.insert(property::DEFAULT.to_owned(), default);
+    (dotted(entity, name), resource)
 }
 
 /// The entity names of the declared columns of `table` (entity name `entity`), sorted.
@@ -207,7 +245,7 @@ fn column_names(entity: &str, table: &super::declaration::Table) -> Vec<String> 
 
 /// Builds the observation of `declaration` from `snapshot`.
 pub fn observation(declaration: &PostgresDeclaration, snapshot: &Snapshot, ctx: &ReadContext<'_>) -> Observation {
-    let prepared = prepare(declaration, ctx, |entity| snapshot.columns_of(entity));
+    let prepared = prepare(declaration, ctx, |entity| LiveColumns::Borrowed(snapshot.columns_of(entity)));
     observation_prepared(declaration, snapshot, ctx, prepared)
 }
 
@@ -565,9 +603,45 @@ mod tests {
         }
         for owned_only in [false, true] {
             let ctx = ReadContext { identity: &id, owned_only, address: "a" };
-            let on_one =
-                Prepared::new(queried(&d, ctx.address), column_verdicts(&d, &ctx, |entity| s.columns_of(entity)));
+            let on_one = Prepared::new(
+                queried(&d, ctx.address),
+                column_verdicts(&d, &ctx, |entity| LiveColumns::Borrowed(s.columns_of(entity))),
+            );
             assert_eq!(observation(&d, &s, &ctx), observation_prepared(&d, &s, &ctx, on_one));
+        }
+    }
+
+    #[test]
+    fn handed_over_columns_make_the_verdicts_borrowed_ones_make() {
+        let id = identity();
+        let d = PostgresDeclaration::new()
+            .table(Table::new("public", "a").column(Column::new("id", "bigint")).column(Column::new("m", "text")))
+            .table(Table::new("public", "b").column(Column::new("x", "int")));
+        let mut s = snapshot();
+        // Read in column order, not name order; an undeclared column, a default, a table with
+        // no live columns.
+        s.columns.insert(
+            "public.a".into(),
+            vec![
+                ("m".into(), col("text", true, "'x'::text")),
+                ("id".into(), col("bigint", true, "")),
+                ("extra".into(), col("integer", false, "")),
+            ],
+        );
+        for owned_only in [false, true] {
+            let ctx = ReadContext { identity: &id, owned_only, address: "a" };
+            let borrowed = column_verdicts(&d, &ctx, |entity| LiveColumns::Borrowed(s.columns_of(entity)));
+            let owned = column_verdicts(&d, &ctx, |entity| LiveColumns::Owned(s.columns_of(entity).to_vec()));
+            assert_eq!(borrowed, owned);
+            let names: Vec<&str> = owned[0].iter().map(|(name, _)| name.as_str()).collect();
+            let expected = if owned_only {
+                vec!["public.a.id", "public.a.m"]
+            } else {
+                vec!["public.a.extra", "public.a.id", "public.a.m"]
+            };
+            assert_eq!(names, expected);
+            assert_eq!(owned[0][owned[0].len() - 1].1.properties[property::DEFAULT], "'x'::text");
+            assert!(owned[1].is_empty());
         }
     }
 
