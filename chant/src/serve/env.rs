@@ -157,6 +157,27 @@ pub struct ResourceRow {
     pub queried: Option<String>,
     /// Its line on the diff page (`/envs/{env}/diff#<anchor>`), when that page has one.
     pub anchor: Option<String>,
+    /// What deep observation reports of it, path by path, with the declared, live and accepted
+    /// (baseline) values side by side (`lifecycle diff --deep`'s `drift` and `baselined`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub paths: Vec<PathRow>,
+}
+
+/// One path deep observation reports on a resource.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PathRow {
+    /// The path inside the entity (`document.port`, `mode`).
+    pub path: String,
+    /// `drift` (differs from the declaration, not accepted) or `baselined` (differs, and the
+    /// env's baseline accepts the live value).
+    pub state: &'static str,
+    /// The declared value as JSON text; `null` when nothing declares it.
+    pub declared: Option<String>,
+    /// The live value as JSON text; `null` when the path is absent live.
+    pub live: Option<String>,
+    /// The value the baseline accepted, as JSON text; `null` without one.
+    pub baseline: Option<String>,
 }
 
 impl ResourceRow {
@@ -169,6 +190,12 @@ impl ResourceRow {
         }
         for text in &mut self.differs {
             *text = redact(text);
+        }
+        for p in &mut self.paths {
+            p.path = redact(&p.path);
+            for text in [&mut p.declared, &mut p.live, &mut p.baseline].into_iter().flatten() {
+                *text = redact(text);
+            }
         }
     }
 }
@@ -202,7 +229,9 @@ pub fn rows_of(diff: &Diff, deep: &[ComponentDeep]) -> Vec<ResourceRow> {
     let mut rows = Vec::new();
     for cs in &diff.change_sets {
         let causes = unobserved_by_cause(&cs.entries);
-        let baselined = baselined_names(deep.iter().find(|d| d.component == cs.component));
+        let component_deep = deep.iter().find(|d| d.component == cs.component);
+        let baselined = baselined_names(component_deep);
+        let mut paths = deep_paths(component_deep);
         for entry in &cs.entries {
             let texts = diff.text_changes.iter().any(|t| t.component == cs.component && t.name == entry.name);
             let reason = unobserved_cause(entry);
@@ -225,6 +254,7 @@ pub fn rows_of(diff: &Diff, deep: &[ComponentDeep]) -> Vec<ResourceRow> {
                 reason,
                 queried: entry.queried.clone(),
                 anchor,
+                paths: paths.remove(entry.name.as_str()).unwrap_or_default(),
             });
         }
     }
@@ -242,6 +272,7 @@ pub fn rows_of(diff: &Diff, deep: &[ComponentDeep]) -> Vec<ResourceRow> {
                 reason: None,
                 queried: None,
                 anchor: None,
+                paths: Vec::new(),
             });
         }
     }
@@ -257,6 +288,36 @@ fn baselined_names(deep: Option<&ComponentDeep>) -> std::collections::BTreeSet<&
         }
     }
     names
+}
+
+/// The paths deep observation reports of a component, by the entry each lands on: every drift,
+/// then every accepted path, with their values as JSON text.
+fn deep_paths(deep: Option<&ComponentDeep>) -> BTreeMap<&str, Vec<PathRow>> {
+    let text = |v: &serde_json::Value| v.to_string();
+    let mut out: BTreeMap<&str, Vec<PathRow>> = BTreeMap::new();
+    for report in deep.map(|d| d.entities.as_slice()).unwrap_or_default() {
+        for d in &report.drift {
+            let name = crate::observe::deep::fold::target(report, &d.path).0;
+            out.entry(name).or_default().push(PathRow {
+                path: d.path.clone(),
+                state: "drift",
+                declared: Some(text(&d.declared)),
+                live: d.live.as_ref().map(text),
+                baseline: d.baseline.as_ref().map(text),
+            });
+        }
+        for b in &report.baselined {
+            let name = crate::observe::deep::fold::target(report, &b.path).0;
+            out.entry(name).or_default().push(PathRow {
+                path: b.path.clone(),
+                state: "baselined",
+                declared: b.declared.as_ref().map(text),
+                live: Some(text(&b.value)),
+                baseline: Some(text(&b.value)),
+            });
+        }
+    }
+    out
 }
 
 fn verdict_of(entry: &ChangeEntry, baselined: bool) -> Verdict {

@@ -133,6 +133,25 @@ fn an_accepted_value_stops_alerting_and_a_further_change_alerts_with_three_value
     );
     assert_eq!(doc["status"], "drifted", "{doc}");
 
+    // The dashboard's env page shows the same path with its three values side by side.
+    let served = super::serve::Served::start_with(&sandbox, super::support::PROJECT, &[DOC]);
+    let page = served.json("/envs/site");
+    let row = page["resources"].as_array().unwrap().iter().find(|r| r["name"] == "app.json").unwrap();
+    assert_eq!(
+        row["paths"],
+        json!([{"path": "document.port", "state": "drift", "declared": "8080", "live": "9091", "baseline": "9090"}]),
+        "{page}"
+    );
+    let html = served.html("/envs/site");
+    let path_row = html.split(r#"<tr data-path="document.port" data-state="drift">"#).nth(1).unwrap_or_default();
+    let path_row = path_row.split("</tr>").next().unwrap_or_default();
+    assert_eq!(
+        path_row,
+        "<td><code>document.port</code></td><td><code>8080</code></td><td><code>9091</code></td><td><code>9090</code></td>",
+        "{html}"
+    );
+    drop(served);
+
     let shown = sandbox.project(&["lifecycle", "baseline", "site", "--json"], &[DOC]).code(0).json();
     assert_eq!(shown["path"], "chant/lifecycle:site/observation-baseline.json", "{shown}");
     assert_eq!(shown["accepted"][0]["path"], "document.port", "{shown}");

@@ -90,6 +90,19 @@ pub fn env(page: &EnvPage) -> Markup {
                         td {
                             @if let Some(reason) = &r.reason { span.err { (reason) } }
                             @for d in &r.differs { div { (d) } }
+                            @if !r.paths.is_empty() {
+                                table.paths {
+                                    thead { tr { th { "path" } th { "declared" } th { "live" } th { "accepted" } } }
+                                    tbody { @for p in &r.paths {
+                                        tr data-path=(p.path) data-state=(p.state) {
+                                            td { code { (p.path) } @if p.state == "baselined" { " (accepted)" } }
+                                            td { code { (p.declared.as_deref().unwrap_or("—")) } }
+                                            td { code { (p.live.as_deref().unwrap_or("absent")) } }
+                                            td { code { (p.baseline.as_deref().unwrap_or("—")) } }
+                                        }
+                                    } }
+                                }
+                            }
                             @if let Some(a) = &r.anchor { a href={ (diff) "#" (a) } { "diff" } }
                         }
                     }

@@ -34,7 +34,7 @@ pre{padding:8px;white-space:pre-wrap;word-break:break-word}
 .h-in-sync{background:#2e8540}.h-never-ticked{background:#8a93a6}.h-drifted{background:#d98b0b}
 .h-unknown{background:#6b5bb5}.h-gated{background:#1f6fd1}.h-failing{background:#c62f2f}.h-damped{background:#9a6b2f}.h-degraded{background:#b5482f}.h-given-up{background:#8a1f4f}.h-healed{background:#2f8a4f}
 .muted{color:#6b7487}.tick{background:#fff;border:1px solid #dde1e8;padding:8px 12px;margin-bottom:10px}
-.tick table{border:0;margin:6px 0 0}table.strips{width:auto;border:0;background:none;margin:0 0 8px}table.strips td{padding:2px 8px 2px 0;border:0}.err{color:#c62f2f}
+.tick table{border:0;margin:6px 0 0}table.strips{width:auto;border:0;background:none;margin:0 0 8px}table.strips td{padding:2px 8px 2px 0;border:0}table.paths{width:auto;margin:4px 0 0;font-size:12px}table.paths th,table.paths td{padding:2px 6px}.err{color:#c62f2f}
 footer{padding:12px 24px;color:#6b7487;font-size:12px}
 .cmd code{white-space:pre-wrap;word-break:keep-all;overflow-wrap:normal;display:inline-block;max-width:100%}.cmd .w{white-space:nowrap}
 pre.udiff{margin:6px 0 0;background:#fff;border:1px solid #dde1e8}.udiff .add{background:#e3f4e6;color:#1e5e2c}
