@@ -8,7 +8,10 @@
 //! row plus `health` and `ageSeconds`, and a live diff is `lifecycle diff --live --json`'s whole
 //! line.
 
+use std::io::{Read, Write};
+use std::net::TcpStream;
 use std::path::PathBuf;
+use std::time::Duration;
 
 use serde_json::Value;
 
@@ -308,6 +311,20 @@ pub(super) fn assert_no_inline_script(name: &str, page: &str) {
         + lower.matches(r#"<script src="/assets/copy.js" defer=""></script>"#).count();
     assert_eq!(scripts, own, "{name}: a script element other than /assets/copy.js: {page}");
     assert!(scripts <= 1, "{name}: {page}");
+}
+
+/// One raw HTTP/1.1 GET of `path` naming `host`, over a plain socket (ureq names the address it
+/// connects to): the status and the body.
+pub(crate) fn get_as(base: &str, path: &str, host: &str) -> (u16, String) {
+    let addr = base.trim_start_matches("http://");
+    let mut conn = TcpStream::connect(addr).unwrap();
+    conn.set_read_timeout(Some(Duration::from_secs(60))).unwrap();
+    let request = format!("GET {path} HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n\r\n");
+    conn.write_all(request.as_bytes()).unwrap();
+    let mut answer = String::new();
+    conn.read_to_string(&mut answer).unwrap();
+    let status = answer.split_whitespace().nth(1).and_then(|s| s.parse().ok()).unwrap_or(0);
+    (status, answer.split_once("\r\n\r\n").map(|(_, b)| b.to_owned()).unwrap_or_default())
 }
 
 /// Where the browser's screenshots go, for people to look at.

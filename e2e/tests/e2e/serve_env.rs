@@ -6,14 +6,11 @@
 //! (the edited file `drifted`), the copy buttons the dashboard's own script shows, and no inline
 //! script anywhere. Screenshots go under the target directory with the other dashboard pages'.
 
-use std::io::{Read, Write};
-use std::net::TcpStream;
 use std::path::{Path, PathBuf};
-use std::time::Duration;
 
 use serde_json::Value;
 
-use super::serve::{Served, assert_no_inline_script, chromium, estate_sandbox, screenshot_dir};
+use super::serve::{Served, assert_no_inline_script, chromium, estate_sandbox, get_as, screenshot_dir};
 use crate::support::{PROJECT, Sandbox, config_with_roots};
 
 /// The tick's clock: 150 s before the server's (`serve.rs`'s `SERVE_AT`).
@@ -35,19 +32,6 @@ fn staging_sandbox(bin: &str) -> Sandbox {
     std::fs::write(sandbox.path("estates/staging/app.conf"), "port = 1\n").unwrap();
     std::fs::write(sandbox.path("estates/staging/stray.txt"), "nobody declared me\n").unwrap();
     sandbox
-}
-
-/// One raw HTTP/1.1 GET naming `host`: the status and the body.
-fn get_as(base: &str, path: &str, host: &str) -> (u16, String) {
-    let addr = base.trim_start_matches("http://");
-    let mut conn = TcpStream::connect(addr).unwrap();
-    conn.set_read_timeout(Some(Duration::from_secs(60))).unwrap();
-    let request = format!("GET {path} HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n\r\n");
-    conn.write_all(request.as_bytes()).unwrap();
-    let mut answer = String::new();
-    conn.read_to_string(&mut answer).unwrap();
-    let status = answer.split_whitespace().nth(1).and_then(|s| s.parse().ok()).unwrap_or(0);
-    (status, answer.split_once("\r\n\r\n").map(|(_, b)| b.to_owned()).unwrap_or_default())
 }
 
 fn resource<'a>(page: &'a Value, name: &str) -> &'a Value {

@@ -8,14 +8,12 @@
 //! and a foreign `Host` is refused on both.
 
 use std::collections::BTreeSet;
-use std::io::{Read, Write};
-use std::net::TcpStream;
 use std::time::Duration;
 
 use chant_testkit::postgres::cluster;
 use serde_json::Value;
 
-use super::serve::{Served, TICK_AT, assert_no_inline_script, chromium, estate_sandbox, screenshot_dir};
+use super::serve::{Served, TICK_AT, assert_no_inline_script, chromium, estate_sandbox, get_as, screenshot_dir};
 use super::support::{PROJECT, STOCK, Sandbox, converge_key};
 
 /// The foreign keys `pgbench -i --foreign-keys` adds, as graph edges.
@@ -72,19 +70,6 @@ fn arrows(page: &str) -> BTreeSet<(String, String)> {
             (from.to_owned(), to.to_owned())
         })
         .collect()
-}
-
-/// GETs `path` naming `host`, over a plain socket (ureq names the address it connects to).
-fn get_as(base: &str, path: &str, host: &str) -> (u16, String) {
-    let addr = base.trim_start_matches("http://");
-    let mut conn = TcpStream::connect(addr).unwrap();
-    conn.set_read_timeout(Some(Duration::from_secs(60))).unwrap();
-    let request = format!("GET {path} HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n\r\n");
-    conn.write_all(request.as_bytes()).unwrap();
-    let mut answer = String::new();
-    conn.read_to_string(&mut answer).unwrap();
-    let status = answer.split_whitespace().nth(1).and_then(|s| s.parse().ok()).unwrap_or(0);
-    (status, answer.split_once("\r\n\r\n").map(|(_, b)| b.to_owned()).unwrap_or_default())
 }
 
 fn dot_on_path() -> bool {
