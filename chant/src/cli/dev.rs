@@ -11,7 +11,7 @@ use clap::{Args, Subcommand};
 use serde::Serialize;
 
 use super::error::println;
-use super::lifecycle::{check_declared, member_of};
+use super::lifecycle::{envs_asked, member_of};
 use super::{Binary, CommandError, Exit};
 use crate::observe::check::{Check, Served, check_bound};
 
@@ -93,14 +93,7 @@ fn cmd_check_lexicon(binary: Binary, args: &CheckLexiconArgs) -> Result<Exit, Co
             registered.join(", ")
         )));
     }
-    let envs: Vec<&str> = match args.env.as_deref() {
-        Some(env) => {
-            crate::model::Name::parse("env name", env)?;
-            check_declared(binary, env)?;
-            vec![env]
-        }
-        None => crate::lexicon::declared_envs(),
-    };
+    let envs = envs_asked(binary, args.env.as_deref())?;
     let project = super::open_project()?;
     let wanted = |l: &str| args.lexicon.as_deref().is_none_or(|n| n == l);
     let mut results = Vec::new();

@@ -255,6 +255,19 @@ pub fn cmd_lifecycle(binary: Binary, args: &LifecycleArgs) -> Result<Exit, Comma
     }
 }
 
+/// The envs a command asked with `--env` covers: the one named (a valid name this binary
+/// declares, else a usage error saying why), or without it every env the binary declares.
+pub(crate) fn envs_asked(binary: Binary, env: Option<&str>) -> Result<Vec<&str>, CommandError> {
+    match env {
+        Some(env) => {
+            crate::model::Name::parse("env name", env)?;
+            check_declared(binary, env)?;
+            Ok(vec![env])
+        }
+        None => Ok(crate::lexicon::declared_envs()),
+    }
+}
+
 /// Refuses an env this binary declares nothing for: its diff would show nothing declared and
 /// call the env `reconciled`. The stock binary carries no declarations at all.
 pub(crate) fn check_declared(binary: Binary, env: &str) -> Result<(), CommandError> {

@@ -15,7 +15,7 @@
 use clap::Args;
 
 use super::error::println;
-use super::lifecycle::{check_declared, member_of};
+use super::lifecycle::{envs_asked, member_of};
 use super::{Binary, CommandError, Exit};
 use crate::observe::some_names;
 use crate::search::{Found, MatchedAs, Origin, Verdict, search};
@@ -117,14 +117,7 @@ pub fn cmd_search(binary: Binary, args: &SearchArgs) -> Result<Exit, CommandErro
         ));
     }
     let glob = matcher(&args.query)?;
-    let envs: Vec<&str> = match args.env.as_deref() {
-        Some(env) => {
-            crate::model::Name::parse("env name", env)?;
-            check_declared(binary, env)?;
-            vec![env]
-        }
-        None => crate::lexicon::declared_envs(),
-    };
+    let envs = envs_asked(binary, args.env.as_deref())?;
     if envs.is_empty() {
         return Err(CommandError::usage("this binary declares no env, so there is no estate to search"));
     }
