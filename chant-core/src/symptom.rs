@@ -110,6 +110,16 @@ pub struct ComponentRow {
     pub detail: String,
 }
 
+impl ComponentRow {
+    /// Returns the row for a person, `drifted: 1 update (app.conf)`: its status, then its detail
+    /// without the status again when the detail already opens with it.
+    pub fn status_line(&self) -> String {
+        let status = self.reconciliation.as_str();
+        let detail = self.detail.strip_prefix(status).and_then(|d| d.strip_prefix(": ")).unwrap_or(&self.detail);
+        format!("{status}: {detail}")
+    }
+}
+
 /// How an environment differs from its declaration, as one record per tick.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
@@ -264,5 +274,25 @@ impl Symptom for ResourceSymptom {
             "fileAgeSecs" => count(self.file_age_secs?),
             _ => return None,
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_status_line_says_the_status_once() {
+        let row = |detail: &str| ComponentRow {
+            component: "files".into(),
+            env: "site".into(),
+            recorded: true,
+            live: true,
+            reconciliation: EnvStatus::Drifted,
+            detail: detail.into(),
+        };
+        assert_eq!(row("drifted: 1 update (app.conf)").status_line(), "drifted: 1 update (app.conf)");
+        assert_eq!(row("1 update (app.conf)").status_line(), "drifted: 1 update (app.conf)");
+        assert_eq!(row("drifted-ish").status_line(), "drifted: drifted-ish", "only a whole word is the status");
     }
 }

@@ -107,9 +107,7 @@ pub fn exit_code(diff: &Diff) -> Exit {
 /// One status row for a person: `files drifted: 1 update (app.conf)`, without repeating the
 /// status when the row's detail already opens with it (`drifted: ...`).
 pub fn row_line(row: &ComponentRow) -> String {
-    let status = row.reconciliation.as_str();
-    let detail = row.detail.strip_prefix(status).and_then(|d| d.strip_prefix(": ")).unwrap_or(&row.detail);
-    format!("{} {status}: {detail}", row.component)
+    format!("{} {}", row.component, row.status_line())
 }
 
 /// Renders a diff for a person, one line each.

@@ -1,27 +1,39 @@
-//! The live diff of an env, on request only: the project binary observes the env through
-//! [`Project::assess`], the same code a tick derives its symptom from and `lifecycle diff --live`
-//! prints, and the page shows the status rows and every entry that is not `noop`, an edited text
-//! file with the unified diff the command prints under it.
+//! The live diff of an env, `/envs/{env}/diff`: the project binary observes the env through
+//! [`Project::assess_deep`](crate::project::Project::assess_deep), the same code a tick derives
+//! its symptom from and `lifecycle diff --live` prints, and the page shows the status rows and
+//! every entry that is not `noop`, an edited text file with the unified diff the command prints
+//! under it.
 //!
 //! The document is `lifecycle diff <env> --live --json`'s, built by the same library code
 //! ([`crate::diff`]: health, resources, text changes and the estate sections included), redacted
 //! with the project's redactor exactly as that command redacts its line. Only the project binary
 //! carries declarations; the stock binary answers that it cannot.
 //!
-//! A live diff waits on the env's substrate (a database that may be slow, or not answer at all),
-//! so it never runs where the other pages are read: each runs on a thread of its own, at most
-//! [`MAX_LIVE_DIFFS`] at once ([`Slots`]; one more is refused with 503), and its page waits for
-//! it at most [`LIVE_DIFF_WAIT`] (then 504; the thread keeps its slot until its observation, bounded
-//! by the lexicon's own timeouts, ends). The ledger reads of every other page keep the blocking
-//! pool to themselves.
+//! The diff page and the env page show one observation of the env ([`super::env::Observations`]):
+//! at most one runs per env, on a thread of its own holding one of the live slots ([`Slots`],
+//! at most [`MAX_LIVE_DIFFS`] at once with the live graphs; none free: 503), and its result is
+//! kept for [`super::env::FRESH_FOR`]. A page asked while it runs waits at most
+//! [`super::env::PAGE_WAIT`], then answers "observing since N s" and reloads itself until it
+//! has ended (the previous observation below, when there is one); a JSON request waits at most
+//! [`LIVE_DIFF_WAIT`] (then 504). The thread keeps its slot until its observation, bounded by
+//! the lexicon's own timeouts, ends. The ledger reads of every other page keep the blocking pool
+//! to themselves.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
+use axum::extract::{Path, State};
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::Response;
 use serde::Serialize;
 use serde_json::Value;
 
+use super::env::Kept;
+use super::routes::{error_response, html_response, json_response, now_text, wants_json};
+use super::{Dashboard, html};
+
+use crate::diff::Diff;
 use crate::observe::{ChangeAction, some_names, unobserved_by_cause};
 use crate::project::{self, Project};
 
@@ -61,7 +73,7 @@ impl Drop for Slot {
 }
 
 /// The diff page's document, as `lifecycle diff --live --json` prints it, after redaction.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct DiffView(pub Value);
 
 /// One line of the diff for a person: a status row or a change entry.
@@ -80,22 +92,20 @@ pub struct DiffLine {
     pub anchor: Option<String>,
 }
 
-/// Observes `env` live and returns its document and its lines for a person, both redacted.
+/// Returns the diff page's document and its lines for a person from `doc`, both redacted.
 ///
 /// # Errors
 ///
-/// Declaration and ledger errors, and a document that cannot be serialised.
-pub fn live(project: &Project, env: &str) -> Result<(DiffView, Vec<DiffLine>), project::Error> {
-    let member = crate::diff::member_of(project, env);
-    let doc = crate::diff::diff(project, member.as_deref(), env)?;
-    let redacted = project.redactor.redact(&serde_json::to_string(&doc)?);
+/// A document that cannot be serialised.
+pub fn lines_of(project: &Project, doc: &Diff) -> Result<(DiffView, Vec<DiffLine>), project::Error> {
+    let redacted = project.redactor.redact(&serde_json::to_string(doc)?);
     let value: Value = serde_json::from_str(&redacted)?;
     let mut lines = Vec::new();
     for row in &doc.components {
         lines.push(DiffLine {
             kind: "row".into(),
             component: row.component.clone(),
-            text: project.redactor.redact(&format!("{}: {}", row.reconciliation.as_str(), row.detail)),
+            text: project.redactor.redact(&row.status_line()),
             unified: None,
             anchor: None,
         });
@@ -123,6 +133,36 @@ pub fn live(project: &Project, env: &str) -> Result<(DiffView, Vec<DiffLine>), p
         }
     }
     Ok((DiffView(value), lines))
+}
+
+/// `GET /envs/{env}/diff`: the env's kept observation as `lifecycle diff --live --json`'s
+/// document, or as lines for a person.
+pub async fn page(State(d): State<Arc<Dashboard>>, Path(env): Path<String>, headers: HeaderMap) -> Response {
+    let json = wants_json(&headers);
+    if let Err(e) = d.check_env(&env) {
+        return error_response(json, &d, &e);
+    }
+    let (outcome, observing) = match super::env::kept(&d, &env, json).await {
+        Ok(Kept::Ended(outcome, observing)) => (outcome, observing),
+        Ok(Kept::Observing(since)) => {
+            return html_response(StatusCode::OK, html::diff_progress(&env, since, &now_text()));
+        }
+        Err(response) => return response,
+    };
+    let observed = match outcome.result() {
+        Ok(o) => o,
+        Err(message) => return super::env::observe_failed(json, &env, message),
+    };
+    if json {
+        return json_response(StatusCode::OK, &observed.diff);
+    }
+    let when = html::Observation {
+        at: &observed.observed_at,
+        age_seconds: outcome.age().as_secs(),
+        millis: u64::try_from(observed.took.as_millis()).unwrap_or(u64::MAX),
+        observing_seconds: observing.map(|s| s.elapsed().as_secs()),
+    };
+    html_response(StatusCode::OK, html::diff(&env, &observed.status, &observed.lines, &when, &now_text()))
 }
 
 #[cfg(test)]

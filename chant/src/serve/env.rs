@@ -371,6 +371,10 @@ pub struct Observed {
     pub notes: Vec<String>,
     /// How long observing took.
     pub took: Duration,
+    /// The diff page's document: `lifecycle diff <env> --live --json`'s, redacted.
+    pub diff: super::diff::DiffView,
+    /// The diff page's lines.
+    pub lines: Vec<super::diff::DiffLine>,
 }
 
 /// An observation that ended, and when.
@@ -378,6 +382,18 @@ pub struct Observed {
 pub struct Outcome {
     finished: Instant,
     result: Result<Observed, String>,
+}
+
+impl Outcome {
+    /// Returns what it observed, or why it could not (redacted).
+    pub fn result(&self) -> Result<&Observed, &str> {
+        self.result.as_ref().map_err(String::as_str)
+    }
+
+    /// Returns how long ago it ended.
+    pub fn age(&self) -> Duration {
+        self.finished.elapsed()
+    }
 }
 
 /// One env's observation: the one running, and the last that ended.
@@ -545,11 +561,13 @@ impl Dashboard {
 
     /// Observes `env` as `lifecycle diff <env> --live --json` does (the same document, built by
     /// [`crate::diff::diff_of`] over [`crate::project::Project::assess_deep`]) and returns its
-    /// rows, redacted.
+    /// rows, that document and its lines for the diff page, redacted.
     ///
     /// # Errors
     ///
-    /// As [`Dashboard::diff`].
+    /// [`Error::NoDeclarations`] in the stock binary, [`Error::NoSuchEnv`] for an env this binary
+    /// has no declaration for (as `lifecycle diff` refuses it), [`Error::Diff`] when observing
+    /// fails.
     pub fn observe_env(&self, env: &str, started: Instant) -> Result<Observed, Error> {
         self.check_env(env)?;
         let project = self.project.as_ref().ok_or(Error::NoDeclarations)?;
@@ -558,6 +576,7 @@ impl Dashboard {
         let mut notes: Vec<String> = deep.baseline_error.iter().cloned().collect();
         let diff = crate::diff::diff_of(project, member.as_deref(), env, deep.assessment).map_err(Error::Diff)?;
         let mut rows = rows_of(&diff, &deep.deep);
+        let (view, lines) = super::diff::lines_of(project, &diff).map_err(Error::Diff)?;
         let redact = |t: &str| project.redactor.redact(t);
         for row in &mut rows {
             row.redact(&redact);
@@ -582,6 +601,8 @@ impl Dashboard {
             rows,
             notes,
             took: started.elapsed(),
+            diff: view,
+            lines,
         })
     }
 
@@ -687,51 +708,66 @@ pub async fn page(
         Ok(Err(e)) => return error_response(json, &d, &e),
         Err(e) => return (StatusCode::INTERNAL_SERVER_ERROR, format!("the read did not finish: {e}")).into_response(),
     };
-    let found = match d.observations().find(&d, &env) {
-        Ok(f) => f,
-        Err(e) => {
-            return (StatusCode::INTERNAL_SERVER_ERROR, format!("cannot start the observation: {e}")).into_response();
+    let (outcome, observing) = match kept(&d, &env, json).await {
+        Ok(Kept::Ended(outcome, observing)) => (outcome, observing),
+        Ok(Kept::Observing(since)) => {
+            return html_response(StatusCode::OK, html::env_progress(&env, since, &ticks, &now_text()));
         }
+        Err(response) => return response,
     };
-    let (outcome, observing) = match found {
-        Found::Fresh(o) => (Some(o), None),
-        Found::Running(since, done, last) => {
-            let bound = if json { super::diff::LIVE_DIFF_WAIT } else { PAGE_WAIT };
-            match wait(done, bound).await {
-                Some(o) => (Some(o), None),
-                None if json => {
-                    let err = Error::DiffTimedOut { env: env.clone(), after: super::diff::LIVE_DIFF_WAIT };
-                    return error_response(json, &d, &err);
-                }
-                None => match last {
-                    Some(last) => (Some(last), Some(since)),
-                    None => {
-                        let page = html::env_progress(&env, since.elapsed().as_secs(), &ticks, &now_text());
-                        return html_response(StatusCode::OK, page);
-                    }
-                },
-            }
-        }
-        Found::Busy(Some(last)) => (Some(last), None),
-        Found::Busy(None) => (None, None),
-    };
-    let Some(outcome) = outcome else {
-        return error_response(json, &d, &Error::TooManyDiffs { limit: super::diff::MAX_LIVE_DIFFS });
-    };
-    let observed = match &outcome.result {
+    let observed = match outcome.result() {
         Ok(o) => o,
-        Err(message) => {
-            let status = StatusCode::INTERNAL_SERVER_ERROR;
-            let message = format!("cannot observe env {env:?}: {message}");
-            return if json {
-                json_response(status, &serde_json::json!({ "error": message }))
-            } else {
-                html_response(status, html::error(status.as_u16(), &message, &now_text()))
-            };
-        }
+        Err(message) => return observe_failed(json, &env, message),
     };
     let doc = page_of(&env, observed, outcome.finished, observing, ticks, filter);
     if json { json_response(StatusCode::OK, &doc) } else { html_response(StatusCode::OK, html::env(&doc)) }
+}
+
+/// What a request gets of an env's kept observation.
+pub(super) enum Kept {
+    /// An observation that ended (it may have failed), and since when a newer one is running
+    /// (then the outcome is the previous one's).
+    Ended(Arc<Outcome>, Option<Instant>),
+    /// The env's first observation has been running for this many seconds and an HTML request
+    /// waited [`PAGE_WAIT`] for it: the caller answers its progress page.
+    Observing(u64),
+}
+
+/// Finds `env`'s kept observation for a request, starting one when none is fresh or running, and
+/// waits for a running one at most [`PAGE_WAIT`] (HTML) or [`super::diff::LIVE_DIFF_WAIT`]
+/// (JSON). The error is a response already made: 503 when every live slot is taken and nothing
+/// was observed before, 504 when a JSON request's wait ran out, 500 when no thread could start.
+pub(super) async fn kept(d: &Arc<Dashboard>, env: &str, json: bool) -> Result<Kept, Response> {
+    let found = d.observations().find(d, env).map_err(|e| {
+        (StatusCode::INTERNAL_SERVER_ERROR, format!("cannot start the observation: {e}")).into_response()
+    })?;
+    match found {
+        Found::Fresh(o) | Found::Busy(Some(o)) => Ok(Kept::Ended(o, None)),
+        Found::Busy(None) => Err(error_response(json, d, &Error::TooManyDiffs { limit: super::diff::MAX_LIVE_DIFFS })),
+        Found::Running(since, done, last) => {
+            let bound = if json { super::diff::LIVE_DIFF_WAIT } else { PAGE_WAIT };
+            match (wait(done, bound).await, last) {
+                (Some(o), _) => Ok(Kept::Ended(o, None)),
+                (None, _) if json => {
+                    let err = Error::DiffTimedOut { env: env.to_owned(), after: super::diff::LIVE_DIFF_WAIT };
+                    Err(error_response(json, d, &err))
+                }
+                (None, Some(last)) => Ok(Kept::Ended(last, Some(since))),
+                (None, None) => Ok(Kept::Observing(since.elapsed().as_secs())),
+            }
+        }
+    }
+}
+
+/// Answers 500 saying why `env` could not be observed.
+pub(super) fn observe_failed(json: bool, env: &str, message: &str) -> Response {
+    let status = StatusCode::INTERNAL_SERVER_ERROR;
+    let message = format!("cannot observe env {env:?}: {message}");
+    if json {
+        json_response(status, &serde_json::json!({ "error": message }))
+    } else {
+        html_response(status, html::error(status.as_u16(), &message, &now_text()))
+    }
 }
 
 fn bad_request(json: bool, message: &str) -> Response {

@@ -5,23 +5,23 @@
 //! document, redacted the same way (the whole line through the project's redactor).
 //!
 //! The declared graph reads declarations only, on the blocking pool like the other pages. The
-//! live graph observes the env, so it runs as a live diff does: on a thread of its own, holding
-//! one of the same [`super::diff::Slots`] (at most [`super::diff::MAX_LIVE_DIFFS`] live
-//! observations at once, diffs and graphs together; one more is refused with 503), and its page
-//! waits for it at most [`super::diff::LIVE_DIFF_WAIT`] (then 504). Laying the graph out (a `dot`
+//! live graph observes the env, so it runs on a thread of its own, holding one of the live
+//! [`super::diff::Slots`] (at most [`super::diff::MAX_LIVE_DIFFS`] live observations at once,
+//! the env and diff pages' observations and the live graphs together; one more is refused with
+//! 503), and its page waits for it at most [`super::diff::LIVE_DIFF_WAIT`] (then 504). Laying the graph out (a `dot`
 //! child bounded by [`super::layout::DOT_TIMEOUT`]) happens on that same thread, never on the
 //! server's event loop; a JSON request lays nothing out.
 
 use std::sync::Arc;
 
 use axum::extract::{Path, Query, State};
-use axum::http::HeaderMap;
-use axum::response::Response;
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::{IntoResponse, Response};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::layout::Layout;
-use super::routes::{Live, answer, error_response, on_live_slot, render, wants_json};
+use super::routes::{answer, error_response, render, wants_json};
 use super::{Dashboard, Error, graph_svg, html};
 use crate::graph::{self as graphs, Graph};
 use crate::redact::Redactor;
@@ -143,10 +143,38 @@ pub(super) async fn page(
         let read = move |d: &Dashboard| d.graph(&env, false, !json);
         return answer(d, headers, read, |_, p| html::graph(p)).await;
     }
-    let read = on_live_slot(&d, env, Live::Graph, move |d, env| d.graph(env, true, !json)).await;
-    match read {
+    match live_graph(&d, env, json).await {
         Ok(read) => render(json, &d, read, |_, p| html::graph(p)),
         Err(response) => response,
+    }
+}
+
+/// Draws `env`'s live graph on a thread of its own holding one of the live
+/// [`super::diff::Slots`] (none free: [`Error::TooManyDiffs`]), waiting for it at most
+/// [`super::diff::LIVE_DIFF_WAIT`] (then [`Error::GraphTimedOut`]). The outer error is a
+/// response already made: the thread could not start, or it ended without an answer.
+async fn live_graph(d: &Arc<Dashboard>, env: String, json: bool) -> Result<Result<GraphPage, Error>, Response> {
+    let Some(slot) = d.diff_slots().take() else {
+        return Ok(Err(Error::TooManyDiffs { limit: super::diff::MAX_LIVE_DIFFS }));
+    };
+    let (tx, rx) = tokio::sync::oneshot::channel();
+    let reader = Arc::clone(d);
+    let name = env.clone();
+    let started = std::thread::Builder::new().name("chant-serve-graph".into()).spawn(move || {
+        let answer = reader.graph(&name, true, !json);
+        drop(slot);
+        let _ = tx.send(answer);
+    });
+    if let Err(e) = started {
+        let message = format!("cannot start the live graph: {e}");
+        return Err((StatusCode::INTERNAL_SERVER_ERROR, message).into_response());
+    }
+    match tokio::time::timeout(super::diff::LIVE_DIFF_WAIT, rx).await {
+        Ok(Ok(read)) => Ok(read),
+        Ok(Err(_)) => {
+            Err((StatusCode::INTERNAL_SERVER_ERROR, "the live graph ended without an answer").into_response())
+        }
+        Err(_) => Ok(Err(Error::GraphTimedOut { env, after: super::diff::LIVE_DIFF_WAIT })),
     }
 }
 

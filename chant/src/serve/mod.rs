@@ -264,21 +264,6 @@ impl Dashboard {
     pub fn diff_slots(&self) -> &diff::Slots {
         &self.diffs
     }
-
-    /// Observes `env` live (project binary only).
-    ///
-    /// # Errors
-    ///
-    /// [`Error::NoDeclarations`] in the stock binary, [`Error::NoSuchEnv`] for an env this binary
-    /// has no declaration for (as `lifecycle diff` refuses it), [`Error::Diff`] when observing
-    /// fails.
-    pub fn diff(&self, env: &str) -> Result<(diff::DiffView, Vec<diff::DiffLine>), Error> {
-        let project = self.project.as_ref().ok_or(Error::NoDeclarations)?;
-        if !operator::is_name(env) || !crate::lexicon::declared_envs().contains(&env) {
-            return Err(Error::NoSuchEnv { env: env.to_owned() });
-        }
-        diff::live(project, env).map_err(Error::Diff)
-    }
 }
 
 /// Which of an op's rows a page shows.

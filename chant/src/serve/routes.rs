@@ -34,7 +34,7 @@ pub fn router(dashboard: Arc<Dashboard>) -> Router {
         .route("/", get(estate))
         .route("/gates", get(gates))
         .route("/ops/{env}/{op}", get(op))
-        .route("/envs/{env}/diff", get(diff))
+        .route("/envs/{env}/diff", get(super::diff::page))
         .route("/envs/{env}/graph", get(super::graph::page))
         .route("/envs/{env}", get(super::env::page))
         .route(super::assets::COPY_JS_PATH, get(super::assets::copy_js))
@@ -149,104 +149,6 @@ async fn op(
     let limit = q.limit.unwrap_or(DEFAULT_TICKS).clamp(1, MAX_TICKS);
     let read = move |d: &Dashboard| d.op(q.member.as_deref(), &env, &op, limit);
     answer(d, headers, read, |_, v| html::op(v)).await
-}
-
-/// A live diff: on a thread of its own (never the blocking pool the other pages read on), at
-/// most [`super::diff::MAX_LIVE_DIFFS`] at once, waited for at most
-/// [`super::diff::LIVE_DIFF_WAIT`] (see [`super::diff`]).
-async fn diff(State(d): State<Arc<Dashboard>>, Path(env): Path<String>, headers: HeaderMap) -> Response {
-    let json = wants_json(&headers);
-    let read = on_live_slot(&d, env.clone(), Live::Diff, |reader, name| {
-        let at = now_text();
-        reader.diff(name).map(|(view, lines)| DiffAnswer { view, lines, at })
-    })
-    .await;
-    let read = match read {
-        Ok(read) => read,
-        Err(response) => return response,
-    };
-    render(json, &d, read, move |_, a: &DiffAnswer| {
-        let status = a.view.0.get("status").and_then(serde_json::Value::as_str).unwrap_or("?");
-        html::diff(&env, status, &a.lines, &a.at)
-    })
-}
-
-/// What runs on a live slot: a live diff or a live graph.
-#[derive(Debug, Clone, Copy)]
-pub(super) enum Live {
-    /// `/envs/{env}/diff`.
-    Diff,
-    /// `/envs/{env}/graph?live=1`.
-    Graph,
-}
-
-impl Live {
-    fn words(self) -> &'static str {
-        match self {
-            Live::Diff => "live diff",
-            Live::Graph => "live graph",
-        }
-    }
-
-    fn timed_out(self, env: String) -> Error {
-        let after = super::diff::LIVE_DIFF_WAIT;
-        match self {
-            Live::Diff => Error::DiffTimedOut { env, after },
-            Live::Graph => Error::GraphTimedOut { env, after },
-        }
-    }
-}
-
-/// Runs `work` for `env` on a thread of its own holding one of the live [`super::diff::Slots`]
-/// (none free: [`Error::TooManyDiffs`]), waiting for it at most
-/// [`super::diff::LIVE_DIFF_WAIT`] (then `kind`'s timeout error). The outer error is a response
-/// already made: the thread could not start, or it ended without an answer.
-pub(super) async fn on_live_slot<T: Send + 'static>(
-    d: &Arc<Dashboard>,
-    env: String,
-    kind: Live,
-    work: impl FnOnce(&Dashboard, &str) -> Result<T, Error> + Send + 'static,
-) -> Result<Result<T, Error>, Response> {
-    let Some(slot) = d.diff_slots().take() else {
-        return Ok(Err(Error::TooManyDiffs { limit: super::diff::MAX_LIVE_DIFFS }));
-    };
-    let (tx, rx) = tokio::sync::oneshot::channel();
-    let reader = Arc::clone(d);
-    let name = env.clone();
-    let thread = match kind {
-        Live::Diff => "chant-serve-diff",
-        Live::Graph => "chant-serve-graph",
-    };
-    let started = std::thread::Builder::new().name(thread.into()).spawn(move || {
-        let answer = work(&reader, &name);
-        drop(slot);
-        let _ = tx.send(answer);
-    });
-    if let Err(e) = started {
-        let message = format!("cannot start the {}: {e}", kind.words());
-        return Err((StatusCode::INTERNAL_SERVER_ERROR, message).into_response());
-    }
-    match tokio::time::timeout(super::diff::LIVE_DIFF_WAIT, rx).await {
-        Ok(Ok(read)) => Ok(read),
-        Ok(Err(_)) => {
-            let message = format!("the {} ended without an answer", kind.words());
-            Err((StatusCode::INTERNAL_SERVER_ERROR, message).into_response())
-        }
-        Err(_) => Ok(Err(kind.timed_out(env))),
-    }
-}
-
-/// A diff and its lines: serialises as the diff document alone.
-struct DiffAnswer {
-    view: super::diff::DiffView,
-    lines: Vec<super::diff::DiffLine>,
-    at: String,
-}
-
-impl Serialize for DiffAnswer {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        self.view.serialize(s)
-    }
 }
 
 async fn not_found(headers: HeaderMap) -> Response {

@@ -3,8 +3,10 @@
 //! - a PostgreSQL env whose server accepts TCP on 127.0.0.1 and never answers: `tick`,
 //!   `operator --once` and `lifecycle diff --live` end within the login bound, the env `unknown`
 //!   with the reason (#34 defect 3; before, each hung for ever);
-//! - the dashboard serves its other pages while live diffs against that server are in flight,
-//!   and refuses the diffs past its limit (before, six such diffs froze every page);
+//! - the live diff page answers at once while its observation waits on that server ("observing
+//!   since N s", reloading itself; six tabs share one observation), the other pages answer
+//!   meanwhile, and live observations past the limit are refused at once (before, six such
+//!   diffs froze every page);
 //! - the env page answers at once while its observation waits on that server ("observing since
 //!   N s", reloading itself), and then lists every resource `unobserved` with the reason, never
 //!   missing;
@@ -90,12 +92,21 @@ fn a_postgres_server_that_never_answers_makes_the_env_unknown_within_the_login_b
     assert!(out.contains("did not answer the login within 2s"), "{out}");
 }
 
-/// Sends one HTTP/1.1 GET of `path` to `addr` naming `host`, returning the status and the body.
+/// Sends one HTTP/1.1 GET of `path` to `addr` naming `host`, asking for JSON, returning the
+/// status and the body.
 fn get(addr: &str, path: &str, host: &str) -> (u16, String) {
+    get_accepting(addr, path, host, "application/json")
+}
+
+/// [`get`], asking for HTML as a browser does.
+fn get_html(addr: &str, path: &str, host: &str) -> (u16, String) {
+    get_accepting(addr, path, host, "text/html")
+}
+
+fn get_accepting(addr: &str, path: &str, host: &str, accept: &str) -> (u16, String) {
     let mut conn = TcpStream::connect(addr).unwrap();
     conn.set_read_timeout(Some(Duration::from_secs(200))).unwrap();
-    let request =
-        format!("GET {path} HTTP/1.1\r\nHost: {host}\r\nAccept: application/json\r\nConnection: close\r\n\r\n");
+    let request = format!("GET {path} HTTP/1.1\r\nHost: {host}\r\nAccept: {accept}\r\nConnection: close\r\n\r\n");
     conn.write_all(request.as_bytes()).unwrap();
     let mut answer = String::new();
     conn.read_to_string(&mut answer).unwrap();
@@ -116,48 +127,67 @@ fn serve(sandbox: &Sandbox, bin: &str, extra: &[&str], vars: &[(&str, &str)]) ->
 }
 
 #[test]
-fn the_dashboard_serves_its_pages_while_live_diffs_wait_on_a_server_that_never_answers() {
+fn the_live_diff_page_shows_progress_and_every_page_answers_while_it_waits_on_a_server_that_never_answers() {
     let sandbox = prod_db_sandbox();
     let port = silent();
-    // A long login bound, so the diffs are surely in flight while the estate page is asked for.
+    // A long login bound, so the observation is surely in flight while the other pages are asked.
     let dsn = format!("postgres://app@127.0.0.1:{port}/app?connect_timeout=20");
     let bin = staging_binary();
     let (served, addr) = serve(&sandbox, bin.to_str().unwrap(), &[], &[("E2E_DSN", dsn.as_str())]);
     let host = addr.clone();
 
-    // Six live diffs at once, as six browser tabs would ask.
-    let (tx, answers) = mpsc::channel();
-    let started = Instant::now();
+    // Six browser tabs ask for the live diff at once: they share the env's one observation, and
+    // each answers within its short wait with a page that says so and reloads itself.
+    let (tx, pages) = mpsc::channel();
     for _ in 0..6 {
         let (tx, addr, host) = (tx.clone(), addr.clone(), host.clone());
         std::thread::spawn(move || {
-            let answer = get(&addr, "/envs/prod-db/diff", &host);
-            let _ = tx.send((answer, started.elapsed()));
+            let asked = Instant::now();
+            let answer = get_html(&addr, "/envs/prod-db/diff", &host);
+            let _ = tx.send((answer, asked.elapsed()));
         });
     }
-    // Those past the limit are refused at once, without waiting on the database.
-    let mut refused = 0;
-    while refused < 4 {
-        let ((status, body), _) = answers.recv_timeout(AT_MOST).expect("the diffs past the limit were not refused");
-        assert_eq!(status, 503, "{body}");
-        assert!(body.contains("live diffs are running already"), "{body}");
-        refused += 1;
+    for _ in 0..6 {
+        let ((status, body), took) = pages.recv_timeout(AT_MOST).expect("a diff tab got no page while observing");
+        eprintln!("a diff tab answered {status} in {took:?} while observing");
+        assert_eq!(status, 200, "{body}");
+        assert!(body.contains("Observing env prod-db live since"), "{body}");
+        assert!(body.contains(r#"<meta http-equiv="refresh" content="2">"#), "{body}");
     }
-    // While the other two wait on the database, the estate page answers.
+    // The observation holds one of the two live slots; of two live graphs asked at once, one
+    // takes the other slot and one is refused at once, without waiting on the database.
+    let (tx, graphs) = mpsc::channel();
+    for _ in 0..2 {
+        let (tx, addr, host) = (tx.clone(), addr.clone(), host.clone());
+        std::thread::spawn(move || {
+            let _ = tx.send(get(&addr, "/envs/prod-db/graph?live=1", &host));
+        });
+    }
+    let (status, body) = graphs.recv_timeout(AT_MOST).expect("the graph past the limit was not refused");
+    assert_eq!(status, 503, "{body}");
+    assert!(body.contains("live diffs are running already"), "{body}");
+    // While the observation and the graph wait on the database, the estate page answers.
     let asked = Instant::now();
     let (status, body) = get(&addr, "/", &host);
     let estate_took = asked.elapsed();
-    eprintln!("the estate page answered in {estate_took:?} with two live diffs in flight");
+    eprintln!("the estate page answered in {estate_took:?} with two live observations in flight");
     assert_eq!(status, 200, "{body}");
-    assert!(answers.try_recv().is_err(), "the two admitted diffs were still waiting on the login bound");
+    assert!(graphs.try_recv().is_err(), "the admitted graph was still waiting on the login bound");
     assert!(estate_took < Duration::from_secs(15), "the estate page took {estate_took:?}");
-    // The admitted diffs end within the login bound, the env unknown with the reason.
-    for _ in 0..2 {
-        let ((status, body), took) = answers.recv_timeout(Duration::from_secs(200)).expect("a live diff never ended");
-        eprintln!("a live diff answered {status} after {took:?}");
-        assert_eq!(status, 200, "{body}");
-        assert!(body.contains("did not answer the login within 20s"), "{body}");
-    }
+    // JSON waits for the observation (bounded); it ends within the login bound, the env unknown
+    // with the reason; the page then shows it.
+    let (status, body) = get(&addr, "/envs/prod-db/diff", &host);
+    assert_eq!(status, 200, "{body}");
+    let doc: serde_json::Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(doc["status"], "unknown", "{doc}");
+    assert!(body.contains("did not answer the login within 20s"), "{body}");
+    let (status, page) = get_html(&addr, "/envs/prod-db/diff", &host);
+    assert_eq!(status, 200, "{page}");
+    assert!(page.contains("did not answer the login within 20s"), "{page}");
+    assert!(!page.contains("Observing env prod-db live since"), "{page}");
+    let (status, body) = graphs.recv_timeout(Duration::from_secs(200)).expect("the live graph never ended");
+    eprintln!("the live graph answered {status}");
+    assert_eq!(status, 200, "{body}");
     served.kill9();
 }
 
@@ -170,13 +200,9 @@ fn the_env_page_shows_progress_while_it_observes_and_never_calls_the_unread_miss
     let (served, addr) = serve(&sandbox, bin.to_str().unwrap(), &[], &[("E2E_DSN", dsn.as_str())]);
     let host = addr.clone();
     let html = |path: &str| {
-        let mut conn = TcpStream::connect(&addr).unwrap();
-        conn.set_read_timeout(Some(Duration::from_secs(60))).unwrap();
-        let request = format!("GET {path} HTTP/1.1\r\nHost: {host}\r\nAccept: text/html\r\nConnection: close\r\n\r\n");
-        conn.write_all(request.as_bytes()).unwrap();
-        let mut answer = String::new();
-        conn.read_to_string(&mut answer).unwrap();
-        answer
+        let (status, page) = get_html(&addr, path, &host);
+        assert_eq!(status, 200, "{path}: {page}");
+        page
     };
     // The first request starts the observation and answers within its short wait, with a page
     // that says so and reloads itself.
@@ -184,7 +210,6 @@ fn the_env_page_shows_progress_while_it_observes_and_never_calls_the_unread_miss
     let page = html("/envs/prod-db");
     let took = asked.elapsed();
     eprintln!("the env page answered in {took:?} while observing");
-    assert!(page.starts_with("HTTP/1.1 200"), "{page}");
     assert!(page.contains("Observing env prod-db live since"), "{page}");
     assert!(page.contains(r#"<meta http-equiv="refresh" content="2">"#), "{page}");
     assert!(took < Duration::from_secs(7), "the progress page took {took:?}");

@@ -4,7 +4,7 @@
 
 use maud::{Markup, html};
 
-use super::{age, badge, encode, layout_every, op_url};
+use super::{age, badge, encode, layout_every, op_url, progress};
 use crate::serve::env::{EnvPage, EnvTicks, PROGRESS_REFRESH_SECS, REFRESH_SECS, Verdict};
 
 /// The header: the env's last ticks, as the ledger has them, and a row per ConvergeOp with its
@@ -119,10 +119,7 @@ pub fn env_progress(env: &str, since: u64, ticks: &EnvTicks, generated_at: &str)
     let body = html! {
         h1 { "env " (env) }
         (ticks_header(env, ticks))
-        p.progress data-observing=(since) {
-            "Observing env " (env) " live since " (since) " s: this page reloads itself every "
-            (PROGRESS_REFRESH_SECS) " s until the observation has ended. Every other page answers meanwhile."
-        }
+        (progress(env, since))
     };
     layout_every(&format!("env {env}"), generated_at, Some(PROGRESS_REFRESH_SECS), body)
 }

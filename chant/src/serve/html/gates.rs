@@ -1,9 +1,8 @@
-//! The pending-gates page and the live-diff page.
+//! The pending-gates page.
 
 use maud::{Markup, html};
 
 use super::{copyable, layout, op_url, safe_link};
-use crate::serve::diff::DiffLine;
 use crate::serve::view::GatesView;
 
 /// Renders every standing gate, with its approve command.
@@ -62,42 +61,4 @@ pub fn gates(view: &GatesView) -> Markup {
         }
     };
     layout("Pending gates", &view.generated_at, false, body)
-}
-
-/// A unified diff as text, one line each, marked by what it is: removed (live, `-`), added
-/// (declared, `+`), a hunk header, or context; the sign stays, so it reads without colour.
-fn unified(diff: &str) -> Markup {
-    html! {
-        pre.udiff { @for line in diff.lines() {
-            @let class = match line.chars().next() {
-                Some('+') if !line.starts_with("+++") => "add",
-                Some('-') if !line.starts_with("---") => "del",
-                Some('@') => "hunk",
-                _ => "ctx",
-            };
-            span class=(class) { (line) } "\n"
-        } }
-    }
-}
-
-/// Renders the live diff of `env` whose status is `status`.
-pub fn diff(env: &str, status: &str, lines: &[DiffLine], generated_at: &str) -> Markup {
-    let body = html! {
-        h1 { "Live diff of env " (env) ": " code { (status) } }
-        p.muted { "Observed live when this page was asked for, by the code a tick derives its symptom from." }
-        @if lines.is_empty() { p { "env " (env) " declares nothing in this binary." } }
-        @else {
-            table {
-                thead { tr { th { "what" } th { "component" } th { "detail" } } }
-                tbody { @for l in lines { tr data-kind=(l.kind) {
-                    td id=[l.anchor.as_deref()] { strong { (l.kind) } } td { code { (l.component) } }
-                    td {
-                        (l.text)
-                        @if let Some(u) = &l.unified { (unified(u)) }
-                    }
-                } } }
-            }
-        }
-    };
-    layout(&format!("diff {env}"), generated_at, false, body)
 }

@@ -2,15 +2,17 @@
 //! interpolated value (the only pre-escaped text is the stylesheet below, a constant). Pages work
 //! without JavaScript and link to nothing outside the dashboard.
 
+mod diff;
 mod env;
 mod estate;
 mod gates;
 mod graph;
 mod op;
 
+pub use diff::{Observation, diff, diff_progress};
 pub use env::{env, env_progress};
 pub use estate::estate;
-pub use gates::{diff, gates};
+pub use gates::gates;
 pub use graph::graph;
 pub use op::op;
 
@@ -114,6 +116,17 @@ fn encode(s: &str) -> String {
 pub fn op_url(member: Option<&str>, env: &str, op: &str) -> String {
     let member = member.map(|m| format!("?member={}", encode(m))).unwrap_or_default();
     format!("/ops/{}/{}{member}", encode(env), encode(op))
+}
+
+/// Says that `env` has been observed live for `since` seconds and that the page reloads itself
+/// until the observation has ended (the env and diff pages' progress note).
+fn progress(env: &str, since: u64) -> Markup {
+    html! {
+        p.progress data-observing=(since) {
+            "Observing env " (env) " live since " (since) " s: this page reloads itself every "
+            (crate::serve::env::PROGRESS_REFRESH_SECS) " s until the observation has ended. Every other page answers meanwhile."
+        }
+    }
 }
 
 /// Renders an age in seconds for a person (`42s`, `5m 3s`, `2h 10m`, `3d 4h`).
