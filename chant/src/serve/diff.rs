@@ -162,7 +162,10 @@ pub async fn page(State(d): State<Arc<Dashboard>>, Path(env): Path<String>, head
         millis: u64::try_from(observed.took.as_millis()).unwrap_or(u64::MAX),
         observing_seconds: observing.map(|s| s.elapsed().as_secs()),
     };
-    html_response(StatusCode::OK, html::diff(&env, &observed.status, &observed.lines, &when, &now_text()))
+    html_response(
+        StatusCode::OK,
+        html::diff(&env, &observed.status, &observed.lines, &observed.rows, &when, &now_text()),
+    )
 }
 
 #[cfg(test)]

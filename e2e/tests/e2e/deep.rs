@@ -150,6 +150,11 @@ fn an_accepted_value_stops_alerting_and_a_further_change_alerts_with_three_value
         "<td><code>document.port</code></td><td><code>8080</code></td><td><code>9091</code></td><td><code>9090</code></td>",
         "{html}"
     );
+    // The diff page lists the same path under app.json's line, from the same observation.
+    let diff = served.html("/envs/site/diff");
+    let line = diff.split(r#"<td id="d-files~app.json">"#).nth(1).unwrap_or_default();
+    let line = line.split(r#"<tr data-kind="#).next().unwrap_or_default();
+    assert!(line.contains(&format!(r#"<tr data-path="document.port" data-state="drift">{path_row}</tr>"#)), "{diff}");
     drop(served);
 
     let shown = sandbox.project(&["lifecycle", "baseline", "site", "--json"], &[DOC]).code(0).json();

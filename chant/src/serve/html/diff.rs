@@ -1,11 +1,13 @@
 //! The live-diff page: the status rows and every entry that differs, an edited text file with its
 //! unified diff; and the progress page shown while the env's first observation runs.
 
+use std::collections::HashMap;
+
 use maud::{Markup, html};
 
-use super::{age, encode, layout, layout_every, progress};
+use super::{age, encode, layout, layout_every, paths, progress};
 use crate::serve::diff::DiffLine;
-use crate::serve::env::{FRESH_FOR, PROGRESS_REFRESH_SECS};
+use crate::serve::env::{FRESH_FOR, PROGRESS_REFRESH_SECS, PathRow, ResourceRow};
 
 /// When the observation a diff page shows was made.
 #[derive(Debug, Clone, Copy)]
@@ -36,8 +38,22 @@ fn unified(diff: &str) -> Markup {
     }
 }
 
-/// Renders the live diff of `env` whose status is `status`, from the observation `when`.
-pub fn diff(env: &str, status: &str, lines: &[DiffLine], when: &Observation<'_>, generated_at: &str) -> Markup {
+/// Renders the live diff of `env` whose status is `status`, from the observation `when`; a line
+/// whose resource deep observation reports paths of (`rows`, the env page's) lists them with
+/// their declared, live and accepted values.
+pub fn diff(
+    env: &str,
+    status: &str,
+    lines: &[DiffLine],
+    rows: &[ResourceRow],
+    when: &Observation<'_>,
+    generated_at: &str,
+) -> Markup {
+    let deep: HashMap<&str, &[PathRow]> = rows
+        .iter()
+        .filter(|r| !r.paths.is_empty())
+        .filter_map(|r| Some((r.anchor.as_deref()?, r.paths.as_slice())))
+        .collect();
     let body = html! {
         h1 { "Live diff of env " (env) ": " code { (status) } }
         p.muted {
@@ -56,6 +72,7 @@ pub fn diff(env: &str, status: &str, lines: &[DiffLine], when: &Observation<'_>,
                     td {
                         (l.text)
                         @if let Some(u) = &l.unified { (unified(u)) }
+                        @if let Some(p) = l.anchor.as_deref().and_then(|a| deep.get(a)) { (paths(p)) }
                     }
                 } } }
             }

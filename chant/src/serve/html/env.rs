@@ -4,7 +4,7 @@
 
 use maud::{Markup, html};
 
-use super::{age, badge, encode, layout_every, op_url, progress};
+use super::{age, badge, encode, layout_every, op_url, paths, progress};
 use crate::serve::env::{EnvPage, EnvTicks, PROGRESS_REFRESH_SECS, REFRESH_SECS, Verdict};
 
 /// The header: the env's last ticks, as the ledger has them, and a row per ConvergeOp with its
@@ -90,19 +90,7 @@ pub fn env(page: &EnvPage) -> Markup {
                         td {
                             @if let Some(reason) = &r.reason { span.err { (reason) } }
                             @for d in &r.differs { div { (d) } }
-                            @if !r.paths.is_empty() {
-                                table.paths {
-                                    thead { tr { th { "path" } th { "declared" } th { "live" } th { "accepted" } } }
-                                    tbody { @for p in &r.paths {
-                                        tr data-path=(p.path) data-state=(p.state) {
-                                            td { code { (p.path) } @if p.state == "baselined" { " (accepted)" } }
-                                            td { code { (p.declared.as_deref().unwrap_or("—")) } }
-                                            td { code { (p.live.as_deref().unwrap_or("absent")) } }
-                                            td { code { (p.baseline.as_deref().unwrap_or("—")) } }
-                                        }
-                                    } }
-                                }
-                            }
+                            (paths(&r.paths))
                             @if let Some(a) = &r.anchor { a href={ (diff) "#" (a) } { "diff" } }
                         }
                     }

@@ -118,6 +118,26 @@ pub fn op_url(member: Option<&str>, env: &str, op: &str) -> String {
     format!("/ops/{}/{}{member}", encode(env), encode(op))
 }
 
+/// The paths deep observation reports of one resource, with the declared, live and accepted
+/// (baseline) values side by side; nothing when there are none.
+fn paths(rows: &[crate::serve::env::PathRow]) -> Markup {
+    html! {
+        @if !rows.is_empty() {
+            table.paths {
+                thead { tr { th { "path" } th { "declared" } th { "live" } th { "accepted" } } }
+                tbody { @for p in rows {
+                    tr data-path=(p.path) data-state=(p.state) {
+                        td { code { (p.path) } @if p.state == "baselined" { " (accepted)" } }
+                        td { code { (p.declared.as_deref().unwrap_or("—")) } }
+                        td { code { (p.live.as_deref().unwrap_or("absent")) } }
+                        td { code { (p.baseline.as_deref().unwrap_or("—")) } }
+                    }
+                } }
+            }
+        }
+    }
+}
+
 /// Says that `env` has been observed live for `since` seconds and that the page reloads itself
 /// until the observation has ended (the env and diff pages' progress note).
 fn progress(env: &str, since: u64) -> Markup {
