@@ -254,7 +254,7 @@ pub fn rows_of(diff: &Diff, deep: &[ComponentDeep]) -> Vec<ResourceRow> {
                 reason,
                 queried: entry.queried.clone(),
                 anchor,
-                paths: paths.remove(entry.name.as_str()).unwrap_or_default(),
+                paths: news(entry, paths.remove(entry.name.as_str()).unwrap_or_default()),
             });
         }
     }
@@ -318,6 +318,16 @@ fn deep_paths(deep: Option<&ComponentDeep>) -> BTreeMap<&str, Vec<PathRow>> {
         }
     }
     out
+}
+
+/// The deep paths that say more than the entry's own `differs`: every accepted path and every
+/// drift with an accepted value, and a drift only where no property of the entry already says
+/// it (a file's `content` and `size` are its deltas; a JSON key `document.port` is not).
+fn news(entry: &ChangeEntry, paths: Vec<PathRow>) -> Vec<PathRow> {
+    paths
+        .into_iter()
+        .filter(|p| p.state != "drift" || p.baseline.is_some() || !entry.deltas.iter().any(|d| d.property == p.path))
+        .collect()
 }
 
 fn verdict_of(entry: &ChangeEntry, baselined: bool) -> Verdict {
@@ -852,5 +862,31 @@ mod tests {
         assert_eq!(owner_of(&runtime).as_deref(), Some("belongs to app.conf"));
         assert!(unobserved_cause(&blind).is_some_and(|c| c.contains("permission denied")));
         assert!(differs_of(&blind, false).is_empty(), "nothing is concluded of what was not read");
+    }
+
+    #[test]
+    fn a_deep_path_its_deltas_already_say_is_left_out_unless_a_baseline_accepted_a_value() {
+        use crate::observe::Delta;
+        let mut file = entry("app.json", ChangeAction::Update);
+        file.deltas =
+            vec![Delta { property: "content".into(), declared: "sha1:b".into(), live: Some("sha1:a".into()) }];
+        let path = |path: &str, state: &'static str, baseline: Option<&str>| PathRow {
+            path: path.into(),
+            state,
+            declared: Some("1".into()),
+            live: Some("2".into()),
+            baseline: baseline.map(str::to_owned),
+        };
+        let kept = news(
+            &file,
+            vec![
+                path("content", "drift", None),
+                path("document.port", "drift", None),
+                path("content", "drift", Some("3")),
+                path("mode", "baselined", Some("2")),
+            ],
+        );
+        let kept: Vec<(&str, Option<&str>)> = kept.iter().map(|p| (p.path.as_str(), p.baseline.as_deref())).collect();
+        assert_eq!(kept, [("document.port", None), ("content", Some("3")), ("mode", Some("2"))]);
     }
 }

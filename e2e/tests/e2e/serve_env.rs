@@ -74,6 +74,7 @@ fn the_env_page_lists_every_resource_as_lifecycle_diff_sees_it() {
     assert_eq!((&edited["verdict"], &edited["action"]), (&"drifted".into(), &"update".into()), "{page}");
     let differs = serde_json::json!(["content: text diff", "size: 9 -> 31"]);
     assert_eq!(edited["differs"], differs, "the text itself is on the diff page: {page}");
+    assert!(edited.get("paths").is_none(), "content and size are said once, by `differs`, never as digests: {page}");
     assert_eq!(edited["anchor"], "d-files~app.conf");
     assert_eq!(resource(&page, "motd.txt")["verdict"], "in-sync");
     assert!(resource(&page, "motd.txt")["anchor"].is_null(), "nothing to link to: nothing differs");
