@@ -32,8 +32,12 @@ pub enum MatchedAs {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub enum Origin {
-    /// Observed by the lexicon's describe read: declared, or owned by the last apply.
+    /// Declared by the env, and observed by the lexicon's describe read.
     Managed,
+    /// Observed by the lexicon's describe read but declared by nothing: a table beside the
+    /// declared ones in a declared schema, a column the declaration leaves out, a resource the
+    /// last apply owns and the declaration no longer names.
+    Undeclared,
     /// Simply there: nothing declares it, nothing references it (`--ambient`).
     Ambient,
 }
@@ -51,9 +55,9 @@ pub struct Hit {
     /// Its kind, when the lexicon says.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub kind: Option<String>,
-    /// Managed or ambient.
+    /// Managed, undeclared or ambient.
     pub origin: Origin,
-    /// Whose it is (managed resources only).
+    /// Whose it is (what the describe read observed: managed and undeclared resources).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub ownership: Option<Ownership>,
 }
@@ -230,6 +234,7 @@ pub fn search(
     let mut ambient_hints = Vec::new();
     for r in reads {
         let lexicon = r.bound.name().to_owned();
+        let declared: std::collections::HashSet<&str> = r.declared.iter().map(|d| d.name.as_str()).collect();
         for (name, p) in &r.observation.resources {
             if hit(name, p.kind.as_deref()) {
                 matches.push(Hit {
@@ -237,7 +242,7 @@ pub fn search(
                     lexicon: lexicon.clone(),
                     name: name.clone(),
                     kind: p.kind.clone(),
-                    origin: Origin::Managed,
+                    origin: if declared.contains(name.as_str()) { Origin::Managed } else { Origin::Undeclared },
                     ownership: Some(p.ownership),
                 });
             }

@@ -59,6 +59,8 @@ pub fn render(found: &Found) -> Vec<String> {
             (Origin::Ambient, _) => "ambient".to_owned(),
             (Origin::Managed, Some(o)) => format!("managed, {}", o.as_str()),
             (Origin::Managed, None) => "managed".to_owned(),
+            (Origin::Undeclared, Some(o)) => format!("undeclared, {}", o.as_str()),
+            (Origin::Undeclared, None) => "undeclared".to_owned(),
         };
         let kind = m.kind.as_deref().map(|k| format!(" ({k})")).unwrap_or_default();
         out.push(format!("  {} {} {}{kind} [{origin}]", m.env, m.lexicon, m.name));

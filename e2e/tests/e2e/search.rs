@@ -1,9 +1,11 @@
 //! `search`: the envs' live estates by kind or by name glob, through the project binary on real
-//! files roots. What could not be read is listed as not observed, never as no match (exit 4 when
+//! files roots and on a real PostgreSQL database (the test harness's throw-away cluster). What could not be read is listed as not observed, never as no match (exit 4 when
 //! nothing else matched); `--ambient` adds what nothing declares, and without it the lexicon that
 //! reports such resources possible is named.
 
 use serde_json::Value;
+
+use chant_testkit::postgres::cluster;
 
 use super::support::{Sandbox, config_with_roots};
 
@@ -90,4 +92,71 @@ fn search_refuses_a_bad_glob_an_undeclared_env_and_the_stock_binary_outside_a_pr
     let elsewhere = tempfile::tempdir().unwrap();
     let out = sandbox.run_in(super::support::STOCK, elsewhere.path(), &["search", "file"], &[]);
     assert!(out.code(2).stderr.contains("the stock chant binary carries no env declarations"), "{}", out.all());
+}
+
+/// A database holding pgbench's tables with their foreign keys, `public.orders` (declared) and
+/// `public.stray_audit`, which nothing declares; returns its DSN.
+fn pgbench_with_a_stray_table() -> String {
+    let pg = cluster();
+    let db = pg.database("search_pg");
+    pg.pgbench_init_with(&db, &["--foreign-keys"]);
+    pg.as_superuser(
+        &db,
+        "CREATE SCHEMA secret; \
+         CREATE TABLE secret.customers (id bigint PRIMARY KEY); \
+         CREATE TABLE public.orders (customer_id bigint REFERENCES secret.customers (id)); \
+         ALTER TABLE public.orders OWNER TO chant_app; \
+         CREATE TABLE public.stray_audit (id integer); \
+         ALTER TABLE public.stray_audit OWNER TO chant_app;",
+    );
+    pg.dsn(&db)
+}
+
+#[test]
+fn search_reads_a_real_postgres_estate_by_kind_and_glob_and_says_when_it_could_not() {
+    let dsn = pgbench_with_a_stray_table();
+    let sandbox = Sandbox::new("[project]\nname = \"e2e\"\n\n[env.pgbench]\npostgres_dsn_var = \"E2E_PGBENCH_DSN\"\n");
+    let vars = [("E2E_PGBENCH_DSN", dsn.as_str())];
+    let origin = |doc: &Value, name: &str| -> String {
+        let hit = doc["matches"].as_array().unwrap().iter().find(|m| m["name"] == name);
+        hit.unwrap_or_else(|| panic!("{name} not found: {doc}"))["origin"].as_str().unwrap().to_owned()
+    };
+
+    // By kind: the declared tables are managed; the table beside them, which nothing declares,
+    // is found by the same read and said to be undeclared, never managed.
+    let doc = sandbox.project(&["search", "table", "--env", "pgbench", "--json"], &vars).code(0).json();
+    assert_eq!(doc["matchedAs"], "kind", "{doc}");
+    let mut found = names(&doc, "matches");
+    found.sort();
+    let tables = ["public.orders", "public.pgbench_accounts", "public.pgbench_branches", "public.pgbench_history"];
+    let mut want: Vec<String> = tables.iter().map(|t| (*t).to_owned()).collect();
+    want.extend(["public.pgbench_tellers".to_owned(), "public.stray_audit".to_owned()]);
+    assert_eq!(found, want, "{doc}");
+    for t in tables {
+        assert_eq!(origin(&doc, t), "managed", "{doc}");
+    }
+    assert_eq!(origin(&doc, "public.stray_audit"), "undeclared", "{doc}");
+    assert!(doc["matches"].as_array().unwrap().iter().all(|m| m["kind"] == "table" && m["lexicon"] == "postgres"));
+    assert_eq!(doc["ambientHints"][0]["lexicon"], "postgres", "{doc}");
+    let out = sandbox.project(&["search", "table", "--env", "pgbench"], &vars);
+    let text = &out.code(0).stdout;
+    assert!(text.contains("pgbench postgres public.stray_audit (table) [undeclared, "), "{text}");
+    assert!(text.contains("pgbench postgres public.pgbench_accounts (table) [managed, "), "{text}");
+
+    // By name glob: the table, its declared key column and the columns the declaration leaves
+    // out, each with its kind.
+    let doc = sandbox.project(&["search", "*accounts*", "--env", "pgbench", "--json"], &vars).code(0).json();
+    assert_eq!(doc["matchedAs"], "name", "{doc}");
+    assert_eq!(origin(&doc, "public.pgbench_accounts"), "managed", "{doc}");
+    assert_eq!(origin(&doc, "public.pgbench_accounts.abalance"), "undeclared", "{doc}");
+    assert!(names(&doc, "matches").iter().all(|n| n.contains("accounts")), "{doc}");
+
+    // A server that refuses the login: nothing is an answer (exit 4), each declared table is
+    // listed as not observed with the cause.
+    let refused = [("E2E_PGBENCH_DSN", "postgres://nobody@127.0.0.1:1/none?connect_timeout=2")];
+    let out = sandbox.project(&["search", "table", "--env", "pgbench"], &refused);
+    out.code(4);
+    assert!(out.stdout.contains("0 found, 5 not observed"), "{}", out.all());
+    assert!(out.stdout.contains("not observed: pgbench postgres public.orders (table)"), "{}", out.all());
+    assert!(out.stdout.contains("this is not an answer"), "{}", out.all());
 }
