@@ -72,17 +72,30 @@ fn answer(outcome: &'static str, recorded: bool, fact: &GateFact) -> Result<(), 
     println(&line)
 }
 
+/// Who a person's recorded decision names (an approval, a suspend, a resume, an undamp):
+/// `--actor`, else `$USER`, else the name of the git identity the ledger's commits are written
+/// as, so a shell without `$USER` still records who decided.
+///
+/// # Errors
+///
+/// A name [`Approver::parse`] refuses, naming where it came from.
+pub(super) fn actor(flag: Option<&str>, ledger: &crate::ledger::Ledger) -> Result<Approver, CommandError> {
+    match (flag, std::env::var("USER")) {
+        (Some(a), _) => Approver::parse(a).map_err(|e| CommandError::usage_with("--actor", e)),
+        (None, Ok(user)) if !user.trim().is_empty() => {
+            Approver::parse(&user).map_err(|e| CommandError::usage_with("$USER", e).hint("pass --actor"))
+        }
+        (None, _) => Approver::parse(&ledger.identity().name)
+            .map_err(|e| CommandError::usage_with("git config user.name", e).hint("pass --actor")),
+    }
+}
+
 /// Runs `approve`.
 pub fn cmd_approve(binary: Binary, args: &ApproveArgs) -> Result<Exit, CommandError> {
     let url = args.url.as_deref().map(ApprovalUrl::parse).transpose();
     let url = url.map_err(|e| CommandError::usage_with("--url", e))?;
-    let actor = match &args.actor {
-        Some(a) => Approver::parse(a).map_err(|e| CommandError::usage_with("--actor", e))?,
-        None => std::env::var("USER")
-            .map_or_else(|_| Approver::parse("unknown"), |u| Approver::parse(&u))
-            .map_err(|e| CommandError::usage_with("$USER", e).hint("pass --actor"))?,
-    };
     let ledger = super::open_ledger()?;
+    let actor = actor(args.actor.as_deref(), &ledger)?;
     sync_first(&ledger);
     // The owner is an op, or a component of the ops this binary carries (`chant approve
     // <component> <gate>`): its gates are recorded under its name.

@@ -534,16 +534,6 @@ fn converge_op<'a>(
     })
 }
 
-/// Who decides a control fact: `--actor`, else `$USER`.
-fn actor(flag: Option<&str>) -> Result<crate::approval::Approver, CommandError> {
-    match flag {
-        Some(a) => crate::approval::Approver::parse(a).map_err(|e| CommandError::usage_with("--actor", e)),
-        None => std::env::var("USER")
-            .map_or_else(|_| crate::approval::Approver::parse("unknown"), |u| crate::approval::Approver::parse(&u))
-            .map_err(|e| CommandError::usage_with("$USER", e).hint("pass --actor")),
-    }
-}
-
 /// Records a suspend or resume fact of `op`.
 fn control(
     project: &crate::project::Project,
@@ -560,7 +550,7 @@ fn cmd_suspend(args: &SuspendArgs) -> Result<Exit, CommandError> {
     if args.reason.trim().is_empty() {
         return Err(CommandError::usage("--reason is empty: say why the op is suspended (it is recorded and shown)"));
     }
-    let by = actor(args.actor.as_deref())?;
+    let by = super::approve::actor(args.actor.as_deref(), &project.ledger)?;
     let now = project.ledger.clock().now();
     let until = match args.until.as_deref() {
         None => None,
@@ -600,7 +590,7 @@ fn cmd_suspend(args: &SuspendArgs) -> Result<Exit, CommandError> {
 fn cmd_resume(args: &ResumeArgs) -> Result<Exit, CommandError> {
     let project = open_project()?;
     let doc = converge_op(&project, &args.op)?;
-    let by = actor(args.actor.as_deref())?;
+    let by = super::approve::actor(args.actor.as_deref(), &project.ledger)?;
     let now = project.ledger.clock().now();
     let key =
         crate::ledger::ShardKey::control(doc.member.as_deref(), doc.env.as_deref().unwrap_or_default(), &args.op)?;
@@ -640,7 +630,7 @@ fn cmd_undamp(args: &UndampArgs) -> Result<Exit, CommandError> {
             ids.join(", ")
         )));
     }
-    let by = actor(args.actor.as_deref())?;
+    let by = super::approve::actor(args.actor.as_deref(), &project.ledger)?;
     let env = doc.env.as_deref().unwrap_or_default();
     let fact = crate::tick::undamp::UndampFact {
         version: 1,

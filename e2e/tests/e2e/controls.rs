@@ -126,3 +126,22 @@ fn a_restart_limit_gives_up_until_a_person_undamps_it() {
     sandbox.project(&["operator", "resume", "giveup-converge"], &[(k, v.as_str())]).code(0);
     assert_eq!(actions(&tick_at(&sandbox, 47)), pairs(&[("poke", "ineffective")]));
 }
+
+/// Who a decision names when nobody said: `--actor`, else `$USER`, else the repository's git
+/// identity (a shell without `$USER` no longer records "unknown").
+#[test]
+fn a_decision_without_actor_or_user_names_the_git_identity() {
+    let sandbox = Sandbox::new(&config_with_roots(&["site"]));
+    sandbox.run_in("git", &sandbox.dir, &["config", "user.name", "Dana Ops"], &[]).code(0);
+    let no_user = [("USER", "")];
+    let out = sandbox.project(&["operator", "suspend", "site-converge", "--reason", "freeze"], &no_user);
+    assert!(out.code(0).stdout.contains("suspended site-converge by Dana Ops"), "{}", out.all());
+    let out = sandbox.project(&["operator", "resume", "site-converge"], &[]);
+    assert!(out.code(0).stdout.contains("resumed site-converge"), "{}", out.all());
+    let log = sandbox.project(&["operator", "log", "--op", "site-converge"], &[]);
+    let log = &log.code(0).stdout;
+    assert!(log.contains("suspended: freeze by Dana Ops"), "{log}");
+    assert!(log.contains("resumed by e2e-user"), "$USER comes before the git identity: {log}");
+    let out = sandbox.project(&["operator", "suspend", "site-converge", "--reason", "x", "--actor", "ana"], &no_user);
+    assert!(out.code(0).stdout.contains("by ana"), "--actor comes first: {}", out.all());
+}
