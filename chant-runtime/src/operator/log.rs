@@ -296,7 +296,11 @@ pub fn render(timeline: &Timeline) -> String {
                 if let Some(err) = &tick.error {
                     let _ = writeln!(s, "    error  {}", p(err));
                 }
-                for path in tick.drifted_paths.iter().flatten() {
+                // A text file's content is said by its text change below, not by two digests.
+                let texts = |path: &crate::tick::DriftedPath| {
+                    tick.text_changes.iter().flatten().any(|t| t.component == path.component && t.name == path.entity)
+                };
+                for path in tick.drifted_paths.iter().flatten().filter(|d| d.path != "content" || !texts(d)) {
                     let _ = writeln!(s, "    drifted  {}", p(&path.line()));
                 }
                 // A text change as text, as `lifecycle diff` shows it: live `-`, declared `+`.

@@ -366,15 +366,17 @@ impl DriftedPath {
             .collect()
     }
 
-    /// Renders the path in one line: `files/app.json document.port: 8080 -> 9090`.
+    /// Renders the path in one line, live then declared as every other view writes a change
+    /// (`lifecycle diff`, the gate plan, the dashboard): `files/app.json document.port: 9090 ->
+    /// 8080` (`(none)` for a live value not read).
     pub fn line(&self) -> String {
         format!(
             "{}/{} {}: {} -> {}",
             self.component,
             self.entity,
             self.path,
-            self.declared,
-            self.live.as_deref().unwrap_or("(none)")
+            self.live.as_deref().unwrap_or("(none)"),
+            self.declared
         )
     }
 }

@@ -73,7 +73,7 @@ fn json_keys_drift_or_are_unclaimed_and_the_tick_agrees_and_converges() {
     assert!(kept.contains(&("app.json".into(), "document.port".into())), "{tick}");
     assert!(kept.contains(&("app.json".into(), "mode".into())), "{tick}");
     let log = sandbox.project(&["operator", "log"], &[DOC]).code(0).stdout.clone();
-    assert!(log.contains("    drifted  files/app.json document.port: 8080 -> 9090\n"), "{log}");
+    assert!(log.contains("    drifted  files/app.json document.port: 9090 -> 8080\n"), "live -> declared: {log}");
     assert_eq!(sandbox.mode("estates/site/app.json"), 0o644);
     let doc = deep_json(&sandbox);
     assert_eq!(doc["status"], "reconciled", "{doc}");

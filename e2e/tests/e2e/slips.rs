@@ -75,6 +75,8 @@ fn operator_log_shows_an_edited_text_file_as_text() {
     assert!(log.contains("      -port = 9999\n"), "the removed line: {log}");
     assert!(log.contains("      +port = 8080\n"), "the added line: {log}");
     assert!(log.contains("       log_level = \"info\"\n"), "the context line: {log}");
+    // Its content is said by the text, not by two digests.
+    assert!(!log.contains("files/app.conf content: sha1:"), "{log}");
     // The tick converged it: the next tick has no change to show.
     let next = sandbox.tick("site-converge", &[]);
     assert!(next.get("textChanges").is_none(), "{next}");
