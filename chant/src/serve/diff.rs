@@ -23,14 +23,13 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
+use axum::body::Bytes;
 use axum::extract::{Path, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::Response;
-use serde::Serialize;
-use serde_json::Value;
 
 use super::env::Kept;
-use super::routes::{error_response, html_response, json_response, now_text, wants_json};
+use super::routes::{error_response, html_response, json_text_response, now_text, wants_json};
 use super::{Dashboard, html};
 
 use crate::diff::Diff;
@@ -72,9 +71,18 @@ impl Drop for Slot {
     }
 }
 
-/// The diff page's document, as `lifecycle diff --live --json` prints it, after redaction.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct DiffView(pub Value);
+/// The diff page's document, as `lifecycle diff --live --json` prints it, after redaction: kept
+/// as its JSON text, served as it is (a parsed document of a large env costs several times its
+/// text in memory, for as long as the observation is kept).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DiffView(Bytes);
+
+impl DiffView {
+    /// Returns the document's JSON text (shared, not copied).
+    pub fn json(&self) -> Bytes {
+        self.0.clone()
+    }
+}
 
 /// One line of the diff for a person: a status row or a change entry.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -99,7 +107,6 @@ pub struct DiffLine {
 /// A document that cannot be serialised.
 pub fn lines_of(project: &Project, doc: &Diff) -> Result<(DiffView, Vec<DiffLine>), project::Error> {
     let redacted = project.redactor.redact(&serde_json::to_string(doc)?);
-    let value: Value = serde_json::from_str(&redacted)?;
     let mut lines = Vec::new();
     for row in &doc.components {
         lines.push(DiffLine {
@@ -132,7 +139,7 @@ pub fn lines_of(project: &Project, doc: &Diff) -> Result<(DiffView, Vec<DiffLine
             });
         }
     }
-    Ok((DiffView(value), lines))
+    Ok((DiffView(Bytes::from(redacted)), lines))
 }
 
 /// `GET /envs/{env}/diff`: the env's kept observation as `lifecycle diff --live --json`'s
@@ -154,7 +161,7 @@ pub async fn page(State(d): State<Arc<Dashboard>>, Path(env): Path<String>, head
         Err(message) => return super::env::observe_failed(json, &env, message),
     };
     if json {
-        return json_response(StatusCode::OK, &observed.diff);
+        return json_text_response(StatusCode::OK, observed.diff.json());
     }
     let when = html::Observation {
         at: &observed.observed_at,

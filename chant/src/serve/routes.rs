@@ -68,9 +68,14 @@ pub(super) fn html_response(status: StatusCode, page: Markup) -> Response {
 
 pub(super) fn json_response(status: StatusCode, doc: &impl Serialize) -> Response {
     match serde_json::to_string(doc) {
-        Ok(body) => (status, common("application/json"), body).into_response(),
+        Ok(body) => json_text_response(status, body),
         Err(e) => (StatusCode::INTERNAL_SERVER_ERROR, format!("cannot render the document: {e}")).into_response(),
     }
+}
+
+/// Answers `body`, a JSON document's text already rendered.
+pub(super) fn json_text_response(status: StatusCode, body: impl Into<axum::body::Body>) -> Response {
+    (status, common("application/json"), body.into()).into_response()
 }
 
 pub(super) fn now_text() -> String {
