@@ -9,6 +9,8 @@
 //! `Authorization`/bearer values, GitHub, GitLab, OpenAI, Stripe, Slack, AWS, Google and npm keys). [`sanitise`] additionally trims free text that
 //! comes from outside chant (child output, error messages) to one recordable line.
 
+use std::borrow::Cow;
+
 /// The text that replaces a secret.
 pub const REDACTED: &str = "[redacted]";
 
@@ -69,15 +71,17 @@ impl Redactor {
 
     /// Returns `text` with every secret replaced by [`REDACTED`].
     pub fn redact(&self, text: &str) -> String {
-        let mut out = text.to_owned();
+        // Each pass copies only when it finds something to replace: a large document (a diff of
+        // thousands of resources as one JSON line) is not copied once per pass.
+        let mut out = Cow::Borrowed(text);
         for s in &self.secrets {
             if out.contains(s.as_str()) {
-                out = out.replace(s.as_str(), REDACTED);
+                out = Cow::Owned(out.replace(s.as_str(), REDACTED));
             }
         }
-        let out = redact_pem(&out);
-        let out = redact_userinfo(&out);
-        let out = redact_mysql_password(&out);
+        let out = then(out, redact_pem);
+        let out = then(out, redact_userinfo);
+        let out = then(out, redact_mysql_password);
         redact_tokens(&out)
     }
 
@@ -104,8 +108,12 @@ pub fn sanitise(text: &str) -> String {
 
 /// Replaces the password a MySQL or MariaDB client takes glued to `-p` (`mysql -uroot -ps3cret`),
 /// on the lines that run one.
-fn redact_mysql_password(text: &str) -> String {
+fn redact_mysql_password(text: &str) -> Cow<'_, str> {
     const CLIENTS: [&str; 4] = ["mysql", "mysqldump", "mysqladmin", "mariadb"];
+    // Every client's name holds "mysql" or is "mariadb": no line runs one without them.
+    if !text.contains("mysql") && !text.contains("mariadb") {
+        return Cow::Borrowed(text);
+    }
     let mut out = String::with_capacity(text.len());
     for line in text.split_inclusive('\n') {
         let runs_client = line.split_whitespace().any(|w| CLIENTS.contains(&w.rsplit('/').next().unwrap_or(w)));
@@ -129,10 +137,13 @@ fn redact_mysql_password(text: &str) -> String {
             }
         }
     }
-    out
+    Cow::Owned(out)
 }
 
-fn redact_pem(text: &str) -> String {
+fn redact_pem(text: &str) -> Cow<'_, str> {
+    if !text.contains("-----BEGIN ") {
+        return Cow::Borrowed(text);
+    }
     let mut out = String::with_capacity(text.len());
     let mut rest = text;
     while let Some(start) = rest.find("-----BEGIN ") {
@@ -150,7 +161,7 @@ fn redact_pem(text: &str) -> String {
         }
     }
     out.push_str(rest);
-    out
+    Cow::Owned(out)
 }
 
 fn is_host_char(c: char) -> bool {
@@ -164,8 +175,40 @@ fn is_userinfo_char(c: char) -> bool {
 
 /// Replaces the password of `user:password@host` (with or without a scheme) and a known token
 /// used as the whole userinfo (`https://ghp_...@github.com/`, git's own error format).
-fn redact_userinfo(text: &str) -> String {
-    redact_schemeless_userinfo(&redact_scheme_userinfo(text))
+fn redact_userinfo(text: &str) -> Cow<'_, str> {
+    if !text.contains('@') {
+        return Cow::Borrowed(text);
+    }
+    let schemed = redact_scheme_userinfo(text);
+    if !has_schemeless_candidate(&schemed) {
+        return Cow::Owned(schemed);
+    }
+    Cow::Owned(redact_schemeless_userinfo(&schemed))
+}
+
+/// Returns true when some `@` of `text` follows `:` and a run of userinfo characters (the only
+/// place [`redact_schemeless_userinfo`] can replace anything), looking at bytes: every userinfo
+/// character and `:` is ASCII, so a non-ASCII byte ends the run as its character would.
+fn has_schemeless_candidate(text: &str) -> bool {
+    let bytes = text.as_bytes();
+    bytes.iter().enumerate().filter(|(i, b)| **b == b'@' && *i > 0).any(|(i, _)| {
+        let mut j = i;
+        while j > 0 && bytes[j - 1] != b':' && bytes[j - 1].is_ascii() && is_userinfo_char(char::from(bytes[j - 1])) {
+            j -= 1;
+        }
+        j > 0 && bytes[j - 1] == b':' && j < i
+    })
+}
+
+/// Applies `pass` to `text`, keeping it borrowed when nothing was replaced.
+fn then<'a>(text: Cow<'a, str>, pass: impl Fn(&str) -> Cow<'_, str>) -> Cow<'a, str> {
+    match text {
+        Cow::Borrowed(t) => pass(t),
+        Cow::Owned(t) => match pass(&t) {
+            Cow::Borrowed(_) => Cow::Owned(t),
+            Cow::Owned(changed) => Cow::Owned(changed),
+        },
+    }
 }
 
 /// Returns true for a character that may end a host (what follows `host` in a URL or in text).
@@ -292,7 +335,7 @@ pub fn has_url_password(text: &str) -> bool {
 /// [`Redactor::redact`] would: the form in which a queried address is rendered.
 pub fn strip_url_password(address: &str) -> String {
     let marked = redact_userinfo(address);
-    let stripped = if marked == address { marked } else { marked.replace(&format!(":{REDACTED}@"), "@") };
+    let stripped = if marked == address { address.to_owned() } else { marked.replace(&format!(":{REDACTED}@"), "@") };
     Redactor::default().redact(&stripped)
 }
 
@@ -639,5 +682,36 @@ mod tests {
         assert_eq!(r.redact("https://deploy-bot@host.invalid/x"), "https://deploy-bot@host.invalid/x");
         assert_eq!(r.redact("ssh -p 2222 host"), "ssh -p 2222 host");
         assert_eq!(r.redact("mkdir -p /var/lib/app"), "mkdir -p /var/lib/app");
+    }
+
+    proptest::proptest! {
+        /// The byte-level guard never skips a text the scheme-less pass would change.
+        #[test]
+        fn the_schemeless_guard_only_skips_what_the_pass_leaves_alone(text in "[a-z0-9:@/ .%_é\n-]{0,40}") {
+            if !has_schemeless_candidate(&text) {
+                proptest::prop_assert_eq!(redact_schemeless_userinfo(&text), text);
+            }
+        }
+
+        /// A borrowed answer means the pass had nothing to replace.
+        #[test]
+        fn a_pass_that_borrows_changed_nothing(text in "[a-zA-Z0-9:@/ .=_-]{0,30}(-----BEGIN x-----END x-----)?( mysql -ppw)?") {
+            for pass in [redact_pem, redact_userinfo, redact_mysql_password] {
+                if let Cow::Borrowed(same) = pass(&text) {
+                    proptest::prop_assert_eq!(same, text.as_str());
+                }
+            }
+            let owned = Redactor::default();
+            proptest::prop_assert!(!owned.redact(&text).contains("BEGIN x"));
+        }
+    }
+
+    #[test]
+    fn a_large_text_with_nothing_secret_passes_unchanged() {
+        let doc =
+            format!("{{\"queried\":\"postgres://app@127.0.0.1:5432/app\",\"rows\":[{}]}}", "\"a\",".repeat(50_000));
+        assert_eq!(Redactor::default().redact(&doc), doc);
+        let with = format!("{doc} postgres://app:hunter2@db/app");
+        assert!(!Redactor::default().redact(&with).contains("hunter2"));
     }
 }
