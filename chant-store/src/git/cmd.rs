@@ -133,10 +133,7 @@ pub struct RefUpdate {
 /// plain or linked-worktree layout puts them, when its configuration names an object format
 /// (the push directory would need the same one), or when the directory cannot be made.
 pub(crate) fn push_dir(git_dir: &Path) -> Option<PathBuf> {
-    let common = match std::fs::read_to_string(git_dir.join("commondir")) {
-        Ok(text) => git_dir.join(text.trim_end_matches(['\n', '\r'])),
-        Err(_) => git_dir.to_owned(),
-    };
+    let common = common_dir(git_dir);
     // Canonical, so that a linked worktree (whose `commondir` is reached through `..`) and the
     // main one name the same objects in the same words and do not remake each other's.
     let common = std::fs::canonicalize(common).ok()?;
@@ -339,14 +336,32 @@ impl Git {
         Ok(outcomes)
     }
 
-    /// Runs `git gc --auto --quiet`, which packs and prunes only when git's own thresholds say so.
+    /// Runs `git gc --auto --quiet`, which packs and prunes only when git's own thresholds say
+    /// so, except for the count of packs: a ledger append writes a pack (merged sixteen at a time
+    /// by the writing process), and `gc.autoPackLimit`'s answer to many packs is to repack
+    /// everything into one, the whole history each time. Instead, when there are more than
+    /// [`GEOMETRIC_AT`] packs, `git repack -d -l --geometric=2` rolls the small ones up into a
+    /// geometric progression of sizes, which costs what the small packs hold, not the history.
     pub fn gc_auto(&self) -> Result<()> {
-        let output = self.run("gc", &["gc", "--auto", "--quiet"])?;
-        if output.success() {
-            Ok(())
-        } else {
-            Err(Error::Failed { command: "gc".to_owned(), message: porcelain::first_error_line(&output.stderr) })
+        let output = self.run("gc", &["-c", "gc.autoPackLimit=0", "gc", "--auto", "--quiet"])?;
+        if !output.success() {
+            return Err(Error::Failed {
+                command: "gc".to_owned(),
+                message: porcelain::first_error_line(&output.stderr),
+            });
         }
+        if pack_count(&common_dir(&self.git_dir).join("objects/pack")) > GEOMETRIC_AT {
+            let geometric = self.run("repack", &["repack", "-d", "-l", "-q", "--geometric=2"])?;
+            if !geometric.success() {
+                // A git older than 2.32 has no geometric repack: gc's own answer, everything in one.
+                let output = self.run("gc", &["gc", "--auto", "--quiet"])?;
+                if !output.success() {
+                    let message = porcelain::first_error_line(&output.stderr);
+                    return Err(Error::Failed { command: "gc".to_owned(), message });
+                }
+            }
+        }
+        Ok(())
     }
 
     /// Runs git with `args` (after the fixed `--git-dir` and `-c` options) and captures its output.
@@ -397,6 +412,24 @@ fn fetched(output: &Output) -> Fetched {
         FetchFailure::MissingRemoteRef => Fetched::Missing,
         FetchFailure::Other(message) => Fetched::Failed(message),
     }
+}
+
+/// The common directory of the repository at `git_dir`: itself, or where its `commondir` file
+/// points (a linked worktree's git directory).
+fn common_dir(git_dir: &Path) -> PathBuf {
+    match std::fs::read_to_string(git_dir.join("commondir")) {
+        Ok(text) => git_dir.join(text.trim_end_matches(['\n', '\r'])),
+        Err(_) => git_dir.to_owned(),
+    }
+}
+
+/// How many packs [`Git::gc_auto`] leaves alone; more are rolled up geometrically.
+pub const GEOMETRIC_AT: usize = 8;
+
+/// How many packs (`.idx` files) directory `pack_dir` holds; 0 when it cannot be read.
+fn pack_count(pack_dir: &Path) -> usize {
+    std::fs::read_dir(pack_dir)
+        .map_or(0, |entries| entries.flatten().filter(|e| e.file_name().to_string_lossy().ends_with(".idx")).count())
 }
 
 #[cfg(test)]

@@ -50,20 +50,29 @@ pub(super) fn write(
     let dir = objects.join(fan);
     let path = dir.join(rest);
     let temp = objects.join(temp_name());
+    let header = gix::objs::encode::loose_header(kind, data.len() as u64);
+    deflated(level, &[&header, data], |out| store(&temp, &dir, &path, out))
+        .map_err(|source| WriteError { path: path.clone(), source })?
+}
+
+/// Calls `f` with `parts`, concatenated, compressed as one zlib stream by this thread's
+/// compressor (reset, not reallocated; the first use on a thread fixes its `level`).
+pub(super) fn deflated<T>(
+    level: gix::zlib::Compression,
+    parts: &[&[u8]],
+    f: impl FnOnce(&[u8]) -> T,
+) -> std::io::Result<T> {
     COMPRESSOR.with(|cell| {
         let mut cell = cell.borrow_mut();
         let (compressor, out) = cell.get_or_insert_with(|| (Compress::new(level), Vec::new()));
-        compress(compressor, out, kind, data).map_err(|source| WriteError { path: path.clone(), source })?;
-        store(&temp, &dir, &path, out)
+        compress(compressor, out, parts)?;
+        Ok(f(out))
     })
 }
 
-/// `out` becomes the loose encoding of the object: its header and content as one zlib stream.
-fn compress(compressor: &mut Compress, out: &mut Vec<u8>, kind: gix::object::Kind, data: &[u8]) -> std::io::Result<()> {
-    let header = gix::objs::encode::loose_header(kind, data.len() as u64);
-    let mut input = Vec::with_capacity(header.len() + data.len());
-    input.extend_from_slice(&header);
-    input.extend_from_slice(data);
+/// `out` becomes `parts`, concatenated, as one zlib stream.
+fn compress(compressor: &mut Compress, out: &mut Vec<u8>, parts: &[&[u8]]) -> std::io::Result<()> {
+    let input = parts.concat();
     compressor.reset();
     out.clear();
     let mut buf = [0u8; 4096];
@@ -117,12 +126,18 @@ fn store(temp: &Path, dir: &Path, path: &Path, bytes: &[u8]) -> Result<(), Write
     })
 }
 
-/// A name no other writer uses at the same time: `tmp_obj_`, which `git gc` prunes when old, the
-/// process id, a process counter and wall-clock nanoseconds.
+/// A name no other writer uses at the same time: `tmp_obj_`, which `git gc` prunes when old, and
+/// [`unique_suffix`].
 fn temp_name() -> String {
+    format!("tmp_obj_{}", unique_suffix())
+}
+
+/// What makes a temporary file's name unique among writers: the process id, a process counter
+/// and wall-clock nanoseconds.
+pub(super) fn unique_suffix() -> String {
     static COUNTER: AtomicU64 = AtomicU64::new(0);
     let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.subsec_nanos());
-    format!("tmp_obj_{}_{}_{nanos}", std::process::id(), COUNTER.fetch_add(1, Ordering::Relaxed))
+    format!("{}_{}_{nanos}", std::process::id(), COUNTER.fetch_add(1, Ordering::Relaxed))
 }
 
 #[cfg(test)]

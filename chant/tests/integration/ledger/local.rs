@@ -320,9 +320,15 @@ fn a_long_lived_ledger_keeps_working_while_the_repository_gains_many_packs() {
     let dir = project(tmp.path(), "p");
     let ledger = open(&dir, local_config());
     let key = converge("op");
-    // gix sizes its pack index table when a repository is opened; each repack adds a pack.
+    // gix sizes its pack index table when a repository is opened; each repack adds a pack (of
+    // a loose blob written beside the append, reachable from a ref of its own: the append is a
+    // pack already, merged every 16).
     for n in 0..40 {
         ledger.append(&key, &record("op", "a", n)).unwrap();
+        let loose = tmp.path().join(format!("loose-{n}"));
+        std::fs::write(&loose, format!("loose {n}\n")).unwrap();
+        let blob = git(&dir, &["hash-object", "-w", loose.to_str().unwrap()]);
+        git(&dir, &["update-ref", &format!("refs/tests/loose-{n}"), blob.trim()]);
         git(&dir, &["repack", "-q", "-d"]);
     }
     assert!(std::fs::read_dir(dir.join(".git/objects/pack")).unwrap().count() > 2 * 32);
