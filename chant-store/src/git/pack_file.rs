@@ -8,9 +8,15 @@
 //! deltas) to `objects/pack/tmp_pack_<unique>`, then its index (version 2) to
 //! `objects/pack/tmp_idx_<unique>`, each renamed to `pack-<checksum>.{pack,idx}` in that order,
 //! so a reader that finds the index finds the whole pack, and a crash leaves at most a temporary
-//! file or a pack without an index, which no reader opens and `git gc` removes as it removes its
-//! own. Objects are in the repository before any reference names them, as with loose objects.
-//! Nothing is fsynced, as with git's default writes (`core.fsync` leaves packs out).
+//! file or a pack without an index, which no reader opens. Objects are in the repository before
+//! any reference names them, as with loose objects.
+//!
+//! An append's pack is not fsynced: it holds what loose objects held before, which neither git
+//! (by default, `core.fsync` leaves loose objects out) nor chant fsyncs, and the reference that
+//! names them is not fsynced either. A merged pack ([`Durability::Synced`]) is: its pack, its
+//! index and the directory are fsynced before the packs it replaces are removed (as `git
+//! repack -d` fsyncs its new pack before it deletes the old ones), so a power loss right after
+//! the removal cannot take objects already recorded with it.
 //!
 //! [`Entry`] is an object as a pack stores it (its type and size header and its compressed
 //! content, with the CRC-32 the index records), so packs can be merged without inflating or
@@ -94,9 +100,24 @@ impl Written {
     }
 }
 
+/// Whether [`write`] makes a pack durable before it returns.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Durability {
+    /// Written and renamed into place, as loose objects are (the page cache decides when).
+    Cached,
+    /// The pack and its index fsynced before their renames, the directory after them: for a
+    /// pack whose objects are about to be removed from elsewhere.
+    Synced,
+}
+
 /// Writes `entries` (the first of each id; at least one) as one pack with its index into
 /// `pack_dir` (`objects/pack`, created when missing), named by the checksum of hash `kind`.
-pub(super) fn write(pack_dir: &Path, kind: gix::hash::Kind, entries: &[&Entry]) -> Result<Written, WriteError> {
+pub(super) fn write(
+    pack_dir: &Path,
+    kind: gix::hash::Kind,
+    entries: &[&Entry],
+    durability: Durability,
+) -> Result<Written, WriteError> {
     let mut seen = std::collections::HashSet::with_capacity(entries.len());
     let entries: Vec<&Entry> = entries.iter().copied().filter(|e| seen.insert(e.id)).collect();
     let fail = |path: &Path| {
@@ -124,17 +145,34 @@ pub(super) fn write(pack_dir: &Path, kind: gix::hash::Kind, entries: &[&Entry]) 
     // Named by its checksum: a pack of that name with its index holds these very bytes.
     let had_pack = written.pack.exists();
     if had_pack && written.index.exists() {
+        // Another writer's, maybe not fsynced: a merge that needs it durable syncs it.
+        if durability == Durability::Synced {
+            sync_existing(&[&written.pack, &written.index, pack_dir])?;
+        }
         return Ok(written);
     }
-    place(pack_dir, "tmp_pack_", &pack, &written.pack)?;
-    if let Err(e) = place(pack_dir, "tmp_idx_", &index, &written.index) {
+    place(pack_dir, "tmp_pack_", &pack, &written.pack, durability)?;
+    if let Err(e) = place(pack_dir, "tmp_idx_", &index, &written.index, durability) {
         // A pack without its index is never read; one this call made is not left behind.
         if !had_pack {
             let _ = std::fs::remove_file(&written.pack);
         }
         return Err(e);
     }
+    if durability == Durability::Synced {
+        sync_existing(&[pack_dir])?;
+    }
     Ok(written)
+}
+
+/// Fsyncs each of `paths` (files or directories) as it is.
+fn sync_existing(paths: &[&Path]) -> Result<(), WriteError> {
+    for path in paths {
+        std::fs::File::open(path)
+            .and_then(|file| file.sync_all())
+            .map_err(|source| WriteError { path: (*path).to_owned(), source })?;
+    }
+    Ok(())
 }
 
 /// The version 2 index of a pack holding `entries` at `offsets`, whose checksum is `checksum`.
@@ -189,8 +227,9 @@ fn hash(kind: gix::hash::Kind, bytes: &[u8]) -> std::io::Result<ObjectId> {
 }
 
 /// Writes `bytes` to a new temporary file `<prefix><unique>` in `dir` (mode 0444, as git's pack
-/// files) and renames it to `path`; creates `dir` when it is missing.
-fn place(dir: &Path, prefix: &str, bytes: &[u8], path: &Path) -> Result<(), WriteError> {
+/// files), fsynced when `durability` says so, and renames it to `path`; creates `dir` when it is
+/// missing.
+fn place(dir: &Path, prefix: &str, bytes: &[u8], path: &Path, durability: Durability) -> Result<(), WriteError> {
     let temp = dir.join(format!("{prefix}{}", object_file::unique_suffix()));
     let create = || std::fs::OpenOptions::new().write(true).create_new(true).mode(0o444).open(&temp);
     let file = match create() {
@@ -200,7 +239,10 @@ fn place(dir: &Path, prefix: &str, bytes: &[u8], path: &Path) -> Result<(), Writ
         }
         other => other,
     };
-    let written = file.and_then(|mut file| file.write_all(bytes));
+    let written = file.and_then(|mut file| {
+        file.write_all(bytes)?;
+        if durability == Durability::Synced { file.sync_all() } else { Ok(()) }
+    });
     let placed = written.and_then(|()| std::fs::rename(&temp, path));
     placed.map_err(|source| {
         let _ = std::fs::remove_file(&temp);
@@ -233,9 +275,10 @@ mod tests {
             (gix::object::Kind::Blob, vec![b'x'; 300]),
         ];
         let entries: Vec<Entry> = objects.iter().map(|(kind, data)| entry(*kind, data)).collect();
-        let first = write(&pack_dir, gix::hash::Kind::Sha1, &[&entries[0], &entries[1], &entries[0]]).unwrap();
-        let second = write(&pack_dir, gix::hash::Kind::Sha1, &[&entries[2], &entries[3]]).unwrap();
-        let merged = write(&pack_dir, gix::hash::Kind::Sha1, &entries.iter().collect::<Vec<_>>()).unwrap();
+        let sha1 = gix::hash::Kind::Sha1;
+        let first = write(&pack_dir, sha1, &[&entries[0], &entries[1], &entries[0]], Durability::Cached).unwrap();
+        let second = write(&pack_dir, sha1, &[&entries[2], &entries[3]], Durability::Cached).unwrap();
+        let merged = write(&pack_dir, sha1, &entries.iter().collect::<Vec<_>>(), Durability::Synced).unwrap();
         for pack in [&first, &second, &merged] {
             #[allow(clippy::disallowed_methods)] // a unit test asks git itself
             let out = std::process::Command::new("git")

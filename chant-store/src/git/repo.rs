@@ -576,8 +576,9 @@ impl Repo {
             .collect::<std::io::Result<Vec<_>>>()
             .map_err(failed(pack_dir.clone()))?;
         let hash = self.inner.object_hash();
-        let written = pack_file::write(&pack_dir, hash, &entries.iter().collect::<Vec<_>>())
-            .map_err(|e| Error::PackFile { path: e.path, source: e.source })?;
+        let written =
+            pack_file::write(&pack_dir, hash, &entries.iter().collect::<Vec<_>>(), pack_file::Durability::Cached)
+                .map_err(|e| Error::PackFile { path: e.path, source: e.source })?;
         {
             let mut kept = self.inner.written.borrow_mut();
             for (id, kind, data) in &staged {
@@ -588,8 +589,9 @@ impl Repo {
         small.push((written, entries));
         if small.len() >= MERGE_PACKS {
             let all: Vec<&pack_file::Entry> = small.iter().flat_map(|(_, entries)| entries).collect();
-            // A merge that fails leaves the small packs as they are: they hold the same objects.
-            if pack_file::write(&pack_dir, hash, &all).is_ok() {
+            // The merged pack is fsynced before the small ones go; a merge that fails leaves the
+            // small packs as they are: they hold the same objects.
+            if pack_file::write(&pack_dir, hash, &all, pack_file::Durability::Synced).is_ok() {
                 for (pack, _) in small.drain(..) {
                     let _ = pack.remove();
                 }
@@ -989,6 +991,79 @@ mod tests {
             let entry = fresh.tree_entry(root, &format!("e/op/converge/0/{n}.jsonl")).unwrap().unwrap();
             assert_eq!(fresh.read_blob(entry.id).unwrap(), format!("record {n}\n").into_bytes());
         }
+    }
+
+    /// What a writer killed at any point of an append leaves behind: a partly written
+    /// `tmp_pack_` file, a pack without its index (killed between the two renames), and a whole
+    /// pack whose commit no ref names (killed before the compare-and-swap of the branch). None of
+    /// it hides or changes what the branch already holds: a fresh handle reads every landed
+    /// record, `git fsck --strict` is clean, the next append lands on the same tip, and `git gc`
+    /// then leaves a repository that is still clean and complete.
+    #[test]
+    fn a_writer_killed_between_its_pack_and_the_ref_loses_nothing_already_recorded() {
+        let dir = tempfile::tempdir().unwrap();
+        gix::init_bare(dir.path()).unwrap();
+        let repo = SharedRepo::discover(dir.path(), Duration::from_secs(1)).unwrap().local();
+        let branch = "refs/heads/chant/lifecycle";
+        let append = |n: usize, tip: Option<ObjectId>| -> ObjectId {
+            repo.in_one_pack(|| {
+                let base = tip.map(|t| repo.commit_info(t)).transpose()?.map(|c| c.tree);
+                let blob = repo.write_blob(format!("record {n}\n").as_bytes())?;
+                let tree = repo.edit_tree(base, &[(format!("e/op/converge/0/{n}.jsonl"), blob)])?;
+                let parents: Vec<ObjectId> = tip.into_iter().collect();
+                repo.write_commit(tree, &parents, "m", jiff::Timestamp::UNIX_EPOCH)
+            })
+            .unwrap()
+        };
+        let mut tip = None;
+        for n in 0..20 {
+            let commit = append(n, tip);
+            repo.update_ref(branch, commit, tip, "append").unwrap();
+            tip = Some(commit);
+        }
+        let landed = tip.unwrap();
+        // Killed before the compare-and-swap: a whole pack nobody names.
+        let orphan = append(99, tip);
+        assert_ne!(orphan, landed);
+        // Killed while writing a pack, and between its rename and its index's.
+        let pack_dir = dir.path().join("objects/pack");
+        std::fs::write(pack_dir.join("tmp_pack_killed"), b"PACK\0\0\0\x02\0\0").unwrap();
+        let some_pack = std::fs::read_dir(&pack_dir)
+            .unwrap()
+            .flatten()
+            .map(|e| e.path())
+            .find(|p| p.extension().is_some_and(|e| e == "pack"))
+            .unwrap();
+        std::fs::copy(&some_pack, pack_dir.join(format!("pack-{}.pack", "0".repeat(40)))).unwrap();
+
+        let git = super::super::cmd::Git::new(dir.path(), Duration::from_secs(60));
+        let fsck = |when: &str| {
+            let out = git.run("fsck", &["fsck", "--strict", "--no-progress"]).unwrap();
+            assert_eq!(out.code, Some(0), "{when}: {}", out.stderr);
+        };
+        let every_record = |through: &Repo, tip: ObjectId, count: usize| {
+            let root = through.commit_info(tip).unwrap().tree;
+            for n in 0..count {
+                let entry = through.tree_entry(root, &format!("e/op/converge/0/{n}.jsonl")).unwrap().unwrap();
+                assert_eq!(through.read_blob(entry.id).unwrap(), format!("record {n}\n").into_bytes());
+            }
+        };
+        fsck("after the kills");
+        let fresh = SharedRepo::discover(dir.path(), Duration::from_secs(1)).unwrap().local();
+        assert_eq!(fresh.read_ref(branch).unwrap(), Some(landed));
+        every_record(&fresh, landed, 20);
+        // The next append lands on the branch's tip; the orphan stays unnamed.
+        let next = append(20, Some(landed));
+        fresh.update_ref(branch, next, Some(landed), "append").unwrap();
+        git.gc_auto().unwrap();
+        while super::super::cmd::Git::rolling_up() {
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        let gc = git.run("gc", &["gc", "--quiet", "--prune=now"]).unwrap();
+        assert_eq!(gc.code, Some(0), "{}", gc.stderr);
+        fsck("after gc");
+        let after = SharedRepo::discover(dir.path(), Duration::from_secs(1)).unwrap().local();
+        every_record(&after, next, 21);
     }
 
     #[test]
