@@ -10,10 +10,13 @@
 //! `skipped=1(given-back:...)`), so a daemon started after another took every op gets its share.
 //! The batch is every other op whose lease is already this operator's, plus the free ops that
 //! hash to this operator among itself and its peers (rendezvous hashing), or, when none is left,
-//! a share of the free ops nobody claimed (stealing); an operator that sees no peer and holds
-//! nothing starts with a small batch, so that operators started together see each other at their
-//! second fetch, which follows that batch's push after waiting as long again as the push took
-//! (the share it then claims joins the small batch, and both tick as one). The batch's leases are
+//! a share of the free ops nobody claimed (stealing). A round that began holding no lease claims
+//! its free ops, while it has seen no peer, in claims growing fourfold from a small one (8, 32,
+//! 128, ...), each after a fetch of every lease, so that a peer started later is seen while there
+//! is still something to share; operators started together see each other at their second fetch,
+//! which follows the first claim's push after waiting as long again as the push took (the second
+//! claim joins the first, and both tick as one batch), and from then on each claims its whole
+//! share. The batch's leases are
 //! pushed in one non-atomic push, each ref under its own `--force-with-lease`
 //! ([`LeaseStore::acquire_every`]):
 //! each lease counts only when its own ref lands, so a lost ref is that op's `lease-held` and

@@ -96,6 +96,9 @@ fn compress(compressor: &mut Compress, out: &mut Vec<u8>, parts: &[&[u8]]) -> st
     }
 }
 
+/// How many times [`store`] makes the fan-out directory again when it keeps disappearing.
+const DIRECTORY_RACES: usize = 16;
+
 /// Writes `bytes` to `temp` and renames it to `path` in `dir`, creating `dir` when missing.
 fn store(temp: &Path, dir: &Path, path: &Path, bytes: &[u8]) -> Result<(), WriteError> {
     let fail = |at: &Path| {
@@ -112,14 +115,22 @@ fn store(temp: &Path, dir: &Path, path: &Path, bytes: &[u8]) -> Result<(), Write
         let _ = std::fs::remove_file(temp);
         return Err(fail(temp)(e));
     }
-    let renamed = match std::fs::rename(temp, path) {
-        Err(e) if e.kind() == ErrorKind::NotFound => match std::fs::create_dir(dir) {
+    // `git prune-packed` (run by `git repack -d` and `git gc`, maybe at this moment, by another
+    // process or by this one's roll-up) removes a fan-out directory it emptied, also between the
+    // creation below and the rename after it: each time the directory is missing it is created
+    // again, as git's own object writes do, a bounded number of times.
+    let mut renamed = std::fs::rename(temp, path);
+    for _ in 0..DIRECTORY_RACES {
+        match &renamed {
+            Err(e) if e.kind() == ErrorKind::NotFound => {}
+            _ => break,
+        }
+        renamed = match std::fs::create_dir(dir) {
             Ok(()) => std::fs::rename(temp, path),
             Err(created) if created.kind() == ErrorKind::AlreadyExists => std::fs::rename(temp, path),
             Err(created) => Err(created),
-        },
-        other => other,
-    };
+        };
+    }
     renamed.map_err(|e| {
         let _ = std::fs::remove_file(temp);
         fail(path)(e)
@@ -170,5 +181,43 @@ mod tests {
             .filter(|e| e.file_name().to_string_lossy().starts_with("tmp_obj_"))
             .collect();
         assert!(leftovers.is_empty(), "{leftovers:?}");
+    }
+
+    /// While another thread empties and removes the fan-out directories as fast as it can (what
+    /// `git prune-packed` does to the loose objects it finds packed, run by a roll-up beside the
+    /// writes), every write still lands: a directory that disappears between its creation and
+    /// the rename is created again.
+    #[test]
+    fn writes_land_while_prune_packed_removes_the_fan_out_directories() {
+        let dir = tempfile::tempdir().unwrap();
+        gix::init_bare(dir.path()).unwrap();
+        let objects = dir.path().join("objects");
+        let level = gix::zlib::Compression::BEST_SPEED;
+        let stop = std::sync::atomic::AtomicBool::new(false);
+        std::thread::scope(|scope| {
+            scope.spawn(|| {
+                while !stop.load(Ordering::Relaxed) {
+                    for entry in std::fs::read_dir(&objects).unwrap().flatten() {
+                        if entry.file_name().len() == 2 {
+                            for object in std::fs::read_dir(entry.path()).into_iter().flatten().flatten() {
+                                let _ = std::fs::remove_file(object.path());
+                            }
+                            let _ = std::fs::remove_dir(entry.path());
+                        }
+                    }
+                }
+            });
+            for n in 0..2_000u32 {
+                let data = format!("record {n}\n");
+                let id =
+                    gix::objs::compute_hash(gix::hash::Kind::Sha1, gix::object::Kind::Blob, data.as_bytes()).unwrap();
+                let written = write(&objects, id, gix::object::Kind::Blob, data.as_bytes(), level);
+                if let Err(e) = written {
+                    stop.store(true, Ordering::Relaxed);
+                    panic!("write {n}: {e:?}");
+                }
+            }
+            stop.store(true, Ordering::Relaxed);
+        });
     }
 }
