@@ -10,10 +10,13 @@
 //! `skipped=1(given-back:...)`), so a daemon started after another took every op gets its share.
 //! The batch is every other op whose lease is already this operator's, plus the free ops that
 //! hash to this operator among itself and its peers (rendezvous hashing), or, when none is left,
-//! a share of the free ops nobody claimed (stealing); an operator that sees no peer and holds
-//! nothing starts with a small batch, so that operators started together see each other at their
-//! second fetch, which follows that batch's push after waiting as long again as the push took
-//! (the share it then claims joins the small batch, and both tick as one). The batch's leases are
+//! a share of the free ops nobody claimed (stealing). A round that began holding no lease claims
+//! its free ops, while it has seen no peer, in claims growing fourfold from a small one (8, 32,
+//! 128, ...), each after a fetch of every lease, so that a peer started later is seen while there
+//! is still something to share; operators started together see each other at their second fetch,
+//! which follows the first claim's push after waiting as long again as the push took (the second
+//! claim joins the first, and both tick as one batch), and from then on each claims its whole
+//! share. The batch's leases are
 //! pushed in one non-atomic push, each ref under its own `--force-with-lease`
 //! ([`LeaseStore::acquire_every`]):
 //! each lease counts only when its own ref lands, so a lost ref is that op's `lease-held` and
@@ -45,10 +48,12 @@ use super::round::{
     visiting_order,
 };
 
-/// How many ops an operator that sees no peer and holds no lease claims first.
+/// How many free ops the first batch of a round that began holding no lease claims.
 const FIRST_BATCH: usize = 8;
-/// The longest an operator that opened with a small batch waits before its second fetch (it
-/// waits as long as its opening push took, up to this).
+/// How much each claim's limit grows over the one before, in such a round: 8, 32, 128, ...
+const GROWTH: usize = 4;
+/// The longest the first claim of such a round waits before its second (it waits as long as
+/// its first push took, up to this).
 const OPENING_SETTLE: Duration = Duration::from_millis(250);
 /// The fewest ops a steal claims at once.
 const MIN_STEAL: usize = 8;
@@ -76,9 +81,15 @@ impl RoundContext {
             report(line);
         };
         let mut remaining = visiting_order(targets, &self.holder);
+        // How many free ops the next batch may claim: `None` for a round that began holding
+        // leases (a daemon's: its batch is what it holds), else growing from FIRST_BATCH.
+        let mut cap: Option<usize> = None;
         let mut first = true;
         let mut saw_peers = false;
         let mut claimed_any = false;
+        // Whether this round's last batch synced the ledger (before its due checks and to push its
+        // records) since the last fetch of the leases but one: see `not_yet_ticked`.
+        let mut ledger_fresh = false;
         while !remaining.is_empty() {
             if self.stopping.load(Ordering::SeqCst) {
                 return;
@@ -93,33 +104,41 @@ impl RoundContext {
             }
             let now = self.leases.clock().now();
             let (ours, free, peers) = self.survey(remaining, now, &mut say);
+            if first && ours.is_empty() {
+                cap = Some(FIRST_BATCH);
+            }
+            first = false;
             saw_peers |= !peers.is_empty();
             let ours = self.give_back(&peers, ours, now, &mut say);
             let free = self.not_waiting(&peers, free, now, &mut say);
-            let free = self.not_yet_ticked(free, round_start, woken, &mut say);
-            let alone = peers.is_empty() && ours.is_empty();
-            let (batch, rest) = choose(&self.holder, &peers, ours, free, first);
+            let free = self.not_yet_ticked(free, round_start, woken, ledger_fresh, &mut say);
+            // The growth holds while this operator has seen no peer; once it has, it claims its
+            // whole share at once, as peers started together then all see each other.
+            let limit = if saw_peers { None } else { cap };
+            let opening = limit == Some(FIRST_BATCH);
+            let (batch, rest) = choose(&self.holder, &peers, ours, free, limit);
             remaining = rest;
-            let opening = first && alone;
-            first = false;
+            cap = cap.map(|c| c.saturating_mul(GROWTH));
             if batch.is_empty() {
                 continue;
             }
             let opening_push = Instant::now();
             let mut claimed = self.claim(&batch, now, &mut say);
             if opening && !remaining.is_empty() {
-                // The opening batch was small so that operators started together see each
-                // other's leases now: claim this operator's share of the rest at once, and tick
-                // both in one batch (one ledger sync and one push of its records, not two).
-                // Peers started with this one push their opening batches at about the same time
-                // and take about as long: waiting as long again as this push took lets theirs
-                // land before the fetch, so that the share is computed among all of them.
+                // The opening claim was small so that operators started together see each
+                // other's leases now: they push their first claims at about the same time and
+                // take about as long, so waiting as long again as this push took lets theirs
+                // land before the fetch. The second claim (limited as the growth says) ticks
+                // with the first, in one batch: one ledger sync and one push of records.
                 std::thread::sleep(opening_push.elapsed().min(OPENING_SETTLE));
                 if self.leases.fetch_every().is_ok() {
                     let now = self.leases.clock().now();
                     let (ours, free, peers) = self.survey(remaining, now, &mut say);
-                    let (share, rest) = choose(&self.holder, &peers, ours, free, false);
+                    saw_peers |= !peers.is_empty();
+                    let limit = if saw_peers { None } else { cap };
+                    let (share, rest) = choose(&self.holder, &peers, ours, free, limit);
                     remaining = rest;
+                    cap = cap.map(|c| c.saturating_mul(GROWTH));
                     if !share.is_empty() {
                         claimed.extend(self.claim(&share, now, &mut say));
                     }
@@ -128,7 +147,9 @@ impl RoundContext {
             let lease_time = claiming.elapsed() / u32::try_from(claimed.len()).unwrap_or(u32::MAX).max(1);
             if !claimed.is_empty() {
                 claimed_any = true;
-                self.tick_batch(&local, claimed, round_start, woken, lease_time, &mut say);
+                ledger_fresh = self.tick_batch(&local, claimed, round_start, woken, lease_time, &mut say);
+            } else {
+                ledger_fresh = false;
             }
         }
         if saw_peers && !claimed_any && !self.stopping.load(Ordering::SeqCst) {
@@ -226,16 +247,20 @@ impl RoundContext {
     /// show that an op ran, so an op this check finds due (or cannot read) stays free, to be
     /// claimed and checked again under its lease, after the ledger sync that follows the claim
     /// (a lease ref deleted at a release can be back to "absent" between this sync and the
-    /// claim). When the sync fails nothing is left out.
+    /// claim). When the sync fails nothing is left out. When `fresh` (this round's previous batch
+    /// synced the ledger just before this round's last fetch of the leases) that ledger is read
+    /// without another sync: a record it lacks only costs a claim whose due check, after the
+    /// sync that follows every claim, skips the op.
     fn not_yet_ticked<'a>(
         &self,
         free: Vec<&'a Target>,
         round_start: Timestamp,
         woken: &BTreeSet<String>,
+        fresh: bool,
         say: &mut dyn FnMut(&Target, OpReport),
     ) -> Vec<&'a Target> {
         let ledger = &self.project.ledger;
-        if free.is_empty() || sync_before_due_check(ledger).is_err() {
+        if free.is_empty() || (!fresh && sync_before_due_check(ledger).is_err()) {
             return free;
         }
         let now = ledger.clock().now();
@@ -364,7 +389,8 @@ impl RoundContext {
     }
 
     /// Under the claimed leases: one ledger sync, the due check and tick of each op (records
-    /// appended locally), one ledger sync that pushes them, then the reports.
+    /// appended locally), one ledger sync that pushes them, then the reports. Returns whether
+    /// the ledger was synced with the remote (fetched, and the batch's records, if any, pushed).
     fn tick_batch(
         &self,
         local: &Project,
@@ -373,7 +399,7 @@ impl RoundContext {
         woken: &BTreeSet<String>,
         lease_time: Duration,
         say: &mut dyn FnMut(&Target, OpReport),
-    ) {
+    ) -> bool {
         let ledger = &self.project.ledger;
         let syncing = Instant::now();
         if let Err(reason) = sync_before_due_check(ledger) {
@@ -387,7 +413,7 @@ impl RoundContext {
                 line.timings.lease = lease_time;
                 say(target, line);
             }
-            return;
+            return false;
         }
         let sync_time = syncing.elapsed() / u32::try_from(claimed.len()).unwrap_or(u32::MAX).max(1);
         let proofs = Proofs::default();
@@ -416,6 +442,7 @@ impl RoundContext {
         let pushing = Instant::now();
         let recorded = done.iter().any(|(_, _, landing, _, _, _, _)| *landing != tick::Landing::Nothing);
         let push = if recorded { Some(push_batch(ledger)) } else { None };
+        let synced = !matches!(push, Some(PushStatus::NotPushed { .. }));
         let push_time = pushing.elapsed() / u32::try_from(done.len()).unwrap_or(u32::MAX).max(1);
         let renewed = renewer.stop();
         for (target, work, landing, stats, fence, mut warnings, mut timings) in done {
@@ -448,32 +475,35 @@ impl RoundContext {
             line.warnings.splice(0..0, warnings);
             say(target, line);
         }
+        synced
     }
 }
 
 /// Splits the ops of a batch from the rest: every op whose lease is already ours, plus the free
 /// ops that hash to `holder` among it and `peers`; when none does, a share of the free ops the
-/// peers have not claimed (stealing). With no peer seen and nothing held, the first batch is
-/// [`FIRST_BATCH`] ops. Both sides keep `holder`'s visiting order.
+/// peers have not claimed (stealing). At most `cap` free ops join the batch (the growing
+/// batches of a round that began holding nothing; `None`: no limit). Both sides keep
+/// `holder`'s visiting order.
 fn choose<'a>(
     holder: &str,
     peers: &BTreeSet<String>,
     ours: Vec<&'a Target>,
     free: Vec<&'a Target>,
-    first: bool,
+    cap: Option<usize>,
 ) -> (Vec<&'a Target>, Vec<&'a Target>) {
     let (mine, theirs): (Vec<&Target>, Vec<&Target>) =
         free.into_iter().partition(|t| owner(holder, peers, t.op()) == holder);
+    let cap = cap.unwrap_or(usize::MAX);
     let mut batch = ours;
     let mut rest = Vec::new();
     if !mine.is_empty() {
-        let take = if first && peers.is_empty() && batch.is_empty() { FIRST_BATCH } else { mine.len() };
+        let take = mine.len().min(cap);
         let mut mine = mine.into_iter();
         batch.extend(mine.by_ref().take(take));
         rest.extend(mine);
         rest.extend(theirs);
     } else if batch.is_empty() {
-        let share = theirs.len().div_ceil(peers.len() + 1).max(MIN_STEAL);
+        let share = theirs.len().div_ceil(peers.len() + 1).max(MIN_STEAL).min(cap);
         let mut theirs = theirs.into_iter();
         batch.extend(theirs.by_ref().take(share));
         rest.extend(theirs);
@@ -604,7 +634,7 @@ mod tests {
         let mut union = BTreeSet::new();
         for h in holders {
             let peers: BTreeSet<String> = holders.iter().filter(|p| **p != h).map(|p| (*p).to_owned()).collect();
-            let (batch, rest) = choose(h, &peers, Vec::new(), all.iter().collect(), false);
+            let (batch, rest) = choose(h, &peers, Vec::new(), all.iter().collect(), None);
             assert_eq!(batch.len() + rest.len(), 200);
             assert!((25..=75).contains(&batch.len()), "{h}: a fair share, got {}", batch.len());
             let mine = names(&batch);
@@ -615,16 +645,98 @@ mod tests {
     }
 
     #[test]
-    fn an_operator_alone_starts_small_then_takes_the_rest_and_keeps_what_it_holds() {
-        let all = targets(40);
-        let free: Vec<&Target> = all.iter().collect();
-        let (batch, rest) = choose("h:1:aaaa", &BTreeSet::new(), Vec::new(), free.clone(), true);
-        assert_eq!((batch.len(), rest.len()), (FIRST_BATCH, 40 - FIRST_BATCH));
-        let (batch, rest) = choose("h:1:aaaa", &BTreeSet::new(), Vec::new(), rest, false);
-        assert_eq!((batch.len(), rest.len()), (40 - FIRST_BATCH, 0));
-        // A daemon's next round: what it holds is renewed in its first batch, whatever the hash.
-        let (batch, rest) = choose("h:1:aaaa", &BTreeSet::new(), free, Vec::new(), true);
-        assert_eq!((batch.len(), rest.len()), (40, 0));
+    fn an_operator_alone_claims_in_batches_growing_fourfold_from_eight_and_keeps_what_it_holds() {
+        let all = targets(200);
+        let mut free: Vec<&Target> = all.iter().collect();
+        let mut cap = Some(FIRST_BATCH);
+        let mut sizes = Vec::new();
+        let mut claimed = BTreeSet::new();
+        while !free.is_empty() {
+            let (batch, rest) = choose("h:1:aaaa", &BTreeSet::new(), Vec::new(), free, cap);
+            assert_eq!(batch.len() + rest.len(), 200 - claimed.len());
+            let names = names(&batch);
+            assert!(claimed.is_disjoint(&names), "an op claimed twice");
+            claimed.extend(names);
+            sizes.push(batch.len());
+            free = rest;
+            cap = cap.map(|c| c * GROWTH);
+        }
+        assert_eq!(sizes, vec![8, 32, 128, 32]);
+        assert_eq!(claimed.len(), 200);
+        // A daemon's next round: what it holds is renewed in its first batch, whatever the hash,
+        // and without a limit (its round began holding leases).
+        let held: Vec<&Target> = all.iter().collect();
+        let (batch, rest) = choose("h:1:aaaa", &BTreeSet::new(), held.clone(), Vec::new(), None);
+        assert_eq!((batch.len(), rest.len()), (200, 0));
+        // The limit is on the free ops only: what is held always joins the batch.
+        let (batch, rest) = choose("h:1:aaaa", &BTreeSet::new(), held[..20].to_vec(), held[20..].to_vec(), Some(8));
+        assert_eq!((batch.len(), rest.len()), (28, 172));
+    }
+
+    /// Operators in lockstep, one claim a step: each step, every started operator chooses from
+    /// the free ops as the last fetch showed them (before any of this step's claims), with the
+    /// peers it sees (those that started at an earlier step), limited as `run_claimed` limits it
+    /// (growing from FIRST_BATCH until it has seen a peer); an op several chose in the same step
+    /// goes to one of them (the highest rendezvous score: no operator is favoured), the others'
+    /// lease pushes lose it. Returns the ops each ticked.
+    fn lockstep(starts: &[usize], ops: usize) -> Vec<usize> {
+        let all = targets(ops);
+        let holders: Vec<String> = (0..starts.len()).map(|i| format!("h:{i}:{i:04x}")).collect();
+        let mut free: BTreeSet<String> = all.iter().map(|t| t.op().to_owned()).collect();
+        let mut caps: Vec<Option<usize>> = vec![Some(FIRST_BATCH); starts.len()];
+        let mut saw = vec![false; starts.len()];
+        let mut ticked = vec![0; starts.len()];
+        let mut step = 0;
+        while !free.is_empty() {
+            let mut chosen: std::collections::BTreeMap<String, usize> = std::collections::BTreeMap::new();
+            for (i, holder) in holders.iter().enumerate() {
+                if starts[i] > step {
+                    continue;
+                }
+                let peers: BTreeSet<String> =
+                    (0..holders.len()).filter(|&p| p != i && starts[p] < step).map(|p| holders[p].clone()).collect();
+                let seen: Vec<&Target> =
+                    visiting_order(&all, holder).into_iter().filter(|t| free.contains(t.op())).collect();
+                saw[i] |= !peers.is_empty();
+                let limit = if saw[i] { None } else { caps[i] };
+                let (batch, _) = choose(holder, &peers, Vec::new(), seen, limit);
+                caps[i] = caps[i].map(|c| c * GROWTH);
+                for t in batch {
+                    let winner = chosen.entry(t.op().to_owned()).or_insert(i);
+                    if rendezvous(holder, t.op()) > rendezvous(&holders[*winner], t.op()) {
+                        *winner = i;
+                    }
+                }
+            }
+            for (op, i) in chosen {
+                free.remove(&op);
+                ticked[i] += 1;
+            }
+            step += 1;
+            assert!(step < 100, "the ops run out");
+        }
+        assert_eq!(ticked.iter().sum::<usize>(), ops, "every op ticked exactly once");
+        ticked
+    }
+
+    #[test]
+    fn operators_started_together_or_apart_all_find_a_share() {
+        // Started together: each claims 8, then sees the others and splits the rest.
+        let together = lockstep(&[0, 0, 0, 0], 200);
+        assert!(together.iter().all(|&n| (30..=70).contains(&n)), "{together:?}");
+        // One operator a claim ahead of three others (they started while its first claim was
+        // pushed) still leaves each of them a share: with a single opening batch it took all
+        // but 8.
+        let late = lockstep(&[0, 1, 1, 1], 200);
+        assert!(late.iter().all(|&n| n >= 20), "{late:?}");
+        // A second operator that starts after the first one's second claim (40 ops claimed)
+        // still finds about half: with a single opening batch the first had claimed every op.
+        let pair = lockstep(&[0, 2], 200);
+        assert!(pair[1] >= 50, "{pair:?}");
+        // Not covered: once the operators started together have seen each other, they claim
+        // their whole shares, and one that starts after that finds nothing left at this fire time.
+        let after = lockstep(&[0, 0, 0, 2], 200);
+        assert_eq!(after[3], 0, "{after:?}");
     }
 
     #[test]
@@ -641,11 +753,11 @@ mod tests {
         assert!(keep.iter().all(|t| owner(a, &peers, t.op()) == a));
         // The batch is what A keeps; the ops given back are free for B, whose split claims
         // exactly them.
-        let (batch, rest) = choose(a, &peers, keep.clone(), Vec::new(), false);
+        let (batch, rest) = choose(a, &peers, keep.clone(), Vec::new(), None);
         assert_eq!((names(&batch), rest.len()), (names(&keep), 0));
         let freed: Vec<&Target> = given.iter().map(|(t, _)| *t).collect();
         let a_peer: BTreeSet<String> = [a.to_owned()].into();
-        let (b_batch, b_rest) = choose(b, &a_peer, Vec::new(), freed.clone(), false);
+        let (b_batch, b_rest) = choose(b, &a_peer, Vec::new(), freed.clone(), None);
         assert_eq!((names(&b_batch), b_rest.len()), (names(&freed), 0));
         // With no peer, nothing is given back.
         let (keep, given) = split_given_back(a, &BTreeSet::new(), ours, |_| true);
@@ -662,7 +774,7 @@ mod tests {
         assert!(given.iter().all(|(t, _)| !unpushed(t)));
         let kept_for_b: Vec<&&Target> = keep.iter().filter(|t| owner(a, &peers, t.op()) == b).collect();
         assert!(!kept_for_b.is_empty() && kept_for_b.iter().all(|t| unpushed(t)), "kept only while unreleasable");
-        let (batch, _) = choose(a, &peers, keep.clone(), Vec::new(), false);
+        let (batch, _) = choose(a, &peers, keep.clone(), Vec::new(), None);
         assert_eq!(names(&batch), names(&keep), "they tick in A's batch this round");
     }
 
@@ -672,7 +784,7 @@ mod tests {
         let peers: BTreeSet<String> = ["h:2:bbbb".to_owned()].into();
         let theirs: Vec<&Target> =
             all.iter().filter(|t| rendezvous("h:2:bbbb", t.op()) > rendezvous("h:1:aaaa", t.op())).collect();
-        let (batch, rest) = choose("h:1:aaaa", &peers, Vec::new(), theirs.clone(), false);
+        let (batch, rest) = choose("h:1:aaaa", &peers, Vec::new(), theirs.clone(), None);
         assert_eq!(batch.len(), theirs.len().div_ceil(2).max(MIN_STEAL).min(theirs.len()));
         assert_eq!(batch.len() + rest.len(), theirs.len());
     }

@@ -15,6 +15,7 @@ mod history;
 pub mod log;
 mod loose;
 mod object_file;
+mod pack_file;
 pub mod porcelain;
 mod presence;
 mod repo;
@@ -94,6 +95,15 @@ pub enum Error {
     ObjectFile {
         /// The kind of object.
         kind: &'static str,
+        /// The file.
+        path: PathBuf,
+        /// What the file system reported.
+        #[source]
+        source: std::io::Error,
+    },
+    /// A pack file or its index could not be written into the object directory.
+    #[error("failed to write the pack file {}", path.display())]
+    PackFile {
         /// The file.
         path: PathBuf,
         /// What the file system reported.

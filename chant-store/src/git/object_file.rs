@@ -50,20 +50,29 @@ pub(super) fn write(
     let dir = objects.join(fan);
     let path = dir.join(rest);
     let temp = objects.join(temp_name());
+    let header = gix::objs::encode::loose_header(kind, data.len() as u64);
+    deflated(level, &[&header, data], |out| store(&temp, &dir, &path, out))
+        .map_err(|source| WriteError { path: path.clone(), source })?
+}
+
+/// Calls `f` with `parts`, concatenated, compressed as one zlib stream by this thread's
+/// compressor (reset, not reallocated; the first use on a thread fixes its `level`).
+pub(super) fn deflated<T>(
+    level: gix::zlib::Compression,
+    parts: &[&[u8]],
+    f: impl FnOnce(&[u8]) -> T,
+) -> std::io::Result<T> {
     COMPRESSOR.with(|cell| {
         let mut cell = cell.borrow_mut();
         let (compressor, out) = cell.get_or_insert_with(|| (Compress::new(level), Vec::new()));
-        compress(compressor, out, kind, data).map_err(|source| WriteError { path: path.clone(), source })?;
-        store(&temp, &dir, &path, out)
+        compress(compressor, out, parts)?;
+        Ok(f(out))
     })
 }
 
-/// `out` becomes the loose encoding of the object: its header and content as one zlib stream.
-fn compress(compressor: &mut Compress, out: &mut Vec<u8>, kind: gix::object::Kind, data: &[u8]) -> std::io::Result<()> {
-    let header = gix::objs::encode::loose_header(kind, data.len() as u64);
-    let mut input = Vec::with_capacity(header.len() + data.len());
-    input.extend_from_slice(&header);
-    input.extend_from_slice(data);
+/// `out` becomes `parts`, concatenated, as one zlib stream.
+fn compress(compressor: &mut Compress, out: &mut Vec<u8>, parts: &[&[u8]]) -> std::io::Result<()> {
+    let input = parts.concat();
     compressor.reset();
     out.clear();
     let mut buf = [0u8; 4096];
@@ -87,6 +96,9 @@ fn compress(compressor: &mut Compress, out: &mut Vec<u8>, kind: gix::object::Kin
     }
 }
 
+/// How many times [`store`] makes the fan-out directory again when it keeps disappearing.
+const DIRECTORY_RACES: usize = 16;
+
 /// Writes `bytes` to `temp` and renames it to `path` in `dir`, creating `dir` when missing.
 fn store(temp: &Path, dir: &Path, path: &Path, bytes: &[u8]) -> Result<(), WriteError> {
     let fail = |at: &Path| {
@@ -103,26 +115,40 @@ fn store(temp: &Path, dir: &Path, path: &Path, bytes: &[u8]) -> Result<(), Write
         let _ = std::fs::remove_file(temp);
         return Err(fail(temp)(e));
     }
-    let renamed = match std::fs::rename(temp, path) {
-        Err(e) if e.kind() == ErrorKind::NotFound => match std::fs::create_dir(dir) {
+    // `git prune-packed` (run by `git repack -d` and `git gc`, maybe at this moment, by another
+    // process or by this one's roll-up) removes a fan-out directory it emptied, also between the
+    // creation below and the rename after it: each time the directory is missing it is created
+    // again, as git's own object writes do, a bounded number of times.
+    let mut renamed = std::fs::rename(temp, path);
+    for _ in 0..DIRECTORY_RACES {
+        match &renamed {
+            Err(e) if e.kind() == ErrorKind::NotFound => {}
+            _ => break,
+        }
+        renamed = match std::fs::create_dir(dir) {
             Ok(()) => std::fs::rename(temp, path),
             Err(created) if created.kind() == ErrorKind::AlreadyExists => std::fs::rename(temp, path),
             Err(created) => Err(created),
-        },
-        other => other,
-    };
+        };
+    }
     renamed.map_err(|e| {
         let _ = std::fs::remove_file(temp);
         fail(path)(e)
     })
 }
 
-/// A name no other writer uses at the same time: `tmp_obj_`, which `git gc` prunes when old, the
-/// process id, a process counter and wall-clock nanoseconds.
+/// A name no other writer uses at the same time: `tmp_obj_`, which `git gc` prunes when old, and
+/// [`unique_suffix`].
 fn temp_name() -> String {
+    format!("tmp_obj_{}", unique_suffix())
+}
+
+/// What makes a temporary file's name unique among writers: the process id, a process counter
+/// and wall-clock nanoseconds.
+pub(super) fn unique_suffix() -> String {
     static COUNTER: AtomicU64 = AtomicU64::new(0);
     let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.subsec_nanos());
-    format!("tmp_obj_{}_{}_{nanos}", std::process::id(), COUNTER.fetch_add(1, Ordering::Relaxed))
+    format!("{}_{}_{nanos}", std::process::id(), COUNTER.fetch_add(1, Ordering::Relaxed))
 }
 
 #[cfg(test)]
@@ -155,5 +181,43 @@ mod tests {
             .filter(|e| e.file_name().to_string_lossy().starts_with("tmp_obj_"))
             .collect();
         assert!(leftovers.is_empty(), "{leftovers:?}");
+    }
+
+    /// While another thread empties and removes the fan-out directories as fast as it can (what
+    /// `git prune-packed` does to the loose objects it finds packed, run by a roll-up beside the
+    /// writes), every write still lands: a directory that disappears between its creation and
+    /// the rename is created again.
+    #[test]
+    fn writes_land_while_prune_packed_removes_the_fan_out_directories() {
+        let dir = tempfile::tempdir().unwrap();
+        gix::init_bare(dir.path()).unwrap();
+        let objects = dir.path().join("objects");
+        let level = gix::zlib::Compression::BEST_SPEED;
+        let stop = std::sync::atomic::AtomicBool::new(false);
+        std::thread::scope(|scope| {
+            scope.spawn(|| {
+                while !stop.load(Ordering::Relaxed) {
+                    for entry in std::fs::read_dir(&objects).unwrap().flatten() {
+                        if entry.file_name().len() == 2 {
+                            for object in std::fs::read_dir(entry.path()).into_iter().flatten().flatten() {
+                                let _ = std::fs::remove_file(object.path());
+                            }
+                            let _ = std::fs::remove_dir(entry.path());
+                        }
+                    }
+                }
+            });
+            for n in 0..2_000u32 {
+                let data = format!("record {n}\n");
+                let id =
+                    gix::objs::compute_hash(gix::hash::Kind::Sha1, gix::object::Kind::Blob, data.as_bytes()).unwrap();
+                let written = write(&objects, id, gix::object::Kind::Blob, data.as_bytes(), level);
+                if let Err(e) = written {
+                    stop.store(true, Ordering::Relaxed);
+                    panic!("write {n}: {e:?}");
+                }
+            }
+            stop.store(true, Ordering::Relaxed);
+        });
     }
 }

@@ -16,6 +16,7 @@ use gix::refs::{FullName, Target};
 
 use super::loose::{self, Cas, LooseStore};
 use super::object_file;
+use super::pack_file;
 use super::written::{Kind, Written};
 use super::{Error, ObjectId, Result};
 
@@ -27,7 +28,14 @@ const OBJECT_STORE_SLOTS: gix::odb::store::init::Slots =
     gix::odb::store::init::Slots::AsNeededByDiskState { multiplier: 2.0, minimum: 512 };
 
 /// How loose objects are compressed: git's and gix's default (`core.looseCompression`, level 1).
+/// The packs of [`Repo::in_one_pack`] use the same level: they hold what would have been loose.
 const LOOSE_COMPRESSION: gix::zlib::Compression = gix::zlib::Compression::BEST_SPEED;
+
+/// How many packs of one [`Repo::in_one_pack`] each a thread's handle writes before it merges
+/// them into one and removes them: the packs a long-running writer leaves stay one per this many
+/// appends (and `git gc --auto`'s geometric repack, run every few hundred appends, rolls those
+/// up), so readers search few indices.
+const MERGE_PACKS: usize = 16;
 
 /// The name and email chant writes as author and committer of ledger commits when no other
 /// identity is known.
@@ -150,7 +158,12 @@ impl SharedRepo {
             }
             let mut repo = self.inner.to_thread_local();
             repo.object_cache_size_if_unset(OBJECT_CACHE_BYTES);
-            let handle = Rc::new(Handle { repo, written: RefCell::default() });
+            let handle = Rc::new(Handle {
+                repo,
+                written: RefCell::default(),
+                staged: RefCell::default(),
+                small_packs: RefCell::default(),
+            });
             if handles.len() >= HANDLES_PER_THREAD {
                 handles.remove(0);
             }
@@ -161,10 +174,18 @@ impl SharedRepo {
     }
 }
 
+/// Objects stored inside [`Repo::in_one_pack`], to be written as one pack.
+type Staged = Vec<(ObjectId, Kind, Rc<[u8]>)>;
+
 /// One thread's gix handle of a repository and the objects written through it.
 struct Handle {
     repo: gix::Repository,
     written: RefCell<Written>,
+    /// While [`Repo::in_one_pack`] runs: the objects stored, to be written as one pack.
+    staged: RefCell<Option<Staged>>,
+    /// The packs [`Repo::in_one_pack`] wrote through this handle since it last merged them, with
+    /// their entries, which the merge copies as they are.
+    small_packs: RefCell<Vec<(pack_file::Written, Vec<pack_file::Entry>)>>,
 }
 
 impl std::ops::Deref for Handle {
@@ -484,15 +505,18 @@ impl Repo {
     /// Writes the encoded object `bytes` of `kind` unless the object database already has it (as
     /// gix's writes check, without looking for packs added since it last looked), as git writes a
     /// loose object (see the `object_file` module), and keeps it in this handle's written objects.
+    /// Inside [`Repo::in_one_pack`] it is staged instead, and written (and kept) with the others.
     fn store(&self, kind: Kind, bytes: &[u8]) -> Result<ObjectId> {
-        let gix_kind = match kind {
-            Kind::Blob => gix::object::Kind::Blob,
-            Kind::Tree => gix::object::Kind::Tree,
-            Kind::Commit => gix::object::Kind::Commit,
-        };
+        let gix_kind = gix_kind(kind);
         let failed = |source| Error::WriteObject { kind: kind.name(), source: Box::new(source) };
         let id = gix::objs::compute_hash(self.inner.object_hash(), gix_kind, bytes).map_err(failed)?;
         if !self.inner.objects.exists_without_refresh(&id) {
+            if let Some(staged) = self.inner.staged.borrow_mut().as_mut() {
+                if !staged.iter().any(|(known, _, _)| *known == id) {
+                    staged.push((id, kind, Rc::from(bytes)));
+                }
+                return Ok(id);
+            }
             let objects = self.inner.objects.store_ref().path();
             object_file::write(objects, id, gix_kind, bytes, LOOSE_COMPRESSION).map_err(|e| Error::ObjectFile {
                 kind: kind.name(),
@@ -502,6 +526,78 @@ impl Repo {
         }
         self.inner.written.borrow_mut().put(id, kind, bytes);
         Ok(id)
+    }
+
+    /// Runs `write`, and writes every object it stores (blobs, trees, commits) as one pack with
+    /// its index (two files, see the `pack_file` module) once it returns `Ok`, instead of one
+    /// loose file each; nothing is written when it fails. The objects are in the repository when
+    /// this returns, before any reference can name them. Nested calls write with the outermost.
+    ///
+    /// Every [`MERGE_PACKS`] such packs, this handle writes their objects as one pack and removes
+    /// them (a reader that still has one open keeps reading it; one that looks again finds the
+    /// merged pack).
+    ///
+    /// # Errors
+    ///
+    /// `write`'s error, or [`Error::PackFile`] when the pack could not be written.
+    pub fn in_one_pack<T, E: From<Error>>(
+        &self,
+        write: impl FnOnce() -> std::result::Result<T, E>,
+    ) -> std::result::Result<T, E> {
+        if self.inner.staged.borrow().is_some() {
+            return write();
+        }
+        /// Ends the staging however `write` returns.
+        struct Staging<'a>(&'a RefCell<Option<Staged>>);
+        impl Drop for Staging<'_> {
+            fn drop(&mut self) {
+                self.0.borrow_mut().take();
+            }
+        }
+        *self.inner.staged.borrow_mut() = Some(Vec::new());
+        let staging = Staging(&self.inner.staged);
+        let value = write()?;
+        let staged = staging.0.borrow_mut().take().unwrap_or_default();
+        drop(staging);
+        if !staged.is_empty() {
+            self.write_pack(staged)?;
+        }
+        Ok(value)
+    }
+
+    /// Writes `staged` as one pack, keeps its objects as written, and merges this handle's small
+    /// packs when there are [`MERGE_PACKS`] of them.
+    fn write_pack(&self, staged: Staged) -> Result<()> {
+        let pack_dir = self.inner.objects.store_ref().path().join("pack");
+        let failed = |path: PathBuf| move |source| Error::PackFile { path, source };
+        let entries = staged
+            .iter()
+            .map(|(id, kind, data)| pack_file::Entry::new(*id, gix_kind(*kind), data, LOOSE_COMPRESSION))
+            .collect::<std::io::Result<Vec<_>>>()
+            .map_err(failed(pack_dir.clone()))?;
+        let hash = self.inner.object_hash();
+        let written =
+            pack_file::write(&pack_dir, hash, &entries.iter().collect::<Vec<_>>(), pack_file::Durability::Cached)
+                .map_err(|e| Error::PackFile { path: e.path, source: e.source })?;
+        {
+            let mut kept = self.inner.written.borrow_mut();
+            for (id, kind, data) in &staged {
+                kept.put(*id, *kind, data);
+            }
+        }
+        let mut small = self.inner.small_packs.borrow_mut();
+        small.push((written, entries));
+        if small.len() >= MERGE_PACKS {
+            let all: Vec<&pack_file::Entry> = small.iter().flat_map(|(_, entries)| entries).collect();
+            // The merged pack is fsynced before the small ones go; a merge that fails leaves the
+            // small packs as they are: they hold the same objects.
+            if pack_file::write(&pack_dir, hash, &all, pack_file::Durability::Synced).is_ok() {
+                for (pack, _) in small.drain(..) {
+                    let _ = pack.remove();
+                }
+            }
+        }
+        Ok(())
     }
 
     /// The content of blob `id`.
@@ -690,6 +786,15 @@ impl Repo {
     }
 }
 
+/// gix's kind of a kept object's kind.
+fn gix_kind(kind: Kind) -> gix::object::Kind {
+    match kind {
+        Kind::Blob => gix::object::Kind::Blob,
+        Kind::Tree => gix::object::Kind::Tree,
+        Kind::Commit => gix::object::Kind::Commit,
+    }
+}
+
 fn full_name(name: &str) -> Result<FullName> {
     if !name.starts_with("refs/") {
         return Err(Error::RefName { name: name.to_owned() });
@@ -824,6 +929,141 @@ mod tests {
         assert_eq!(repo.read_ref("refs/chant/lease/_members").unwrap(), None, "a directory");
         assert_eq!(repo.read_ref("refs/chant/lease/_members/m/op").unwrap(), Some(b));
         assert_eq!(repo.read_ref("refs/chant/lease/other").unwrap(), None);
+    }
+
+    /// What `in_one_pack` writes is one pack per call, no loose object, readable by another
+    /// handle and by git (`fsck --strict`); a failing call writes nothing; every `MERGE_PACKS`
+    /// packs become one, the small ones removed, their objects still readable everywhere.
+    #[test]
+    fn objects_written_in_one_pack_land_as_one_pack_and_merge_every_few() {
+        let dir = tempfile::tempdir().unwrap();
+        gix::init_bare(dir.path()).unwrap();
+        let repo = SharedRepo::discover(dir.path(), Duration::from_secs(1)).unwrap().local();
+        let packs = || {
+            let mut names: Vec<String> = std::fs::read_dir(dir.path().join("objects/pack"))
+                .map(|d| d.flatten().map(|e| e.file_name().to_string_lossy().into_owned()).collect())
+                .unwrap_or_default();
+            names.sort();
+            names
+        };
+        let loose = || {
+            std::fs::read_dir(dir.path().join("objects"))
+                .unwrap()
+                .flatten()
+                .filter(|e| e.file_name().len() == 2)
+                .map(|e| std::fs::read_dir(e.path()).unwrap().count())
+                .sum::<usize>()
+        };
+        let failed: std::result::Result<(), Error> = repo.in_one_pack(|| {
+            repo.write_blob(b"never")?;
+            Err(Error::RefName { name: "x".into() })
+        });
+        assert!(failed.is_err());
+        assert!(packs().is_empty() && loose() == 0, "a failed call writes nothing");
+
+        let mut commits = Vec::new();
+        let mut tip: Option<ObjectId> = None;
+        for n in 0..MERGE_PACKS + 1 {
+            let commit = repo
+                .in_one_pack(|| {
+                    let base = tip.map(|t| repo.commit_info(t)).transpose()?.map(|c| c.tree);
+                    let blob = repo.write_blob(format!("record {n}\n").as_bytes())?;
+                    let tree = repo.edit_tree(base, &[(format!("e/op/converge/0/{n}.jsonl"), blob)])?;
+                    let parents: Vec<ObjectId> = tip.into_iter().collect();
+                    repo.write_commit(tree, &parents, "m", jiff::Timestamp::UNIX_EPOCH)
+                })
+                .unwrap();
+            tip = Some(commit);
+            commits.push(commit);
+            let count = packs().iter().filter(|n| n.ends_with(".pack")).count();
+            let expected = if n + 1 < MERGE_PACKS { n + 1 } else { n + 2 - MERGE_PACKS };
+            assert_eq!(count, expected, "after {} calls: {:?}", n + 1, packs());
+            assert_eq!(packs().len(), 2 * count, "a pack and its index each, nothing else");
+        }
+        assert_eq!(loose(), 0, "no loose object");
+        let git = super::super::cmd::Git::new(dir.path(), Duration::from_secs(60));
+        git.run("update-ref", &["update-ref", "refs/heads/t", &tip.unwrap().to_string()]).unwrap();
+        let fsck = git.run("fsck", &["fsck", "--strict", "--no-dangling"]).unwrap();
+        assert_eq!(fsck.code, Some(0), "{}", fsck.stderr);
+        let fresh = SharedRepo::discover(dir.path(), Duration::from_secs(1)).unwrap().local();
+        for (n, commit) in commits.iter().enumerate() {
+            let root = fresh.commit_info(*commit).unwrap().tree;
+            let entry = fresh.tree_entry(root, &format!("e/op/converge/0/{n}.jsonl")).unwrap().unwrap();
+            assert_eq!(fresh.read_blob(entry.id).unwrap(), format!("record {n}\n").into_bytes());
+        }
+    }
+
+    /// What a writer killed at any point of an append leaves behind: a partly written
+    /// `tmp_pack_` file, a pack without its index (killed between the two renames), and a whole
+    /// pack whose commit no ref names (killed before the compare-and-swap of the branch). None of
+    /// it hides or changes what the branch already holds: a fresh handle reads every landed
+    /// record, `git fsck --strict` is clean, the next append lands on the same tip, and `git gc`
+    /// then leaves a repository that is still clean and complete.
+    #[test]
+    fn a_writer_killed_between_its_pack_and_the_ref_loses_nothing_already_recorded() {
+        let dir = tempfile::tempdir().unwrap();
+        gix::init_bare(dir.path()).unwrap();
+        let repo = SharedRepo::discover(dir.path(), Duration::from_secs(1)).unwrap().local();
+        let branch = "refs/heads/chant/lifecycle";
+        let append = |n: usize, tip: Option<ObjectId>| -> ObjectId {
+            repo.in_one_pack(|| {
+                let base = tip.map(|t| repo.commit_info(t)).transpose()?.map(|c| c.tree);
+                let blob = repo.write_blob(format!("record {n}\n").as_bytes())?;
+                let tree = repo.edit_tree(base, &[(format!("e/op/converge/0/{n}.jsonl"), blob)])?;
+                let parents: Vec<ObjectId> = tip.into_iter().collect();
+                repo.write_commit(tree, &parents, "m", jiff::Timestamp::UNIX_EPOCH)
+            })
+            .unwrap()
+        };
+        let mut tip = None;
+        for n in 0..20 {
+            let commit = append(n, tip);
+            repo.update_ref(branch, commit, tip, "append").unwrap();
+            tip = Some(commit);
+        }
+        let landed = tip.unwrap();
+        // Killed before the compare-and-swap: a whole pack nobody names.
+        let orphan = append(99, tip);
+        assert_ne!(orphan, landed);
+        // Killed while writing a pack, and between its rename and its index's.
+        let pack_dir = dir.path().join("objects/pack");
+        std::fs::write(pack_dir.join("tmp_pack_killed"), b"PACK\0\0\0\x02\0\0").unwrap();
+        let some_pack = std::fs::read_dir(&pack_dir)
+            .unwrap()
+            .flatten()
+            .map(|e| e.path())
+            .find(|p| p.extension().is_some_and(|e| e == "pack"))
+            .unwrap();
+        std::fs::copy(&some_pack, pack_dir.join(format!("pack-{}.pack", "0".repeat(40)))).unwrap();
+
+        let git = super::super::cmd::Git::new(dir.path(), Duration::from_secs(60));
+        let fsck = |when: &str| {
+            let out = git.run("fsck", &["fsck", "--strict", "--no-progress"]).unwrap();
+            assert_eq!(out.code, Some(0), "{when}: {}", out.stderr);
+        };
+        let every_record = |through: &Repo, tip: ObjectId, count: usize| {
+            let root = through.commit_info(tip).unwrap().tree;
+            for n in 0..count {
+                let entry = through.tree_entry(root, &format!("e/op/converge/0/{n}.jsonl")).unwrap().unwrap();
+                assert_eq!(through.read_blob(entry.id).unwrap(), format!("record {n}\n").into_bytes());
+            }
+        };
+        fsck("after the kills");
+        let fresh = SharedRepo::discover(dir.path(), Duration::from_secs(1)).unwrap().local();
+        assert_eq!(fresh.read_ref(branch).unwrap(), Some(landed));
+        every_record(&fresh, landed, 20);
+        // The next append lands on the branch's tip; the orphan stays unnamed.
+        let next = append(20, Some(landed));
+        fresh.update_ref(branch, next, Some(landed), "append").unwrap();
+        git.gc_auto().unwrap();
+        while super::super::cmd::Git::rolling_up() {
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        let gc = git.run("gc", &["gc", "--quiet", "--prune=now"]).unwrap();
+        assert_eq!(gc.code, Some(0), "{}", gc.stderr);
+        fsck("after gc");
+        let after = SharedRepo::discover(dir.path(), Duration::from_secs(1)).unwrap().local();
+        every_record(&after, next, 21);
     }
 
     #[test]

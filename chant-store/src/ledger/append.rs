@@ -139,8 +139,27 @@ pub(super) fn build(
     let root = tip.map(|tip| repo.commit_info(tip)).transpose()?.map(|info| info.tree);
     let slot = shard::next_slot(shard::newest(repo, root, dir)?);
     let path = shard::shard_path(dir, slot.shard);
-    let blob = repo.write_blob(&shard::with_line(slot.before, line))?;
-    let tree = repo.edit_tree(root, &[(path.clone(), blob)])?;
+    // The shard blob, the trees along its path and the commit: one pack, two files.
+    repo.in_one_pack(|| {
+        let blob = repo.write_blob(&shard::with_line(slot.before, line))?;
+        let tree = repo.edit_tree(root, &[(path.clone(), blob)])?;
+        let commit = write_commit(repo, tip, tree, label, dir, origin, at, by)?;
+        Ok(Written { commit, path: path.clone(), seq: slot.seq })
+    })
+}
+
+/// Writes the commit of an append of `label` to `dir` with root `tree` on top of `tip`.
+#[expect(clippy::too_many_arguments, reason = "each is one part of the commit; a struct would only rename them")]
+fn write_commit(
+    repo: &Repo,
+    tip: Option<ObjectId>,
+    tree: ObjectId,
+    label: &str,
+    dir: &str,
+    origin: Option<ObjectId>,
+    at: Timestamp,
+    by: &git::Authorship,
+) -> Result<ObjectId, Error> {
     let mut message = format!("chant: {label}\n\n{SHARD_TRAILER}{dir}\n");
     if let Some(origin) = origin {
         message.push_str(&format!("{ORIGIN_TRAILER}{origin}\n"));
@@ -151,8 +170,7 @@ pub(super) fn build(
         message.push_str(&format!("{ROOT_TRAILER}{}\n", unique_token()));
     }
     let parents: Vec<ObjectId> = tip.into_iter().collect();
-    let commit = repo.write_commit_by(tree, &parents, &message, at, by)?;
-    Ok(Written { commit, path, seq: slot.seq })
+    Ok(repo.write_commit_by(tree, &parents, &message, at, by)?)
 }
 
 /// What a ledger commit says about itself.

@@ -502,6 +502,20 @@ impl Ledger {
         }
     }
 
+    /// Waits up to `timeout` for the pack roll-up that a `git gc --auto` after an append of this
+    /// process started on a thread of its own (see [`cmd::Git::gc_auto`]); returns whether none
+    /// is running. A caller that inspects the repository's files (a test) waits for it first.
+    pub fn wait_for_roll_up(timeout: std::time::Duration) -> bool {
+        let start = std::time::Instant::now();
+        while cmd::Git::rolling_up() {
+            if start.elapsed() >= timeout {
+                return false;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+        true
+    }
+
     /// Returns the configured remote's state when it did not answer the last fetch or push of
     /// the ledger or a lease (`None` without a remote, or when it answered).
     pub fn remote_unreachable(&self) -> Option<reach::Unreachable> {
