@@ -533,7 +533,7 @@ impl Repo {
     /// loose file each; nothing is written when it fails. The objects are in the repository when
     /// this returns, before any reference can name them. Nested calls write with the outermost.
     ///
-    /// Every [`MERGE_PACKS`] such packs, this handle writes their objects as one pack and removes
+    /// Every 16 such packs (`MERGE_PACKS`), this handle writes their objects as one pack and removes
     /// them (a reader that still has one open keeps reading it; one that looks again finds the
     /// merged pack).
     ///
