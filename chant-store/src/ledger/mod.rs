@@ -196,7 +196,8 @@ pub struct LedgerConfig {
     /// retrying in lockstep stop losing to each other; zero retries at once.
     pub push_backoff: Duration,
     /// `git gc --auto` runs after about one append in this many (chosen by the new commit id, so
-    /// the rate holds across processes and keys); 0 disables it.
+    /// the rate holds across processes and keys), and every other append rolls the packs up
+    /// when they have grown many (`Git::keep_packs_few`); 0 disables both.
     pub gc_every: u32,
     /// Extra environment for git children (tests pass a hermetic git configuration here).
     pub git_env: Vec<(OsString, OsString)>,
@@ -461,10 +462,12 @@ impl Ledger {
             }
             Some(remote) => remote::append_synced(self, remote, dir, label, line)?,
         };
-        if gc_due(self.config.gc_every, receipt.commit)
-            && let Err(err) = self.git.gc_auto()
-        {
-            receipt.warnings.push(format!("git gc --auto failed: {}", chain(&err)));
+        if gc_due(self.config.gc_every, receipt.commit) {
+            if let Err(err) = self.git.gc_auto() {
+                receipt.warnings.push(format!("git gc --auto failed: {}", chain(&err)));
+            }
+        } else if self.config.gc_every > 0 {
+            self.git.keep_packs_few();
         }
         Ok(receipt)
     }
