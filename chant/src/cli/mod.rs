@@ -187,7 +187,7 @@ pub enum Command {
     /// Start, stop or restart a declared box service through the supervisor
     #[cfg(feature = "box")]
     Services(services::ServicesArgs),
-    /// Serve a read-only web dashboard of the ledger (estate, ops, pending gates)
+    /// Serve a read-only web dashboard: estate, op histories, env resources, live diffs, graphs, gates
     #[cfg(feature = "serve")]
     Serve(serve::ServeArgs),
     /// Create a new project that builds and ticks on the first `cargo run`

@@ -16,7 +16,7 @@ use clap::Args;
 use super::{Binary, CommandError, Exit, open_ledger, open_project};
 use crate::serve::{Bound, DEFAULT_ADDR, Dashboard, routes};
 
-/// Serve a read-only web dashboard of the ledger (estate, ops, pending gates)
+/// Serve a read-only web dashboard: estate, op histories, env resources, live diffs, graphs, gates
 #[derive(Debug, Args)]
 pub struct ServeArgs {
     /// The address to listen on; anything but loopback is reachable from other machines.
