@@ -27,6 +27,9 @@ use super::{Error, ObjectId, Result};
 const OBJECT_STORE_SLOTS: gix::odb::store::init::Slots =
     gix::odb::store::init::Slots::AsNeededByDiskState { multiplier: 2.0, minimum: 512 };
 
+/// How many times [`Repo`] looks an object up before it calls it missing (4, 8 and 16 ms apart).
+const FIND_TRIES: u32 = 4;
+
 /// How loose objects are compressed: git's and gix's default (`core.looseCompression`, level 1).
 /// The packs of [`Repo::in_one_pack`] use the same level: they hold what would have been loose.
 const LOOSE_COMPRESSION: gix::zlib::Compression = gix::zlib::Compression::BEST_SPEED;
@@ -781,8 +784,24 @@ impl Repo {
         Ok(self.commit_info(id)?.parents.first().copied())
     }
 
+    /// Object `id`, read.
+    ///
+    /// A miss is looked up again, up to [`FIND_TRIES`] times a few milliseconds apart, as git
+    /// looks at the pack directory again before it calls an object missing: another process that
+    /// replaces packs (a roll-up, or a handle merging its own) writes the new pack before it
+    /// removes the old ones, but one scan of the directory while it does can see neither.
     fn find(&self, id: ObjectId) -> Result<gix::Object<'_>> {
-        self.inner.find_object(id).map_err(|source| Error::ReadObject { id, source: Box::new(source) })
+        let mut tries = 1;
+        loop {
+            match self.inner.find_object(id) {
+                Ok(object) => return Ok(object),
+                Err(_) if tries < FIND_TRIES => {
+                    std::thread::sleep(Duration::from_millis(2 << tries));
+                    tries += 1;
+                }
+                Err(source) => return Err(Error::ReadObject { id, source: Box::new(source) }),
+            }
+        }
     }
 }
 

@@ -1,12 +1,12 @@
 //! `search`: the envs' live estates by kind or by name glob, through the project binary on real
-//! files roots and on a real PostgreSQL database (the test harness's throw-away cluster). What could not be read is listed as not observed, never as no match (exit 4 when
-//! nothing else matched); `--ambient` adds what nothing declares, and without it the lexicon that
+//! files roots and on a real PostgreSQL database (the test harness's throw-away cluster). What
+//! could not be read is listed as not observed, never as no match (exit 4 when nothing else
+//! matched); `--ambient` adds what nothing declares, and without it the lexicon that
 //! reports such resources possible is named.
 
 use serde_json::Value;
 
-use chant_testkit::postgres::cluster;
-
+use super::serve_graph::{pgbench_database_with, pgbench_sandbox};
 use super::support::{Sandbox, config_with_roots};
 
 fn names(doc: &Value, key: &str) -> Vec<String> {
@@ -97,25 +97,16 @@ fn search_refuses_a_bad_glob_an_undeclared_env_and_the_stock_binary_outside_a_pr
 /// A database holding pgbench's tables with their foreign keys, `public.orders` (declared) and
 /// `public.stray_audit`, which nothing declares; returns its DSN.
 fn pgbench_with_a_stray_table() -> String {
-    let pg = cluster();
-    let db = pg.database("search_pg");
-    pg.pgbench_init_with(&db, &["--foreign-keys"]);
-    pg.as_superuser(
-        &db,
-        "CREATE SCHEMA secret; \
-         CREATE TABLE secret.customers (id bigint PRIMARY KEY); \
-         CREATE TABLE public.orders (customer_id bigint REFERENCES secret.customers (id)); \
-         ALTER TABLE public.orders OWNER TO chant_app; \
-         CREATE TABLE public.stray_audit (id integer); \
-         ALTER TABLE public.stray_audit OWNER TO chant_app;",
-    );
-    pg.dsn(&db)
+    pgbench_database_with(
+        "search_pg",
+        "CREATE TABLE public.stray_audit (id integer); ALTER TABLE public.stray_audit OWNER TO chant_app;",
+    )
 }
 
 #[test]
 fn search_reads_a_real_postgres_estate_by_kind_and_glob_and_says_when_it_could_not() {
     let dsn = pgbench_with_a_stray_table();
-    let sandbox = Sandbox::new("[project]\nname = \"e2e\"\n\n[env.pgbench]\npostgres_dsn_var = \"E2E_PGBENCH_DSN\"\n");
+    let sandbox = pgbench_sandbox();
     let vars = [("E2E_PGBENCH_DSN", dsn.as_str())];
     let origin = |doc: &Value, name: &str| -> String {
         let hit = doc["matches"].as_array().unwrap().iter().find(|m| m["name"] == name);

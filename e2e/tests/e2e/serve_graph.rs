@@ -25,23 +25,31 @@ const PGBENCH_EDGES: [(&str, &str); 5] = [
     ("postgres:public.pgbench_tellers", "postgres:public.pgbench_branches"),
 ];
 
-/// A database holding pgbench's tables with their foreign keys, and `public.orders` whose key
-/// points into `secret`, a schema the app role may not read; returns its DSN.
-fn pgbench_database() -> String {
+/// A database `name` holding pgbench's tables with their foreign keys, and `public.orders` whose
+/// key points into `secret`, a schema the app role may not read, then `more` run as the
+/// superuser; returns its DSN.
+pub(crate) fn pgbench_database_with(name: &str, more: &str) -> String {
     let pg = cluster();
-    let db = pg.database("serve_graph");
+    let db = pg.database(name);
     pg.pgbench_init_with(&db, &["--foreign-keys"]);
     pg.as_superuser(
         &db,
-        "CREATE SCHEMA secret; \
-         CREATE TABLE secret.customers (id bigint PRIMARY KEY); \
-         CREATE TABLE public.orders (customer_id bigint REFERENCES secret.customers (id)); \
-         ALTER TABLE public.orders OWNER TO chant_app;",
+        &format!(
+            "CREATE SCHEMA secret; \
+             CREATE TABLE secret.customers (id bigint PRIMARY KEY); \
+             CREATE TABLE public.orders (customer_id bigint REFERENCES secret.customers (id)); \
+             ALTER TABLE public.orders OWNER TO chant_app; {more}"
+        ),
     );
     pg.dsn(&db)
 }
 
-fn pgbench_sandbox() -> Sandbox {
+fn pgbench_database() -> String {
+    pgbench_database_with("serve_graph", "")
+}
+
+/// A project whose env `pgbench` reads the database `E2E_PGBENCH_DSN` names.
+pub(crate) fn pgbench_sandbox() -> Sandbox {
     Sandbox::new("[project]\nname = \"e2e\"\n\n[env.pgbench]\npostgres_dsn_var = \"E2E_PGBENCH_DSN\"\n")
 }
 
