@@ -787,7 +787,7 @@ impl Repo {
     /// Object `id`, read.
     ///
     /// A miss is looked up again, up to [`FIND_TRIES`] times a few milliseconds apart, as git
-    /// looks at the pack directory again before it calls an object missing: another process that
+    /// rescans its pack directory before it calls an object missing: another process that
     /// replaces packs (a roll-up, or a handle merging its own) writes the new pack before it
     /// removes the old ones, but one scan of the directory while it does can see neither.
     fn find(&self, id: ObjectId) -> Result<gix::Object<'_>> {
