@@ -153,6 +153,8 @@ pub fn execute_after(
     newest: Option<TypedLatest<TickRecord>>,
 ) -> Result<TickOutcome, Error> {
     let Some(spec) = &doc.converge else { return Err(Error::NotConverge(doc.name.to_string())) };
+    // The tick record's commit needs the git identity; read while the env is observed.
+    project.ledger.read_identity_beside();
     let env = doc.env.as_deref().unwrap_or_default().to_owned();
     let member = doc.member.as_deref();
     let clock = project.ledger.clock();
