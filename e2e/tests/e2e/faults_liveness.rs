@@ -11,8 +11,9 @@
 //! reports `missing commit` (git's own behaviour beside any writer: `git fsck` run 200 times beside
 //! a loop of `git commit` in a plain repository reported `missing commit <sha>` 7 times, with
 //! nothing wrong on disk). So the repository is judged once its markers name no live process,
-//! which is what "no chant process of this repository is alive" means, and then `git fsck
-//! --strict` must be clean, every trial.
+//! which is what "no chant process of this repository is alive" means, and once no git child
+//! they left (a pack roll-up) works in it either; then `git fsck --strict` must be clean, every
+//! trial.
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant, SystemTime};
@@ -39,13 +40,19 @@ pub(crate) fn chant_processes(git_dir: &Path) -> Vec<u32> {
     live
 }
 
-/// Waits (bounded) until no chant process of the repository at `git_dir` is alive.
+/// Waits (bounded) until no chant process of the repository at `git_dir` is alive, and then
+/// until no process works in its work tree: a git child a killed chant process left running (a
+/// pack roll-up, which removes packs as it ends, as git's own detached `gc` would) is not a chant
+/// process, and `git fsck` beside it reports the packs it removes.
 #[track_caller]
 pub(crate) fn quiesce(git_dir: &Path) {
     let deadline = Instant::now() + Duration::from_secs(60);
     while !chant_processes(git_dir).is_empty() {
         assert!(Instant::now() < deadline, "chant processes still alive after 60 s: {:?}", chant_processes(git_dir));
         std::thread::sleep(Duration::from_millis(10));
+    }
+    if let Some(work_tree) = git_dir.parent() {
+        crate::faults::quiesce(work_tree);
     }
 }
 
