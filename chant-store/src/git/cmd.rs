@@ -354,7 +354,7 @@ impl Git {
                 message: porcelain::first_error_line(&output.stderr),
             });
         }
-        if pack_count(&common_dir(&self.git_dir).join("objects/pack")) > GEOMETRIC_AT {
+        if self.pack_count() > GEOMETRIC_AT {
             self.roll_up_beside();
         }
         Ok(())
@@ -370,7 +370,7 @@ impl Git {
     /// returns, unless this process's own roll-up is running. A failed roll-up changes nothing
     /// and is tried again by a later append.
     pub fn keep_packs_few(&self) {
-        let count = pack_count(&common_dir(&self.git_dir).join("objects/pack"));
+        let count = self.pack_count();
         if count > ROLL_UP_NOW_AT {
             if !ROLLING_UP.swap(true, Ordering::SeqCst) {
                 let _done = RollUpDone;
@@ -379,6 +379,11 @@ impl Git {
         } else if count > ROLL_UP_AT {
             self.roll_up_beside();
         }
+    }
+
+    /// How many packs the repository's object directory holds (0 when it cannot be read).
+    fn pack_count(&self) -> usize {
+        pack_count(&common_dir(&self.git_dir).join("objects/pack"))
     }
 
     /// Starts [`Git::roll_up`] on a thread of its own unless this process's roll-up is running.

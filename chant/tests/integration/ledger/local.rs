@@ -310,12 +310,7 @@ fn many_appends_from_two_threads_with_gc_leave_fsck_clean_and_every_record_reada
             });
         }
     });
-    let packs = || {
-        std::fs::read_dir(dir.join(".git/objects/pack"))
-            .unwrap()
-            .filter(|e| e.as_ref().unwrap().file_name().to_string_lossy().ends_with(".idx"))
-            .count()
-    };
+    let packs = || packs_in(&dir);
     assert!(Ledger::wait_for_roll_up(Duration::from_secs(120)), "the background roll-up ends");
     let loose = git(&dir, &["count-objects", "-v"]);
     assert!(loose.contains("\ncount: 0\n") || loose.starts_with("count: 0\n"), "{loose}");
@@ -353,12 +348,7 @@ fn one_shot_appends_keep_the_packs_few_without_a_gc() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = project(tmp.path(), "p");
     let key = converge("op");
-    let packs = || {
-        std::fs::read_dir(dir.join(".git/objects/pack"))
-            .unwrap()
-            .filter(|e| e.as_ref().unwrap().file_name().to_string_lossy().ends_with(".idx"))
-            .count()
-    };
+    let packs = || packs_in(&dir);
     let mut most = 0;
     for n in 0..80 {
         let (dir, key) = (dir.clone(), key.clone());
@@ -629,4 +619,12 @@ fn operator_log_shows_what_was_notified_for_a_tick_after_it_and_counts_an_unread
     // --limit reads the notifications newest first too: the newest two entries.
     let limited = log::timeline(&ledger, &ops, &log::Filter { since: None, limit: Some(2) }).unwrap();
     assert_eq!(kinds(&limited), kinds(&full)[1..]);
+}
+
+/// How many packs (`.idx` files) the repository at `dir` holds.
+fn packs_in(dir: &std::path::Path) -> usize {
+    std::fs::read_dir(dir.join(".git/objects/pack"))
+        .unwrap()
+        .filter(|e| e.as_ref().unwrap().file_name().to_string_lossy().ends_with(".idx"))
+        .count()
 }
