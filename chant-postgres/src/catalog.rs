@@ -84,19 +84,21 @@ macro_rules! default_expr {
 #[cfg(feature = "import")]
 pub(super) const DEFAULT_EXPR: &str = default_expr!();
 
-/// The columns query: each column of every table by the table's oid, in column order, with the
-/// table's schema and name (read from each table's first row only), so that the columns can be
-/// turned into verdicts before the relations are in (the two-connection read).
+/// The columns query: each column of every table by the table's oid, with the table's schema
+/// and name (read from each table's first row only), so that the columns can be turned into
+/// verdicts before the relations are in (the two-connection read), and the column's number.
+/// Unordered: [`read_columns`] groups the rows by table and puts each table's in column order,
+/// so the server sends rows as it makes them (an `ORDER BY` held every row back until the last
+/// was made, and sorted them) and the client decodes them meanwhile.
 pub const COLUMNS: &str = concat!(
     "SELECT a.attrelid, a.attname::text, pg_catalog.format_type(a.atttypid, a.atttypmod), a.attnotnull, ",
     default_expr!(),
-    ", n.nspname::text, c.relname::text FROM pg_catalog.pg_attribute a \
+    ", n.nspname::text, c.relname::text, a.attnum FROM pg_catalog.pg_attribute a \
      JOIN pg_catalog.pg_class c ON c.oid = a.attrelid \
      JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace \
      LEFT JOIN pg_catalog.pg_attrdef ad ON ad.adrelid = a.attrelid AND ad.adnum = a.attnum \
      WHERE a.attnum > 0 AND NOT a.attisdropped AND c.relkind IN ('r', 'p') AND ",
-    not_system!(),
-    " ORDER BY a.attrelid, a.attnum"
+    not_system!()
 );
 
 /// One live schema.
@@ -247,13 +249,13 @@ pub(super) fn read_relations(client: &mut impl GenericClient) -> Result<Relation
         schemas.insert(row.try_get(0)?, LiveSchema { usage: row.try_get(1)?, comment: row.try_get(2)? });
     }
 
-    let rows = client.query_typed(RELATIONS, &[])?;
     // The toast tables by oid, each already named as its table's `toast` (`pg_toast.<name>`).
     let mut toast_names: HashMap<u32, String> = HashMap::new();
-    // Each relation in the order read; by oid, its place in that list.
-    let mut relations: Vec<ReadRelation> = Vec::with_capacity(rows.len());
-    let mut by_oid: HashMap<u32, usize> = HashMap::with_capacity(rows.len());
-    for row in rows {
+    // Each relation in the order read; by oid, its place in that list. Decoded as the rows
+    // arrive.
+    let mut relations: Vec<ReadRelation> = Vec::new();
+    let mut by_oid: HashMap<u32, usize> = HashMap::new();
+    client.query_each(RELATIONS, &mut |row| {
         let oid: u32 = row.try_get(0)?;
         let relkind = char::from(row.try_get::<_, i8>(3)?.cast_unsigned());
         if relkind == 't' {
@@ -262,7 +264,7 @@ pub(super) fn read_relations(client: &mut impl GenericClient) -> Result<Relation
             toast.push_str("pg_toast.");
             toast.push_str(name);
             toast_names.insert(oid, toast);
-            continue;
+            return Ok(());
         }
         let relation = LiveRelation {
             schema: row.try_get(1)?,
@@ -274,7 +276,8 @@ pub(super) fn read_relations(client: &mut impl GenericClient) -> Result<Relation
         };
         by_oid.insert(oid, relations.len());
         relations.push((relation.entity(), relation, oid, row.try_get(5)?, row.try_get(6)?));
-    }
+        Ok(())
+    })?;
 
     // Owners and toast tables by name, once every relation is read. An owner outside the read (a
     // system table, never a user's) still makes it owned.
@@ -312,28 +315,56 @@ pub(super) fn read_relations(client: &mut impl GenericClient) -> Result<Relation
     Ok(Relations { schemas, relations, tables })
 }
 
-/// Runs [`COLUMNS`] through `client` and decodes its rows, grouped by table (rows come by table,
-/// in column order).
+/// A column as [`read_columns`] reads it: its number (`attnum`), name and value.
+type NumberedColumn = (i16, String, LiveColumn);
+
+/// Runs [`COLUMNS`] through `client` and decodes its rows as they arrive, grouped by table, the
+/// tables in oid order and each table's columns in column order (the query leaves the order to
+/// the server's plan).
 pub(super) fn read_columns(client: &mut impl GenericClient) -> Result<NamedColumns, crate::client::Error> {
-    let rows = client.query_typed(COLUMNS, &[])?;
-    let mut read = NamedColumns::default();
-    for row in rows {
+    // Per table in the order first read: its oid, entity name and columns with their numbers.
+    let mut tables: Vec<(u32, String, Vec<NumberedColumn>)> = Vec::new();
+    // By oid, the table's place in `tables`; the last one's is kept aside, as a plan that reads
+    // each table's columns together (the usual one) asks for the same table row after row.
+    let mut by_oid: HashMap<u32, usize> = HashMap::new();
+    client.query_each(COLUMNS, &mut |row| {
         let table: u32 = row.try_get(0)?;
         let column = LiveColumn { sql_type: row.try_get(2)?, not_null: row.try_get(3)?, default: row.try_get(4)? };
-        let name: String = row.try_get(1)?;
-        match read.columns.last_mut() {
-            Some((oid, list)) if *oid == table => list.push((name, column)),
-            _ => {
-                let schema: &str = row.try_get(5)?;
-                let relation: &str = row.try_get(6)?;
-                let mut entity = String::with_capacity(schema.len() + 1 + relation.len());
-                entity.push_str(schema);
-                entity.push('.');
-                entity.push_str(relation);
-                read.names.push(entity);
-                read.columns.push((table, vec![(name, column)]));
-            }
+        let entry = (row.try_get::<_, i16>(7)?, row.try_get::<_, String>(1)?, column);
+        let at = match tables.last() {
+            Some((oid, _, _)) if *oid == table => tables.len() - 1,
+            _ => match by_oid.get(&table) {
+                Some(&at) => at,
+                None => {
+                    let schema: &str = row.try_get(5)?;
+                    let relation: &str = row.try_get(6)?;
+                    let mut entity = String::with_capacity(schema.len() + 1 + relation.len());
+                    entity.push_str(schema);
+                    entity.push('.');
+                    entity.push_str(relation);
+                    by_oid.insert(table, tables.len());
+                    tables.push((table, entity, Vec::new()));
+                    tables.len() - 1
+                }
+            },
+        };
+        if let Some((_, _, list)) = tables.get_mut(at) {
+            list.push(entry);
         }
+        Ok(())
+    })?;
+    // In oid order, as an ordered query read them (of equal entity names, which one stays
+    // depends on it).
+    if !tables.is_sorted_by_key(|(oid, _, _)| *oid) {
+        tables.sort_unstable_by_key(|(oid, _, _)| *oid);
+    }
+    let mut read = NamedColumns { columns: Vec::with_capacity(tables.len()), names: Vec::with_capacity(tables.len()) };
+    for (oid, entity, mut list) in tables {
+        if !list.is_sorted_by_key(|(number, _, _)| *number) {
+            list.sort_unstable_by_key(|(number, _, _)| *number);
+        }
+        read.names.push(entity);
+        read.columns.push((oid, list.into_iter().map(|(_, name, column)| (name, column)).collect()));
     }
     Ok(read)
 }
@@ -495,7 +526,8 @@ pub(super) fn read_shared<P, B>(
     // The second reader waits for this snapshot and nothing else: its channel closes here.
     let _ = share.send(Share::Snapshot(id));
     drop(share);
-    let early = meanwhile(read_columns(&mut tx)?);
+    let c = read_columns(&mut tx)?;
+    let early = meanwhile(c);
     let (relations, made) = match shared() {
         Some(answer) => answer,
         None => {

@@ -205,6 +205,19 @@ pub trait GenericClient {
     /// As [`GenericClient::query`].
     fn query_typed(&mut self, sql: &str, params: &[(&(dyn ToSql + Sync), Type)]) -> Result<Vec<Row>, Error>;
 
+    /// Runs `sql` (no parameters) in one round trip like [`GenericClient::query_typed`] and
+    /// hands each row to `each` as it arrives, so that decoding the rows overlaps with the
+    /// server producing the rest (a query without `ORDER BY` streams its rows). The first error
+    /// `each` returns ends the query and is returned. A caller's own `postgres` client collects
+    /// the rows first.
+    ///
+    /// # Errors
+    ///
+    /// As [`GenericClient::query`], or what `each` returned.
+    fn query_each(&mut self, sql: &str, each: &mut dyn FnMut(Row) -> Result<(), Error>) -> Result<(), Error> {
+        self.query_typed(sql, &[])?.into_iter().try_for_each(each)
+    }
+
     /// Runs `sql` and returns how many rows it changed.
     ///
     /// # Errors
@@ -230,6 +243,25 @@ macro_rules! bounded_client {
 
             fn query_typed(&mut self, sql: &str, params: &[(&(dyn ToSql + Sync), Type)]) -> Result<Vec<Row>, Error> {
                 bounded(&self.runtime, "a query", self.query, self.$inner.query_typed(sql, params))
+            }
+
+            fn query_each(&mut self, sql: &str, each: &mut dyn FnMut(Row) -> Result<(), Error>) -> Result<(), Error> {
+                let inner = &self.$inner;
+                let rows = async move {
+                    let no_params: [(&(dyn ToSql + Sync), Type); 0] = [];
+                    let mut rows =
+                        std::pin::pin!(inner.query_typed_raw(sql, no_params).await.map_err(Error::Postgres)?);
+                    while let Some(row) =
+                        std::future::poll_fn(|cx| futures_core::Stream::poll_next(rows.as_mut(), cx)).await
+                    {
+                        each(row.map_err(Error::Postgres)?)?;
+                    }
+                    Ok(())
+                };
+                match self.runtime.block_on(async { tokio::time::timeout(self.query, rows).await }) {
+                    Ok(answer) => answer,
+                    Err(_) => Err(Error::TimedOut { what: "a query", after: self.query }),
+                }
             }
 
             fn execute(&mut self, sql: &str, params: &[&(dyn ToSql + Sync)]) -> Result<u64, Error> {

@@ -519,3 +519,52 @@ fn bad_declarations_are_refused_with_the_entity_named() {
     assert!(o.unobserved.values().all(|u| u.reason == UnobservedReason::ReadFailed));
     assert!(o.unobserved.values().next().unwrap().detail.as_deref().unwrap().contains("invalid identifier"));
 }
+
+/// The columns query leaves the order of its rows to the server's plan (so that rows stream as
+/// they are made): a plan that scans `pg_attribute` in the order its tuples lie sends a table's
+/// columns apart and out of column order once one was altered (its tuple rewritten at the end)
+/// or added after another table was made. The read still files every column under its table, in
+/// column order, whichever way the rows came.
+#[test]
+fn the_columns_are_read_in_column_order_whatever_order_the_server_sends_them_in() {
+    let c = cluster();
+    let db = c.database("column_order");
+    c.as_app(
+        &db,
+        "CREATE SCHEMA app; CREATE TABLE app.a (x int, y int, z int); CREATE TABLE app.b (id int); \
+         ALTER TABLE app.a ALTER COLUMN x SET NOT NULL; ALTER TABLE app.a ADD COLUMN w int;",
+    );
+    // Hash joins only: pg_attribute is scanned as its tuples lie (the usual plan reads each
+    // table's columns through the index, together and in order).
+    c.as_superuser(
+        &db,
+        &format!("ALTER DATABASE {db} SET enable_nestloop = off; ALTER DATABASE {db} SET enable_mergejoin = off"),
+    );
+    let sent: Vec<String> = c
+        .strings(
+            &db,
+            &format!(
+                "SELECT relname || '.' || attname FROM ({}) r(oid, attname, t, nn, d, nspname, relname, attnum)",
+                catalog::COLUMNS
+            ),
+        )
+        .into_iter()
+        .filter(|name| name.starts_with("a.") || name.starts_with("b."))
+        .collect();
+    assert_ne!(sent, ["a.x", "a.y", "a.z", "a.w", "b.id"], "the plan sent the rows in order: the test shows nothing");
+
+    let declaration = PostgresDeclaration::new()
+        .table(Table::new("app", "a").column(Column::new("x", "integer").not_null()))
+        .table(Table::new("app", "b").column(Column::new("id", "integer")));
+    let lex = lexicon(&db, declaration);
+    let (snapshot, _) = lex.read_snapshot().unwrap();
+    let names = |table: &str| snapshot.columns_of(table).iter().map(|(n, _)| n.as_str()).collect::<Vec<_>>();
+    assert_eq!(names("app.a"), ["x", "y", "z", "w"]);
+    assert_eq!(names("app.b"), ["id"]);
+    assert!(snapshot.columns_of("app.a")[0].1.not_null);
+    // And the observation (two connections, the columns' verdicts made as they come) agrees.
+    let a = actions(&assess_pg(&lex, LastApply::none()).change_sets[0]);
+    assert_eq!(a["app.a.x"], ChangeAction::Noop, "{a:?}");
+    assert_eq!(a["app.a.w"], ChangeAction::Adopt, "{a:?}");
+    assert_eq!(a["app.b.id"], ChangeAction::Noop, "{a:?}");
+}
