@@ -382,17 +382,24 @@ fn entries_between(
             unobserved_at.peek().map(|(k, _)| *k),
         ];
         let Some(name) = heads.into_iter().flatten().min() else { break };
+        // `name` is the least of the three heads: each of them is taken only when it is `name`
+        // (one comparison, none for the head `name` is), with no names before it to skip.
         entries.push(classify(
             name,
-            at(&mut declared_at, name),
+            head_at(&mut declared_at, name),
             is_declared,
-            at(&mut present_at, name),
-            at(&mut unobserved_at, name),
+            head_at(&mut present_at, name),
+            head_at(&mut unobserved_at, name),
             at(&mut queried_at, name).cloned(),
             at(&mut owned_at, name).is_some(),
         ));
     }
     entries
+}
+
+/// Takes the head of a name-ordered source whose head is not before `name` when it is `name`.
+fn head_at<'a, V>(source: &mut std::iter::Peekable<impl Iterator<Item = (&'a str, V)>>, name: &str) -> Option<V> {
+    source.next_if(|(key, _)| std::ptr::eq(*key, name) || *key == name).map(|(_, value)| value)
 }
 
 /// Advances a name-ordered source past the names before `name` and returns the value of
