@@ -59,7 +59,8 @@ pub enum LifecycleCommand {
 pub struct DiffArgs {
     /// The env.
     pub env: String,
-    /// Observe the live estate (required: this version has no snapshot diff).
+    /// Observe the live estate: what `diff` always does (the only diff there is; the flag is
+    /// kept for scripts that spell it out).
     #[arg(long)]
     pub live: bool,
     /// Print one JSON document on one line on stdout.
@@ -81,7 +82,8 @@ pub struct DiffArgs {
 pub struct PlanArgs {
     /// The env.
     pub env: String,
-    /// Observe the live estate (required: the plan is of what a tick would see now).
+    /// Observe the live estate: what `plan` always does (the plan is of what a tick would see
+    /// now; the flag is kept for scripts that spell it out).
     #[arg(long)]
     pub live: bool,
     /// Print each ConvergeOp's plan on one line of JSON: exactly `tick <op> --plan --json`.
@@ -289,11 +291,6 @@ pub(crate) fn check_declared(binary: Binary, env: &str) -> Result<(), CommandErr
 }
 
 fn cmd_diff(binary: Binary, args: &DiffArgs) -> Result<Exit, CommandError> {
-    if !args.live {
-        return Err(CommandError::usage(
-            "`lifecycle diff` needs --live: this version compares the declaration with the live estate only",
-        ));
-    }
     crate::model::Name::parse("env name", args.env.as_str())?;
     check_declared(binary, &args.env)?;
     if args.deep_args.any() {
@@ -340,9 +337,6 @@ pub fn nothing_observed(diff: &Diff) -> bool {
 /// for each op it would run the gates that would stop it (with the gate's description and how it
 /// is approved). Writes nothing.
 fn cmd_plan(binary: Binary, args: &PlanArgs) -> Result<Exit, CommandError> {
-    if !args.live {
-        return Err(CommandError::usage("`lifecycle plan` needs --live: the plan is of what a tick would observe now"));
-    }
     crate::model::Name::parse("env name", args.env.as_str())?;
     if binary == Binary::Stock {
         // Its own words: the stock binary has no ConvergeOps to plan.

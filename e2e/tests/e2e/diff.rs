@@ -56,4 +56,20 @@ fn exit_code_is_0_in_sync_1_drifted_4_unobserved_and_an_edited_file_shows_a_text
     assert!(out.stdout.contains("lifecycle diff site (live): unknown"), "{}", out.all());
     // Without --exit-code the diff itself succeeded.
     sandbox.project(&["lifecycle", "diff", "site", "--live"], &[]).code(0);
+    // `--live` is the only diff there is: a new user's `lifecycle diff site` is the same one, and
+    // so are `lifecycle plan` and `lifecycle status` without it.
+    let bare = sandbox.project(&["lifecycle", "diff", "site", "--exit-code"], &[]);
+    bare.code(4);
+    assert!(bare.stdout.contains("lifecycle diff site (live): unknown"), "{}", bare.all());
+    let plan = |live: &[&str]| {
+        let mut args = vec!["lifecycle", "plan", "site"];
+        args.extend_from_slice(live);
+        let out = sandbox.project(&args, &[]);
+        out.code(0);
+        out.stdout
+    };
+    let (bare, live) = (plan(&[]), plan(&["--live"]));
+    assert_eq!(bare, live);
+    assert!(bare.contains("unknown"), "{bare}");
+    sandbox.project(&["lifecycle", "status", "site"], &[]).code(0);
 }
