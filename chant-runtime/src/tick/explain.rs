@@ -92,6 +92,17 @@ pub fn find(ledger: &ledger::Ledger, docs: &[&OpDocument], id: &str) -> Result<L
     })
 }
 
+/// Returns the newest recorded tick of the ConvergeOp `doc` (`None` when it has none), for
+/// `explain <op>`.
+///
+/// # Errors
+///
+/// Ledger read errors, and an op whose env, member or name makes no ledger key.
+pub fn newest(ledger: &ledger::Ledger, doc: &OpDocument) -> Result<Option<TickRecord>, ledger::Error> {
+    let key = ShardKey::converge(doc.member.as_deref(), doc.env.as_deref().unwrap_or_default(), &doc.name)?;
+    Ok(ledger.latest_typed::<TickRecord>(&key)?.record.map(|stored| stored.record))
+}
+
 /// The tick an explanation is about.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]

@@ -2,9 +2,10 @@
 //! rule, its `why`, the predicate with the symptom values it read, the dispatched op and its run
 //! record, and the rule's source line with `git blame` of it ([`crate::tick::explain`]).
 //!
-//! The id may be a prefix of at least eight characters (as `operator log` shows it). An id no
-//! tick has exits 2 naming each op's known range; a prefix several ticks share exits 2 listing
-//! them.
+//! The id may be a prefix of at least eight characters (as `operator log` shows it), or the name
+//! of a ConvergeOp, which explains its newest tick (a name wins over an id it could also be the
+//! prefix of). An id no tick has exits 2 naming each op's known range; a prefix several ticks
+//! share exits 2 listing them.
 
 use std::fmt::Write as _;
 
@@ -13,12 +14,13 @@ use clap::Args;
 use super::error::{print, println};
 use super::{Binary, CommandError, Exit};
 use crate::model::OpDocument;
-use crate::tick::explain::{Explanation, Lookup, MIN_PREFIX, explain, find};
+use crate::tick::explain::{Explanation, Lookup, MIN_PREFIX, explain, find, newest};
 
 /// Explain one recorded tick: each outcome's rule, predicate readings, run and blamed source line
 #[derive(Debug, Args)]
 pub struct ExplainArgs {
-    /// The tick's id, or a prefix of at least 8 characters.
+    /// The tick's id, a prefix of at least 8 characters, or a ConvergeOp's name for its newest
+    /// tick.
     pub tick: String,
     /// Only look among this ConvergeOp's ticks.
     #[arg(long)]
@@ -54,6 +56,16 @@ pub fn cmd_explain(binary: Binary, args: &ExplainArgs) -> Result<Exit, CommandEr
             }
         },
     };
+    // `explain <op>`: the op's newest tick.
+    if args.op.is_none()
+        && let Some(doc) = project.catalog.get(&args.tick).filter(|d| d.is_converge())
+    {
+        let Some(record) = newest(&project.ledger, doc)? else {
+            return Err(CommandError::usage(format!("`{}` has no recorded tick yet", args.tick))
+                .hint(format!("run one: `tick {}`", args.tick)));
+        };
+        return show(&project, &explain(&project, doc, &record)?, args.json);
+    }
     let (record, doc) = match find(&project.ledger, &docs, &args.tick)? {
         Lookup::Found(record, doc) => (record, doc),
         Lookup::NotFound(ranges) => {
@@ -86,12 +98,16 @@ pub fn cmd_explain(binary: Binary, args: &ExplainArgs) -> Result<Exit, CommandEr
             )));
         }
     };
-    let explanation = explain(&project, &doc, &record)?;
-    if args.json {
-        let line = super::error::to_json(&explanation, "the explanation")?;
+    show(&project, &explain(&project, &doc, &record)?, args.json)
+}
+
+/// Prints `explanation`, as JSON when `json`, through the project's redactor.
+fn show(project: &crate::project::Project, explanation: &Explanation, json: bool) -> Result<Exit, CommandError> {
+    if json {
+        let line = super::error::to_json(explanation, "the explanation")?;
         println(&project.redactor.redact(&line))?;
     } else {
-        print(&project.redactor.redact(&render(&explanation)))?;
+        print(&project.redactor.redact(&render(explanation)))?;
     }
     Ok(Exit::Done)
 }

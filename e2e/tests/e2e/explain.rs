@@ -103,6 +103,25 @@ fn an_unknown_tick_id_exits_2_naming_the_ops_known_range() {
     sandbox.project(&["explain", &first["id"].as_str().unwrap()[..8], "--op", "site-apply"], &[]).code(2);
 }
 
+/// `explain <op>` is what a person types first: the op's newest tick, the same explanation its
+/// id gives; an op with no tick yet says how to make one.
+#[test]
+fn a_converge_ops_name_explains_its_newest_tick() {
+    let sandbox = Sandbox::new(&config_with_roots(&["site"]));
+    let none = sandbox.project(&["explain", "site-converge"], &[]);
+    none.code(2);
+    assert!(none.stderr.contains("error: `site-converge` has no recorded tick yet"), "{}", none.all());
+    assert!(none.stderr.contains("hint: run one: `tick site-converge`"), "{}", none.all());
+    sandbox.tick("site-converge", &[]);
+    let newest = sandbox.tick("site-converge", &[]);
+    let id = newest["id"].as_str().unwrap();
+    let by_name = sandbox.project(&["explain", "site-converge", "--json"], &[]).code(0).json();
+    assert_eq!(by_name["tick"]["id"], id, "{by_name}");
+    assert_eq!(by_name, sandbox.project(&["explain", id, "--json"], &[]).code(0).json());
+    // A mutating op is no ConvergeOp: its name is read as an id, and none has it.
+    sandbox.project(&["explain", "site-apply"], &[]).code(2);
+}
+
 #[test]
 fn rule_sources_are_relative_to_the_repository_root_so_git_blame_finds_them() {
     let sandbox = Sandbox::new(&config_with_roots(&[]));
