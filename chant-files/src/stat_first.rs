@@ -17,7 +17,8 @@
 //! Where it is kept: in the memory of the process, per files root, for the files of the last
 //! read and nothing else (a root's entry is replaced by each read; at most [`ROOTS`] roots). A
 //! long-running operator ticks from it; a `tick` or `operator --once` process starts with
-//! nothing remembered and reads every file whole, as before. Nothing is written to disk, so
+//! nothing remembered and reads every file whole, as before, and remembers nothing when it said
+//! it observes once ([`chant_lexicon::observe::lifetime`]). Nothing is written to disk, so
 //! nothing outlives the process that saw the files, and no other process's view is trusted.
 //! A document (a file the deep read parses) is always read: the deep read needs its bytes.
 
@@ -74,6 +75,8 @@ pub(crate) struct Pass {
     /// Files changed at or after this (seconds, nanoseconds since the epoch) are not remembered.
     settled_before: (i64, i64),
     full_read_at: Instant,
+    /// This process observes once ([`chant_lexicon::observe::lifetime`]): nothing is remembered.
+    forgets: bool,
 }
 
 impl Pass {
@@ -103,6 +106,7 @@ impl Pass {
             seen: HashMap::new(),
             settled_before,
             full_read_at,
+            forgets: chant_lexicon::observe::lifetime::observes_once(),
         }
     }
 
@@ -126,6 +130,9 @@ impl Pass {
     /// Remembers that `name`, read whole with `lstat` `id`, has content digest `digest`, unless
     /// it changed too shortly before this read began to tell a later edit from this one.
     pub(crate) fn remember(&mut self, name: &str, id: &FileId, digest: &str) {
+        if self.forgets {
+            return;
+        }
         let stamp = Stamp::of(id);
         if stamp.mtime >= self.settled_before || stamp.ctime >= self.settled_before {
             return;
@@ -135,6 +142,9 @@ impl Pass {
 
     /// Ends the read: what it saw is what the next read of the root may take.
     pub(crate) fn end(self) {
+        if self.forgets {
+            return;
+        }
         let Ok(mut memory) = MEMORY.lock() else { return };
         memory.retain(|(root, _)| *root != self.root);
         if memory.len() >= ROOTS {
@@ -200,5 +210,24 @@ mod tests {
         let never = Pass::begin(&root, Duration::ZERO, t0 + every + Duration::from_secs(1));
         assert!(never.is_full(), "`0s`: every read is a full read");
         never.end();
+    }
+
+    /// A process that observes once remembers nothing: the next read of the root (were there
+    /// one) takes nothing from it.
+    #[test]
+    fn a_process_that_observes_once_remembers_nothing() {
+        let root = PathBuf::from(format!("/nonexistent/stat-first-once-{}", std::process::id()));
+        let every = Duration::from_secs(600);
+        let t0 = Instant::now();
+        let file = id(7, 80, 1_000, 1_000);
+        let mut once = Pass::begin(&root, every, t0);
+        once.forgets = true;
+        once.remember("a", &file, "digest-1");
+        assert!(once.seen.is_empty());
+        once.end();
+        let mut next = Pass::begin(&root, every, t0 + Duration::from_secs(1));
+        assert!(next.is_full(), "nothing was remembered, not even the full read's time");
+        assert_eq!(next.known("a", &file), None);
+        next.end();
     }
 }

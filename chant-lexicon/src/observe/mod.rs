@@ -18,6 +18,7 @@ pub mod check;
 pub mod conformance;
 pub mod deep;
 pub mod estate;
+pub mod lifetime;
 pub mod observation;
 pub mod status;
 

@@ -254,6 +254,9 @@ fn dispatch(binary: Binary, default: DefaultCommand) -> Exit {
     {
         return result.unwrap_or_else(|e| report(&e));
     }
+    if observes_once(cli.command.as_ref()) {
+        crate::observe::lifetime::observe_once();
+    }
     let result = match cli.command {
         Some(Command::Ops(args)) => ops::cmd_ops(binary, &args),
         Some(Command::Run(args)) => run::cmd_run(binary, &args),
@@ -288,6 +291,18 @@ fn dispatch(binary: Binary, default: DefaultCommand) -> Exit {
         },
     };
     result.unwrap_or_else(|e| report(&e))
+}
+
+/// Whether `command` observes each estate once and exits (every command but the operator, which
+/// ticks on, or its `--once` round, which may tick several ops of one env, and the dashboard):
+/// then lexicons keep nothing between reads ([`crate::observe::lifetime`]).
+fn observes_once(command: Option<&Command>) -> bool {
+    match command {
+        Some(Command::Operator(_)) => false,
+        #[cfg(feature = "serve")]
+        Some(Command::Serve(_)) => false,
+        _ => true,
+    }
 }
 
 /// Hands `command` to the project binary when the working directory is in a project; `None`
