@@ -108,7 +108,8 @@ fn tick_check(lit: &syn::LitStr, cx: &Ctxt) -> TokenStream {
         cx.error(lit.span(), e);
         return TokenStream::new();
     }
-    let known = KnownOps::scan(&BuildEnv::read(), Span::call_site());
+    let env = BuildEnv::read();
+    let known = KnownOps::scan(&env, Span::call_site());
     if known.get(&name).is_some_and(|op| !op.converge) {
         cx.error(
             lit.span(),
@@ -118,7 +119,14 @@ fn tick_check(lit: &syn::LitStr, cx: &Ctxt) -> TokenStream {
         );
         return TokenStream::new();
     }
+    // Declared in the package's sources and still not found: the crate that declares it (the
+    // package's library, as `chant init` lays a project out) is not linked into this binary.
+    let in_library = known.get(&name).is_some_and(|op| op.converge);
+    let library = env.package.replace('-', "_");
     let unknown = match contract::did_you_mean(&name, known.names(true).filter(|n| *n != name)) {
+        _ if in_library => format!(
+            "tick(\"{name}\") names a ConvergeOp declared in this package's library, which this binary does not link: add `use {library} as _;` to this file"
+        ),
         Some(s) => format!("tick(\"{name}\") names no declared ConvergeOp; did you mean \"{s}\"?"),
         None => format!(
             "tick(\"{name}\") names no declared ConvergeOp: no `converge_op!` in this crate or the crates it uses has this name (names are matched exactly)"

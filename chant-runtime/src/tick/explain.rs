@@ -339,7 +339,17 @@ impl<'a> Blames<'a> {
         }
         let git = self.project.ledger.git();
         let mut revisions: Vec<&str> = self.sha.into_iter().collect();
-        revisions.push("HEAD");
+        if self.project.ledger.repo().local().head_commit().is_none() {
+            // A fresh `chant init` project before its first commit: nothing to blame at HEAD.
+            if revisions.is_empty() {
+                let why = format!("the repository has no commit yet: commit {} to see who wrote this rule", src.file);
+                let done = (None, None, Some(why));
+                self.seen.insert(key, done.clone());
+                return done;
+            }
+        } else {
+            revisions.push("HEAD");
+        }
         let mut last_error = None;
         let mut done = None;
         for rev in revisions {

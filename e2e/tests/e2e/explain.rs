@@ -122,6 +122,20 @@ fn a_converge_ops_name_explains_its_newest_tick() {
     sandbox.project(&["explain", "site-apply"], &[]).code(2);
 }
 
+/// A project before its first commit (as `chant init` leaves it) has nothing to blame: the
+/// explanation says to commit, not git's `bad revision 'HEAD'`.
+#[test]
+fn before_the_first_commit_explain_says_to_commit_the_rules() {
+    let sandbox = Sandbox::new(&config_with_roots(&["site"]));
+    sandbox.git(&sandbox.dir, &["checkout", "-q", "--orphan", "unborn"]);
+    let tick = sandbox.tick("site-converge", &[]);
+    assert!(tick.get("gitSha").is_none_or(serde_json::Value::is_null), "{tick}");
+    let out = sandbox.project(&["explain", "site-converge"], &[]);
+    out.code(0);
+    assert!(out.stdout.contains("blame: the repository has no commit yet: commit "), "{}", out.all());
+    assert!(!out.stdout.contains("bad revision"), "{}", out.all());
+}
+
 #[test]
 fn rule_sources_are_relative_to_the_repository_root_so_git_blame_finds_them() {
     let sandbox = Sandbox::new(&config_with_roots(&[]));

@@ -133,6 +133,22 @@ fn init_then_cargo_run_ticks_the_new_project_and_a_bin_without_its_use_line_name
     out.code(2);
     assert!(out.stderr.contains("no ops are compiled into this binary"), "{}", out.all());
     assert!(out.stderr.contains("hint: add `use demo as _;` to src/bin/demo.rs"), "{}", out.all());
+    std::fs::write(&bin, source).unwrap();
+    // The one-tick binary without it is refused at build time, saying so (not "no declared
+    // ConvergeOp; did you mean" another op, when the op is declared, in the library).
+    let converge = dir.join("src/bin/demo-converge.rs");
+    let source = std::fs::read_to_string(&converge).unwrap();
+    assert!(source.contains("use demo as _;"), "{source}");
+    std::fs::write(&converge, source.replace("use demo as _;", "")).unwrap();
+    let out = cargo(&dir, &["build", "-q"]);
+    out.code(101);
+    assert!(
+        out.stderr.contains(
+            r#"tick("site-converge") names a ConvergeOp declared in this package's library, which this binary does not link: add `use demo as _;` to this file"#
+        ),
+        "{}",
+        out.all()
+    );
 }
 
 /// `2026-03-02T00:MMZ`, minutes after the start of the test's day.
