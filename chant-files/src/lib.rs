@@ -653,7 +653,7 @@ impl Lexicon for FilesLexicon {
     }
 
     fn subscribe_changes(&self, sink: ChangeSink) -> Result<Subscription, SubscribeError> {
-        watch::subscribe(self, sink).map_err(SubscribeError::Failed)
+        watch::subscribe(self, sink)
     }
 
     fn texts(&self, name: &str) -> Option<EntityTexts> {

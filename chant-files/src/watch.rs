@@ -16,7 +16,7 @@ use std::path::Path;
 use std::path::PathBuf;
 
 use chant_lexicon::observe::LexiconError;
-use chant_lexicon::observe::observation::{ChangeSink, Subscription};
+use chant_lexicon::observe::observation::{ChangeSink, SubscribeError, Subscription};
 
 #[cfg(feature = "watch")]
 use super::DeclaredFile;
@@ -72,7 +72,7 @@ fn drifted(root: &Path, rel: &str, declared: &BTreeMap<String, DeclaredFile>) ->
 }
 
 #[cfg(feature = "watch")]
-pub(super) fn subscribe(lexicon: &FilesLexicon, sink: ChangeSink) -> Result<Subscription, LexiconError> {
+pub(super) fn subscribe(lexicon: &FilesLexicon, sink: ChangeSink) -> Result<Subscription, SubscribeError> {
     use std::sync::atomic::{AtomicBool, Ordering};
 
     use notify::event::{AccessKind, AccessMode};
@@ -128,9 +128,12 @@ pub(super) fn subscribe(lexicon: &FilesLexicon, sink: ChangeSink) -> Result<Subs
 }
 
 #[cfg(not(feature = "watch"))]
-pub(super) fn subscribe(lexicon: &FilesLexicon, _sink: ChangeSink) -> Result<Subscription, LexiconError> {
+pub(super) fn subscribe(lexicon: &FilesLexicon, _sink: ChangeSink) -> Result<Subscription, SubscribeError> {
     watched_root(lexicon)?;
-    Err(refused("chant was built without its `watch` feature, so the files root is not watched".to_owned()))
+    // Nothing failed to read: this build has no watcher.
+    Err(SubscribeError::Unavailable(
+        "chant was built without its `watch` feature, so the files root is not watched".into(),
+    ))
 }
 
 #[cfg(all(test, feature = "watch"))]

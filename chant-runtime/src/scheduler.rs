@@ -31,7 +31,8 @@ pub enum Error {
     /// No chosen op declares a schedule, so there is nothing to schedule.
     #[error(
         "no ConvergeOp to schedule: {unscheduled} declare(s) no schedule, and chant invents no cadence (give the op a \
-         `schedule`, or run the long-lived operator instead)"
+         `schedule`, as in `schedule: \"*/15 * * * *\"` in its `converge_op!`, or run the long-lived operator instead: \
+         `operator`, whose service unit `ci systemd --operator` writes)"
     )]
     NothingScheduled {
         /// The unscheduled ops, comma-separated (`none` when the project has no ConvergeOp).

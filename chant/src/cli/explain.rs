@@ -66,6 +66,12 @@ pub fn cmd_explain(binary: Binary, args: &ExplainArgs) -> Result<Exit, CommandEr
         };
         return show(&project, &explain(&project, doc, &record)?, args.json);
     }
+    if args.op.is_none() && project.catalog.get(&args.tick).is_some() {
+        return Err(CommandError::usage(format!(
+            "`{}` is an `op!`, not a ConvergeOp: only a ConvergeOp's ticks are explained",
+            args.tick
+        )));
+    }
     let (record, doc) = match find(&project.ledger, &docs, &args.tick)? {
         Lookup::Found(record, doc) => (record, doc),
         Lookup::NotFound(ranges) => {
@@ -75,6 +81,15 @@ pub fn cmd_explain(binary: Binary, args: &ExplainArgs) -> Result<Exit, CommandEr
                 String::new()
             };
             let mut error = CommandError::usage(format!("no recorded tick has the id {:?}{short}", args.tick));
+            // A misspelt ConvergeOp name: the op meant.
+            if let Some(meant) = crate::model::contract::did_you_mean(
+                &args.tick,
+                project.catalog.converge_ops().map(|d| d.name.as_str()),
+            ) {
+                error = error.hint(format!(
+                    "did you mean the ConvergeOp `{meant}`? (`explain {meant}` explains its newest tick)"
+                ));
+            }
             for r in ranges {
                 error = error.hint(match (&r.first, &r.last) {
                     (Some((first_id, first_at)), Some((last_id, last_at))) => format!(

@@ -346,8 +346,10 @@ fn cmd_plan(binary: Binary, args: &PlanArgs) -> Result<Exit, CommandError> {
     let ops: Vec<&crate::model::OpDocument> =
         project.catalog.converge_ops().filter(|d| d.env.as_deref() == Some(args.env.as_str())).collect();
     if ops.is_empty() {
+        // An env nothing declares is a slip: named as `lifecycle diff` names it, with the env meant.
+        check_declared(binary, &args.env)?;
         return Err(CommandError::usage(format!(
-            "no ConvergeOp of this binary ticks env `{}`; `lifecycle diff {} --live` shows its change set",
+            "no ConvergeOp of this binary ticks env `{}`; `lifecycle diff {}` shows its change set",
             crate::terminal::printable(&args.env),
             args.env
         )));

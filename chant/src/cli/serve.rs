@@ -51,7 +51,16 @@ pub fn cmd_serve(binary: Binary, args: &ServeArgs) -> Result<Exit, CommandError>
             Dashboard::new(ledger, carried, Some(Arc::new(project)))
         }
     };
-    let mut bound = Bound::bind(&args.addr)?;
+    let mut bound = Bound::bind(&args.addr).map_err(|e| {
+        let in_use =
+            matches!(&e, crate::serve::Error::Serve { source, .. } if source.kind() == std::io::ErrorKind::AddrInUse);
+        let e = CommandError::from(e);
+        if in_use {
+            e.hint("another process serves on that port: choose another with --addr 127.0.0.1:<port>")
+        } else {
+            e
+        }
+    })?;
     for name in &args.allow_host {
         bound.allow_host(name).map_err(CommandError::usage)?;
     }

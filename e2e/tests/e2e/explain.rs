@@ -118,8 +118,13 @@ fn a_converge_ops_name_explains_its_newest_tick() {
     let by_name = sandbox.project(&["explain", "site-converge", "--json"], &[]).code(0).json();
     assert_eq!(by_name["tick"]["id"], id, "{by_name}");
     assert_eq!(by_name, sandbox.project(&["explain", id, "--json"], &[]).code(0).json());
-    // A mutating op is no ConvergeOp: its name is read as an id, and none has it.
-    sandbox.project(&["explain", "site-apply"], &[]).code(2);
+    // A mutating op is no ConvergeOp, and a misspelt name is answered with the op meant.
+    let op = sandbox.project(&["explain", "site-apply"], &[]);
+    op.code(2);
+    assert!(op.stderr.contains("`site-apply` is an `op!`, not a ConvergeOp"), "{}", op.all());
+    let typo = sandbox.project(&["explain", "site-convrge"], &[]);
+    typo.code(2);
+    assert!(typo.stderr.contains("did you mean the ConvergeOp `site-converge`?"), "{}", typo.all());
 }
 
 /// A project before its first commit (as `chant init` leaves it) has nothing to blame: the

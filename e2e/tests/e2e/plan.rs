@@ -154,5 +154,9 @@ fn lifecycle_plan_is_the_ticks_plan_for_every_converge_op_of_the_env_with_the_ga
     assert_eq!(leases(&sandbox), refs, "a plan touched a lease");
     let none = sandbox.project(&["lifecycle", "plan", "nowhere", "--live"], &now);
     none.code(2);
-    assert!(none.stderr.contains("no ConvergeOp of this binary ticks env `nowhere`"), "{}", none.all());
+    // An env nothing declares is named as `lifecycle diff` names it, with the envs declared.
+    assert!(none.stderr.contains("env `nowhere` has no declaration in this binary"), "{}", none.all());
+    let typo = sandbox.project(&["lifecycle", "plan", "stie"], &now);
+    typo.code(2);
+    assert!(typo.stderr.contains("did you mean `site`?"), "{}", typo.all());
 }

@@ -398,3 +398,19 @@ fn a_real_browser_shows_health_gates_and_markup_as_text() {
     let diff = &doms["diff"];
     assert!(diff.contains(r#"<span class="del">-port = 1</span>"#), "{diff}");
 }
+
+/// A port another process holds: exit 1 naming the address, and how to choose another.
+#[test]
+fn a_port_in_use_is_refused_with_how_to_choose_another() {
+    let sandbox = Sandbox::new(&config_with_roots(&["site"]));
+    let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = taken.local_addr().unwrap().to_string();
+    let out = sandbox.project(&["serve", "--addr", &addr], &[]);
+    out.code(1);
+    assert!(out.stderr.contains(&format!("cannot serve on {addr}")), "{}", out.all());
+    assert!(
+        out.stderr.contains("hint: another process serves on that port: choose another with --addr"),
+        "{}",
+        out.all()
+    );
+}

@@ -81,3 +81,20 @@ fn operator_log_shows_an_edited_text_file_as_text() {
     let next = sandbox.tick("site-converge", &[]);
     assert!(next.get("textChanges").is_none(), "{next}");
 }
+
+/// A misspelt subcommand is answered with the one meant, by the project binary and the stock
+/// `chant` alike (exit 2, nothing run).
+#[test]
+fn a_misspelt_subcommand_names_the_one_meant() {
+    let sandbox = Sandbox::new(&config_with_roots(&["site"]));
+    for out in
+        [sandbox.project(&["lifecylce", "diff", "site"], &[]), sandbox.stock(&["lifecylce", "diff", "site"], &[])]
+    {
+        out.code(2);
+        assert!(out.stderr.contains("a similar subcommand exists: 'lifecycle'"), "{}", out.all());
+    }
+    let out = sandbox.project(&["operator", "stauts"], &[]);
+    out.code(2);
+    assert!(out.stderr.contains("'status'"), "{}", out.all());
+    assert_eq!(sandbox.tip(), None, "nothing ran");
+}
