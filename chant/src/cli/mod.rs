@@ -386,8 +386,9 @@ fn left_out_command(binary: Binary) -> Result<Exit, CommandError> {
     }
     let hint = match binary {
         Binary::Stock => format!(
-            "install a chant that has it (`cargo install chant-ops --features {feature}`), or run it in a project \
-             whose binary has it"
+            "there is no project here to hand it to: run it in a \
+             project whose binary has it, or install a chant that has it (`cargo install --path <chant checkout>/chant \
+             --bin chant --features {feature}`)"
         ),
         Binary::Project => format!("add \"{feature}\" to the features of the chant dependency in Cargo.toml"),
     };
@@ -467,15 +468,25 @@ pub(crate) fn open_project() -> Result<crate::project::Project, CommandError> {
 /// is a chant.toml, else the repository around the working directory, local only.
 pub(crate) fn open_ledger() -> Result<crate::ledger::Ledger, CommandError> {
     let cwd = working_dir()?;
-    let (root, section) = match crate::config::Config::discover_any_bindings(&cwd) {
-        Ok(c) => (c.root.clone(), c.ledger.clone()),
-        Err(crate::config::Error::NotFound { .. }) => (cwd, crate::config::LedgerSection::default()),
+    let (root, section, in_project) = match crate::config::Config::discover_any_bindings(&cwd) {
+        Ok(c) => (c.root.clone(), c.ledger.clone(), true),
+        Err(crate::config::Error::NotFound { .. }) => (cwd, crate::config::LedgerSection::default(), false),
         Err(e) => return Err(e.into()),
     };
     let clock = crate::clock::Clock::from_env()?;
     let config = section.ledger_config(crate::ledger::LedgerConfig { clock, ..crate::ledger::LedgerConfig::default() });
     // As in `open_project`: a ledger that cannot be opened is the setup's (exit 2).
-    crate::ledger::Ledger::open(&root, config).map_err(CommandError::usage)
+    crate::ledger::Ledger::open(&root, config).map_err(|e| {
+        let e = CommandError::usage(e);
+        if in_project {
+            e
+        } else {
+            e.hint(
+                "no chant.toml here or in a parent directory: run this inside a chant project, whose git repository \
+                 holds the ledger (`chant init` makes one)",
+            )
+        }
+    })
 }
 
 #[cfg(test)]

@@ -6,7 +6,7 @@
 
 use serde_json::Value;
 
-use super::support::{BRANCH, Sandbox, config_with_roots, converge_key, gate_key, outcome, plant, shard};
+use super::support::{BRANCH, STOCK, Sandbox, config_with_roots, converge_key, gate_key, outcome, plant, shard};
 
 #[test]
 fn a_malformed_ledger_line_is_counted_reported_and_not_fatal() {
@@ -127,4 +127,20 @@ fn a_secret_in_a_failing_step_reaches_no_output_and_no_record() {
     let history = sandbox.git(&sandbox.dir, &["log", "-p", "--format=%H %s", BRANCH]);
     clean("the ledger's history", &history);
     assert!(history.matches("[redacted]").count() >= 6, "the secrets were there to redact:\n{history}");
+}
+
+/// The stock `chant` outside any project and any git repository: the ledger cannot be opened,
+/// and the error says where a ledger lives and how to make a project.
+#[test]
+fn outside_a_project_the_stock_binary_says_where_to_run() {
+    let sandbox = Sandbox::new(&config_with_roots(&["site"]));
+    let nowhere = sandbox.root().join("nowhere");
+    std::fs::create_dir_all(&nowhere).unwrap();
+    let out = sandbox.run_in(STOCK, &nowhere, &["operator", "status"], &[]);
+    out.code(2);
+    assert!(
+        out.stderr.contains("hint: no chant.toml here or in a parent directory: run this inside a chant project"),
+        "{}",
+        out.all()
+    );
 }
