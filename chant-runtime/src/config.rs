@@ -402,9 +402,13 @@ fn string_list(value: &toml::Value) -> Option<Vec<String>> {
 fn unknown_key(key: &str, registered: &[(&str, chant_lexicon::BindingKey)]) -> String {
     let mut known: Vec<String> = registered.iter().map(|(lexicon, k)| format!("{} ({lexicon})", k.name)).collect();
     known.push(chant_lexicon::registry::REDACT_KEY.to_owned());
+    let names = registered.iter().map(|(_, k)| k.name).chain([chant_lexicon::registry::REDACT_KEY]);
+    let meant = chant_lexicon::model::contract::did_you_mean(key, names)
+        .map(|m| format!(" (did you mean `{m}`?)"))
+        .unwrap_or_default();
     format!(
-        "unknown key `{key}`: the keys an env binds here are {} (a key of a lexicon this binary does not link is \
-         read only by the project's own binary)",
+        "unknown key `{key}`{meant}: the keys an env binds here are {} (the keys of a lexicon this binary does not \
+         link are not listed)",
         known.join(", ")
     )
 }
@@ -467,6 +471,7 @@ mod tests {
         let p = write(d.path(), "[project]\nname = \"p\"\n\n[env.staging]\nfile_root = \"x\"\n");
         let e = Config::load(&p).unwrap_err().to_string();
         assert!(e.contains("line 5") && e.contains("file_root"), "{e}");
+        assert!(e.contains("unknown key `file_root` (did you mean `files_root`?)"), "{e}");
     }
 
     #[test]
