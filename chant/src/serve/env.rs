@@ -28,6 +28,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
+use axum::extract::rejection::QueryRejection;
 use axum::extract::{Path, Query, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
@@ -35,7 +36,7 @@ use serde::{Deserialize, Serialize};
 use tokio::sync::watch;
 
 use super::health::Health;
-use super::routes::{error_response, html_response, json_response, now_text, wants_json};
+use super::routes::{bad_request, error_response, html_response, json_response, now_text, wants_json};
 use super::{Dashboard, Error, html, view};
 use crate::diff::Diff;
 use crate::observe::deep::ComponentDeep;
@@ -700,10 +701,14 @@ pub struct EnvQuery {
 pub async fn page(
     State(d): State<Arc<Dashboard>>,
     Path(env): Path<String>,
-    Query(q): Query<EnvQuery>,
+    q: Result<Query<EnvQuery>, QueryRejection>,
     headers: HeaderMap,
 ) -> Response {
     let json = wants_json(&headers);
+    let q = match q {
+        Ok(Query(q)) => q,
+        Err(e) => return bad_request(json, &e.body_text()),
+    };
     let filter = match q.verdict.as_deref().map(Verdict::parse_list).transpose() {
         Ok(f) => f.filter(|f| !f.is_empty()),
         Err(message) => return bad_request(json, &message),
@@ -779,16 +784,6 @@ pub(super) fn observe_failed(json: bool, env: &str, message: &str) -> Response {
         html_response(status, html::error(status.as_u16(), &message, &now_text()))
     }
 }
-
-fn bad_request(json: bool, message: &str) -> Response {
-    let status = StatusCode::BAD_REQUEST;
-    if json {
-        json_response(status, &serde_json::json!({ "error": message }))
-    } else {
-        html_response(status, html::error(status.as_u16(), message, &now_text()))
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

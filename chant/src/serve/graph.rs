@@ -14,6 +14,7 @@
 
 use std::sync::Arc;
 
+use axum::extract::rejection::QueryRejection;
 use axum::extract::{Path, Query, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
@@ -131,10 +132,14 @@ fn live_asked(q: &GraphQuery) -> Result<bool, String> {
 pub(super) async fn page(
     State(d): State<Arc<Dashboard>>,
     Path(env): Path<String>,
-    Query(q): Query<GraphQuery>,
+    q: Result<Query<GraphQuery>, QueryRejection>,
     headers: HeaderMap,
 ) -> Response {
     let json = wants_json(&headers);
+    let q = match q {
+        Ok(Query(q)) => q,
+        Err(e) => return super::routes::bad_request(json, &e.body_text()),
+    };
     let live = match live_asked(&q) {
         Ok(live) => live,
         Err(message) => return error_response(json, &d, &Error::BadQuery { message }),

@@ -10,6 +10,7 @@
 use std::sync::Arc;
 
 use axum::Router;
+use axum::extract::rejection::QueryRejection;
 use axum::extract::{Path, Query, State};
 use axum::http::{HeaderMap, HeaderName, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
@@ -148,12 +149,27 @@ struct OpQuery {
 async fn op(
     State(d): State<Arc<Dashboard>>,
     Path((env, op)): Path<(String, String)>,
-    Query(q): Query<OpQuery>,
+    q: Result<Query<OpQuery>, QueryRejection>,
     headers: HeaderMap,
 ) -> Response {
+    // A query that cannot be read answers as every other error does (`{error}` for JSON).
+    let q = match q {
+        Ok(Query(q)) => q,
+        Err(e) => return bad_request(wants_json(&headers), &e.body_text()),
+    };
     let limit = q.limit.unwrap_or(DEFAULT_TICKS).clamp(1, MAX_TICKS);
     let read = move |d: &Dashboard| d.op(q.member.as_deref(), &env, &op, limit);
     answer(d, headers, read, |_, v| html::op(v)).await
+}
+
+/// A 400 with `message`: `{error}` as JSON when `json`, else an error page.
+pub(super) fn bad_request(json: bool, message: &str) -> Response {
+    let status = StatusCode::BAD_REQUEST;
+    if json {
+        json_response(status, &serde_json::json!({ "error": message }))
+    } else {
+        html_response(status, html::error(status.as_u16(), message, &now_text()))
+    }
 }
 
 async fn not_found(headers: HeaderMap) -> Response {

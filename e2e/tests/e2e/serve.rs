@@ -261,6 +261,18 @@ fn every_route_answers_json_that_matches_the_cli_and_escaped_html() {
         assert!(doc["error"].as_str().is_some_and(|e| !e.is_empty()), "{path}: {doc}");
         assert_eq!(served.get(path, "text/html").status, 404, "{path}");
     }
+    // A query that cannot be read is a 400 in either form, JSON `{error}` naming the parameter.
+    for path in ["/ops/dash/dash-converge?limit=abc", "/envs/site?verdict=%ZZ", "/envs/site/graph?live=x&live=y"] {
+        let a = served.get(path, "application/json");
+        assert_eq!(a.status, 400, "{path}: {}", a.body);
+        assert_eq!(a.content_type, "application/json", "{path}: {}", a.body);
+        let doc: Value = serde_json::from_str(&a.body).unwrap();
+        assert!(doc["error"].as_str().is_some_and(|e| !e.is_empty()), "{path}: {doc}");
+        assert_eq!(served.get(path, "text/html").status, 400, "{path}");
+    }
+    let limit: Value =
+        serde_json::from_str(&served.get("/ops/dash/dash-converge?limit=abc", "application/json").body).unwrap();
+    assert!(limit["error"].as_str().unwrap().contains("limit"), "{limit}");
     assert_eq!(served.request("POST", "/", "application/json").status, 405, "read-only");
     assert_eq!(served.request("POST", "/gates", "text/html").status, 405, "read-only");
 }
