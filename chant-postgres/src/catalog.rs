@@ -87,7 +87,7 @@ pub(super) const DEFAULT_EXPR: &str = default_expr!();
 /// The columns query: each column of every table by the table's oid, with the table's schema
 /// and name (read from each table's first row only), so that the columns can be turned into
 /// verdicts before the relations are in (the two-connection read), and the column's number.
-/// Unordered: [`read_columns`] groups the rows by table and puts each table's in column order,
+/// Unordered: the read (`read_columns`) groups the rows by table and puts each table's in column order,
 /// so the server sends rows as it makes them (an `ORDER BY` held every row back until the last
 /// was made, and sorted them) and the client decodes them meanwhile.
 pub const COLUMNS: &str = concat!(
