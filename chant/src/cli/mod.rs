@@ -350,7 +350,7 @@ fn hand_over(command: &Command, release: bool) -> Option<Result<Exit, CommandErr
 }
 
 /// The subcommands this build leaves out, each with the feature that brings it.
-const LEFT_OUT: &[(&str, &str)] = &[
+pub(super) const LEFT_OUT: &[(&str, &str)] = &[
     #[cfg(not(feature = "serve"))]
     ("serve", "serve"),
     #[cfg(not(feature = "import"))]

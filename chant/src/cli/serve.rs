@@ -36,9 +36,14 @@ pub struct ServeArgs {
 /// A usage error for an address that does not parse or no repository; a failure when the socket
 /// cannot be bound or fails.
 pub fn cmd_serve(binary: Binary, args: &ServeArgs) -> Result<Exit, CommandError> {
-    if args.addr.parse::<std::net::SocketAddr>().is_err() {
+    // `localhost:<port>` is what people type: the loopback address it names here.
+    let addr = match args.addr.strip_prefix("localhost:") {
+        Some(port) => format!("127.0.0.1:{port}"),
+        None => args.addr.clone(),
+    };
+    if addr.parse::<std::net::SocketAddr>().is_err() {
         return Err(CommandError::usage(format!(
-            "--addr {:?} is not an address and port such as {DEFAULT_ADDR}",
+            "--addr {:?} is not an address and port such as {DEFAULT_ADDR} (or localhost:<port>)",
             args.addr
         )));
     }
@@ -51,7 +56,7 @@ pub fn cmd_serve(binary: Binary, args: &ServeArgs) -> Result<Exit, CommandError>
             Dashboard::new(ledger, carried, Some(Arc::new(project)))
         }
     };
-    let mut bound = Bound::bind(&args.addr).map_err(|e| {
+    let mut bound = Bound::bind(&addr).map_err(|e| {
         let in_use =
             matches!(&e, crate::serve::Error::Serve { source, .. } if source.kind() == std::io::ErrorKind::AddrInUse);
         let e = CommandError::from(e);

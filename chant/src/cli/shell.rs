@@ -195,6 +195,15 @@ pub fn command() -> clap::Command {
     for (path, text) in EXAMPLES {
         cmd = with_after_help(cmd, path, text);
     }
+    // What this build leaves out is still a command a user may look for: named, with its feature.
+    if !super::LEFT_OUT.is_empty() {
+        let names: Vec<String> =
+            super::LEFT_OUT.iter().map(|(name, feature)| format!("{name} (feature `{feature}`)")).collect();
+        cmd = cmd.after_help(format!(
+            "Left out of this build: {}. The stock chant hands them to a project binary that has them.",
+            names.join(", ")
+        ));
+    }
     cmd
 }
 
@@ -263,6 +272,17 @@ fn write_pages(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The top-level help names every command this build leaves out, with its feature, and says
+    /// nothing of the kind when it leaves none out.
+    #[test]
+    fn the_help_names_the_commands_this_build_leaves_out() {
+        let help = command().render_help().to_string();
+        for (name, feature) in super::super::LEFT_OUT {
+            assert!(help.contains(&format!("{name} (feature `{feature}`)")), "{help}");
+        }
+        assert_eq!(help.contains("Left out of this build"), !super::super::LEFT_OUT.is_empty(), "{help}");
+    }
 
     #[test]
     fn every_subcommand_ends_its_help_with_examples_and_exit_codes() {

@@ -425,4 +425,9 @@ fn a_port_in_use_is_refused_with_how_to_choose_another() {
         "{}",
         out.all()
     );
+    // `localhost:<port>` names the same loopback address.
+    let port = taken.local_addr().unwrap().port();
+    let out = sandbox.project(&["serve", "--addr", &format!("localhost:{port}")], &[]);
+    out.code(1);
+    assert!(out.stderr.contains(&format!("cannot serve on 127.0.0.1:{port}")), "{}", out.all());
 }
