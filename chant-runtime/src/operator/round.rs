@@ -515,7 +515,8 @@ impl RoundContext {
         if let Some(presence) = presence {
             releasing.push((String::new(), presence));
         }
-        // With a remote, one fetch and one push release them all (each ref under its own lease).
+        // With a remote, one push releases them all (each ref under a lease on the blob this
+        // operator wrote); only a refused one costs a fetch and a second push.
         let helds: Vec<lease::Held> = releasing.iter().map(|(_, h)| h.clone()).collect();
         let outcomes = match self.leases.release_every(&helds) {
             Ok(outcomes) => outcomes,

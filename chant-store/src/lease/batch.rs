@@ -214,46 +214,113 @@ impl LeaseStore {
     }
 
     /// Releases every lease of `held` that is still its holder's, as [`LeaseStore::release`]
-    /// does, after one fetch of every lease ref and with one push of the deletions. Returns one
-    /// outcome per lease, in order (`Ok(false)`: no longer ours, nothing touched).
+    /// does, with one push of the deletions, each under a lease on the blob this store last
+    /// wrote for it (a renewal's, when one landed since `held` was taken) or the held blob, when
+    /// that blob holds the holder's own record: the remote deletes exactly the lease this holder
+    /// wrote, and refuses one that moved. Only what was refused (or had no such blob) is looked
+    /// at again, after one fetch of every lease ref: a lease still its holder's is deleted in a
+    /// second push, any other is no longer ours. Returns one outcome per lease, in order (`Ok(false)`: no longer ours, nothing
+    /// touched).
     ///
     /// # Errors
     ///
-    /// The fetch's error (nothing was released then).
+    /// None as a whole; each lease's outcome carries its push's error, or the fetch's when its
+    /// first push was refused and the fetch failed (nothing was released for it then).
     pub fn release_every(&self, held: &[Held]) -> Result<Vec<Result<bool>>> {
         let Some(remote) = self.remote.clone().filter(|_| !held.is_empty()) else {
             return Ok(held.iter().map(|h| self.release(h)).collect());
         };
-        self.fetch_every()?;
         let repo = self.repo.local();
         let is_ours = |h: &Held, r: &LeaseRecord| r.holder == h.record.holder && r.token == h.record.token;
-        let mut outcomes: Vec<Option<Result<bool>>> = held.iter().map(|_| None).collect();
-        let mut deletions = Vec::new();
+        // The blob each deletion is conditioned on must hold this holder's own record (a blob is
+        // named by its content): then the remote deletes only a lease that is still ours. A lease
+        // with no such blob at hand goes the fetching way at once.
+        let mut written = Vec::new();
+        let mut unknown = Vec::new();
         for (i, h) in held.iter().enumerate() {
-            match self.seen(&h.key) {
-                Ok(Some(s)) if is_ours(h, &s.record) => deletions.push((i, s.blob)),
-                Ok(_) => outcomes[i] = Some(Ok(false)),
-                Err(e) => outcomes[i] = Some(Err(e)),
+            match self.written.last_set(&h.key.ref_name()) {
+                Some((blob, record)) if is_ours(h, &record) => written.push((i, blob)),
+                _ => match self.record_at(&repo, h.blob) {
+                    Ok(Some(record)) if is_ours(h, &record) => written.push((i, h.blob)),
+                    _ => unknown.push(i),
+                },
             }
         }
+        let mut outcomes: Vec<Option<Result<bool>>> = held.iter().map(|_| None).collect();
+        let mut refused = self.delete_remote(&repo, &remote, held, written, &mut outcomes);
+        refused.extend(unknown);
+        if !refused.is_empty() {
+            match self.fetch_every() {
+                Ok(()) => {
+                    let mut again = Vec::new();
+                    for i in refused {
+                        match self.seen(&held[i].key) {
+                            Ok(Some(s)) if is_ours(&held[i], &s.record) => again.push((i, s.blob)),
+                            // The remote's lease moved meanwhile: it is someone else's now.
+                            Ok(_) => outcomes[i] = Some(Ok(false)),
+                            Err(e) => outcomes[i] = Some(Err(e)),
+                        }
+                    }
+                    // Refused twice: it moved between the fetch and the push.
+                    for i in self.delete_remote(&repo, &remote, held, again, &mut outcomes) {
+                        outcomes[i] = Some(Ok(false));
+                    }
+                }
+                Err(e) => {
+                    let detail = super::chain(&e);
+                    for i in refused {
+                        outcomes[i] = Some(Err(Error::Remote {
+                            remote: remote.clone(),
+                            reference: held[i].key.ref_name(),
+                            detail: detail.clone(),
+                        }));
+                    }
+                }
+            }
+        }
+        Ok(outcomes.into_iter().map(|o| o.unwrap_or(Ok(false))).collect())
+    }
+
+    /// Pushes the deletion of each lease `deletions` names (its index in `held`, and the blob the
+    /// remote must hold) in one push, and files each outcome in `outcomes`: a landed deletion
+    /// also removes this repository's copy of the remote's lease and the local lease, when they
+    /// are still this holder's. Returns the indexes the remote refused (its lease had moved).
+    fn delete_remote(
+        &self,
+        repo: &Repo,
+        remote: &str,
+        held: &[Held],
+        deletions: Vec<(usize, ObjectId)>,
+        outcomes: &mut [Option<Result<bool>>],
+    ) -> Vec<usize> {
+        let is_ours = |h: &Held, r: &LeaseRecord| r.holder == h.record.holder && r.token == h.record.token;
         let updates: Vec<RefUpdate> = deletions
             .iter()
             .map(|(i, blob)| RefUpdate { remote_ref: held[*i].key.ref_name(), new: None, expected: Some(*blob) })
             .collect();
-        let pushed = self.push_updates(&repo, &remote, &updates);
-        for ((i, blob), result) in deletions.into_iter().zip(pushed) {
+        let pushed = self.push_updates(repo, remote, &updates);
+        let mut refused = Vec::new();
+        for ((i, _), result) in deletions.into_iter().zip(pushed) {
             let h = &held[i];
             outcomes[i] = Some(match result {
                 Ok(true) => {
-                    let _ = repo.delete_ref(&h.key.remote_ref_name(), blob);
-                    self.delete_local(&repo, h).map(|()| true)
+                    // The remote has none now: nor has the copy of it, whatever the last fetch saw.
+                    let copy = h.key.remote_ref_name();
+                    if let Ok(Some((sha, record))) = self.record(repo, &copy)
+                        && is_ours(h, &record)
+                    {
+                        let _ = repo.delete_ref(&copy, sha);
+                    }
+                    self.delete_local(repo, h).map(|()| true)
                 }
-                // The remote's lease moved meanwhile: it is someone else's now.
-                Ok(false) => Ok(false),
+                Ok(false) => {
+                    refused.push(i);
+                    continue;
+                }
                 Err(e) => Err(e),
             });
         }
-        Ok(outcomes.into_iter().map(|o| o.unwrap_or(Ok(false))).collect())
+        refused
     }
 
     /// Decides one key's acquisition from the fetched remote lease and writes the local ref.

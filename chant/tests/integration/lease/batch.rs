@@ -217,3 +217,39 @@ fn a_batch_is_pushed_from_the_push_directory_with_the_clones_own_configuration()
     let lent = std::fs::read_to_string(moved.join(".git/chant/push.git/objects/info/alternates")).unwrap();
     assert!(lent.starts_with(std::fs::canonicalize(&moved).unwrap().to_str().unwrap()), "{lent}");
 }
+
+/// Releasing what this store wrote takes one push and no fetch: the deletions are conditioned on
+/// the blobs it wrote (its renewals' included), so the remote deletes only leases still its own.
+/// A lease it has no own blob for must be looked at first. Shown with a remote whose fetch URL
+/// is broken and whose push URL works.
+#[test]
+fn releasing_what_this_store_wrote_needs_no_fetch() {
+    let world = World::new();
+    let (bare, a, b) = world.remote_pair();
+    let store_a = world.store(&a, Some("origin"));
+    let store_b = world.store(&b, Some("origin"));
+    let keys = keys(3);
+    store_a.fetch_every().unwrap();
+    let held = all_acquired(store_a.acquire_every(&keys[..2], "a:1:aaaaaaaa", TTL, at(0)).unwrap());
+    // A renewal lands after `held` was taken: the release conditions on the renewal's blob.
+    let renewed = store_a.renew_every(&held, TTL, at(1)).unwrap();
+    assert!(renewed.iter().all(|r| matches!(r, Ok(Renewal::Renewed(_)))), "{renewed:?}");
+    store_b.fetch_every().unwrap();
+    let (b2, _) = acquired(store_b.acquire(&keys[2], "b:1:bbbbbbbb", TTL, at(1)).unwrap());
+
+    let broken = world.tmp.path().join("no-such-remote.git");
+    world.git(&a, &["config", "remote.origin.pushurl", bare.to_str().unwrap()]);
+    world.git(&a, &["config", "remote.origin.url", broken.to_str().unwrap()]);
+    assert!(store_a.fetch_every().is_err(), "the fetch URL is broken");
+
+    // `held` (before the renewal) and a Held naming B's blob under A's holder.
+    let forged =
+        Held { record: chant::lease::LeaseRecord { holder: "a:1:aaaaaaaa".into(), ..b2.record.clone() }, ..b2 };
+    let mut releasing = held;
+    releasing.push(forged);
+    let released = store_a.release_every(&releasing).unwrap();
+    assert!(matches!(released[..2], [Ok(true), Ok(true)]), "released without a fetch: {released:?}");
+    assert!(released[2].is_err(), "B's lease needs a look at the remote, which failed: {:?}", released[2]);
+    assert_eq!(remote_leases(&world, &bare), ["op-2"], "B's lease stands");
+    assert_eq!(world.lease_ref(&a, "op-0"), None, "the local refs went with the remote's");
+}
