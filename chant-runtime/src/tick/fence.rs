@@ -130,7 +130,7 @@ impl Fence {
             return Err(found.clone());
         }
         let ours = &self.held.record;
-        let is_ours = |r: &LeaseRecord| r.holder == ours.holder && r.token == ours.token;
+        let is_ours = |r: &LeaseRecord| r.same_holding(ours);
         match self.proofs.as_ref().and_then(|p| p.get(&self.held.key)) {
             Some(Proof::Landed(record))
                 if is_ours(&record)
@@ -146,7 +146,7 @@ impl Fence {
             _ => {}
         }
         let found = match self.store.current(&self.held.key) {
-            Ok(Some(current)) if current.holder == ours.holder && current.token == ours.token => return Ok(()),
+            Ok(Some(current)) if current.same_holding(ours) => return Ok(()),
             Ok(current) => Lost::TakenOver { by: current.map(|r| r.holder) },
             Err(err) => Lost::Unreadable { error: chant_store::error::chain(&err) },
         };

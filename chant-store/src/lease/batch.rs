@@ -182,7 +182,7 @@ impl LeaseStore {
             let planned = (|| -> Result<Option<Write>> {
                 let seen = self.seen(&h.key)?;
                 match seen {
-                    Some(s) if s.record.holder == h.record.holder && s.record.token == h.record.token => {
+                    Some(s) if s.record.same_holding(&h.record) => {
                         let record = extend(&s.record, ttl, now);
                         let local_before = repo.read_ref(&h.key.ref_name())?;
                         let blob = repo.write_blob(&record.to_bytes()?)?;
@@ -231,7 +231,6 @@ impl LeaseStore {
             return Ok(held.iter().map(|h| self.release(h)).collect());
         };
         let repo = self.repo.local();
-        let is_ours = |h: &Held, r: &LeaseRecord| r.holder == h.record.holder && r.token == h.record.token;
         // The blob each deletion is conditioned on must hold this holder's own record (a blob is
         // named by its content): then the remote deletes only a lease that is still ours. A lease
         // with no such blob at hand goes the fetching way at once.
@@ -239,9 +238,9 @@ impl LeaseStore {
         let mut unknown = Vec::new();
         for (i, h) in held.iter().enumerate() {
             match self.written.last_set(&h.key.ref_name()) {
-                Some((blob, record)) if is_ours(h, &record) => written.push((i, blob)),
+                Some((blob, record)) if record.same_holding(&h.record) => written.push((i, blob)),
                 _ => match self.record_at(&repo, h.blob) {
-                    Ok(Some(record)) if is_ours(h, &record) => written.push((i, h.blob)),
+                    Ok(Some(record)) if record.same_holding(&h.record) => written.push((i, h.blob)),
                     _ => unknown.push(i),
                 },
             }
@@ -255,7 +254,7 @@ impl LeaseStore {
                     let mut again = Vec::new();
                     for i in refused {
                         match self.seen(&held[i].key) {
-                            Ok(Some(s)) if is_ours(&held[i], &s.record) => again.push((i, s.blob)),
+                            Ok(Some(s)) if s.record.same_holding(&held[i].record) => again.push((i, s.blob)),
                             // The remote's lease moved meanwhile: it is someone else's now.
                             Ok(_) => outcomes[i] = Some(Ok(false)),
                             Err(e) => outcomes[i] = Some(Err(e)),
@@ -293,7 +292,6 @@ impl LeaseStore {
         deletions: Vec<(usize, ObjectId)>,
         outcomes: &mut [Option<Result<bool>>],
     ) -> Vec<usize> {
-        let is_ours = |h: &Held, r: &LeaseRecord| r.holder == h.record.holder && r.token == h.record.token;
         let updates: Vec<RefUpdate> = deletions
             .iter()
             .map(|(i, blob)| RefUpdate { remote_ref: held[*i].key.ref_name(), new: None, expected: Some(*blob) })
@@ -307,7 +305,7 @@ impl LeaseStore {
                     // The remote has none now: nor has the copy of it, whatever the last fetch saw.
                     let copy = h.key.remote_ref_name();
                     if let Ok(Some((sha, record))) = self.record(repo, &copy)
-                        && is_ours(h, &record)
+                        && record.same_holding(&h.record)
                     {
                         let _ = repo.delete_ref(&copy, sha);
                     }

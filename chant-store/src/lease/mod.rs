@@ -165,6 +165,12 @@ pub struct LeaseRecord {
 }
 
 impl LeaseRecord {
+    /// Returns true when `other` is the same holding of the lease: the same holder and token
+    /// (renewals change the expiry, never these).
+    pub fn same_holding(&self, other: &LeaseRecord) -> bool {
+        self.holder == other.holder && self.token == other.token
+    }
+
     /// Returns true while the lease has not expired at `now` (expired iff `expiresAt <= now`; an
     /// unreadable `expiresAt` counts as expired) and is not [stale](LeaseRecord::is_stale).
     pub fn is_live(&self, now: Timestamp) -> bool {
@@ -488,7 +494,7 @@ impl LeaseStore {
             (Some(_), _) => self.authoritative(&repo, &held.key)?,
         };
         match current {
-            Some(r) if r.holder == held.record.holder && r.token == held.record.token => {
+            Some(r) if r.same_holding(&held.record) => {
                 let record = extend(&r, ttl, now);
                 match self.write(&repo, &held.key, &record, local_sha, remote_sha)? {
                     Some(blob) => Ok(Renewal::Renewed(Held { key: held.key.clone(), record, blob })),
@@ -506,7 +512,7 @@ impl LeaseStore {
     ///
     /// Fetch and storage errors.
     pub fn still_holds(&self, held: &Held) -> Result<bool> {
-        Ok(self.current(&held.key)?.is_some_and(|r| r.holder == held.record.holder && r.token == held.record.token))
+        Ok(self.current(&held.key)?.is_some_and(|r| r.same_holding(&held.record)))
     }
 
     /// Returns the record that decides who holds `key` now: the remote's (after a fetch) with a
@@ -530,7 +536,7 @@ impl LeaseStore {
     pub fn release(&self, held: &Held) -> Result<bool> {
         let repo = self.repo.local();
         let local_ref = held.key.ref_name();
-        let is_ours = |r: &LeaseRecord| r.holder == held.record.holder && r.token == held.record.token;
+        let is_ours = |r: &LeaseRecord| r.same_holding(&held.record);
         // Without a remote, a lease this store set last is deleted by a compare-and-swap against
         // that value, unread: the swap reads the ref under its lock; one that finds another value
         // falls back to reading it.

@@ -56,21 +56,21 @@ pub fn cmd_explain(binary: Binary, args: &ExplainArgs) -> Result<Exit, CommandEr
             }
         },
     };
-    // `explain <op>`: the op's newest tick.
+    // `explain <op>`: a ConvergeOp's newest tick; an `op!` has no ticks to explain.
     if args.op.is_none()
-        && let Some(doc) = project.catalog.get(&args.tick).filter(|d| d.is_converge())
+        && let Some(doc) = project.catalog.get(&args.tick)
     {
+        if !doc.is_converge() {
+            return Err(CommandError::usage(format!(
+                "`{}` is an `op!`, not a ConvergeOp: only a ConvergeOp's ticks are explained",
+                args.tick
+            )));
+        }
         let Some(record) = newest(&project.ledger, doc)? else {
             return Err(CommandError::usage(format!("`{}` has no recorded tick yet", args.tick))
                 .hint(format!("run one: `tick {}`", args.tick)));
         };
         return show(&project, &explain(&project, doc, &record)?, args.json);
-    }
-    if args.op.is_none() && project.catalog.get(&args.tick).is_some() {
-        return Err(CommandError::usage(format!(
-            "`{}` is an `op!`, not a ConvergeOp: only a ConvergeOp's ticks are explained",
-            args.tick
-        )));
     }
     let (record, doc) = match find(&project.ledger, &docs, &args.tick)? {
         Lookup::Found(record, doc) => (record, doc),
