@@ -372,10 +372,13 @@ mod tests {
         let decl = FilesDeclaration::new().file("b", "hello", 0o600).file("a", "", 0o755);
         let entities = decl.entities().unwrap();
         assert_eq!(entities[0].name, "a");
-        assert_eq!(entities[0].properties[property::MODE], "0755");
-        assert_eq!(entities[1].properties[property::TYPE], "file");
+        assert_eq!(entities[0].properties.get(property::MODE).unwrap(), "0755");
+        assert_eq!(entities[1].properties.get(property::TYPE).unwrap(), "file");
         // `printf hello | git hash-object --stdin` hashes a blob header too; this is the raw SHA-1.
-        assert_eq!(entities[1].properties[property::CONTENT], "sha1:aaf4c61ddcc5e8a2dabede0f3b482cd9aea9434d");
+        assert_eq!(
+            entities[1].properties.get(property::CONTENT).unwrap(),
+            "sha1:aaf4c61ddcc5e8a2dabede0f3b482cd9aea9434d"
+        );
         assert_eq!(entities[1].kind.as_deref(), Some(FILE_KIND));
     }
 

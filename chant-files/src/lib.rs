@@ -93,6 +93,7 @@ use std::io::{self, Read};
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 pub use apply::ApplyRecord;
@@ -109,7 +110,8 @@ use chant_lexicon::observe::deep::{ComponentDeep, DeepError, DeepObservation};
 use chant_lexicon::observe::estate::{Ambient, ArtifactListing, TeardownPlan};
 use chant_lexicon::observe::{
     ChangeSink, ComponentInput, DeclaredEntity, EntityTexts, EstateError, LastApply, Lexicon, LexiconError,
-    Observation, Ownership, PresentResource, ReadPath, SubscribeError, Subscription, Unobserved, observe_component,
+    Observation, Ownership, PresentResource, PropertyName, ReadPath, SubscribeError, Subscription, Unobserved,
+    observe_component,
 };
 
 /// The component name of the files lexicon, used in status rows and apply records.
@@ -419,7 +421,7 @@ impl FilesLexicon {
         let parents = &mut read.parents;
         let unobserved = |detail: String| {
             let mut verdict = Unobserved::new(UnobservedReason::ReadFailed).detail(detail);
-            verdict.kind = kind.map(str::to_owned);
+            verdict.kind = kind.map(|kind| PropertyName::from(kind.to_owned()));
             verdict
         };
         if let Err(reason) = declaration::check_path(name) {
@@ -444,8 +446,8 @@ impl FilesLexicon {
         // directory could not be opened).
         let file_name = confine::file_name(name);
         let address = dir.join(file_name);
-        let shown = shown(&address);
-        out.insert_queried(name, shown.clone());
+        let shown: Arc<str> = shown(&address).into();
+        out.insert_queried(name, Arc::clone(&shown));
         let resource = |kind_value: &str| {
             PresentResource::new(self.ownership(name)).kind(FILE_KIND).property(property::TYPE, kind_value)
         };
@@ -566,7 +568,7 @@ struct Parents {
 struct Verdicts {
     resources: Vec<(String, PresentResource)>,
     unobserved: Vec<(String, Unobserved)>,
-    queried: Vec<(String, String)>,
+    queried: Vec<(String, Arc<str>)>,
 }
 
 impl Verdicts {
@@ -582,8 +584,8 @@ impl Verdicts {
         self.unobserved.push((name.to_owned(), verdict));
     }
 
-    fn insert_queried(&mut self, name: &str, address: String) {
-        self.queried.push((name.to_owned(), address));
+    fn insert_queried(&mut self, name: &str, address: impl Into<Arc<str>>) {
+        self.queried.push((name.to_owned(), address.into()));
     }
 
     /// The observation of these verdicts (`collect` sorts stably and keeps the last of equal

@@ -204,7 +204,7 @@ mod tests {
         assert_eq!(digests.clone().take(), Vec::<Option<String>>::new());
         let remembered = digests.take();
         let mut cursor = DeclaredCursor::new(declaration.files(), &remembered);
-        let digest = |n: usize| entities[n].properties[property::CONTENT].clone();
+        let digest = |n: usize| entities[n].properties.get(property::CONTENT).unwrap().clone();
         assert_eq!(cursor.digest("a", b"x"), Some(digest(0)));
         assert_eq!(cursor.digest("b", b"x"), None, "other bytes are hashed as read");
         assert_eq!(cursor.digest("b0", b"y"), None, "an undeclared path has no declared digest");

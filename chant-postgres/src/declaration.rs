@@ -668,8 +668,8 @@ mod tests {
         let names: Vec<String> = lone.entities().into_iter().map(|e| e.name).collect();
         assert_eq!(names, ["m.v", "z", "z.t", "z.t.a"]);
         let email = d.entities().into_iter().find(|e| e.name == "app.users.email").unwrap();
-        assert_eq!(email.properties[property::TYPE], "character varying(20)");
-        assert_eq!(email.properties[property::NOT_NULL], "false");
+        assert_eq!(email.properties.get(property::TYPE).unwrap(), "character varying(20)");
+        assert_eq!(email.properties.get(property::NOT_NULL).unwrap(), "false");
 
         let bad = PostgresDeclaration::new().table(Table::new("App", "t").column(Column::new("a", "text")));
         assert!(bad.validate().unwrap_err().to_string().contains("\"App\""));

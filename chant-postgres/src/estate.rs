@@ -340,7 +340,7 @@ mod tests {
         let deps = dependencies(&declaration(), &snapshot());
         assert_eq!(deps.resources.keys().collect::<Vec<_>>(), ["public", "public.accounts", "vault"]);
         assert_eq!(deps.resources["public.accounts"].referenced_by, ["app.orders"]);
-        assert_eq!(deps.resources["vault"].properties["usage"], "false");
+        assert_eq!(deps.resources["vault"].properties.get("usage").unwrap(), "false");
         let hole = &deps.holes["vault.keys"];
         assert_eq!(hole.reason, UnobservedReason::ReadFailed);
         assert_eq!(hole.referenced_by, ["app.orders"]);
@@ -373,10 +373,10 @@ mod tests {
         let regions = &deps.resources["public.regions"];
         assert_eq!(regions.referenced_by, ["app.orders"], "the declared table that pulled it in");
         assert_eq!(
-            (regions.properties["via"].as_str(), regions.properties["depth"].as_str()),
+            (regions.properties.get("via").unwrap().as_str(), regions.properties.get("depth").unwrap().as_str()),
             ("public.accounts", "2")
         );
-        assert_eq!(deps.resources["public.planets"].properties["depth"], "3");
+        assert_eq!(deps.resources["public.planets"].properties.get("depth").unwrap(), "3");
         assert!(!deps.resources["public.accounts"].properties.contains_key("via"), "depth one has no via");
         assert!(deps.resources.values().all(|d| d.referenced_by == ["app.orders"]));
     }

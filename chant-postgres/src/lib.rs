@@ -55,6 +55,7 @@ pub mod references;
 pub mod verdict;
 
 use std::str::FromStr;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use tokio_postgres::Config;
@@ -746,7 +747,7 @@ impl PostgresLexicon {
         for entity in declared {
             let mut verdict = Unobserved::new(reason).detail(detail);
             verdict.kind = entity.kind.clone();
-            verdict.queried = address.map(str::to_owned);
+            verdict.queried = address.map(Arc::from);
             observation.insert_unobserved(entity.name.clone(), verdict);
         }
         observation

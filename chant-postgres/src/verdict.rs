@@ -18,6 +18,7 @@
 
 use std::collections::{BTreeMap, HashMap};
 use std::ops::Bound;
+use std::sync::Arc;
 
 use super::catalog::{LiveColumn, LiveRelation, LiveSchema, Snapshot};
 use super::declaration::{COLUMN_KIND, PostgresDeclaration, SCHEMA_KIND, TABLE_KIND, property};
@@ -99,7 +100,7 @@ fn dotted(prefix: &str, name: &str) -> String {
 #[derive(Debug)]
 pub(super) struct Prepared {
     /// The address asked for every declared schema, table and column.
-    queried: BTreeMap<String, String>,
+    queried: BTreeMap<String, Arc<str>>,
     /// The verdicts of the live columns (those the owned filter keeps) of every declared table,
     /// ownership `unknown` (the owned filter gives them their table's once that is read). Those
     /// of a table not found present as a table are taken out ([`observation_of`]).
@@ -111,7 +112,7 @@ pub(super) struct Prepared {
 impl Prepared {
     /// Prepared from the `queried` map and, per declared table in name order, the verdicts of
     /// its live columns, sorted by name.
-    fn new(queried: BTreeMap<String, String>, per_table: Vec<Vec<(String, PresentResource)>>) -> Self {
+    fn new(queried: BTreeMap<String, Arc<str>>, per_table: Vec<Vec<(String, PresentResource)>>) -> Self {
         let counts = per_table.iter().map(Vec::len).collect();
         // In name order already (a declared table's columns follow it and precede the next
         // table's, its identifiers sorting after the `.`): the map is built without a sort.
@@ -165,16 +166,17 @@ pub(super) fn prepare<'a>(
 const PARALLEL_FROM: usize = 256;
 
 /// The `queried` map of `declaration`: every declared schema, table and column, asked at
-/// `address`.
-fn queried(declaration: &PostgresDeclaration, address: &str) -> BTreeMap<String, String> {
-    let mut queried: Vec<(String, String)> = Vec::new();
+/// `address` (one address, shared by every name).
+fn queried(declaration: &PostgresDeclaration, address: &str) -> BTreeMap<String, Arc<str>> {
+    let address: Arc<str> = Arc::from(address);
+    let mut queried: Vec<(String, Arc<str>)> = Vec::new();
     for schema in declaration.schemas() {
-        queried.push((schema, address.to_owned()));
+        queried.push((schema, Arc::clone(&address)));
     }
     for (entity, table) in declaration.tables() {
-        queried.push((entity.clone(), address.to_owned()));
+        queried.push((entity.clone(), Arc::clone(&address)));
         for c in column_names(entity, table) {
-            queried.push((c, address.to_owned()));
+            queried.push((c, Arc::clone(&address)));
         }
     }
     map_of(queried)
@@ -230,9 +232,9 @@ fn column_verdict(
     let mut resource = PresentResource::new(Ownership::Unknown).kind(COLUMN_KIND);
     // Three inserts into an empty map: cheaper than building it from an array, which sorts the
     // array first.
-    resource.properties.insert(property::TYPE.to_owned(), sql_type);
-    resource.properties.insert(property::NOT_NULL.to_owned(), if not_null { "true" } else { "false" }.to_owned());
-    resource.properties.insert(property::DEFAULT.to_owned(), default);
+    resource.properties.insert(property::TYPE, sql_type);
+    resource.properties.insert(property::NOT_NULL, if not_null { "true" } else { "false" });
+    resource.properties.insert(property::DEFAULT, default);
     (dotted(entity, name), resource)
 }
 
@@ -287,10 +289,10 @@ pub(super) fn relation_verdicts(
     let columns: usize = declaration.tables().values().map(|t| t.columns.len()).sum();
     let mut out = Verdicts::with_capacity(declaration.tables().len() + columns + relations.len());
     let mut slots = Vec::with_capacity(declaration.tables().len());
-    let unobserved = |kind: &str, reason: UnobservedReason, detail: String| {
+    let unobserved = |kind: &'static str, reason: UnobservedReason, detail: String| {
         Unobserved::new(reason).kind(kind).detail(detail).queried(ctx.address)
     };
-    let present = |kind: &str, ownership: Ownership, marker: Option<Marker>| {
+    let present = |kind: &'static str, ownership: Ownership, marker: Option<Marker>| {
         let mut r = PresentResource::new(ownership).kind(kind);
         r.marker = marker;
         r
@@ -461,7 +463,7 @@ pub(super) fn observation_of(
     Observation { resources: columns, unobserved, queried }
 }
 
-fn runtime(ctx: &ReadContext<'_>, kind: &str, owner_ownership: Ownership, owner: &str) -> PresentResource {
+fn runtime(ctx: &ReadContext<'_>, kind: &'static str, owner_ownership: Ownership, owner: &str) -> PresentResource {
     let ownership = if ctx.owned_only { owner_ownership } else { Ownership::Unknown };
     PresentResource::new(ownership).kind(kind).runtime_of(owner)
 }
@@ -565,7 +567,7 @@ mod tests {
         assert_eq!(o.unobserved["locked"].reason, UnobservedReason::ReadFailed);
         assert_eq!(o.unobserved["public.stats"].reason, UnobservedReason::UnsupportedKind);
         assert_eq!(o.resources["public.users"].marker, Some(Marker::new("proj", "prod")));
-        assert_eq!(o.resources["public.users"].properties[property::COMMENT], "Users");
+        assert_eq!(o.resources["public.users"].properties.get(property::COMMENT).unwrap(), "Users");
     }
 
     #[test]
@@ -640,7 +642,7 @@ mod tests {
                 vec!["public.a.extra", "public.a.id", "public.a.m"]
             };
             assert_eq!(names, expected);
-            assert_eq!(owned[0][owned[0].len() - 1].1.properties[property::DEFAULT], "'x'::text");
+            assert_eq!(owned[0][owned[0].len() - 1].1.properties.get(property::DEFAULT).unwrap(), "'x'::text");
             assert!(owned[1].is_empty());
         }
     }

@@ -164,13 +164,13 @@ struct Read {
 }
 
 impl Read {
-    fn kinds(&self) -> impl Iterator<Item = &String> {
+    fn kinds(&self) -> impl Iterator<Item = &str> {
         self.declared
             .iter()
-            .filter_map(|d| d.kind.as_ref())
-            .chain(&self.ambient_kinds)
-            .chain(self.observation.resources.values().filter_map(|p| p.kind.as_ref()))
-            .chain(self.observation.unobserved.values().filter_map(|u| u.kind.as_ref()))
+            .filter_map(|d| d.kind.as_deref())
+            .chain(self.ambient_kinds.iter().map(String::as_str))
+            .chain(self.observation.resources.values().filter_map(|p| p.kind.as_deref()))
+            .chain(self.observation.unobserved.values().filter_map(|u| u.kind.as_deref()))
     }
 }
 
@@ -241,7 +241,7 @@ pub fn search(
                     env: r.env.clone(),
                     lexicon: lexicon.clone(),
                     name: name.clone(),
-                    kind: p.kind.clone(),
+                    kind: p.kind.as_deref().map(str::to_owned),
                     origin: if declared.contains(name.as_str()) { Origin::Managed } else { Origin::Undeclared },
                     ownership: Some(p.ownership),
                 });
@@ -253,7 +253,7 @@ pub fn search(
                     env: r.env.clone(),
                     lexicon: Some(lexicon.clone()),
                     name: Some(name.clone()),
-                    kind: u.kind.clone(),
+                    kind: u.kind.as_deref().map(str::to_owned),
                     cause: u.cause(),
                 });
             }
@@ -302,7 +302,7 @@ pub fn search(
                         env: r.env.clone(),
                         lexicon: Some(lexicon.clone()),
                         name: Some(scope.clone()),
-                        kind: u.kind.clone(),
+                        kind: u.kind.as_deref().map(str::to_owned),
                         cause: format!("the ambient scan of this scope failed: {}", u.cause()),
                     });
                 }

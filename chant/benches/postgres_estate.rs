@@ -77,7 +77,7 @@ fn main() {
         assert_eq!(snapshot.queries(), estate::QUERIES);
         assert_eq!(deps.resources["public.accounts"].referenced_by.len(), TABLES / 2);
         assert_eq!(ambient.resources.len(), 2 * EXTRAS);
-        assert_eq!(deps.resources["public.regions"].properties["depth"], "2");
+        assert_eq!(deps.resources["public.regions"].properties.get("depth").unwrap(), "2");
         assert_eq!(plan.candidates.len(), TABLES + 1, "every table and the schema");
         assert!(plan.is_complete());
 

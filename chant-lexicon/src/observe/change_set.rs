@@ -18,12 +18,14 @@
 //! name the lexicon could not read is an `unobserved` entry too, so a hole is never silently
 //! dropped. Entries are sorted by name.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeSet;
 use std::ops::Bound;
+use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
 use super::observation::{DeclaredEntity, Observation, Ownership, PresentResource, Unobserved};
+use super::properties::{Properties, PropertyName};
 use crate::model::UnobservedReason;
 
 /// What converging one entity would take.
@@ -106,7 +108,7 @@ pub struct ChangeEntry {
     pub name: String,
     /// Its kind, from the declaration or the observation.
     #[serde(rename = "type", default, skip_serializing_if = "Option::is_none")]
-    pub kind: Option<String>,
+    pub kind: Option<PropertyName>,
     /// The verdict.
     pub action: ChangeAction,
     /// What the verdict rests on.
@@ -123,9 +125,10 @@ pub struct ChangeEntry {
     /// What went wrong (`unobserved` only).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub unobserved_detail: Option<String>,
-    /// The address the read was issued against, when the lexicon said.
+    /// The address the read was issued against, when the lexicon said (shared with the
+    /// observation's).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub queried: Option<String>,
+    pub queried: Option<Arc<str>>,
     /// The declared entity a `runtime` entry belongs to.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub runtime_owner: Option<String>,
@@ -415,7 +418,7 @@ fn classify(
     is_declared: impl Fn(&str) -> bool,
     present: Option<&PresentResource>,
     unobserved: Option<&Unobserved>,
-    queried: Option<String>,
+    queried: Option<Arc<str>>,
     in_last_apply: bool,
 ) -> ChangeEntry {
     let declared_kind = declared.and_then(|d| d.kind.clone());
@@ -479,19 +482,21 @@ fn classify(
     entry
 }
 
-fn deltas(declared: &DeclaredEntity, live: &BTreeMap<String, String>) -> Vec<Delta> {
+fn deltas(declared: &DeclaredEntity, live: &Properties) -> Vec<Delta> {
     declared
         .properties
         .iter()
         .filter_map(|(key, want)| {
             let got = live.get(key);
-            (got != Some(want)).then(|| Delta { property: key.clone(), declared: want.clone(), live: got.cloned() })
+            (got != Some(want)).then(|| Delta { property: key.to_owned(), declared: want.clone(), live: got.cloned() })
         })
         .collect()
 }
 
 #[cfg(test)]
 mod tests {
+    use std::collections::BTreeMap;
+
     use super::*;
     use crate::observe::observation::{PresentResource, Unobserved};
 

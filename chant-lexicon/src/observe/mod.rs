@@ -20,6 +20,7 @@ pub mod deep;
 pub mod estate;
 pub mod lifetime;
 pub mod observation;
+pub mod properties;
 pub mod status;
 
 pub use change_set::{
@@ -31,6 +32,7 @@ pub use observation::{
     Ownership, OwnershipChannel, PresentResource, ReadPath, SubscribeError, Subscription, Unobserved, check_channel,
     check_lexicon, normalize, observe_component,
 };
+pub use properties::{Properties, PropertyName};
 pub use status::{
     ComponentInput, EnvAssessment, assess, assess_component, derive_symptom, describe_unobserved, some_names,
     status_row, unobserved_by_cause, unobserved_cause,

@@ -23,9 +23,11 @@
 //! implement, or whose keys are incomplete.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
+use super::properties::{Properties, PropertyName};
 use crate::model::UnobservedReason;
 
 /// Whose a present resource is, as far as the lexicon's ownership channel can tell.
@@ -212,28 +214,28 @@ pub struct DeclaredEntity {
     pub name: String,
     /// Its kind (`file`, `table`), when the lexicon has more than one.
     #[serde(rename = "type", default, skip_serializing_if = "Option::is_none")]
-    pub kind: Option<String>,
+    pub kind: Option<PropertyName>,
     /// The declared values compared with the observed ones.
     #[serde(default)]
-    pub properties: BTreeMap<String, String>,
+    pub properties: Properties,
 }
 
 impl DeclaredEntity {
     /// Creates a declared entity with no kind and no properties.
     pub fn new(name: impl Into<String>) -> Self {
-        DeclaredEntity { name: name.into(), kind: None, properties: BTreeMap::new() }
+        DeclaredEntity { name: name.into(), kind: None, properties: Properties::new() }
     }
 
     /// Sets the entity's kind.
     #[must_use]
-    pub fn kind(mut self, kind: impl Into<String>) -> Self {
+    pub fn kind(mut self, kind: impl Into<PropertyName>) -> Self {
         self.kind = Some(kind.into());
         self
     }
 
     /// Adds one declared property.
     #[must_use]
-    pub fn property(mut self, key: impl Into<String>, value: impl Into<String>) -> Self {
+    pub fn property(mut self, key: impl Into<PropertyName>, value: impl Into<String>) -> Self {
         self.properties.insert(key.into(), value.into());
         self
     }
@@ -245,12 +247,12 @@ impl DeclaredEntity {
 pub struct PresentResource {
     /// Its kind, when the lexicon has more than one.
     #[serde(rename = "type", default, skip_serializing_if = "Option::is_none")]
-    pub kind: Option<String>,
+    pub kind: Option<PropertyName>,
     /// Whose it is.
     pub ownership: Ownership,
     /// The observed values, keyed like [`DeclaredEntity::properties`].
     #[serde(default)]
-    pub properties: BTreeMap<String, String>,
+    pub properties: Properties,
     /// The declared entity this one belongs to (an index of a declared table), which makes an
     /// undeclared resource `runtime` rather than `delete` or `adopt`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -263,19 +265,19 @@ pub struct PresentResource {
 impl PresentResource {
     /// Creates a present resource with the given ownership and no properties.
     pub fn new(ownership: Ownership) -> Self {
-        PresentResource { kind: None, ownership, properties: BTreeMap::new(), runtime_owner: None, marker: None }
+        PresentResource { kind: None, ownership, properties: Properties::new(), runtime_owner: None, marker: None }
     }
 
     /// Sets the resource's kind.
     #[must_use]
-    pub fn kind(mut self, kind: impl Into<String>) -> Self {
+    pub fn kind(mut self, kind: impl Into<PropertyName>) -> Self {
         self.kind = Some(kind.into());
         self
     }
 
     /// Adds one observed property.
     #[must_use]
-    pub fn property(mut self, key: impl Into<String>, value: impl Into<String>) -> Self {
+    pub fn property(mut self, key: impl Into<PropertyName>, value: impl Into<String>) -> Self {
         self.properties.insert(key.into(), value.into());
         self
     }
@@ -301,7 +303,7 @@ impl PresentResource {
 pub struct Unobserved {
     /// Its kind, when known.
     #[serde(rename = "type", default, skip_serializing_if = "Option::is_none")]
-    pub kind: Option<String>,
+    pub kind: Option<PropertyName>,
     /// Why it was not observed.
     pub reason: UnobservedReason,
     /// What went wrong, in one line.
@@ -309,7 +311,7 @@ pub struct Unobserved {
     pub detail: Option<String>,
     /// The address the failed read was issued against.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub queried: Option<String>,
+    pub queried: Option<Arc<str>>,
 }
 
 impl Unobserved {
@@ -320,7 +322,7 @@ impl Unobserved {
 
     /// Sets the entity's kind.
     #[must_use]
-    pub fn kind(mut self, kind: impl Into<String>) -> Self {
+    pub fn kind(mut self, kind: impl Into<PropertyName>) -> Self {
         self.kind = Some(kind.into());
         self
     }
@@ -334,7 +336,7 @@ impl Unobserved {
 
     /// Sets the address the read was issued against.
     #[must_use]
-    pub fn queried(mut self, address: impl Into<String>) -> Self {
+    pub fn queried(mut self, address: impl Into<Arc<str>>) -> Self {
         self.queried = Some(address.into());
         self
     }
@@ -380,9 +382,10 @@ pub struct Observation {
     /// Entities not observed, by name.
     #[serde(default)]
     pub unobserved: BTreeMap<String, Unobserved>,
-    /// The address each read was issued against, by name (present, absent or unobserved).
+    /// The address each read was issued against, by name (present, absent or unobserved): one
+    /// address, shared by every name read from it.
     #[serde(default)]
-    pub queried: BTreeMap<String, String>,
+    pub queried: BTreeMap<String, Arc<str>>,
 }
 
 impl Observation {
@@ -451,7 +454,7 @@ impl Observation {
     }
 
     /// Records the address the read of `name` was issued against.
-    pub fn insert_queried(&mut self, name: impl Into<String>, address: impl Into<String>) {
+    pub fn insert_queried(&mut self, name: impl Into<String>, address: impl Into<Arc<str>>) {
         self.queried.insert(name.into(), address.into());
     }
 

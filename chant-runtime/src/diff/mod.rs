@@ -141,7 +141,11 @@ pub fn diff_of(
         .change_sets
         .iter()
         .map(|cs| {
-            let queried = cs.entries.iter().filter_map(|e| e.queried.clone().map(|q| (e.name.clone(), q))).collect();
+            let queried = cs
+                .entries
+                .iter()
+                .filter_map(|e| e.queried.as_deref().map(|q| (e.name.clone(), q.to_owned())))
+                .collect();
             (cs.component.clone(), LexiconResources { queried })
         })
         .collect();

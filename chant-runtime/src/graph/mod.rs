@@ -233,7 +233,9 @@ pub fn live(env: &str, lexicons: &[BoundLexicon]) -> Result<Graph, GraphError> {
         let mut nodes: Vec<Node> = observation
             .resources
             .iter()
-            .map(|(name, r)| Node::new(lexicon.name(), name, r.kind.clone(), r.properties.clone()))
+            .map(|(name, r)| {
+                Node::new(lexicon.name(), name, r.kind.as_deref().map(str::to_owned), r.properties.clone().into())
+            })
             .collect();
         unobserved.extend(observation.unobserved.iter().map(|(name, u)| UnobservedNode {
             lexicon: lexicon.name().to_owned(),
@@ -269,8 +271,12 @@ pub fn declared(env: &str, lexicons: &[BoundLexicon]) -> Result<Graph, GraphErro
         let declared = lexicon
             .declared_entities()
             .map_err(|source| GraphError::Declaration { lexicon: lexicon.name().to_owned(), source })?;
-        let mut nodes: Vec<Node> =
-            declared.iter().map(|e| Node::new(lexicon.name(), &e.name, e.kind.clone(), e.properties.clone())).collect();
+        let mut nodes: Vec<Node> = declared
+            .iter()
+            .map(|e| {
+                Node::new(lexicon.name(), &e.name, e.kind.as_deref().map(str::to_owned), e.properties.clone().into())
+            })
+            .collect();
         let mut entry = entry(lexicon);
         if entry.catalog {
             match lexicon.declared_attrs() {

@@ -246,14 +246,14 @@ pub fn rows_of(diff: &Diff, deep: &[ComponentDeep]) -> Vec<ResourceRow> {
             };
             rows.push(ResourceRow {
                 lexicon: cs.component.clone(),
-                kind: entry.kind.clone(),
+                kind: entry.kind.as_deref().map(str::to_owned),
                 name: entry.name.clone(),
                 verdict: verdict_of(entry, baselined.contains(entry.name.as_str())),
                 action: Some(entry.action),
                 owner: owner_of(entry),
                 differs: differs_of(entry, texts),
                 reason,
-                queried: entry.queried.clone(),
+                queried: entry.queried.as_deref().map(str::to_owned),
                 anchor,
                 paths: news(entry, paths.remove(entry.name.as_str()).unwrap_or_default()),
             });

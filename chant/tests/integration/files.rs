@@ -329,9 +329,9 @@ fn symlinks_inside_the_root_are_followed_for_directories_and_replaced_for_files(
     let lex = lexicon(root, LastApply::none());
 
     let observation = lex.observe().unwrap();
-    assert_eq!(observation.resources["app.conf"].properties["type"], "symlink");
+    assert_eq!(observation.resources["app.conf"].properties.get("type").unwrap(), "symlink");
     assert_eq!(
-        observation.queried["conf.d/extra.conf"],
+        &*observation.queried["conf.d/extra.conf"],
         fs::canonicalize(root).unwrap().join("real-conf/extra.conf").display().to_string(),
         "the queried address is where the read really went"
     );
@@ -451,7 +451,7 @@ fn the_deep_read_after_a_thin_read_reports_that_read_and_the_next_one_reads_agai
     // The thin read sees the file in sync; an edit lands between it and the deep read, which
     // reports what the thin read saw: one reading of the estate, each file opened once.
     let thin = lex.describe_resources(&declared).unwrap();
-    assert_eq!(thin.resources["app.conf"].properties["content"], in_sync);
+    assert_eq!(thin.resources["app.conf"].properties.get("content").unwrap(), &in_sync);
     fs::write(root.join("app.conf"), "port = 1\n").unwrap();
     fs::remove_file(root.join("conf.d/extra.conf")).unwrap();
     let after_thin = lex.observe_resources_deep(&declared).unwrap();
@@ -465,7 +465,7 @@ fn the_deep_read_after_a_thin_read_reports_that_read_and_the_next_one_reads_agai
     assert!(!again.entities.contains_key("conf.d/extra.conf"), "removed: not present");
     // A fresh thin read sees the edit too, and so does the deep read after it.
     let thin = lex.describe_resources(&declared).unwrap();
-    assert_eq!(thin.resources["app.conf"].properties["content"], content(&again, "app.conf"));
+    assert_eq!(thin.resources["app.conf"].properties.get("content").unwrap(), &content(&again, "app.conf"));
     assert!(!thin.resources.contains_key("conf.d/extra.conf"));
     assert_eq!(content(&lex.observe_resources_deep(&declared).unwrap(), "app.conf"), content(&again, "app.conf"));
 }

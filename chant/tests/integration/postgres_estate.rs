@@ -85,7 +85,7 @@ fn a_foreign_key_to_an_undeclared_table_is_a_dependency_and_a_lost_usage_makes_i
     assert_eq!(hole.reason, UnobservedReason::ReadFailed);
     assert_eq!(hole.referenced_by, ["app.orders"]);
     assert!(hole.detail.as_deref().unwrap().contains("no USAGE"), "{hole:?}");
-    assert_eq!(deps.resources["billing"].properties["usage"], "false");
+    assert_eq!(deps.resources["billing"].properties.get("usage").unwrap(), "false");
     assert_eq!(deps.unobserved_count(), 1);
 
     // The server down: a failed reading, not an empty one.
@@ -115,8 +115,8 @@ fn a_foreign_key_chain_through_undeclared_tables_is_followed_with_its_declared_r
     let b = &deps.resources["public.regions"];
     assert_eq!(b.kind, "table");
     assert_eq!(b.referenced_by, ["app.orders"], "B keeps the declared node that pulled it in");
-    assert_eq!(b.properties["via"], "public.accounts");
-    assert_eq!(b.properties["depth"], "2");
+    assert_eq!(b.properties.get("via").unwrap(), "public.accounts");
+    assert_eq!(b.properties.get("depth").unwrap(), "2");
     assert!(deps.holes.is_empty(), "{deps:#?}");
 }
 

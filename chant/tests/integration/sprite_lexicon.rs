@@ -139,7 +139,7 @@ fn the_box_lexicon_keeps_the_observation_contract_and_applies_through_the_interf
     let ambient = ambient_of(&l, &declared, &observed, None);
     let ambient = ambient.read().unwrap_or_else(|| panic!("{ambient:?}"));
     assert_eq!(ambient.resources.keys().collect::<Vec<_>>(), ["stray"]);
-    assert_eq!(ambient.resources["stray"].properties["status"], "running");
+    assert_eq!(ambient.resources["stray"].properties.get("status").unwrap(), "running");
     let checks = chant::observe::check::check_bound(&l, &declared, &|| chant::observe::check::Served::No);
     assert!(checks.iter().all(|c| !c.failed()), "{checks:#?}");
     let ambient_check = checks.iter().find(|c| c.check == "ambient").unwrap();
