@@ -64,8 +64,13 @@ fn main() {
     psql_once();
     let mut observe = Vec::new();
     let mut psql = Vec::new();
+    // This process's CPU over the observes alone (psql is a child, not counted): the client's
+    // share of an observe, a steadier figure than wall time on a shared machine.
+    let mut client_cpu = Duration::ZERO;
     for _ in 0..RUNS {
+        let before = process_cpu();
         observe.push(observe_once().0);
+        client_cpu += process_cpu().saturating_sub(before);
         psql.push(psql_once());
     }
     let (snapshot, _) = lexicon.read_snapshot().unwrap();
@@ -84,6 +89,10 @@ fn main() {
         observe.iter().min().unwrap(),
         catalog::QUERIES
     );
+    println!(
+        "  client CPU per observe (this process, user + system, change set included): {:?}",
+        client_cpu / RUNS as u32
+    );
     println!("  pg_dump --schema-only:  {:?} (min {:?})", median(dump.clone()), dump.iter().min().unwrap());
     println!("  psql, one catalog query: {:?} (min {:?})", median(psql.clone()), psql.iter().min().unwrap());
     println!("  split of one observe, each step timed on its own (median of {DUMP_RUNS}):");
@@ -96,6 +105,17 @@ fn main() {
         ratio(&observe, &psql),
         ratio(&observe, &dump)
     );
+}
+
+/// The CPU time (user + system) this process has used so far, from `/proc/self/stat` (in clock
+/// ticks of 10 ms: summed over the observes of a run, close enough).
+fn process_cpu() -> Duration {
+    let stat = std::fs::read_to_string("/proc/self/stat").unwrap();
+    // The fields after the command name (which may hold spaces), from the state on: utime and
+    // stime are the 12th and 13th of those.
+    let fields: Vec<&str> = stat.rsplit_once(')').unwrap().1.split_whitespace().collect();
+    let ticks = |i: usize| fields[i].parse::<u64>().unwrap();
+    Duration::from_millis((ticks(11) + ticks(12)) * 10)
 }
 
 /// Times each step of one observe on its own, `DUMP_RUNS` times: connect (SCRAM over 127.0.0.1), the
