@@ -279,6 +279,65 @@ mod tests {
         assert!(refused.contains("invalid type"), "{refused}");
     }
 
+    /// One step of the model test: what a caller does to a set of properties.
+    #[derive(Debug, Clone)]
+    enum Step {
+        Insert(String, String),
+        Remove(String),
+        Retain(String),
+        Clear,
+    }
+
+    fn step() -> impl proptest::strategy::Strategy<Value = Step> {
+        use proptest::prelude::*;
+        // Few names, so that inserts replace and removes find.
+        let name = prop::sample::select(vec!["a", "b", "content", "mode", "type", "z"]).prop_map(str::to_owned);
+        prop_oneof![
+            6 => (name.clone(), "[a-z0-9]{0,3}").prop_map(|(k, v)| Step::Insert(k, v)),
+            2 => name.clone().prop_map(Step::Remove),
+            1 => name.prop_map(Step::Retain),
+            1 => Just(Step::Clear),
+        ]
+    }
+
+    proptest::proptest! {
+        /// Whatever is done to it, a `Properties` holds what a `BTreeMap<String, String>` given
+        /// the same steps holds, answers every read as the map does, and writes and reads back
+        /// the JSON the map writes.
+        #[test]
+        fn behaves_as_the_map_it_replaced(steps in proptest::collection::vec(step(), 0..40)) {
+            let mut properties = Properties::new();
+            let mut map: BTreeMap<String, String> = BTreeMap::new();
+            for step in steps {
+                match step {
+                    Step::Insert(k, v) => {
+                        proptest::prop_assert_eq!(properties.insert(k.clone(), v.clone()), map.insert(k, v));
+                    }
+                    Step::Remove(k) => proptest::prop_assert_eq!(properties.remove(&k), map.remove(&k)),
+                    Step::Retain(k) => {
+                        properties.retain(|name, _| name != k);
+                        map.retain(|name, _| *name != k);
+                    }
+                    Step::Clear => {
+                        properties.clear();
+                        map.clear();
+                    }
+                }
+                proptest::prop_assert_eq!(properties.len(), map.len());
+                proptest::prop_assert!(properties.iter().eq(map.iter().map(|(k, v)| (k.as_str(), v))));
+                for name in ["a", "b", "content", "mode", "type", "z", "absent"] {
+                    proptest::prop_assert_eq!(properties.get(name), map.get(name));
+                    proptest::prop_assert_eq!(properties.contains_key(name), map.contains_key(name));
+                }
+            }
+            let json = serde_json::to_string(&properties).unwrap();
+            proptest::prop_assert_eq!(&json, &serde_json::to_string(&map).unwrap());
+            proptest::prop_assert_eq!(serde_json::from_str::<Properties>(&json).unwrap(), properties.clone());
+            proptest::prop_assert_eq!(Properties::from(map.clone()), properties.clone());
+            proptest::prop_assert_eq!(BTreeMap::from(properties), map);
+        }
+    }
+
     #[test]
     fn borrowed_and_owned_names_are_the_same_name() {
         let mut p = Properties::new();
