@@ -393,6 +393,14 @@ pub fn cmd_tick(binary: Binary, args: &TickArgs) -> Result<Exit, CommandError> {
                     let why = o.reason.as_deref().map(|x| format!(": {x}")).unwrap_or_default();
                     eprintln!("  {} {}{res}{target}{why}", o.action.as_str(), o.rule_id);
                 }
+                // What could not be read, and why, with what to do about it where the lexicon
+                // says (an unbound env names the key to set): the headline has the count and
+                // the first reason only.
+                for row in
+                    r.components.iter().flatten().filter(|row| row.reconciliation == crate::model::EnvStatus::Unknown)
+                {
+                    eprintln!("  {} {}", row.component, crate::terminal::printable(&row.status_line()));
+                }
                 println(&crate::tick::health::headline(r))?;
             }
             for w in &outcome.receipt.warnings {

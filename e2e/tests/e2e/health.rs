@@ -52,3 +52,17 @@ fn a_binding_no_declaration_uses_is_an_error_naming_the_declared_envs() {
     assert!(out.stderr.contains("[env.stie] binds an env no declaration uses (declared envs: "), "{}", out.all());
     assert!(out.stderr.contains("site"), "{}", out.all());
 }
+
+#[test]
+fn a_tick_of_an_unbound_env_says_what_it_could_not_read_and_which_key_to_set() {
+    // No `[env.blind]`: every declared file is unobserved with `no-binding`.
+    let sandbox = Sandbox::new(&config_with_roots(&[]));
+    let out = sandbox.project(&["tick", "blind-converge"], &[]);
+    out.code(0);
+    assert!(out.stdout.starts_with("unknown (2 unobserved, first: no-binding)"), "{}", out.all());
+    // The headline has the count and the first reason; the lines above it say why, per
+    // component, with the key to set.
+    let line = out.stderr.lines().find(|l| l.trim_start().starts_with("files unknown:")).unwrap_or_default();
+    assert!(line.contains("2 unobserved"), "{}", out.all());
+    assert!(line.contains("set `files_root` under `[env.blind]` in chant.toml"), "{}", out.all());
+}
