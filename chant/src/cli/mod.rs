@@ -218,13 +218,20 @@ fn wants_json() -> bool {
     std::env::args_os().skip(1).take_while(|a| a != "--").any(|a| a == "--json")
 }
 
+/// True when the arguments ask for a help (`--help`, `-h`, `help <command>`).
+fn wants_help() -> bool {
+    std::env::args_os().skip(1).take_while(|a| a != "--").any(|a| a == "--help" || a == "-h" || a == "help")
+}
+
 /// Renders an error the way the arguments ask: JSON under `--json`, else `error:`/`hint:` lines.
 fn report(e: &CommandError) -> Exit {
     if wants_json() { e.report_json() } else { e.report() }
 }
 
 fn dispatch(binary: Binary, default: DefaultCommand) -> Exit {
-    let parsed = shell::command().try_get_matches().and_then(|m| <Cli as clap::FromArgMatches>::from_arg_matches(&m));
+    // The examples in this binary's words only when a help is shown (it reads the catalog).
+    let cmd = if wants_help() { shell::command_for_help(binary) } else { shell::command() };
+    let parsed = cmd.try_get_matches().and_then(|m| <Cli as clap::FromArgMatches>::from_arg_matches(&m));
     let cli = match parsed {
         Ok(c) => c,
         Err(e) if e.kind() == clap::error::ErrorKind::DisplayVersion => {
@@ -285,7 +292,7 @@ fn dispatch(binary: Binary, default: DefaultCommand) -> Exit {
         None => match default {
             DefaultCommand::Tick(op) => run::cmd_tick(binary, &run::TickArgs::for_op(op)),
             DefaultCommand::Help => {
-                let _ = shell::command().print_help();
+                let _ = shell::command_for_help(binary).print_help();
                 Ok(Exit::Usage)
             }
         },

@@ -191,8 +191,70 @@ const EXAMPLES: &[(&[&str], &str)] = &[
 
 /// The command line's definition with every subcommand's examples and exit codes after its help.
 pub fn command() -> clap::Command {
+    command_with(None)
+}
+
+/// [`command`] with its examples in this binary's words, for a help that is about to be shown:
+/// the examples are written for the stock `chant` and the README's example project, whose
+/// ConvergeOp, op and env a project's own binary does not have. A project's binary shows its own
+/// name, and its own first ConvergeOp, its env and its first other op in their places (only
+/// what it has: a project without an `op!` keeps the example's op).
+pub fn command_for_help(binary: super::Binary) -> clap::Command {
+    let mut words = ExampleWords { bin: bin_name(), ..ExampleWords::default() };
+    if binary == super::Binary::Project
+        && let Ok(catalog) = crate::catalog::Catalog::embedded()
+    {
+        if let Some(converge) = catalog.converge_ops().next() {
+            words.converge_op = Some(converge.name.to_string());
+            words.env = converge.env.as_ref().map(ToString::to_string);
+        }
+        words.op = catalog.ops().find(|doc| !doc.is_converge()).map(|doc| doc.name.to_string());
+    }
+    command_with(Some(&words))
+}
+
+/// What [`command_for_help`] writes into the examples instead of the stock ones.
+#[derive(Debug, Default)]
+struct ExampleWords {
+    /// This binary's name, for `chant`.
+    bin: String,
+    /// A ConvergeOp of this binary, for `staging-converge`.
+    converge_op: Option<String>,
+    /// An op of this binary, for `staging-apply`.
+    op: Option<String>,
+    /// The ConvergeOp's env, for `staging`.
+    env: Option<String>,
+}
+
+impl ExampleWords {
+    /// `text` in these words: each example line's leading `chant` is this binary's name, and the
+    /// example project's names are this project's where it has them.
+    fn apply(&self, text: &str) -> String {
+        // Placeholders first, so that `staging` is replaced only where it is the env.
+        let mut out = text.replace("staging-converge", "\u{1}").replace("staging-apply", "\u{2}");
+        if let Some(env) = &self.env {
+            out = out.replace("staging", env);
+        }
+        out = out
+            .replace('\u{1}', self.converge_op.as_deref().unwrap_or("staging-converge"))
+            .replace('\u{2}', self.op.as_deref().unwrap_or("staging-apply"));
+        out.lines()
+            .map(|line| match line.strip_prefix("  chant ") {
+                Some(rest) => format!("  {} {rest}", self.bin),
+                None => line.to_owned(),
+            })
+            .collect::<Vec<_>>()
+            .join("\n")
+    }
+}
+
+fn command_with(words: Option<&ExampleWords>) -> clap::Command {
     let mut cmd = Cli::command();
     for (path, text) in EXAMPLES {
+        let text = match words {
+            Some(words) => words.apply(text),
+            None => (*text).to_owned(),
+        };
         cmd = with_after_help(cmd, path, text);
     }
     // What this build leaves out is still a command a user may look for: named, with its feature.
@@ -207,14 +269,14 @@ pub fn command() -> clap::Command {
     cmd
 }
 
-fn with_after_help(cmd: clap::Command, path: &[&str], text: &'static str) -> clap::Command {
+fn with_after_help(cmd: clap::Command, path: &[&str], text: String) -> clap::Command {
     match path {
         [] => cmd.after_help(text),
         // A subcommand this build leaves out (its feature is off) gets no text.
         [first, ..] if cmd.find_subcommand(first).is_none() => cmd,
         [first, rest @ ..] => {
             let rest = rest.to_vec();
-            cmd.mut_subcommand(*first, move |c| with_after_help(c, &rest, text))
+            cmd.mut_subcommand(*first, move |c| with_after_help(c, &rest, text.clone()))
         }
     }
 }
@@ -282,6 +344,25 @@ mod tests {
             assert!(help.contains(&format!("{name} (feature `{feature}`)")), "{help}");
         }
         assert_eq!(help.contains("Left out of this build"), !super::super::LEFT_OUT.is_empty(), "{help}");
+    }
+
+    /// A project's binary shows its examples with its own name and its own ops and env; what it
+    /// does not have keeps the example's.
+    #[test]
+    fn a_project_binary_shows_the_examples_in_its_own_words() {
+        let words = ExampleWords {
+            bin: "my-estate".into(),
+            converge_op: Some("dev-converge".into()),
+            op: None,
+            env: Some("dev".into()),
+        };
+        let text = "Examples:\n  chant tick staging-converge\n  chant run staging-apply\n  chant lifecycle diff staging --live\n  chant replay staging-converge --rules new/staging-converge.json\n\nExit codes: 0 done.";
+        assert_eq!(
+            words.apply(text),
+            "Examples:\n  my-estate tick dev-converge\n  my-estate run staging-apply\n  my-estate lifecycle diff dev --live\n  my-estate replay dev-converge --rules new/dev-converge.json\n\nExit codes: 0 done."
+        );
+        let help = command_with(Some(&words)).find_subcommand("tick").unwrap().get_after_help().unwrap().to_string();
+        assert!(help.contains("  my-estate tick dev-converge --plan"), "{help}");
     }
 
     #[test]

@@ -27,8 +27,17 @@ fn completions_load_in_bash_man_pages_are_written_and_help_has_examples_and_exit
 
     let help = sandbox.project(&["help", "run"], &[]);
     help.code(0);
-    assert!(help.stdout.contains("Examples:\n  chant run staging-apply"), "{}", help.all());
+    // In the project binary's own words: its name, its first op and ConvergeOp, not the
+    // README example project's.
+    assert!(help.stdout.contains("Examples:\n  e2e-project run blind-apply\n"), "{}", help.all());
+    assert!(help.stdout.contains("  e2e-project run blind-converge --json"), "{}", help.all());
+    assert!(!help.stdout.contains("staging"), "{}", help.all());
     assert!(help.stdout.contains("Exit codes: 0 done, 1 failed"), "{}", help.all());
+    let tick = sandbox.project(&["tick", "--help"], &[]);
+    assert!(tick.code(0).stdout.contains("  e2e-project tick blind-converge --plan"), "{}", tick.all());
+    // The stock chant (its e2e build) keeps the README's example project, in its own name.
+    let stock = sandbox.stock(&["help", "run"], &[]);
+    assert!(stock.code(0).stdout.contains("Examples:\n  e2e-stock-chant run staging-apply\n"), "{}", stock.all());
 
     let version = sandbox.project(&["--version"], &[]);
     version.code(0);
