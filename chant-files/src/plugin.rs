@@ -2,6 +2,8 @@
 //! its `files_root` key, and [`FilesLexicon`] applies (removing owned, undeclared files only under
 //! `owned-only`) and tears down, each returning the [`ApplyRecord`] the core appends.
 
+use std::path::Path;
+
 #[cfg(feature = "import")]
 use super::export;
 use super::{ApplyRecord, COMPONENT, FULL_READ_KEY, FilesDeclaration, FilesLexicon, ROOT_KEY};
@@ -94,9 +96,19 @@ impl EnvLexicon for FilesLexicon {
 
     fn apply(&self, mode: DeleteMode) -> Result<Applied<ApplyRecord>, HookError> {
         let failed = |e| HookError::failed(COMPONENT, Hook::Apply, e);
+        // A root that is not there is made by the apply: right for a first apply, and a new
+        // estate somewhere else when `files_root` is mistyped, so it is said.
+        let missing_root = self.root().filter(|root| std::fs::symlink_metadata(root).is_err()).map(Path::to_path_buf);
         let record = FilesLexicon::apply(self).map_err(failed)?;
         let said = format!("{} of {} declared file(s) written", record.written.len(), record.owned.len());
         let mut applied = Applied::new(record).say(said);
+        if let Some(root) = missing_root {
+            applied = applied.say(format!(
+                "created the files root {} (it did not exist; if the estate lives elsewhere, set `files_root` under `[env.{}]` in chant.toml)",
+                root.display(),
+                self.env()
+            ));
+        }
         if mode == DeleteMode::OwnedOnly {
             let removal = self.remove_owned_undeclared().map_err(failed)?;
             applied = applied.say(format!("{} owned undeclared file(s) removed", removal.removed.len()));

@@ -277,3 +277,19 @@ fn the_dial_backstop_refuses_a_hand_edited_op_json() {
     assert!(err.contains("2 problem(s)"), "{err}");
     assert_eq!(sandbox.tip(), None, "checking touches no ledger");
 }
+
+#[test]
+fn an_apply_that_makes_its_files_root_says_so_and_the_next_does_not() {
+    // `estates/site` does not exist yet: the first apply makes it, which a mistyped
+    // `files_root` would make somewhere else, so it is said with the key to check.
+    let sandbox = Sandbox::new(&config_with_roots(&["site"]));
+    assert!(!sandbox.path("estates/site").exists());
+    let first = sandbox.project(&["run", "site-apply"], &[]);
+    first.code(0);
+    assert!(first.all().contains("created the files root "), "{}", first.all());
+    assert!(first.all().contains("set `files_root` under `[env.site]` in chant.toml"), "{}", first.all());
+    assert!(sandbox.path("estates/site").is_dir());
+    let second = sandbox.project(&["run", "site-apply"], &[]);
+    second.code(0);
+    assert!(!second.all().contains("created the files root"), "{}", second.all());
+}
