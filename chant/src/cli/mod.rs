@@ -213,14 +213,19 @@ pub fn project_main(default: DefaultCommand) -> ExitCode {
     dispatch(Binary::Project, default).into()
 }
 
+/// True when an argument before any `--` is one of `words`.
+fn asks_for(words: &[&str]) -> bool {
+    std::env::args_os().skip(1).take_while(|a| a != "--").any(|a| words.iter().any(|w| a == *w))
+}
+
 /// True when the arguments ask for JSON: errors are then one JSON object on stderr.
 fn wants_json() -> bool {
-    std::env::args_os().skip(1).take_while(|a| a != "--").any(|a| a == "--json")
+    asks_for(&["--json"])
 }
 
 /// True when the arguments ask for a help (`--help`, `-h`, `help <command>`).
 fn wants_help() -> bool {
-    std::env::args_os().skip(1).take_while(|a| a != "--").any(|a| a == "--help" || a == "-h" || a == "help")
+    asks_for(&["--help", "-h", "help"])
 }
 
 /// Renders an error the way the arguments ask: JSON under `--json`, else `error:`/`hint:` lines.
