@@ -232,11 +232,17 @@ pub struct Rule {
     /// Why the rule exists. Mandatory and non-blank.
     pub why: String,
     /// Consecutive dispatching ticks before the rule is damped (default 3).
-    #[serde(rename = "flapThreshold", skip_serializing_if = "Option::is_none", default)]
+    #[serde(rename = "flapThreshold", skip_serializing_if = "Option::is_none", default, deserialize_with = "written")]
     pub flap_threshold: Option<u64>,
     /// Where the rule was written.
-    #[serde(skip_serializing_if = "Option::is_none", default)]
+    #[serde(skip_serializing_if = "Option::is_none", default, deserialize_with = "written")]
     pub source: Option<Source>,
+}
+
+/// An optional field that is absent or written out: `null` is refused, as the op.json loader
+/// refuses it (a rule's optional keys are left out when they have no value, never `null`).
+fn written<'de, D: serde::Deserializer<'de>, T: Deserialize<'de>>(d: D) -> Result<Option<T>, D::Error> {
+    T::deserialize(d).map(Some)
 }
 
 impl Rule {

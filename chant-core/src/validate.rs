@@ -89,7 +89,31 @@ impl Ctx<'_, '_> {
     }
 }
 
+/// Parses one document: the quick way ([`parse_accepted`]) when it takes it, else the way that
+/// says what is wrong ([`parse_explained`]).
 fn parse_document(p: &mut Ctx<'_, '_>, text: &str) -> Option<OpDocument> {
+    parse_accepted(text).or_else(|| parse_explained(p, text))
+}
+
+/// The quick way for a document [`parse_explained`] accepts as written: one typed parse of the
+/// text, without the tree of values and the path tracking the explained way needs to name a
+/// problem (most of what opening a catalog of 2,000 ops cost). It takes a document only where the
+/// explained way would take it with no problem and the same result: the typed parse refuses all
+/// the explained way refuses before it (a bad name, a budget that is not a non-negative integer,
+/// a rule's unknown key, wrong type or `null` where a value is due, the document's unknown keys),
+/// and what the typed parse lets through (a blank `why`, a `flapThreshold` of 0) is checked here.
+/// `None` for anything else: the explained way then says what.
+fn parse_accepted(text: &str) -> Option<OpDocument> {
+    let doc: OpDocument = serde_json::from_str(text).ok()?;
+    let rules_hold = doc.converge.as_ref().is_none_or(|spec| {
+        spec.rules.iter().all(|rule| !rule.why.trim().is_empty() && rule.flap_threshold.is_none_or(|n| n >= 1))
+    });
+    rules_hold.then_some(doc)
+}
+
+/// Parses one document the way that names each problem: the JSON first, the names, each rule on
+/// its own (so a problem names its rule), the rest typed with the path of what does not match.
+fn parse_explained(p: &mut Ctx<'_, '_>, text: &str) -> Option<OpDocument> {
     let mut value: Value = match serde_json::from_str(text) {
         Ok(v) => v,
         Err(e) => {
@@ -388,5 +412,86 @@ fn check_converge(
         {
             p.push(rid, contract::adopt_safe_refusal(target, field, false));
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A ConvergeOp's op.json with one rule whose members are `rule` (JSON members, no braces)
+    /// and `spec` added to its `converge` object.
+    fn converge_doc(rule: &str, spec: &str) -> String {
+        format!(
+            r#"{{"version": 1, "name": "c", "overview": "o", "env": "e",
+            "labels": {{"Converge": "true", "Dial": "observe", "Env": "e"}}, "class": "read-only",
+            "converge": {{"dial": "observe", "budget": 3{spec}, "rules": [{{{rule}}}]}}}}"#
+        )
+    }
+
+    const RULE: &str = r#""id": "r", "why": "w",
+        "when": {"kind": "field-comparison", "field": "status", "op": "eq", "value": "drifted"},
+        "then": {"kind": "report", "reason": "x"}"#;
+
+    /// What the explained way makes of `text`: the document when it found no problem.
+    fn explained(text: &str) -> Option<OpDocument> {
+        let mut problems = Vec::new();
+        let doc = parse_explained(&mut Ctx { origin: "t.json", op: None, problems: &mut problems }, text);
+        doc.filter(|_| problems.is_empty())
+    }
+
+    /// The quick way takes a document only where the explained way takes the same one with no
+    /// problem: checked on valid documents (which it must take, or it saves nothing) and on
+    /// every edit the explained way refuses or the typed parse reads differently.
+    #[test]
+    fn the_quick_parse_takes_only_what_the_explained_one_accepts_unchanged() {
+        let valid = [
+            converge_doc(RULE, ""),
+            converge_doc(&format!(r#"{RULE}, "flapThreshold": 1, "source": {{"file": "src/ops.rs", "line": 7}}"#), ""),
+            converge_doc(RULE, r#", "windows": [{"kind": "deny", "cron": "0 9 * * 1-5", "duration": "8h"}]"#),
+        ];
+        for text in &valid {
+            let quick = parse_accepted(text);
+            assert!(quick.is_some(), "the quick way refused a valid document: {text}");
+            assert_eq!(quick, explained(text), "{text}");
+        }
+        let edits = [
+            converge_doc(&format!(r#"{RULE}, "flapThreshold": null"#), ""),
+            converge_doc(&format!(r#"{RULE}, "flapThreshold": 0"#), ""),
+            converge_doc(&format!(r#"{RULE}, "flapThreshold": -1"#), ""),
+            converge_doc(&format!(r#"{RULE}, "flapThreshold": 1.5"#), ""),
+            converge_doc(&format!(r#"{RULE}, "source": null"#), ""),
+            converge_doc(&format!(r#"{RULE}, "source": {{"file": "a.rs"}}"#), ""),
+            converge_doc(&format!(r#"{RULE}, "flap": 2"#), ""),
+            converge_doc(&RULE.replace(r#""why": "w""#, r#""why": "  ""#), ""),
+            converge_doc(&RULE.replace(r#""why": "w""#, r#""why": null"#), ""),
+            converge_doc(&RULE.replace(r#""id": "r""#, r#""id": "R!""#), ""),
+            converge_doc(&RULE.replace(r#""id": "r""#, r#""id": 7"#), ""),
+            converge_doc(&RULE.replace(r#""value": "drifted""#, r#""value": null"#), ""),
+            converge_doc(&format!(r#"{RULE}, "id": "s""#), ""),
+            converge_doc(RULE, r#", "budget": 4"#),
+            converge_doc(RULE, "").replace(r#""budget": 3"#, r#""budget": -1"#),
+            converge_doc(RULE, "").replace(r#""budget": 3"#, r#""budget": 3.0"#),
+            converge_doc(RULE, "").replace(r#""budget": 3"#, r#""budget": null"#),
+            converge_doc(RULE, "").replace(r#""name": "c""#, r#""name": "C""#),
+            converge_doc(RULE, "").replace(r#""env": "e""#, r#""env": null"#),
+            converge_doc(RULE, "").replace(r#""version": 1"#, r#""version": 1, "extra": true"#),
+            converge_doc(RULE, "").replace(r#""rules": [{"#, r#""rules": null, "x": [{"#),
+        ];
+        for text in &edits {
+            if let Some(quick) = parse_accepted(text) {
+                assert_eq!(
+                    Some(quick),
+                    explained(text),
+                    "the quick way took what the explained way reads otherwise: {text}"
+                );
+            }
+        }
+        // The edits the typed parse alone would have let through are refused by both ways.
+        for text in &edits[..2] {
+            assert_eq!((parse_accepted(text), explained(text)), (None, None), "{text}");
+        }
+        assert_eq!((parse_accepted(&edits[4]), explained(&edits[4])), (None, None));
+        assert_eq!((parse_accepted(&edits[7]), explained(&edits[7])), (None, None));
     }
 }
