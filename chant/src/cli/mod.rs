@@ -237,6 +237,16 @@ fn dispatch(binary: Binary, default: DefaultCommand) -> Exit {
     // The examples in this binary's words only when a help is shown (it reads the catalog).
     let cmd = if wants_help() { shell::command_for_help(binary) } else { shell::command() };
     let parsed = cmd.try_get_matches().and_then(|m| <Cli as clap::FromArgMatches>::from_arg_matches(&m));
+    // A command group given without its subcommand (`lifecycle`) shows its help: in this
+    // binary's words too, parsed again with them.
+    let parsed = match parsed {
+        Err(e) if e.kind() == clap::error::ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand && !wants_help() => {
+            shell::command_for_help(binary)
+                .try_get_matches()
+                .and_then(|m| <Cli as clap::FromArgMatches>::from_arg_matches(&m))
+        }
+        parsed => parsed,
+    };
     let cli = match parsed {
         Ok(c) => c,
         Err(e) if e.kind() == clap::error::ErrorKind::DisplayVersion => {

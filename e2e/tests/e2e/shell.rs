@@ -35,6 +35,10 @@ fn completions_load_in_bash_man_pages_are_written_and_help_has_examples_and_exit
     assert!(help.stdout.contains("Exit codes: 0 done, 1 failed"), "{}", help.all());
     let tick = sandbox.project(&["tick", "--help"], &[]);
     assert!(tick.code(0).stdout.contains("  e2e-project tick blind-converge --plan"), "{}", tick.all());
+    // A command group without its subcommand shows its help in the same words (usage, exit 2).
+    let group = sandbox.project(&["lifecycle"], &[]);
+    assert!(group.code(2).stderr.contains("  e2e-project lifecycle diff "), "{}", group.all());
+    assert!(!group.stderr.contains("staging"), "{}", group.all());
     // The stock chant (its e2e build) keeps the README's example project, in its own name.
     let stock = sandbox.stock(&["help", "run"], &[]);
     assert!(stock.code(0).stdout.contains("Examples:\n  e2e-stock-chant run staging-apply\n"), "{}", stock.all());
