@@ -494,4 +494,56 @@ mod tests {
         assert_eq!((parse_accepted(&edits[4]), explained(&edits[4])), (None, None));
         assert_eq!((parse_accepted(&edits[7]), explained(&edits[7])), (None, None));
     }
+
+    /// Every op.json of the fuzz corpus (the tests' and fixtures' documents), and each of them
+    /// with one member of the document, of its `converge` object or of one of its rules (a rule's
+    /// optional members too) set to `null`, to a blank string, to 0, or left out: the quick way
+    /// takes none of them that the explained way reads otherwise.
+    #[test]
+    fn the_quick_parse_agrees_with_the_explained_one_on_the_corpus_and_its_edits() {
+        let corpus = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../chant/tests/fuzz-corpus/op_json");
+        let (mut documents, mut taken) = (0, 0);
+        for entry in std::fs::read_dir(&corpus).unwrap() {
+            let text = std::fs::read_to_string(entry.unwrap().path()).unwrap();
+            let Ok(Value::Object(doc)) = serde_json::from_str::<Value>(&text) else { continue };
+            documents += 1;
+            // Each object to edit: its JSON pointer, and the members to edit.
+            let mut objects: Vec<(String, Vec<String>)> = vec![(String::new(), doc.keys().cloned().collect())];
+            if let Some(Value::Object(spec)) = doc.get("converge") {
+                objects.push(("/converge".to_owned(), spec.keys().cloned().collect()));
+                let rules = spec.get("rules").and_then(Value::as_array).map(Vec::len).unwrap_or(0);
+                for i in 0..rules {
+                    let keys = RULE_KEYS.iter().map(|k| (*k).to_owned()).collect();
+                    objects.push((format!("/converge/rules/{i}"), keys));
+                }
+            }
+            let mut variants = vec![Value::Object(doc.clone())];
+            for (pointer, keys) in &objects {
+                for key in keys {
+                    for replacement in [None, Some(Value::Null), Some(Value::from(" ")), Some(Value::from(0))] {
+                        let mut variant = Value::Object(doc.clone());
+                        let Some(Value::Object(object)) = variant.pointer_mut(pointer) else { continue };
+                        match replacement {
+                            None => drop(object.remove(key)),
+                            Some(value) => drop(object.insert(key.clone(), value)),
+                        }
+                        variants.push(variant);
+                    }
+                }
+            }
+            for variant in variants {
+                let text = variant.to_string();
+                if let Some(quick) = parse_accepted(&text) {
+                    taken += 1;
+                    assert_eq!(
+                        Some(quick),
+                        explained(&text),
+                        "the quick way took what the explained way reads otherwise: {text}"
+                    );
+                }
+            }
+        }
+        assert!(documents >= 10, "the corpus at {} holds {documents} documents", corpus.display());
+        assert!(taken >= documents, "the quick way took {taken} of the variants of {documents} documents");
+    }
 }
