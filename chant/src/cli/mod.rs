@@ -235,15 +235,14 @@ fn report(e: &CommandError) -> Exit {
 
 fn dispatch(binary: Binary, default: DefaultCommand) -> Exit {
     // The examples in this binary's words only when a help is shown (it reads the catalog).
-    let cmd = if wants_help() { shell::command_for_help(binary) } else { shell::command() };
-    let parsed = cmd.try_get_matches().and_then(|m| <Cli as clap::FromArgMatches>::from_arg_matches(&m));
+    let parse =
+        |cmd: clap::Command| cmd.try_get_matches().and_then(|m| <Cli as clap::FromArgMatches>::from_arg_matches(&m));
+    let parsed = parse(if wants_help() { shell::command_for_help(binary) } else { shell::command() });
     // A command group given without its subcommand (`lifecycle`) shows its help: in this
     // binary's words too, parsed again with them.
     let parsed = match parsed {
         Err(e) if e.kind() == clap::error::ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand && !wants_help() => {
-            shell::command_for_help(binary)
-                .try_get_matches()
-                .and_then(|m| <Cli as clap::FromArgMatches>::from_arg_matches(&m))
+            parse(shell::command_for_help(binary))
         }
         parsed => parsed,
     };
