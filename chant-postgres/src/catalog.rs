@@ -429,31 +429,35 @@ pub(super) enum SecondRead<B> {
 /// (work done here, while the first connection is still reading the columns), or, when the
 /// first was refused, the whole read alone. `None` when anything fails on the shared way (the
 /// connection, no snapshot offered, the import, a query): the first connection then reads them
-/// itself, in its own transaction.
+/// itself, in its own transaction. What it read goes to `answer` first; only then does this
+/// connection's session end (the client dropped), so the first never waits for that.
 pub(super) fn second_reader<B>(
     config: &Config,
     bounds: Bounds,
     connected: SyncSender<bool>,
     share: &Receiver<Share>,
     beside: impl FnOnce(&Relations) -> B,
-) -> Option<SecondRead<B>> {
+    answer: impl FnOnce(Option<SecondRead<B>>),
+) {
     let client = client::connect(config, bounds);
     let _ = connected.send(client.is_ok());
-    let mut client = client.ok()?;
-    match share.recv().ok()? {
+    let Ok(mut client) = client else { return answer(None) };
+    let Ok(request) = share.recv() else { return answer(None) };
+    match request {
         Share::Snapshot(id) => {
-            client
-                .batch_execute(&format!(
-                    "BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY; SET TRANSACTION SNAPSHOT '{}'",
-                    id.replace('\'', "''")
-                ))
-                .ok()?;
-            let relations = read_relations(&mut client).ok()?;
-            let beside = beside(&relations);
-            Some(SecondRead::Relations(relations, beside))
+            let imported = client.batch_execute(&format!(
+                "BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY; SET TRANSACTION SNAPSHOT '{}'",
+                id.replace('\'', "''")
+            ));
+            let read = imported.and_then(|()| read_relations(&mut client)).ok().map(|relations| {
+                let made = beside(&relations);
+                SecondRead::Relations(relations, made)
+            });
+            answer(read);
         }
-        Share::Alone => Some(SecondRead::Alone(in_one_snapshot(&mut client, |tx| read(tx)))),
+        Share::Alone => answer(Some(SecondRead::Alone(in_one_snapshot(&mut client, |tx| read(tx))))),
     }
+    // Dropped once the answer is given: the session ends, its read-only transaction with it.
 }
 
 /// One reading of the catalog, in one snapshot ([`read_shared`]).
@@ -489,8 +493,9 @@ impl<B> Read<NamedColumns, B> {
 /// (`pg_export_snapshot()`, as `pg_dump -j` shares one) through `share` and runs [`COLUMNS`]
 /// while a second connection ([`second_reader`], answered by `shared`) runs
 /// [`SCHEMAS`] and [`RELATIONS`] in the same snapshot. The transaction stays open until
-/// `shared` has returned, so the snapshot can be imported for as long as it is waited for.
-/// When `shared` returns nothing (the second connection failed, or was not waited for),
+/// `shared` has returned, so the snapshot can be imported for as long as it is waited for, and is
+/// then left to end with the session: its `ROLLBACK` (it read only) goes when the caller drops
+/// `client`. When `shared` returns nothing (the second connection failed, or was not waited for),
 /// `client` runs those two queries itself in its transaction; when the server refuses to
 /// export, it reads alone in a new transaction.
 /// Either way the snapshot is one reading of the catalog, in [`QUERIES`] queries.
@@ -504,7 +509,8 @@ impl<B> Read<NamedColumns, B> {
 ///
 /// # Errors
 ///
-/// The first query (or the transaction's start or commit) that fails on `client`.
+/// The first query (or the transaction's start, or the commit of a read alone) that fails on
+/// `client`.
 pub(super) fn read_shared<P, B>(
     client: &mut Client,
     share: Sender<Share>,
@@ -536,6 +542,9 @@ pub(super) fn read_shared<P, B>(
             (relations, made)
         }
     };
-    tx.commit()?;
+    // Everything is read: the read-only transaction is left to end with the session (its
+    // `ROLLBACK` queued as it is dropped, sent when the caller closes the client), not waited
+    // for here.
+    drop(tx);
     Ok(Read::Shared { relations, made, early })
 }

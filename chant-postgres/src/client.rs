@@ -13,8 +13,10 @@
 //!   `postgres_query_timeout` (`chant.toml`), else [`crate::QUERY_TIMEOUT`].
 //!
 //! A wait past its bound is [`Error::TimedOut`], naming what was waited for and the bound; the
-//! connection is dropped with the client (its socket closed with its runtime), so nothing waits
-//! on after the caller gave up.
+//! connection ends with the client, its goodbye waited for one second at most (less when the
+//! query bound is less), then its socket closed with its runtime, so nothing waits on long after
+//! the caller gave up. A client ends its session as a client should: what it queued (a dropped
+//! transaction's `ROLLBACK`) is sent, then `Terminate`, so the server logs no unexpected EOF.
 
 use std::future::Future;
 use std::time::Duration;
@@ -89,14 +91,39 @@ fn bounded<T>(
     }
 }
 
-/// One connection, with its runtime. Dropping it closes the connection.
+/// One connection, with its runtime. Dropping it ends the session as a client should (see
+/// [`Session`]): what is still queued (the `ROLLBACK` of a dropped transaction) is sent, then
+/// the goodbye (`Terminate`), within a bound.
 pub struct Client {
-    // Dropped before the runtime: the client's goodbye is queued, then the runtime (and with it
-    // the connection's task and socket) goes.
+    // Dropped before the session: the last handle on the connection goes, so the connection,
+    // driven by the session as it ends, sends what is queued and says goodbye.
     client: tokio_postgres::Client,
-    runtime: Runtime,
+    session: Session,
     query: Duration,
 }
+
+/// The runtime of one connection and the connection's task. Dropped (after its client), it
+/// drives the connection until the server has its goodbye and the socket is closed, for at most
+/// [`CLOSE_BOUND`] or the query bound, whichever is less; past it the socket is simply closed.
+/// A socket closed unannounced is what a server logs as `unexpected EOF on client connection`,
+/// `with an open transaction` when one was.
+struct Session {
+    runtime: Runtime,
+    /// The connection's task: it ends once the goodbye is written and the socket closed.
+    connection: tokio::task::JoinHandle<()>,
+    /// How long the goodbye is waited for.
+    close: Duration,
+}
+
+impl Drop for Session {
+    fn drop(&mut self) {
+        let Session { runtime, connection, close } = self;
+        let _ = runtime.block_on(async { tokio::time::timeout(*close, connection).await });
+    }
+}
+
+/// How long a dropped [`Client`] waits at most for the server to take its last messages.
+const CLOSE_BOUND: Duration = Duration::from_secs(1);
 
 impl std::fmt::Debug for Client {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -113,23 +140,36 @@ impl std::fmt::Debug for Client {
 pub fn connect(config: &Config, bounds: Bounds) -> Result<Client, Error> {
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().map_err(Error::Runtime)?;
     let (client, connection) = bounded(&runtime, "the login", bounds.login, config.connect(NoTls))?;
-    // Driven whenever the runtime runs a query of this client; it ends with the socket.
-    runtime.spawn(async move {
+    // Driven whenever the runtime runs a query of this client, and by the session as it ends;
+    // it ends with the socket.
+    let connection = runtime.spawn(async move {
         let _ = connection.await;
     });
-    Ok(Client { client, runtime, query: bounds.query })
+    let session = Session { runtime, connection, close: bounds.query.min(CLOSE_BOUND) };
+    Ok(Client { client, session, query: bounds.query })
 }
 
 impl Client {
+    /// Drops the client on a thread of its own, for a caller that has what it needs from the
+    /// session and should not wait for the server to take its goodbye. When no thread can be
+    /// had, its socket is closed here, unannounced.
+    pub fn close_in_background(self) {
+        let _ = std::thread::Builder::new().name("chant-pg-close".into()).spawn(move || drop(self));
+    }
+
+    fn runtime(&self) -> &Runtime {
+        &self.session.runtime
+    }
+
     /// Starts a transaction.
     ///
     /// # Errors
     ///
     /// As [`GenericClient::query`].
     pub fn transaction(&mut self) -> Result<Transaction<'_>, Error> {
-        let Client { client, runtime, query } = self;
-        let tx = bounded(runtime, "BEGIN", *query, client.transaction())?;
-        Ok(Transaction { tx, runtime, query: *query })
+        let Client { client, session, query } = self;
+        let tx = bounded(&session.runtime, "BEGIN", *query, client.transaction())?;
+        Ok(Transaction { tx, runtime: &session.runtime, query: *query })
     }
 
     /// Starts a read-only, repeatable-read transaction: one consistent snapshot.
@@ -138,10 +178,10 @@ impl Client {
     ///
     /// As [`GenericClient::query`].
     pub fn snapshot_transaction(&mut self) -> Result<Transaction<'_>, Error> {
-        let Client { client, runtime, query } = self;
+        let Client { client, session, query } = self;
         let start = client.build_transaction().isolation_level(IsolationLevel::RepeatableRead).read_only(true).start();
-        let tx = bounded(runtime, "BEGIN", *query, start)?;
-        Ok(Transaction { tx, runtime, query: *query })
+        let tx = bounded(&session.runtime, "BEGIN", *query, start)?;
+        Ok(Transaction { tx, runtime: &session.runtime, query: *query })
     }
 }
 
@@ -159,6 +199,10 @@ impl std::fmt::Debug for Transaction<'_> {
 }
 
 impl Transaction<'_> {
+    fn runtime(&self) -> &Runtime {
+        self.runtime
+    }
+
     /// Commits the transaction.
     ///
     /// # Errors
@@ -238,11 +282,11 @@ macro_rules! bounded_client {
     ($ty:ty, $inner:ident) => {
         impl GenericClient for $ty {
             fn query(&mut self, sql: &str, params: &[&(dyn ToSql + Sync)]) -> Result<Vec<Row>, Error> {
-                bounded(&self.runtime, "a query", self.query, self.$inner.query(sql, params))
+                bounded(self.runtime(), "a query", self.query, self.$inner.query(sql, params))
             }
 
             fn query_typed(&mut self, sql: &str, params: &[(&(dyn ToSql + Sync), Type)]) -> Result<Vec<Row>, Error> {
-                bounded(&self.runtime, "a query", self.query, self.$inner.query_typed(sql, params))
+                bounded(self.runtime(), "a query", self.query, self.$inner.query_typed(sql, params))
             }
 
             fn query_each(&mut self, sql: &str, each: &mut dyn FnMut(Row) -> Result<(), Error>) -> Result<(), Error> {
@@ -258,18 +302,18 @@ macro_rules! bounded_client {
                     }
                     Ok(())
                 };
-                match self.runtime.block_on(async { tokio::time::timeout(self.query, rows).await }) {
+                match self.runtime().block_on(async { tokio::time::timeout(self.query, rows).await }) {
                     Ok(answer) => answer,
                     Err(_) => Err(Error::TimedOut { what: "a query", after: self.query }),
                 }
             }
 
             fn execute(&mut self, sql: &str, params: &[&(dyn ToSql + Sync)]) -> Result<u64, Error> {
-                bounded(&self.runtime, "a statement", self.query, self.$inner.execute(sql, params))
+                bounded(self.runtime(), "a statement", self.query, self.$inner.execute(sql, params))
             }
 
             fn batch_execute(&mut self, sql: &str) -> Result<(), Error> {
-                bounded(&self.runtime, "a statement", self.query, self.$inner.batch_execute(sql))
+                bounded(self.runtime(), "a statement", self.query, self.$inner.batch_execute(sql))
             }
         }
     };

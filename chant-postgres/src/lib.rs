@@ -936,6 +936,7 @@ where
         // With several hosts the second connection could reach another server: one connection.
         let (mut client, address) = connect_with(config, bounds)?;
         let snapshot = catalog::in_one_snapshot(&mut client, |tx| catalog::read(tx)).map(catalog::Read::Whole);
+        client.close_in_background();
         return Ok((snapshot, address));
     }
     let started = Instant::now();
@@ -952,9 +953,16 @@ where
     // attempt does.
     std::thread::spawn(move || {
         let address = address(&second);
-        let read =
-            catalog::second_reader(&second, bounds, connected, &shared, |relations| second_beside(relations, &address));
-        let _ = answer.send(read);
+        catalog::second_reader(
+            &second,
+            bounds,
+            connected,
+            &shared,
+            |relations| second_beside(relations, &address),
+            |read| {
+                let _ = answer.send(read);
+            },
+        );
     });
     let (mut client, address) = match client::connect(config, bounds) {
         Ok(first) => (first, address(config)),
@@ -973,6 +981,7 @@ where
                 drop(share);
                 let (mut client, address) = connect_with(config, bounds)?;
                 let snapshot = catalog::in_one_snapshot(&mut client, |tx| catalog::read(tx)).map(catalog::Read::Whole);
+                client.close_in_background();
                 return Ok((snapshot, address));
             }
             return Err(failure(config, &e));
@@ -992,6 +1001,9 @@ where
         |columns| meanwhile(columns, &address),
         |relations| beside(relations, &address),
     );
+    // Read: the session ends (its transaction's `ROLLBACK`, then the goodbye) without the
+    // observation waiting for the server to take it.
+    client.close_in_background();
     Ok((snapshot, address))
 }
 

@@ -30,6 +30,8 @@ pub struct Cluster {
     pub super_password: String,
     /// The app role's password.
     pub app_password: String,
+    /// The server's log file, each line prefixed with its time, `[<pid>]` and `db=<database> `.
+    pub log: PathBuf,
 }
 
 static CLUSTER: OnceLock<Result<Cluster, String>> = OnceLock::new();
@@ -133,7 +135,8 @@ fn start() -> Result<Cluster, String> {
     let port = free_port();
     let options = format!(
         "-p {port} -k {} -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off \
-         -c full_page_writes=off -c max_locks_per_transaction=512 -c max_connections=200",
+         -c full_page_writes=off -c max_locks_per_transaction=512 -c max_connections=200 \
+         -c log_line_prefix='%m [%p] db=%d '",
         base.display()
     );
     let log = base.join("logfile");
@@ -172,7 +175,7 @@ fn start() -> Result<Cluster, String> {
         .stderr(Stdio::null())
         .spawn()
         .map_err(|e| format!("cannot start the cluster's watchdog: {e}"))?;
-    let cluster = Cluster { bin, port, super_password, app_password };
+    let cluster = Cluster { bin, port, super_password, app_password, log };
     let mut admin = cluster.superuser("postgres").map_err(|e| format!("cannot connect as the superuser: {e}"))?;
     admin
         .batch_execute(&format!(

@@ -442,6 +442,41 @@ fn a_refused_second_connection_leaves_the_read_to_the_first() {
     assert!(o.resources.contains_key("app.t"));
 }
 
+/// An observation ends both of its sessions as a client should, each transaction ended and the
+/// goodbye said: the server logs no `unexpected EOF on client connection` for them (every tick
+/// observes, and a DBA would read that line at every one). The test cluster's log names each
+/// line's database.
+#[test]
+fn an_observation_ends_both_sessions_without_an_unexpected_eof_in_the_server_log() {
+    let c = cluster();
+    let db = c.database("goodbye");
+    c.as_app(&db, "CREATE SCHEMA app; CREATE TABLE app.users (id bigint NOT NULL);");
+    let lex = lexicon(&db, declaration());
+    for _ in 0..3 {
+        let o = chant::observe::observe_component(&lex, &lex.declared());
+        assert!(o.unobserved.is_empty(), "{o:#?}");
+        assert!(o.resources.contains_key("app.users"));
+    }
+    // The sessions end on threads of their own after the observation has returned: their end is
+    // waited for, within a bound, before the log is read (a session's last log line comes
+    // before its server process leaves `pg_stat_activity`).
+    let mut admin = c.superuser("postgres").unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    loop {
+        let open: i64 =
+            admin.query_one("SELECT count(*) FROM pg_stat_activity WHERE datname = $1", &[&db]).unwrap().get(0);
+        assert!(std::time::Instant::now() < deadline, "{open} sessions of {db} still open after 20 s");
+        if open == 0 {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let log = std::fs::read_to_string(&c.log).unwrap();
+    let tag = format!("db={db} ");
+    let eof: Vec<&str> = log.lines().filter(|l| l.contains(&tag) && l.contains("unexpected EOF")).collect();
+    assert!(eof.is_empty(), "sessions of the observations ended without a goodbye: {eof:#?}");
+}
+
 /// Set for a worker run: `<dsn>`.
 const WORKER: &str = "CHANT_PG_APPLY_WORKER";
 
