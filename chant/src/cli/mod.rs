@@ -306,7 +306,9 @@ fn dispatch(binary: Binary, default: DefaultCommand) -> Exit {
         None => match default {
             DefaultCommand::Tick(op) => run::cmd_tick(binary, &run::TickArgs::for_op(op)),
             DefaultCommand::Help => {
-                let _ = shell::command_for_help(binary).print_help();
+                // Under the name it was invoked by, as a parse names it: a command that parsed no
+                // arguments would say the package's (`chant-ops`).
+                let _ = shell::command_for_help(binary).bin_name(shell::invoked_name()).print_help();
                 Ok(Exit::Usage)
             }
         },

@@ -282,6 +282,15 @@ fn with_after_help(cmd: clap::Command, path: &[&str], text: String) -> clap::Com
 }
 
 /// This binary's name, as the shell calls it.
+/// The name this process was invoked by (`argv[0]`'s file name), as clap names a parsed command;
+/// this binary's own name ([`bin_name`]) when there is none.
+pub fn invoked_name() -> String {
+    std::env::args_os()
+        .next()
+        .and_then(|arg| std::path::Path::new(&arg).file_name().map(|n| n.to_string_lossy().into_owned()))
+        .unwrap_or_else(bin_name)
+}
+
 fn bin_name() -> String {
     std::env::current_exe()
         .ok()

@@ -39,6 +39,10 @@ fn completions_load_in_bash_man_pages_are_written_and_help_has_examples_and_exit
     let group = sandbox.project(&["lifecycle"], &[]);
     assert!(group.code(2).stderr.contains("  e2e-project lifecycle diff "), "{}", group.all());
     assert!(!group.stderr.contains("staging"), "{}", group.all());
+    // Nothing to do: the help, under the binary's name, not the package's (`chant-ops`).
+    let bare = sandbox.stock(&[], &[]);
+    assert!(bare.code(2).stdout.contains("Usage: e2e-stock-chant [OPTIONS] [COMMAND]"), "{}", bare.all());
+    assert!(!bare.stdout.contains("chant-ops"), "{}", bare.all());
     // The stock chant (its e2e build) keeps the README's example project, in its own name.
     let stock = sandbox.stock(&["help", "run"], &[]);
     assert!(stock.code(0).stdout.contains("Examples:\n  e2e-stock-chant run staging-apply\n"), "{}", stock.all());
