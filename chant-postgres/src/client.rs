@@ -152,7 +152,7 @@ pub fn connect(config: &Config, bounds: Bounds) -> Result<Client, Error> {
 impl Client {
     /// Drops the client on a thread of its own, for a caller that has what it needs from the
     /// session and should not wait for the server to take its goodbye. When no thread can be
-    /// had, its socket is closed here, unannounced.
+    /// had, it is dropped here, its goodbye waited for here.
     pub fn close_in_background(self) {
         let _ = std::thread::Builder::new().name("chant-pg-close".into()).spawn(move || drop(self));
     }
