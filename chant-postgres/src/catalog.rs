@@ -403,6 +403,10 @@ pub(super) fn in_one_snapshot<T>(
     Ok(answer)
 }
 
+/// Begins the read-only, repeatable-read transaction of a shared read, as a statement: a
+/// session's goodbye ends it on the server (`Terminate`), with no `ROLLBACK` to wait for.
+const BEGIN_SNAPSHOT: &str = "BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY";
+
 /// What the first connection of a shared read tells the second ([`second_reader`]).
 #[derive(Debug)]
 pub(super) enum Share {
@@ -445,10 +449,8 @@ pub(super) fn second_reader<B>(
     let Ok(request) = share.recv() else { return answer(None) };
     match request {
         Share::Snapshot(id) => {
-            let imported = client.batch_execute(&format!(
-                "BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY; SET TRANSACTION SNAPSHOT '{}'",
-                id.replace('\'', "''")
-            ));
+            let imported = client
+                .batch_execute(&format!("{BEGIN_SNAPSHOT}; SET TRANSACTION SNAPSHOT '{}'", id.replace('\'', "''")));
             let read = imported.and_then(|()| read_relations(&mut client)).ok().map(|relations| {
                 let made = beside(&relations);
                 SecondRead::Relations(relations, made)
@@ -457,7 +459,7 @@ pub(super) fn second_reader<B>(
         }
         Share::Alone => answer(Some(SecondRead::Alone(in_one_snapshot(&mut client, |tx| read(tx))))),
     }
-    // Dropped once the answer is given: the session ends, its read-only transaction with it.
+    // Dropped once the answer is given: the session's goodbye ends its read-only transaction.
 }
 
 /// One reading of the catalog, in one snapshot ([`read_shared`]).
@@ -494,8 +496,8 @@ impl<B> Read<NamedColumns, B> {
 /// while a second connection ([`second_reader`], answered by `shared`) runs
 /// [`SCHEMAS`] and [`RELATIONS`] in the same snapshot. The transaction stays open until
 /// `shared` has returned, so the snapshot can be imported for as long as it is waited for, and is
-/// then left to end with the session: its `ROLLBACK` (it read only) goes when the caller drops
-/// `client`. When `shared` returns nothing (the second connection failed, or was not waited for),
+/// then left to end with the session: the goodbye sent when the caller drops `client` ends it on
+/// the server (it read only). When `shared` returns nothing (the second connection failed, or was not waited for),
 /// `client` runs those two queries itself in its transaction; when the server refuses to
 /// export, it reads alone in a new transaction.
 /// Either way the snapshot is one reading of the catalog, in [`QUERIES`] queries.
@@ -509,8 +511,8 @@ impl<B> Read<NamedColumns, B> {
 ///
 /// # Errors
 ///
-/// The first query (or the transaction's start, or the commit of a read alone) that fails on
-/// `client`.
+/// The first query (or the transaction's start, the `ROLLBACK` after a refused export, or the
+/// commit of a read alone) that fails on `client`.
 pub(super) fn read_shared<P, B>(
     client: &mut Client,
     share: Sender<Share>,
@@ -518,33 +520,33 @@ pub(super) fn read_shared<P, B>(
     meanwhile: impl FnOnce(NamedColumns) -> P,
     beside: impl FnOnce(&Relations) -> B,
 ) -> Result<Read<P, B>, crate::client::Error> {
-    let mut tx = client.snapshot_transaction()?;
-    let exported = tx
+    // Begun as a statement, not as a `Transaction` of the client, which would queue a `ROLLBACK`
+    // when dropped and hold the session's goodbye for its answer.
+    client.batch_execute(BEGIN_SNAPSHOT)?;
+    let exported = client
         .query_typed("SELECT pg_catalog.pg_export_snapshot()", &[])
         .ok()
         .and_then(|rows| rows.first().and_then(|row| row.try_get::<_, String>(0).ok()));
     let Some(id) = exported else {
         // The export failed (and took the transaction with it): no second reader.
         drop(share);
-        drop(tx);
+        client.batch_execute("ROLLBACK")?;
         return in_one_snapshot(client, |tx| read(tx)).map(Read::Whole);
     };
     // The second reader waits for this snapshot and nothing else: its channel closes here.
     let _ = share.send(Share::Snapshot(id));
     drop(share);
-    let c = read_columns(&mut tx)?;
+    let c = read_columns(client)?;
     let early = meanwhile(c);
     let (relations, made) = match shared() {
         Some(answer) => answer,
         None => {
-            let relations = read_relations(&mut tx)?;
+            let relations = read_relations(client)?;
             let made = beside(&relations);
             (relations, made)
         }
     };
-    // Everything is read: the read-only transaction is left to end with the session (its
-    // `ROLLBACK` queued as it is dropped, sent when the caller closes the client), not waited
-    // for here.
-    drop(tx);
+    // Everything is read. The read-only transaction is left open: the session's goodbye
+    // (`Terminate`, when the caller drops `client`) ends it on the server, with nothing to wait for.
     Ok(Read::Shared { relations, made, early })
 }

@@ -1001,8 +1001,8 @@ where
         |columns| meanwhile(columns, &address),
         |relations| beside(relations, &address),
     );
-    // Read: the session ends (its transaction's `ROLLBACK`, then the goodbye) without the
-    // observation waiting for the server to take it.
+    // Read: the session ends (its goodbye ends the read-only transaction on the server) without
+    // the observation waiting for it.
     client.close_in_background();
     Ok((snapshot, address))
 }

@@ -444,8 +444,7 @@ fn a_refused_second_connection_leaves_the_read_to_the_first() {
 
 /// An observation ends both of its sessions as a client should, each transaction ended and the
 /// goodbye said: the server logs no `unexpected EOF on client connection` for them (every tick
-/// observes, and a DBA would read that line at every one). The test cluster's log names each
-/// line's database.
+/// observes, and a DBA would read that line at every one).
 #[test]
 fn an_observation_ends_both_sessions_without_an_unexpected_eof_in_the_server_log() {
     let c = cluster();
@@ -457,9 +456,35 @@ fn an_observation_ends_both_sessions_without_an_unexpected_eof_in_the_server_log
         assert!(o.unobserved.is_empty(), "{o:#?}");
         assert!(o.resources.contains_key("app.users"));
     }
-    // The sessions end on threads of their own after the observation has returned: their end is
-    // waited for, within a bound, before the log is read (a session's last log line comes
-    // before its server process leaves `pg_stat_activity`).
+    assert_sessions_said_goodbye(&db);
+}
+
+/// A server that refuses to export a snapshot (the function revoked in this database): the first
+/// connection ends its failed transaction and reads everything alone, in a transaction of its
+/// own, as one connection's read does, and its session ends with a goodbye too.
+#[test]
+fn a_refused_snapshot_export_leaves_the_whole_read_to_the_first_connection() {
+    let c = cluster();
+    let db = c.database("no_export");
+    c.as_app(&db, "CREATE SCHEMA app; CREATE TABLE app.t (id serial PRIMARY KEY, n integer NOT NULL DEFAULT 7);");
+    c.as_superuser(&db, "REVOKE EXECUTE ON FUNCTION pg_catalog.pg_export_snapshot() FROM PUBLIC");
+    let lex = lexicon(&db, declaration());
+    let (alone, _) = lex.read_snapshot().unwrap();
+    let (estate, _) = lex.read_estate().unwrap();
+    assert_eq!(alone, estate.catalog);
+    assert_eq!(alone.columns_of("app.t").len(), 2);
+    let o = chant::observe::observe_component(&lex, &lex.declared());
+    assert!(o.unobserved.is_empty(), "{o:#?}");
+    assert!(o.resources.contains_key("app.t"));
+    assert_sessions_said_goodbye(&db);
+}
+
+/// Waits (within a bound) until no session of `db` is open, then asserts that the server logged
+/// no `unexpected EOF` for any of them: each ended with a goodbye. The test cluster's log lines
+/// name their database; a session's last log line comes before its server process leaves
+/// `pg_stat_activity`. Sessions may end on threads of their own after a read has returned.
+fn assert_sessions_said_goodbye(db: &str) {
+    let c = cluster();
     let mut admin = c.superuser("postgres").unwrap();
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
     loop {
@@ -474,7 +499,7 @@ fn an_observation_ends_both_sessions_without_an_unexpected_eof_in_the_server_log
     let log = std::fs::read_to_string(&c.log).unwrap();
     let tag = format!("db={db} ");
     let eof: Vec<&str> = log.lines().filter(|l| l.contains(&tag) && l.contains("unexpected EOF")).collect();
-    assert!(eof.is_empty(), "sessions of the observations ended without a goodbye: {eof:#?}");
+    assert!(eof.is_empty(), "sessions of {db} ended without a goodbye: {eof:#?}");
 }
 
 /// Set for a worker run: `<dsn>`.
