@@ -1,6 +1,7 @@
 //! Observing a 2,000-table schema with the postgres lexicon: wall time and queries issued,
 //! against `pg_dump --schema-only` and one catalog query through `psql` on the same database in
-//! the same run, with the ratios of the medians. Starts its own throw-away cluster (the
+//! the same run, with the ratios of the medians, and the CPU the client and the server use for
+//! each. Starts its own throw-away cluster (the
 //! integration tests' harness).
 //!
 //! Run: `cargo bench -p chant-ops --bench postgres_observe` (server binaries from `.ci/postgres.sh`).
@@ -27,6 +28,10 @@ const TABLES: usize = 2000;
 const RUNS: usize = 15;
 /// `pg_dump` runs timed, and repetitions of each step of the split.
 const DUMP_RUNS: usize = 5;
+/// Observes and psql queries whose server CPU is read, taking turns.
+const SERVER_RUNS: usize = 10;
+/// The pause after each of those, for its sessions to end and their backends to be reaped.
+const SETTLE: Duration = Duration::from_millis(50);
 
 fn main() {
     let c = postgres_cluster::cluster();
@@ -73,6 +78,33 @@ fn main() {
         client_cpu += process_cpu().saturating_sub(before);
         psql.push(psql_once());
     }
+    // The server's CPU per observe and per psql query, taking turns: the postmaster's reaped
+    // children (each backend once it has exited) before and after each run, a pause after it for
+    // its sessions to end and be reaped.
+    let mut server_observe = Duration::ZERO;
+    let mut server_psql = Duration::ZERO;
+    let server_cpu_of = |run: &dyn Fn()| -> Option<Duration> {
+        let before = c.server_cpu()?;
+        run();
+        std::thread::sleep(SETTLE);
+        Some(c.server_cpu()?.saturating_sub(before))
+    };
+    let mut server_read = true;
+    for _ in 0..SERVER_RUNS {
+        let observed = server_cpu_of(&|| {
+            observe_once();
+        });
+        let queried = server_cpu_of(&|| {
+            psql_once();
+        });
+        match (observed, queried) {
+            (Some(o), Some(q)) => {
+                server_observe += o;
+                server_psql += q;
+            }
+            _ => server_read = false,
+        }
+    }
     let (snapshot, _) = lexicon.read_snapshot().unwrap();
     assert_eq!(snapshot.queries, catalog::QUERIES);
 
@@ -93,6 +125,15 @@ fn main() {
         "  client CPU per observe (this process, user + system, change set included): {:?}",
         client_cpu / RUNS as u32
     );
+    if server_read {
+        println!(
+            "  server CPU (its backends, reaped by the postmaster), mean of {SERVER_RUNS}: per observe {:?}, per psql query {:?}",
+            server_observe / SERVER_RUNS as u32,
+            server_psql / SERVER_RUNS as u32
+        );
+    } else {
+        println!("  server CPU: not read (the postmaster's /proc entry could not be read)");
+    }
     println!("  pg_dump --schema-only:  {:?} (min {:?})", median(dump.clone()), dump.iter().min().unwrap());
     println!("  psql, one catalog query: {:?} (min {:?})", median(psql.clone()), psql.iter().min().unwrap());
     println!("  split of one observe, each step timed on its own (median of {DUMP_RUNS}):");

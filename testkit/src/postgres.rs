@@ -32,6 +32,8 @@ pub struct Cluster {
     pub app_password: String,
     /// The server's log file, each line prefixed with its time, `[<pid>]` and `db=<database> `.
     pub log: PathBuf,
+    /// The data directory (its `postmaster.pid` names the server's process).
+    pub data: PathBuf,
 }
 
 static CLUSTER: OnceLock<Result<Cluster, String>> = OnceLock::new();
@@ -175,7 +177,7 @@ fn start() -> Result<Cluster, String> {
         .stderr(Stdio::null())
         .spawn()
         .map_err(|e| format!("cannot start the cluster's watchdog: {e}"))?;
-    let cluster = Cluster { bin, port, super_password, app_password, log };
+    let cluster = Cluster { bin, port, super_password, app_password, log, data };
     let mut admin = cluster.superuser("postgres").map_err(|e| format!("cannot connect as the superuser: {e}"))?;
     admin
         .batch_execute(&format!(
@@ -187,6 +189,20 @@ fn start() -> Result<Cluster, String> {
 }
 
 impl Cluster {
+    /// The CPU time (user + system) the server's processes have used so far: the postmaster's
+    /// own and that of its children it has reaped (each backend once it has exited), from
+    /// `/proc` (in clock ticks of 10 ms). `None` when the server's process cannot be read.
+    pub fn server_cpu(&self) -> Option<std::time::Duration> {
+        let pid = std::fs::read_to_string(self.data.join("postmaster.pid")).ok()?;
+        let pid = pid.lines().next()?.trim().to_owned();
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+        // The fields after the command name: utime, stime, cutime and cstime are the 12th to
+        // the 15th of those.
+        let fields: Vec<&str> = stat.rsplit_once(')')?.1.split_whitespace().collect();
+        let ticks: u64 = fields.get(11..15)?.iter().map(|f| f.parse::<u64>().unwrap_or(0)).sum();
+        Some(std::time::Duration::from_millis(ticks * 10))
+    }
+
     /// Connects to `db` as the superuser over TCP.
     pub fn superuser(&self, db: &str) -> Result<postgres::Client, postgres::Error> {
         postgres::Config::from_str(&format!(
