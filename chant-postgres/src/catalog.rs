@@ -431,10 +431,10 @@ pub(super) enum SecondRead<B> {
 /// imports the snapshot the first one's transaction exports into a read-only, repeatable-read
 /// transaction of its own, reads the schemas and relations in it and gives them to `beside`
 /// (work done here, while the first connection is still reading the columns), or, when the
-/// first was refused, the whole read alone. `None` when anything fails on the shared way (the
-/// connection, no snapshot offered, the import, a query): the first connection then reads them
-/// itself, in its own transaction. What it read goes to `answer` first; only then does this
-/// connection's session end (the client dropped), so the first never waits for that.
+/// first was refused, the whole read alone. It answers `None` when anything fails on the shared
+/// way (the connection, no snapshot offered, the import, a query): the first connection then
+/// reads them itself, in its own transaction. What it read goes to `answer` first; only then
+/// does this connection's session end (the client dropped), so the first never waits for that.
 pub(super) fn second_reader<B>(
     config: &Config,
     bounds: Bounds,
@@ -495,11 +495,11 @@ impl<B> Read<NamedColumns, B> {
 /// (`pg_export_snapshot()`, as `pg_dump -j` shares one) through `share` and runs [`COLUMNS`]
 /// while a second connection ([`second_reader`], answered by `shared`) runs
 /// [`SCHEMAS`] and [`RELATIONS`] in the same snapshot. The transaction stays open until
-/// `shared` has returned, so the snapshot can be imported for as long as it is waited for, and is
-/// then left to end with the session: the goodbye sent when the caller drops `client` ends it on
-/// the server (it read only). When `shared` returns nothing (the second connection failed, or was not waited for),
-/// `client` runs those two queries itself in its transaction; when the server refuses to
-/// export, it reads alone in a new transaction.
+/// `shared` has returned, so the snapshot can be imported for as long as it is waited for, and
+/// is then left to end with the session: the goodbye sent when the caller drops `client` ends it
+/// on the server (it read only). When `shared` returns nothing (the second connection failed, or
+/// was not waited for), `client` runs those two queries itself in its transaction; when the
+/// server refuses to export, it reads alone in a new transaction.
 /// Either way the snapshot is one reading of the catalog, in [`QUERIES`] queries.
 ///
 /// `meanwhile` is handed the columns as soon as they are read, before the relations are waited
