@@ -644,6 +644,18 @@ pub fn step_class(spec: &StepSpec, declared: Option<ClassKind>, delete_mode: Opt
 
 /// The default flap threshold.
 pub const DEFAULT_FLAP_THRESHOLD: u64 = 3;
+
+/// A text a person must write (a rule's `why`, a report's reason) says something: it is not
+/// blank. The macros check it at the literal; the loader checks a rule's `why` in op.json.
+pub fn is_written(text: &str) -> bool {
+    !text.trim().is_empty()
+}
+
+/// A rule's flap threshold is a number of ticks, at least one. The macros check it at the
+/// literal; the loader in op.json.
+pub fn flap_threshold_holds(n: u64) -> bool {
+    n >= 1
+}
 /// The default per-tick budget.
 pub const DEFAULT_BUDGET: u64 = 3;
 

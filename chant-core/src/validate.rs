@@ -106,19 +106,11 @@ fn parse_document(p: &mut Ctx<'_, '_>, text: &str) -> Option<OpDocument> {
 fn parse_accepted(text: &str) -> Option<OpDocument> {
     let doc: OpDocument = serde_json::from_str(text).ok()?;
     let rules_hold = doc.converge.as_ref().is_none_or(|spec| {
-        spec.rules.iter().all(|rule| why_is_given(&rule.why) && rule.flap_threshold.is_none_or(flap_threshold_holds))
+        spec.rules.iter().all(|rule| {
+            contract::is_written(&rule.why) && rule.flap_threshold.is_none_or(contract::flap_threshold_holds)
+        })
     });
     rules_hold.then_some(doc)
-}
-
-/// A rule's `why` says something: it is not blank. Checked by both ways of parsing.
-fn why_is_given(why: &str) -> bool {
-    !why.trim().is_empty()
-}
-
-/// A rule's `flapThreshold` is a number of ticks, at least one. Checked by both ways of parsing.
-fn flap_threshold_holds(n: u64) -> bool {
-    n >= 1
 }
 
 /// Parses one document the way that names each problem: the JSON first, the names, each rule on
@@ -210,7 +202,7 @@ fn parse_rule(p: &mut Ctx<'_, '_>, index: usize, item: Value) -> Option<Rule> {
         }
     }
     let why = match map.remove("why") {
-        Some(Value::String(s)) if why_is_given(&s) => s,
+        Some(Value::String(s)) if contract::is_written(&s) => s,
         _ => {
             p.push(rid, "every rule must carry its why: add a non-blank `why` saying why the rule exists");
             ok = false;
@@ -247,7 +239,7 @@ fn parse_rule(p: &mut Ctx<'_, '_>, index: usize, item: Value) -> Option<Rule> {
     let flap_threshold = match map.remove("flapThreshold") {
         None => None,
         Some(v) => match v.as_u64() {
-            Some(n) if flap_threshold_holds(n) => Some(n),
+            Some(n) if contract::flap_threshold_holds(n) => Some(n),
             _ => {
                 p.push(rid, format!("flapThreshold must be an integer >= 1, got {v}"));
                 ok = false;

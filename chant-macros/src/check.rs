@@ -169,7 +169,7 @@ fn name_of(cx: &Ctxt, what: &str, lit: &LitStr) -> Option<Name> {
 
 fn non_blank(cx: &Ctxt, lit: &LitStr, what: &str, fix: &str) -> Option<String> {
     let v = lit.value();
-    if v.trim().is_empty() {
+    if !contract::is_written(&v) {
         cx.error(lit.span(), format!("`{what}` is blank; {fix}"));
         None
     } else {
@@ -526,7 +526,7 @@ fn rule(r: &RuleAst, kind: SymptomKind, env: &BuildEnv, cx: &Ctxt) -> Option<(Ru
             .map(|reason| Action::Report { reason }),
     });
     let flap_threshold = r.flap_threshold.as_ref().and_then(|l| match l.base10_parse::<u64>() {
-        Ok(n) if n >= 1 => Some(n),
+        Ok(n) if contract::flap_threshold_holds(n) => Some(n),
         _ => {
             cx.error(
                 l.span(),
