@@ -91,9 +91,9 @@ fn bounded<T>(
     }
 }
 
-/// One connection, with its runtime. Dropping it ends the session as a client should (see
-/// [`Session`]): what is still queued (the `ROLLBACK` of a dropped transaction) is sent, then
-/// the goodbye (`Terminate`), within a bound.
+/// One connection, with its runtime. Dropping it ends the session as a client should: what is
+/// still queued (the `ROLLBACK` of a dropped transaction) is sent, then the goodbye
+/// (`Terminate`), within a bound.
 pub struct Client {
     // Dropped before the session: the last handle on the connection goes, so the connection,
     // driven by the session as it ends, sends what is queued and says goodbye.

@@ -281,9 +281,8 @@ fn with_after_help(cmd: clap::Command, path: &[&str], text: String) -> clap::Com
     }
 }
 
-/// This binary's name, as the shell calls it.
 /// The name this process was invoked by (`argv[0]`'s file name), as clap names a parsed command;
-/// this binary's own name ([`bin_name`]) when there is none.
+/// the name of this binary's file when there is none.
 pub fn invoked_name() -> String {
     std::env::args_os()
         .next()
@@ -291,6 +290,7 @@ pub fn invoked_name() -> String {
         .unwrap_or_else(bin_name)
 }
 
+/// This binary's name, as the shell calls it.
 fn bin_name() -> String {
     std::env::current_exe()
         .ok()
