@@ -645,6 +645,9 @@ pub fn step_class(spec: &StepSpec, declared: Option<ClassKind>, delete_mode: Opt
 /// The default flap threshold.
 pub const DEFAULT_FLAP_THRESHOLD: u64 = 3;
 
+/// The default per-tick budget.
+pub const DEFAULT_BUDGET: u64 = 3;
+
 /// A text a person must write (a rule's `why`, a report's reason) says something: it is not
 /// blank. The macros check it at the literal; the loader checks a rule's `why` in op.json.
 pub fn is_written(text: &str) -> bool {
@@ -656,8 +659,6 @@ pub fn is_written(text: &str) -> bool {
 pub fn flap_threshold_holds(n: u64) -> bool {
     n >= 1
 }
-/// The default per-tick budget.
-pub const DEFAULT_BUDGET: u64 = 3;
 
 /// Derives a rule id from its predicate and action text alone, so reordering rules never moves
 /// history: a slug of both, shortened with a hash suffix past 60 characters.

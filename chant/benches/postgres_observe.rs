@@ -1,8 +1,7 @@
 //! Observing a 2,000-table schema with the postgres lexicon: wall time and queries issued,
 //! against `pg_dump --schema-only` and one catalog query through `psql` on the same database in
 //! the same run, with the ratios of the medians, and the CPU the client and the server use for
-//! each. Starts its own throw-away cluster (the
-//! integration tests' harness).
+//! each. Starts its own throw-away cluster (the integration tests' harness).
 //!
 //! Run: `cargo bench -p chant-ops --bench postgres_observe` (server binaries from `.ci/postgres.sh`).
 
@@ -148,15 +147,10 @@ fn main() {
     );
 }
 
-/// The CPU time (user + system) this process has used so far, from `/proc/self/stat` (in clock
-/// ticks of 10 ms: summed over the observes of a run, close enough).
+/// The CPU time (user + system) this process has used so far (clock ticks of 10 ms: summed over
+/// the observes of a run, close enough).
 fn process_cpu() -> Duration {
-    let stat = std::fs::read_to_string("/proc/self/stat").unwrap();
-    // The fields after the command name (which may hold spaces), from the state on: utime and
-    // stime are the 12th and 13th of those.
-    let fields: Vec<&str> = stat.rsplit_once(')').unwrap().1.split_whitespace().collect();
-    let ticks = |i: usize| fields[i].parse::<u64>().unwrap();
-    Duration::from_millis((ticks(11) + ticks(12)) * 10)
+    chant_testkit::cpu_time("self", false).unwrap()
 }
 
 /// Times each step of one observe on its own, `DUMP_RUNS` times: connect (SCRAM over 127.0.0.1), the

@@ -13,3 +13,16 @@ pub mod filesystem;
 pub mod golden;
 pub mod postgres;
 pub mod scratch;
+
+/// The CPU time (user + system) process `pid` (`self` for this one) has used so far, with its
+/// reaped children's when `children`, from `/proc/<pid>/stat` (in clock ticks of 10 ms). `None`
+/// when the entry cannot be read.
+pub fn cpu_time(pid: &str, children: bool) -> Option<std::time::Duration> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // The fields after the command name (which may hold spaces): utime, stime, cutime and cstime
+    // are the 12th to the 15th of those.
+    let fields: Vec<&str> = stat.rsplit_once(')')?.1.split_whitespace().collect();
+    let fields = fields.get(11..if children { 15 } else { 13 })?;
+    let ticks: u64 = fields.iter().map(|f| f.parse::<u64>().unwrap_or(0)).sum();
+    Some(std::time::Duration::from_millis(ticks * 10))
+}

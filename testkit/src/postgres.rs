@@ -194,13 +194,7 @@ impl Cluster {
     /// `/proc` (in clock ticks of 10 ms). `None` when the server's process cannot be read.
     pub fn server_cpu(&self) -> Option<std::time::Duration> {
         let pid = std::fs::read_to_string(self.data.join("postmaster.pid")).ok()?;
-        let pid = pid.lines().next()?.trim().to_owned();
-        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-        // The fields after the command name: utime, stime, cutime and cstime are the 12th to
-        // the 15th of those.
-        let fields: Vec<&str> = stat.rsplit_once(')')?.1.split_whitespace().collect();
-        let ticks: u64 = fields.get(11..15)?.iter().map(|f| f.parse::<u64>().unwrap_or(0)).sum();
-        Some(std::time::Duration::from_millis(ticks * 10))
+        crate::cpu_time(pid.lines().next()?.trim(), true)
     }
 
     /// Connects to `db` as the superuser over TCP.
